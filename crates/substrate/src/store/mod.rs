@@ -1,0 +1,233 @@
+//! [`Substrate`]: the SQLite store — one writer connection, a pool of
+//! readers, and a broadcast of every commit once it is durable.
+
+mod read;
+mod schema;
+mod snapshot;
+mod write;
+
+pub use read::DEFAULT_LIMIT;
+pub use schema::SCHEMA_VERSION;
+pub use snapshot::Snapshot;
+pub use write::MAX_BODY_BYTES;
+
+use crate::error::{Error, Result};
+use crate::types::{Commit, CommitId, Declaration, ScopeOpts, ScopeResult};
+use rusqlite::{Connection, OpenFlags, TransactionBehavior};
+use snapshot::At;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use tokio::sync::broadcast;
+
+/// How hard a commit tries to survive.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Durability {
+    /// `synchronous=NORMAL`: a commit survives a crash of any process.
+    #[default]
+    Normal,
+    /// `synchronous=FULL`: a commit also survives power loss.
+    Full,
+}
+
+/// Settings for [`Substrate::open_with`].
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Durability of commits.
+    pub durability: Durability,
+    /// Commits a subscriber may fall behind before it gets `Lagged`.
+    pub broadcast_capacity: usize,
+    /// Idle reader connections kept open.
+    pub max_idle_readers: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            durability: Durability::Normal,
+            broadcast_capacity: 4096,
+            max_idle_readers: 8,
+        }
+    }
+}
+
+/// The store. Cheap to share behind an `Arc`; every method takes `&self`.
+pub struct Substrate {
+    path: PathBuf,
+    options: Options,
+    writer: Mutex<Connection>,
+    readers: Mutex<Vec<Connection>>,
+    events: broadcast::Sender<Arc<Commit>>,
+}
+
+impl std::fmt::Debug for Substrate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Substrate")
+            .field("path", &self.path)
+            .finish()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while holding a connection leaves SQLite consistent (an open
+    // transaction rolls back when reused), so poisoning is not fatal.
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Substrate {
+    /// Opens (creating if needed) the substrate at `path` with default options.
+    pub fn open(path: impl AsRef<Path>) -> Result<Substrate> {
+        Substrate::open_with(path, Options::default())
+    }
+
+    /// Opens (creating if needed) the substrate at `path`, migrating its schema.
+    pub fn open_with(path: impl AsRef<Path>, options: Options) -> Result<Substrate> {
+        let path = path.as_ref().to_path_buf();
+        let mut writer = Connection::open(&path).map_err(|e| {
+            Error::Storage(format!(
+                "cannot open the substrate at {}: {e}",
+                path.display()
+            ))
+        })?;
+        schema::configure(&writer, options.durability == Durability::Full)?;
+        schema::migrate(&mut writer)?;
+        let (events, _) = broadcast::channel(options.broadcast_capacity.max(1));
+        Ok(Substrate {
+            path,
+            options,
+            writer: Mutex::new(writer),
+            readers: Mutex::new(Vec::new()),
+            events,
+        })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// A receiver of every commit, in order, once durable. A receiver that
+    /// falls more than `broadcast_capacity` behind gets `Lagged`; the writer
+    /// never waits for it.
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<Commit>> {
+        self.events.subscribe()
+    }
+
+    /// Applies `decl` atomically and returns the commit record.
+    /// `dispatch_id` is the process whose run caused it (`None` for the host).
+    pub fn commit(&self, decl: Declaration, dispatch_id: Option<&str>) -> Result<Commit> {
+        self.commit_with(decl, dispatch_id, |_| Ok::<(), Error>(()))
+    }
+
+    /// Like [`commit`](Self::commit), first running `guard` inside the
+    /// write transaction on the state before the declaration. An error from
+    /// the guard (the engine's boundary checks) aborts with nothing written.
+    pub fn commit_with<E: From<Error>>(
+        &self,
+        decl: Declaration,
+        dispatch_id: Option<&str>,
+        guard: impl FnOnce(&Snapshot<'_>) -> Result<(), E>,
+    ) -> Result<Commit, E> {
+        write::check_shape(&decl)?;
+        let mut conn = lock(&self.writer);
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(Error::from)?;
+        let head = head_of(&tx)?;
+        guard(&Snapshot {
+            conn: &tx,
+            at: At::Head,
+            head,
+        })?;
+        let n = head + 1;
+        let timestamp = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
+        let commit = write::Apply::new(&tx, n).run(
+            decl,
+            (head > 0).then_some(head),
+            timestamp,
+            dispatch_id.map(str::to_owned),
+        )?;
+        let record = serde_json::to_string(&commit)
+            .map_err(|e| Error::Storage(format!("cannot encode commit record: {e}")))?;
+        tx.prepare_cached(
+            "INSERT INTO commits (id, parent_id, timestamp, dispatch_id, record) VALUES (?1, ?2, ?3, ?4, ?5)",
+        )
+        .and_then(|mut s| {
+            s.execute(rusqlite::params![
+                n as i64,
+                commit.parent_id.map(|p| p as i64),
+                commit.timestamp,
+                commit.dispatch_id,
+                record
+            ])
+        })
+        .map_err(Error::from)?;
+        tx.commit().map_err(Error::from)?;
+        let commit = Arc::new(commit);
+        // No receivers is not an error: nobody is listening yet.
+        let _ = self.events.send(Arc::clone(&commit));
+        drop(conn);
+        Ok(Arc::unwrap_or_clone(commit))
+    }
+
+    /// Reads `ids` with `opts` (see the crate docs).
+    pub fn scope<S: AsRef<str>>(&self, ids: &[S], opts: &ScopeOpts) -> Result<ScopeResult> {
+        let ids: Vec<String> = ids.iter().map(|s| s.as_ref().to_owned()).collect();
+        read::check_request(&ids, opts)?;
+        self.read(|snap| snap.scope(&ids, opts))
+    }
+
+    /// Runs `f` on one consistent snapshot at head: several reads (and the
+    /// checks that guard them) see the same state.
+    pub fn read<T, E: From<Error>>(
+        &self,
+        f: impl FnOnce(&Snapshot<'_>) -> Result<T, E>,
+    ) -> Result<T, E> {
+        let conn = self.reader()?;
+        let result = (|| {
+            let tx = conn.unchecked_transaction().map_err(Error::from)?;
+            let head = head_of(&tx)?;
+            let out = f(&Snapshot {
+                conn: &tx,
+                at: At::Head,
+                head,
+            })?;
+            tx.finish().map_err(Error::from)?;
+            Ok(out)
+        })();
+        self.give_back(conn);
+        result
+    }
+
+    /// The latest commit id (0 when nothing was committed).
+    pub fn head(&self) -> Result<CommitId> {
+        self.read(|snap| Ok::<_, Error>(snap.head_id()))
+    }
+
+    fn reader(&self) -> Result<Connection> {
+        if let Some(conn) = lock(&self.readers).pop() {
+            return Ok(conn);
+        }
+        let conn = Connection::open_with_flags(
+            &self.path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX
+                | OpenFlags::SQLITE_OPEN_URI,
+        )?;
+        schema::configure_reader(&conn)?;
+        Ok(conn)
+    }
+
+    fn give_back(&self, conn: Connection) {
+        let mut idle = lock(&self.readers);
+        if idle.len() < self.options.max_idle_readers {
+            idle.push(conn);
+        }
+    }
+}
+
+fn head_of(conn: &Connection) -> Result<CommitId> {
+    let head: i64 = conn
+        .prepare_cached("SELECT coalesce(max(id), 0) FROM commits")?
+        .query_row([], |r| r.get(0))?;
+    Ok(head as CommitId)
+}

@@ -1,0 +1,99 @@
+//! The SQLite schema, its migrations, and how every connection is set up.
+//!
+//! History is temporal: each version of a chunk and each placement carries
+//! the commit that began it and the commit that ended it (NULL while
+//! current). Removal ends rows; nothing is ever deleted, except from the
+//! full-text index, which covers current text only.
+
+use crate::error::{Error, Result};
+use rusqlite::Connection;
+
+/// Each entry migrates from version `index` to `index + 1`
+/// (`PRAGMA user_version`). Append; never edit a released entry.
+const MIGRATIONS: &[&str] = &[
+    // 1: chunks, placements, commits, full-text.
+    r#"
+    CREATE TABLE commits (
+        id          INTEGER PRIMARY KEY,
+        parent_id   INTEGER,
+        branch      TEXT NOT NULL DEFAULT 'main',
+        timestamp   TEXT NOT NULL,
+        dispatch_id TEXT,
+        record      TEXT NOT NULL
+    );
+
+    CREATE TABLE chunks (
+        vid     INTEGER PRIMARY KEY,
+        id      TEXT NOT NULL,
+        name    TEXT,
+        spec    TEXT NOT NULL,
+        body    TEXT NOT NULL,
+        created INTEGER NOT NULL,
+        began   INTEGER NOT NULL,
+        ended   INTEGER
+    );
+    CREATE UNIQUE INDEX chunks_head ON chunks(id) WHERE ended IS NULL;
+    CREATE INDEX chunks_history ON chunks(id, began, ended);
+    CREATE INDEX chunks_by_creation ON chunks(created, id) WHERE ended IS NULL;
+
+    CREATE TABLE placements (
+        rid   INTEGER PRIMARY KEY,
+        chunk TEXT NOT NULL,
+        scope TEXT NOT NULL,
+        kind  INTEGER NOT NULL,
+        seq   INTEGER,
+        began INTEGER NOT NULL,
+        pos   INTEGER NOT NULL,
+        ended INTEGER
+    );
+    CREATE UNIQUE INDEX placements_head ON placements(chunk, scope, kind) WHERE ended IS NULL;
+    CREATE INDEX placements_members ON placements(scope, seq, kind, began, pos, chunk) WHERE ended IS NULL;
+    CREATE INDEX placements_members_history
+        ON placements(scope, began, ended, seq, kind, pos, chunk);
+    CREATE INDEX placements_chunk_history ON placements(chunk, began, ended);
+
+    CREATE VIRTUAL TABLE chunk_text USING fts5(text, content='', contentless_delete=1);
+    "#,
+];
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: usize = MIGRATIONS.len();
+
+/// Brings the database to [`SCHEMA_VERSION`], one transaction per step.
+pub(crate) fn migrate(conn: &mut Connection) -> Result<()> {
+    let current: usize =
+        conn.query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0))? as usize;
+    if current > SCHEMA_VERSION {
+        return Err(Error::Storage(format!(
+            "this substrate has schema version {current}, newer than this build understands \
+             ({SCHEMA_VERSION}); upgrade hermitcrab to open it"
+        )));
+    }
+    for (version, sql) in MIGRATIONS.iter().enumerate().skip(current) {
+        let tx = conn.transaction()?;
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", (version + 1) as i64)?;
+        tx.commit()?;
+    }
+    Ok(())
+}
+
+/// Settings for the writer: WAL, the chosen durability, and what readers get.
+pub(crate) fn configure(conn: &Connection, synchronous_full: bool) -> Result<()> {
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(
+        None,
+        "synchronous",
+        if synchronous_full { "FULL" } else { "NORMAL" },
+    )?;
+    configure_reader(conn)
+}
+
+/// Settings every connection gets: a busy timeout, a statement cache, and
+/// the `rarray` table function reads use to pass id lists.
+pub(crate) fn configure_reader(conn: &Connection) -> Result<()> {
+    conn.busy_timeout(std::time::Duration::from_secs(10))?;
+    conn.set_prepared_statement_cache_capacity(256);
+    rusqlite::vtab::array::load_module(conn)?;
+    Ok(())
+}

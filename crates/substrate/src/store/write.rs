@@ -1,0 +1,607 @@
+//! Applying a declaration inside one write transaction: removals, then
+//! chunks, then placements; then `seq`s; then the spec rules, judged on the
+//! state the whole declaration produced. Any error rolls everything back.
+
+use super::snapshot::{At, Snapshot, kind_code, kind_from, row, rows};
+use crate::error::{Error, Result};
+use crate::ids::{check_id, is_reserved, new_id};
+use crate::spec::{ComposedSpec, Spec, kind_of};
+use crate::types::{
+    ChunkDecl, Commit, CommitId, Declaration, PlacementChange, PlacementOp, PlacementType,
+};
+use rusqlite::Connection;
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+
+/// The largest serialized body a chunk may have.
+pub const MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
+
+/// Checks what can be checked without the store, before taking the writer.
+pub(crate) fn check_shape(decl: &Declaration) -> Result<()> {
+    if decl.is_empty() {
+        return Err(Error::InvalidRequest(
+            "empty declaration: a commit must create, update, place or remove something".into(),
+        ));
+    }
+    for (i, chunk) in decl.chunks.iter().enumerate() {
+        let what = format!("chunks[{i}]");
+        if let Some(id) = &chunk.id {
+            check_id(id, &what)?;
+            if is_reserved(id) {
+                return Err(Error::InvalidRequest(format!(
+                    "{what}: `{id}` is reserved for the commit log and cannot be declared"
+                )));
+            }
+        }
+        let label = chunk.id.as_deref().unwrap_or("(new)");
+        if let Some(spec) = &chunk.spec {
+            Spec::parse(label, spec)?;
+        }
+        if let Some(body) = &chunk.body
+            && !body.is_object()
+        {
+            return Err(Error::Validation(format!(
+                "body of chunk `{label}` must be a JSON object, got {}",
+                kind_of(body)
+            )));
+        }
+        for p in &chunk.placements {
+            check_id(&p.scope, &format!("{what}.placements"))?;
+        }
+    }
+    for (i, p) in decl.placements.iter().enumerate() {
+        check_id(&p.chunk, &format!("placements[{i}].chunk"))?;
+        check_id(&p.scope, &format!("placements[{i}].scope"))?;
+    }
+    for (i, p) in decl.remove.placements.iter().enumerate() {
+        check_id(&p.chunk, &format!("remove.placements[{i}].chunk"))?;
+        check_id(&p.scope, &format!("remove.placements[{i}].scope"))?;
+    }
+    for (i, id) in decl.remove.chunks.iter().enumerate() {
+        check_id(id, &format!("remove.chunks[{i}]"))?;
+    }
+    Ok(())
+}
+
+/// A placement this commit inserted, awaiting its `seq` and its checks.
+struct NewRow {
+    rid: i64,
+    chunk: String,
+    scope: String,
+    kind: PlacementType,
+    seq: Option<i64>,
+}
+
+/// The running state of one commit.
+pub(crate) struct Apply<'c> {
+    conn: &'c Connection,
+    n: CommitId,
+    pos: i64,
+    modified: Vec<String>,
+    modified_set: HashSet<String>,
+    created: Vec<String>,
+    removed: Vec<String>,
+    changes: Vec<PlacementChange>,
+    body_changed: Vec<String>,
+    new_rows: Vec<NewRow>,
+    composed: HashMap<String, ComposedSpec>,
+}
+
+impl<'c> Apply<'c> {
+    pub(crate) fn new(conn: &'c Connection, n: CommitId) -> Apply<'c> {
+        Apply {
+            conn,
+            n,
+            pos: 0,
+            modified: Vec::new(),
+            modified_set: HashSet::new(),
+            created: Vec::new(),
+            removed: Vec::new(),
+            changes: Vec::new(),
+            body_changed: Vec::new(),
+            new_rows: Vec::new(),
+            composed: HashMap::new(),
+        }
+    }
+
+    fn snapshot(&self) -> Snapshot<'c> {
+        Snapshot {
+            conn: self.conn,
+            at: At::Head,
+            head: self.n,
+        }
+    }
+
+    /// Applies the whole declaration and returns the commit record (not yet
+    /// stored).
+    pub(crate) fn run(
+        mut self,
+        decl: Declaration,
+        parent: Option<CommitId>,
+        timestamp: String,
+        dispatch_id: Option<String>,
+    ) -> Result<Commit> {
+        for key in &decl.remove.placements {
+            self.remove_placement(&key.chunk, &key.scope, key.kind)?;
+        }
+        for id in &decl.remove.chunks {
+            self.remove_chunk(id)?;
+        }
+        let mut queued = Vec::new();
+        for chunk in decl.chunks {
+            let (id, placements) = self.put_chunk(chunk)?;
+            for p in placements {
+                queued.push((id.clone(), p.scope, p.kind, p.seq));
+            }
+        }
+        for p in decl.placements {
+            queued.push((p.chunk, p.scope, p.kind, p.seq));
+        }
+        for (chunk, scope, kind, seq) in queued {
+            self.add_placement(chunk, scope, kind, seq)?;
+        }
+        self.assign_seqs()?;
+        self.check_rules()?;
+        let touched_scopes = self.touched_scopes()?;
+        Ok(Commit {
+            id: self.n,
+            parent_id: parent,
+            timestamp,
+            dispatch_id,
+            chunks_modified: self.modified,
+            created: self.created,
+            removed: self.removed,
+            placements_modified: self.changes,
+            touched_scopes,
+        })
+    }
+
+    fn mark_modified(&mut self, id: &str) {
+        if self.modified_set.insert(id.to_owned()) {
+            self.modified.push(id.to_owned());
+        }
+    }
+
+    fn remove_placement(&mut self, chunk: &str, scope: &str, kind: PlacementType) -> Result<()> {
+        let seq = row(
+            self.conn,
+            "UPDATE placements SET ended = ?4 WHERE chunk = ?1 AND scope = ?2 AND kind = ?3 \
+             AND ended IS NULL RETURNING seq",
+            &[&chunk, &scope, &kind_code(kind), &(self.n as i64)],
+            At::Head,
+            |r| r.get::<_, Option<i64>>(0),
+        )?
+        .ok_or_else(|| {
+            Error::NotFound(format!(
+                "cannot remove the {} placement of `{chunk}` on `{scope}`: there is none",
+                kind.as_str()
+            ))
+        })?;
+        self.changes.push(PlacementChange {
+            chunk: chunk.to_owned(),
+            scope: scope.to_owned(),
+            kind,
+            seq,
+            op: PlacementOp::Removed,
+        });
+        Ok(())
+    }
+
+    fn remove_chunk(&mut self, id: &str) -> Result<()> {
+        let vid = row(
+            self.conn,
+            "UPDATE chunks SET ended = ?2 WHERE id = ?1 AND ended IS NULL RETURNING vid",
+            &[&id, &(self.n as i64)],
+            At::Head,
+            |r| r.get::<_, i64>(0),
+        )?
+        .ok_or_else(|| Error::NotFound(format!("cannot remove chunk `{id}`: it does not exist")))?;
+        self.conn
+            .prepare_cached("DELETE FROM chunk_text WHERE rowid = ?1")?
+            .execute([vid])?;
+        let ended = rows(
+            self.conn,
+            "UPDATE placements SET ended = ?2 WHERE (chunk = ?1 OR scope = ?1) AND ended IS NULL \
+             RETURNING chunk, scope, kind, seq",
+            &[&id, &(self.n as i64)],
+            At::Head,
+            |r| {
+                Ok(PlacementChange {
+                    chunk: r.get(0)?,
+                    scope: r.get(1)?,
+                    kind: kind_from(r.get(2)?),
+                    seq: r.get(3)?,
+                    op: PlacementOp::Removed,
+                })
+            },
+        )?;
+        self.changes.extend(ended);
+        self.mark_modified(id);
+        self.removed.push(id.to_owned());
+        Ok(())
+    }
+
+    /// Creates or updates one chunk; returns its id and its placements to add.
+    fn put_chunk(&mut self, decl: ChunkDecl) -> Result<(String, Vec<crate::types::NewPlacement>)> {
+        let id = decl.id.unwrap_or_else(|| new_id("c"));
+        let current = self.snapshot().chunk_row(&id)?;
+        if decl.create && current.is_some() {
+            return Err(Error::Validation(format!(
+                "chunk `{id}` already exists; it was declared with `create: true`"
+            )));
+        }
+        let (name, spec, body) = match &current {
+            Some(row) => (row.name.clone(), row.spec.clone(), row.body.clone()),
+            None => (None, "{}".to_owned(), "{}".to_owned()),
+        };
+        let new_name = decl.name.unwrap_or(name.clone());
+        let new_spec = match &decl.spec {
+            Some(spec) => spec.to_string(),
+            None => spec.clone(),
+        };
+        let new_body = match decl.body {
+            Some(patch) if decl.merge => {
+                let mut doc: Value = serde_json::from_str(&body).unwrap_or_default();
+                json_patch::merge(&mut doc, &patch);
+                doc.to_string()
+            }
+            Some(replacement) => replacement.to_string(),
+            None => body.clone(),
+        };
+        if new_body.len() > MAX_BODY_BYTES {
+            return Err(Error::Validation(format!(
+                "body of chunk `{id}` is {} bytes serialized; the limit is {MAX_BODY_BYTES} \
+                 (8 MiB) — keep large content in a file and point to it from the chunk",
+                new_body.len()
+            )));
+        }
+        let unchanged =
+            current.is_some() && new_name == name && new_spec == spec && new_body == body;
+        if !unchanged {
+            self.write_version(&id, current.as_ref(), &new_name, &new_spec, &new_body)?;
+            if current.is_none() {
+                self.created.push(id.clone());
+            }
+            if current.is_none() || new_body != body {
+                self.body_changed.push(id.clone());
+            }
+            self.mark_modified(&id);
+        }
+        Ok((id, decl.placements))
+    }
+
+    fn write_version(
+        &mut self,
+        id: &str,
+        current: Option<&super::snapshot::ChunkRow>,
+        name: &Option<String>,
+        spec: &str,
+        body: &str,
+    ) -> Result<()> {
+        let n = self.n as i64;
+        let created = current.map_or(n, |c| c.created as i64);
+        if let Some(old) = current {
+            self.conn
+                .prepare_cached("DELETE FROM chunk_text WHERE rowid = ?1")?
+                .execute([old.vid])?;
+            if old.began == self.n {
+                // A second declaration of the chunk in this commit: rewrite in place.
+                self.conn
+                    .prepare_cached(
+                        "UPDATE chunks SET name = ?2, spec = ?3, body = ?4 WHERE vid = ?1",
+                    )?
+                    .execute(rusqlite::params![old.vid, name, spec, body])?;
+                return self.index_text(old.vid, name, body);
+            }
+            self.conn
+                .prepare_cached("UPDATE chunks SET ended = ?2 WHERE vid = ?1")?
+                .execute([old.vid, n])?;
+        }
+        self.conn
+            .prepare_cached(
+                "INSERT INTO chunks (id, name, spec, body, created, began) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?
+            .execute(rusqlite::params![id, name, spec, body, created, n])?;
+        let vid = self.conn.last_insert_rowid();
+        self.index_text(vid, name, body)
+    }
+
+    fn index_text(&self, vid: i64, name: &Option<String>, body: &str) -> Result<()> {
+        let mut text = name.clone().unwrap_or_default();
+        let value: Value = serde_json::from_str(body).unwrap_or_default();
+        collect_strings(&value, &mut text);
+        if text.is_empty() {
+            return Ok(());
+        }
+        self.conn
+            .prepare_cached("INSERT INTO chunk_text (rowid, text) VALUES (?1, ?2)")?
+            .execute(rusqlite::params![vid, text])?;
+        Ok(())
+    }
+
+    fn add_placement(
+        &mut self,
+        chunk: String,
+        scope: String,
+        kind: PlacementType,
+        seq: Option<i64>,
+    ) -> Result<()> {
+        if chunk == scope {
+            return Err(Error::Validation(format!(
+                "chunk `{chunk}` cannot be placed on itself"
+            )));
+        }
+        let snap = self.snapshot();
+        for (id, role) in [(&chunk, "chunk"), (&scope, "scope")] {
+            if !snap.exists(id)? {
+                return Err(Error::NotFound(format!(
+                    "cannot place `{chunk}` on `{scope}`: the {role} `{id}` does not exist \
+                     (create it first, or in the same declaration)"
+                )));
+            }
+        }
+        let existing = row(
+            self.conn,
+            "SELECT seq FROM placements WHERE chunk = ?1 AND scope = ?2 AND kind = ?3 AND ended IS NULL",
+            &[&chunk, &scope, &kind_code(kind)],
+            At::Head,
+            |r| r.get::<_, Option<i64>>(0),
+        )?;
+        if let Some(old_seq) = existing {
+            return match seq {
+                Some(s) if Some(s) != old_seq => Err(Error::Validation(format!(
+                    "`{chunk}` is already placed {} on `{scope}` at seq {}; remove that placement \
+                     to move it to seq {s}",
+                    kind.as_str(),
+                    old_seq.map_or("none".to_owned(), |v| v.to_string())
+                ))),
+                _ => Ok(()),
+            };
+        }
+        self.pos += 1;
+        self.conn
+            .prepare_cached(
+                "INSERT INTO placements (chunk, scope, kind, seq, began, pos) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?
+            .execute(rusqlite::params![chunk, scope, kind_code(kind), seq, self.n as i64, self.pos])?;
+        self.new_rows.push(NewRow {
+            rid: self.conn.last_insert_rowid(),
+            chunk,
+            scope,
+            kind,
+            seq,
+        });
+        Ok(())
+    }
+
+    fn composed(&mut self, scope: &str) -> Result<ComposedSpec> {
+        if let Some(c) = self.composed.get(scope) {
+            return Ok(c.clone());
+        }
+        let c = self.snapshot().composed_spec(scope)?;
+        self.composed.insert(scope.to_owned(), c.clone());
+        Ok(c)
+    }
+
+    /// Gives every new placement on an ordered scope its `seq`; refuses
+    /// `seq` on unordered scopes and collisions on ordered ones.
+    fn assign_seqs(&mut self) -> Result<()> {
+        let new_rows = std::mem::take(&mut self.new_rows);
+        for mut r in new_rows {
+            let ordered = self.composed(&r.scope)?.ordered;
+            match (ordered, r.seq) {
+                (false, Some(s)) => {
+                    return Err(Error::Validation(format!(
+                        "placement of `{}` on `{}` gives seq {s}, but `{}` is not ordered \
+                         (its composed spec has no `ordered: true`); omit seq",
+                        r.chunk, r.scope, r.scope
+                    )));
+                }
+                (true, Some(s)) => {
+                    let holders = rows(
+                        self.conn,
+                        "SELECT chunk FROM placements WHERE scope = ?1 AND seq = ?2 AND ended IS NULL \
+                         AND rid != ?3",
+                        &[&r.scope, &s, &r.rid],
+                        At::Head,
+                        |row| row.get::<_, String>(0),
+                    )?;
+                    if let Some(holder) = holders.first() {
+                        return Err(Error::Validation(format!(
+                            "seq {s} on ordered scope `{}` is already taken by `{holder}`; \
+                             omit seq to append `{}`",
+                            r.scope, r.chunk
+                        )));
+                    }
+                }
+                (true, None) => {
+                    let max = row(
+                        self.conn,
+                        "SELECT seq FROM placements WHERE scope = ?1 AND ended IS NULL \
+                         AND seq IS NOT NULL ORDER BY seq DESC LIMIT 1",
+                        &[&r.scope],
+                        At::Head,
+                        |row| row.get::<_, i64>(0),
+                    )?;
+                    let seq = max.map_or(0, |m| m + 1);
+                    self.conn
+                        .prepare_cached("UPDATE placements SET seq = ?2 WHERE rid = ?1")?
+                        .execute([r.rid, seq])?;
+                    r.seq = Some(seq);
+                }
+                (false, None) => {}
+            }
+            self.changes.push(PlacementChange {
+                chunk: r.chunk.clone(),
+                scope: r.scope.clone(),
+                kind: r.kind,
+                seq: r.seq,
+                op: PlacementOp::Added,
+            });
+            self.new_rows.push(r);
+        }
+        Ok(())
+    }
+
+    /// The spec rules on the state after the declaration: every new
+    /// instance placement against its scope's composed spec, and every
+    /// changed body against `required`/`unique` of every scope it is an
+    /// instance member of.
+    fn check_rules(&mut self) -> Result<()> {
+        let mut checked: HashSet<(String, String)> = HashSet::new();
+        let mut bodies: HashMap<String, Value> = HashMap::new();
+        let pairs: Vec<(String, String)> = self
+            .new_rows
+            .iter()
+            .filter(|r| r.kind == PlacementType::Instance)
+            .map(|r| (r.chunk.clone(), r.scope.clone()))
+            .collect();
+        for (chunk, scope) in pairs {
+            let spec = self.composed(&scope)?;
+            if let Some(types) = &spec.accepts {
+                self.check_accepts(&chunk, &scope, types)?;
+            }
+            self.check_fields(&chunk, &scope, &spec, &mut bodies)?;
+            checked.insert((chunk, scope));
+        }
+        for chunk in std::mem::take(&mut self.body_changed) {
+            let scopes = rows(
+                self.conn,
+                "SELECT scope FROM placements WHERE chunk = ?1 AND kind = 0 AND ended IS NULL",
+                &[&chunk],
+                At::Head,
+                |r| r.get::<_, String>(0),
+            )?;
+            for scope in scopes {
+                if checked.contains(&(chunk.clone(), scope.clone())) {
+                    continue;
+                }
+                let spec = self.composed(&scope)?;
+                self.check_fields(&chunk, &scope, &spec, &mut bodies)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn check_accepts(&self, chunk: &str, scope: &str, types: &[String]) -> Result<()> {
+        let snap = self.snapshot();
+        for t in types {
+            if snap.is_instance_of(chunk, t)? {
+                return Ok(());
+            }
+        }
+        let own_types: Vec<String> = snap
+            .placements_of(chunk)?
+            .into_iter()
+            .filter(|p| p.kind == PlacementType::Instance && p.scope != scope)
+            .map(|p| p.scope)
+            .collect();
+        Err(Error::Validation(format!(
+            "`{scope}` does not accept `{chunk}`: its rule `accepts` admits only instances of \
+             [{}], and `{chunk}` is an instance of [{}]; place it instance on one of those types \
+             in the same declaration",
+            types.join(", "),
+            own_types.join(", ")
+        )))
+    }
+
+    fn check_fields(
+        &self,
+        chunk: &str,
+        scope: &str,
+        spec: &ComposedSpec,
+        bodies: &mut HashMap<String, Value>,
+    ) -> Result<()> {
+        if spec.required.is_empty() && spec.unique.is_empty() {
+            return Ok(());
+        }
+        if !bodies.contains_key(chunk) {
+            let body = self.snapshot().body(chunk)?.unwrap_or_default();
+            bodies.insert(chunk.to_owned(), body);
+        }
+        let body = &bodies[chunk];
+        for field in &spec.required {
+            if body.get(field).is_none_or(Value::is_null) {
+                return Err(Error::Validation(format!(
+                    "`{chunk}` on scope `{scope}` breaks the rule `required`: its body lacks \
+                     `{field}` (required: [{}])",
+                    spec.required.join(", ")
+                )));
+            }
+        }
+        for field in &spec.unique {
+            let Some(value) = body.get(field).filter(|v| !v.is_null()) else {
+                continue;
+            };
+            let clash = row(
+                self.conn,
+                "SELECT p.chunk FROM placements p JOIN chunks c ON c.id = p.chunk AND c.ended IS NULL \
+                 WHERE p.scope = ?1 AND p.kind = 0 AND p.ended IS NULL AND p.chunk != ?2 \
+                 AND (c.body -> ?3) = json(?4) LIMIT 1",
+                &[&scope, &chunk, &field_path(field), &value.to_string()],
+                At::Head,
+                |r| r.get::<_, String>(0),
+            )?;
+            if let Some(other) = clash {
+                return Err(Error::Validation(format!(
+                    "`{chunk}` on scope `{scope}` breaks the rule `unique`: `{other}` already has \
+                     {field} = {value}"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Every scope this commit touched: modified chunks, both ends of every
+    /// placement change, and the scopes modified chunks sit on.
+    fn touched_scopes(&self) -> Result<Vec<String>> {
+        let mut seen = HashSet::new();
+        let mut out = Vec::new();
+        let mut add = |id: &str| {
+            if seen.insert(id.to_owned()) {
+                out.push(id.to_owned());
+            }
+        };
+        for id in &self.modified {
+            add(id);
+        }
+        for c in &self.changes {
+            add(&c.chunk);
+            add(&c.scope);
+        }
+        let removed: HashSet<&String> = self.removed.iter().collect();
+        for id in self.modified.iter().filter(|id| !removed.contains(id)) {
+            for scope in rows(
+                self.conn,
+                "SELECT scope FROM placements WHERE chunk = ?1 AND ended IS NULL",
+                &[id],
+                At::Head,
+                |r| r.get::<_, String>(0),
+            )? {
+                add(&scope);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// A JSON path naming one object key, quoted so any key works.
+fn field_path(field: &str) -> String {
+    format!("$.{}", Value::String(field.to_owned()))
+}
+
+/// Appends every string in `value` (names of chunks and string values of
+/// bodies are what full-text search covers).
+fn collect_strings(value: &Value, out: &mut String) {
+    match value {
+        Value::String(s) => {
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            out.push_str(s);
+        }
+        Value::Array(items) => items.iter().for_each(|v| collect_strings(v, out)),
+        Value::Object(map) => map.values().for_each(|v| collect_strings(v, out)),
+        _ => {}
+    }
+}
