@@ -231,3 +231,91 @@ fn head_of(conn: &Connection) -> Result<CommitId> {
         .query_row([], |r| r.get(0))?;
     Ok(head as CommitId)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::{ChunkDecl, Include, NewPlacement};
+    use serde_json::json;
+
+    /// Every statement a realistic workload runs must find its rows through
+    /// an index: no full scan of `chunks` or `placements` (reads of the
+    /// whole substrate aside, which scan by definition).
+    #[test]
+    fn hot_statements_never_scan_a_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Substrate::open(dir.path().join("p.db")).unwrap();
+        db.init(vec![]).unwrap();
+        db.commit(
+            Declaration::of(vec![
+                ChunkDecl::with_id("s").on(NewPlacement::instance("session")),
+                ChunkDecl::with_id("u").spec(json!({"unique": ["k"]})),
+            ]),
+            None,
+        )
+        .unwrap();
+        for i in 0..3 {
+            db.commit(
+                Declaration::of(vec![
+                    ChunkDecl::generated()
+                        .body(json!({"text": format!("hello {i}")}))
+                        .on(NewPlacement::instance("s"))
+                        .on(NewPlacement::instance("prompt")),
+                    ChunkDecl::generated().body(json!({"k": i})).on(NewPlacement::instance("u")),
+                ]),
+                None,
+            )
+            .unwrap();
+        }
+        let c = db
+            .commit(Declaration::of(vec![ChunkDecl::with_id("x").on(NewPlacement::instance("s").at(99))]), None)
+            .err();
+        assert!(c.is_some());
+        let head = db.head().unwrap();
+        let x = db.commit(Declaration::of(vec![ChunkDecl::with_id("x").on(NewPlacement::relates("s"))]), None).unwrap();
+        db.commit(
+            Declaration { remove: crate::types::Removals { chunks: vec!["x".into()], ..Default::default() }, ..Default::default() },
+            None,
+        )
+        .unwrap();
+        assert_eq!(x.created, vec!["x"]);
+        for opts in [
+            ScopeOpts::default(),
+            ScopeOpts { as_of: Some(head), ..ScopeOpts::default() },
+            ScopeOpts { match_: Some("hello".into()), limit: Some(2), ..ScopeOpts::default() },
+            ScopeOpts { exclude: vec!["answer".into()], include: Include { body: false, dimensions: true }, ..ScopeOpts::default() },
+        ] {
+            db.scope(&["s"], &opts).unwrap();
+            db.scope(&["s", "prompt"], &opts).unwrap();
+        }
+        db.scope(&["commits_root"], &ScopeOpts::default()).unwrap();
+        db.read(|s| s.reaches_any("s", &["agent".to_owned()])).unwrap();
+        let seen = snapshot::plans::take();
+        let conn = Connection::open(dir.path().join("p.db")).unwrap();
+        rusqlite::vtab::array::load_module(&conn).unwrap();
+        let mut checked = 0;
+        for sql in &seen {
+            if sql.contains("UPDATE") || sql.contains("chunk_text MATCH") {
+                continue;
+            }
+            let sql_at = sql.replace(":at", "1");
+            let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql_at}")).unwrap();
+            let count = stmt.parameter_count();
+            let params: Vec<rusqlite::types::Value> = (0..count).map(|_| rusqlite::types::Value::Null).collect();
+            let plan: Vec<String> = stmt
+                .query_map(rusqlite::params_from_iter(params), |r| r.get::<_, String>(3))
+                .unwrap()
+                .map(|r| r.unwrap())
+                .collect();
+            for step in &plan {
+                let scans_table = step.starts_with("SCAN")
+                    && !step.contains("rarray")
+                    && !step.starts_with("SCAN up")
+                    && !step.contains("CONSTANT ROW");
+                assert!(!scans_table, "{sql}\nplans a full scan: {plan:?}");
+            }
+            checked += 1;
+        }
+        assert!(checked >= 20, "only {checked} statements were checked");
+    }
+}

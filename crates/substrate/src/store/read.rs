@@ -184,8 +184,8 @@ impl Snapshot<'_> {
         }
         let mut keyed: HashMap<String, SortKey> = HashMap::new();
         let sql = format!(
-            "SELECT p.chunk, p.kind, p.seq, p.began, p.pos FROM placements p \
-             WHERE p.scope = ?1 AND {}",
+            "SELECT p.chunk, p.kind, p.seq, p.began, p.pos FROM {} WHERE p.scope = ?1 AND {}",
+            self.at.by_scope(),
             self.at.live("p")
         );
         rows(self.conn, &sql, &[&ids[order]], self.at, |r| {
@@ -219,7 +219,8 @@ impl Snapshot<'_> {
 
     fn member_ids_of_kind(&self, scope: &str, opts: &ScopeOpts) -> Result<HashSet<String>> {
         let sql = format!(
-            "SELECT p.chunk, p.kind FROM placements p WHERE p.scope = ?1 AND {}",
+            "SELECT p.chunk, p.kind FROM {} WHERE p.scope = ?1 AND {}",
+            self.at.by_scope(),
             self.at.live("p")
         );
         let list = rows(self.conn, &sql, &[&scope], self.at, |r| {
@@ -234,7 +235,8 @@ impl Snapshot<'_> {
 
     fn member_ids(&self, scope: &str) -> Result<Vec<String>> {
         let sql = format!(
-            "SELECT p.chunk FROM placements p WHERE p.scope = ?1 AND {}",
+            "SELECT p.chunk FROM {} WHERE p.scope = ?1 AND {}",
+            self.at.by_scope(),
             self.at.live("p")
         );
         rows(self.conn, &sql, &[&scope], self.at, |r| r.get(0))
@@ -356,8 +358,9 @@ impl Snapshot<'_> {
     fn dimensions(&self, members: &[String], requested: &[String]) -> Result<Vec<ScopeCount>> {
         let array = id_array(members);
         let sql = format!(
-            "SELECT p.scope, count(DISTINCT p.chunk) FROM placements p \
+            "SELECT p.scope, count(DISTINCT p.chunk) FROM {} \
              WHERE p.chunk IN rarray(?1) AND {} GROUP BY p.scope",
+            self.at.by_chunk(),
             self.at.live("p")
         );
         let mut counts: Vec<(String, i64)> = rows(self.conn, &sql, &[&array], self.at, |r| {

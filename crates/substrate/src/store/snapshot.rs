@@ -21,6 +21,23 @@ pub(crate) enum At {
 }
 
 impl At {
+    /// `placements p`, pinned to the index that serves lookups by scope.
+    /// (Without statistics SQLite's planner sometimes prefers a scan.)
+    pub(crate) fn by_scope(self) -> &'static str {
+        match self {
+            At::Head => "placements p INDEXED BY placements_members",
+            At::Commit(_) => "placements p INDEXED BY placements_members_history",
+        }
+    }
+
+    /// `placements p`, pinned to the index that serves lookups by chunk.
+    pub(crate) fn by_chunk(self) -> &'static str {
+        match self {
+            At::Head => "placements p INDEXED BY placements_head",
+            At::Commit(_) => "placements p INDEXED BY placements_chunk_history",
+        }
+    }
+
     /// The SQL predicate selecting live rows of the table aliased `alias`.
     pub(crate) fn live(self, alias: &str) -> String {
         match self {
@@ -58,6 +75,8 @@ pub(crate) fn rows<T>(
     at: At,
     mut f: impl FnMut(&Row<'_>) -> rusqlite::Result<T>,
 ) -> Result<Vec<T>> {
+    #[cfg(test)]
+    plans::record(sql);
     let mut stmt = conn.prepare_cached(sql)?;
     for (i, p) in params.iter().enumerate() {
         stmt.raw_bind_parameter(i + 1, p)?;
@@ -188,8 +207,8 @@ impl<'c> Snapshot<'c> {
     /// The chunk's own placements, in the order they were made.
     pub fn placements_of(&self, id: &str) -> Result<Vec<Placement>> {
         let sql = format!(
-            "SELECT scope, kind, seq FROM placements p WHERE p.chunk = ?1 AND {} \
-             ORDER BY p.began, p.pos",
+            "SELECT scope, kind, seq FROM {} WHERE p.chunk = ?1 AND {} ORDER BY p.began, p.pos",
+            self.at.by_chunk(),
             self.at.live("p")
         );
         rows(self.conn, &sql, &[&id], self.at, |r| {
@@ -204,7 +223,8 @@ impl<'c> Snapshot<'c> {
     /// Whether `chunk` is placed instance directly on `scope`.
     pub fn is_instance_of(&self, chunk: &str, scope: &str) -> Result<bool> {
         let sql = format!(
-            "SELECT 1 FROM placements p WHERE p.chunk = ?1 AND p.scope = ?2 AND p.kind = 0 AND {}",
+            "SELECT 1 FROM {} WHERE p.chunk = ?1 AND p.scope = ?2 AND p.kind = 0 AND {}",
+            self.at.by_chunk(),
             self.at.live("p")
         );
         Ok(row(self.conn, &sql, &[&chunk, &scope], self.at, |_| Ok(()))?.is_some())
@@ -215,8 +235,9 @@ impl<'c> Snapshot<'c> {
     pub fn instance_ancestors(&self, id: &str) -> Result<Vec<String>> {
         let sql = format!(
             "WITH RECURSIVE up(id) AS (SELECT ?1 UNION \
-               SELECT p.scope FROM placements p JOIN up ON p.chunk = up.id \
+               SELECT p.scope FROM up JOIN {} ON p.chunk = up.id \
                WHERE p.kind = 0 AND {}) SELECT id FROM up",
+            self.at.by_chunk(),
             self.at.live("p")
         );
         rows(self.conn, &sql, &[&id], self.at, |r| r.get(0))
@@ -238,18 +259,20 @@ impl<'c> Snapshot<'c> {
     pub fn composed_spec(&self, id: &str) -> Result<ComposedSpec> {
         let sql = format!(
             "WITH RECURSIVE up(id) AS (SELECT ?1 UNION \
-               SELECT p.scope FROM placements p JOIN up ON p.chunk = up.id \
+               SELECT p.scope FROM up JOIN {} ON p.chunk = up.id \
                WHERE p.kind = 0 AND {}) \
-             SELECT up.id, c.spec FROM up JOIN chunks c ON c.id = up.id AND {}",
+             SELECT up.id, (SELECT c.spec FROM chunks c WHERE c.id = up.id AND {}) FROM up",
+            self.at.by_chunk(),
             self.at.live("p"),
             self.at.live("c")
         );
         let specs = rows(self.conn, &sql, &[&id], self.at, |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+            Ok((r.get::<_, String>(0)?, r.get::<_, Option<String>>(1)?))
         })?;
         let mut own = Spec::default();
         let mut ancestors = Vec::with_capacity(specs.len());
         for (chunk, text) in specs {
+            let Some(text) = text else { continue };
             let value: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
             // Stored specs were checked when written; a malformed one binds nothing.
             let spec = Spec::parse(&chunk, &value).unwrap_or_default();
@@ -265,7 +288,8 @@ impl<'c> Snapshot<'c> {
     /// How many chunks are placed on `id` (either type, each counted once).
     pub fn member_count(&self, id: &str) -> Result<u64> {
         let sql = format!(
-            "SELECT count(DISTINCT p.chunk) FROM placements p WHERE p.scope = ?1 AND {}",
+            "SELECT count(DISTINCT p.chunk) FROM {} WHERE p.scope = ?1 AND {}",
+            self.at.by_scope(),
             self.at.live("p")
         );
         Ok(row(self.conn, &sql, &[&id], self.at, |r| r.get::<_, i64>(0))?.unwrap_or(0) as u64)
@@ -298,8 +322,9 @@ impl<'c> Snapshot<'c> {
             found.insert(item.id.clone(), item);
         }
         let sql = format!(
-            "SELECT p.chunk, p.scope, p.kind, p.seq, p.began, p.pos FROM placements p \
+            "SELECT p.chunk, p.scope, p.kind, p.seq, p.began, p.pos FROM {} \
              WHERE p.chunk IN rarray(?1) AND {}",
+            self.at.by_chunk(),
             self.at.live("p")
         );
         let mut placed: HashMap<String, Vec<(i64, i64, Placement)>> = HashMap::new();
@@ -327,5 +352,24 @@ impl<'c> Snapshot<'c> {
             }
         }
         Ok(out)
+    }
+}
+
+/// Test support: every statement run through [`rows`] on this thread.
+#[cfg(test)]
+pub(crate) mod plans {
+    use std::cell::RefCell;
+    use std::collections::BTreeSet;
+
+    thread_local! {
+        static SEEN: RefCell<BTreeSet<String>> = const { RefCell::new(BTreeSet::new()) };
+    }
+
+    pub(crate) fn record(sql: &str) {
+        SEEN.with(|s| s.borrow_mut().insert(sql.to_owned()));
+    }
+
+    pub(crate) fn take() -> BTreeSet<String> {
+        SEEN.with(|s| std::mem::take(&mut *s.borrow_mut()))
     }
 }

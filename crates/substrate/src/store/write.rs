@@ -165,7 +165,7 @@ impl<'c> Apply<'c> {
     fn remove_placement(&mut self, chunk: &str, scope: &str, kind: PlacementType) -> Result<()> {
         let seq = row(
             self.conn,
-            "UPDATE placements SET ended = ?4 WHERE chunk = ?1 AND scope = ?2 AND kind = ?3 \
+            "UPDATE placements INDEXED BY placements_head SET ended = ?4 WHERE chunk = ?1 AND scope = ?2 AND kind = ?3 \
              AND ended IS NULL RETURNING seq",
             &[&chunk, &scope, &kind_code(kind), &(self.n as i64)],
             At::Head,
@@ -342,7 +342,7 @@ impl<'c> Apply<'c> {
         }
         let existing = row(
             self.conn,
-            "SELECT seq FROM placements WHERE chunk = ?1 AND scope = ?2 AND kind = ?3 AND ended IS NULL",
+            "SELECT seq FROM placements INDEXED BY placements_head WHERE chunk = ?1 AND scope = ?2 AND kind = ?3 AND ended IS NULL",
             &[&chunk, &scope, &kind_code(kind)],
             At::Head,
             |r| r.get::<_, Option<i64>>(0),
@@ -400,7 +400,7 @@ impl<'c> Apply<'c> {
                 (true, Some(s)) => {
                     let holders = rows(
                         self.conn,
-                        "SELECT chunk FROM placements WHERE scope = ?1 AND seq = ?2 AND ended IS NULL \
+                        "SELECT chunk FROM placements INDEXED BY placements_members WHERE scope = ?1 AND seq = ?2 AND ended IS NULL \
                          AND rid != ?3",
                         &[&r.scope, &s, &r.rid],
                         At::Head,
@@ -417,7 +417,7 @@ impl<'c> Apply<'c> {
                 (true, None) => {
                     let max = row(
                         self.conn,
-                        "SELECT seq FROM placements WHERE scope = ?1 AND ended IS NULL \
+                        "SELECT seq FROM placements INDEXED BY placements_members WHERE scope = ?1 AND ended IS NULL \
                          AND seq IS NOT NULL ORDER BY seq DESC LIMIT 1",
                         &[&r.scope],
                         At::Head,
@@ -467,7 +467,7 @@ impl<'c> Apply<'c> {
         for chunk in std::mem::take(&mut self.body_changed) {
             let scopes = rows(
                 self.conn,
-                "SELECT scope FROM placements WHERE chunk = ?1 AND kind = 0 AND ended IS NULL",
+                "SELECT scope FROM placements INDEXED BY placements_head WHERE chunk = ?1 AND kind = 0 AND ended IS NULL",
                 &[&chunk],
                 At::Head,
                 |r| r.get::<_, String>(0),
@@ -535,9 +535,10 @@ impl<'c> Apply<'c> {
             };
             let clash = row(
                 self.conn,
-                "SELECT p.chunk FROM placements p JOIN chunks c ON c.id = p.chunk AND c.ended IS NULL \
+                "SELECT p.chunk FROM placements p INDEXED BY placements_members \
                  WHERE p.scope = ?1 AND p.kind = 0 AND p.ended IS NULL AND p.chunk != ?2 \
-                 AND (c.body -> ?3) = json(?4) LIMIT 1",
+                 AND (SELECT c.body -> ?3 FROM chunks c WHERE c.id = p.chunk AND c.ended IS NULL) \
+                 = json(?4) LIMIT 1",
                 &[&scope, &chunk, &field_path(field), &value.to_string()],
                 At::Head,
                 |r| r.get::<_, String>(0),
@@ -573,7 +574,7 @@ impl<'c> Apply<'c> {
         for id in self.modified.iter().filter(|id| !removed.contains(id)) {
             for scope in rows(
                 self.conn,
-                "SELECT scope FROM placements WHERE chunk = ?1 AND ended IS NULL",
+                "SELECT scope FROM placements INDEXED BY placements_head WHERE chunk = ?1 AND ended IS NULL",
                 &[id],
                 At::Head,
                 |r| r.get::<_, String>(0),
