@@ -34,7 +34,9 @@ fn prompt(session: &str, text: String) -> ChunkDecl {
 
 fn new_session(db: &Substrate, id: &str) {
     db.commit(
-        Declaration::of(vec![ChunkDecl::with_id(id).on(NewPlacement::instance("session"))]),
+        Declaration::of(vec![
+            ChunkDecl::with_id(id).on(NewPlacement::instance("session")),
+        ]),
         None,
     )
     .unwrap();
@@ -49,7 +51,11 @@ fn append(c: &mut Criterion) {
     c.bench_function("append/substrate", |b| {
         b.iter(|| {
             i += 1;
-            db.commit(Declaration::of(vec![prompt("s", format!("message {i}"))]), None).unwrap()
+            db.commit(
+                Declaration::of(vec![prompt("s", format!("message {i}"))]),
+                None,
+            )
+            .unwrap()
         })
     });
 
@@ -103,14 +109,24 @@ fn session_store(name: &str, members: usize, updates: bool) -> (Substrate, u64) 
         new_session(&db, "s");
         let mut ids = Vec::new();
         for i in 0..members {
-            let c = db.commit(Declaration::of(vec![prompt("s", format!("message number {i}"))]), None).unwrap();
+            let c = db
+                .commit(
+                    Declaration::of(vec![prompt("s", format!("message number {i}"))]),
+                    None,
+                )
+                .unwrap();
             ids.push(c.created[0].clone());
         }
         let complete = db.head().unwrap();
         if updates {
             for id in ids.iter().step_by(2) {
-                db.commit(Declaration::of(vec![ChunkDecl::with_id(id).merge_body(json!({"text": "edited"}))]), None)
-                    .unwrap();
+                db.commit(
+                    Declaration::of(vec![
+                        ChunkDecl::with_id(id).merge_body(json!({"text": "edited"})),
+                    ]),
+                    None,
+                )
+                .unwrap();
             }
         }
         std::fs::write(&marker, complete.to_string()).unwrap();
@@ -185,7 +201,9 @@ fn text_store() -> Substrate {
         for _ in 0..100 {
             let chunks = (0..1000)
                 .map(|_| {
-                    let words: Vec<String> = (0..20).map(|_| format!("w{}", rng.random_range(0..WORDS))).collect();
+                    let words: Vec<String> = (0..20)
+                        .map(|_| format!("w{}", rng.random_range(0..WORDS)))
+                        .collect();
                     ChunkDecl::generated().body(json!({"text": words.join(" ")}))
                 })
                 .collect();
@@ -202,7 +220,10 @@ fn full_text(c: &mut Criterion) {
     // one word: ~400 of 100,000 chunks match; the first 100 come back
     c.bench_function("match/one_word_in_100k", |b| {
         b.iter_batched(
-            || ScopeOpts { match_: Some(format!("w{}", rng.random_range(0..WORDS))), ..ScopeOpts::default() },
+            || ScopeOpts {
+                match_: Some(format!("w{}", rng.random_range(0..WORDS))),
+                ..ScopeOpts::default()
+            },
             |opts| black_box(db.scope::<&str>(&[], &opts).unwrap()),
             BatchSize::SmallInput,
         )
@@ -210,8 +231,16 @@ fn full_text(c: &mut Criterion) {
     c.bench_function("match/two_words_in_100k", |b| {
         b.iter_batched(
             || {
-                let q = format!("w{} OR w{}", rng.random_range(0..WORDS), rng.random_range(0..WORDS));
-                ScopeOpts { match_: Some(q), limit: Some(20), ..ScopeOpts::default() }
+                let q = format!(
+                    "w{} OR w{}",
+                    rng.random_range(0..WORDS),
+                    rng.random_range(0..WORDS)
+                );
+                ScopeOpts {
+                    match_: Some(q),
+                    limit: Some(20),
+                    ..ScopeOpts::default()
+                }
             },
             |opts| black_box(db.scope::<&str>(&[], &opts).unwrap()),
             BatchSize::SmallInput,
@@ -222,9 +251,16 @@ fn full_text(c: &mut Criterion) {
 fn as_of(c: &mut Criterion) {
     let (db, complete) = session_store("session-1000-history", 1000, true);
     let head = ScopeOpts::default();
-    let past = ScopeOpts { as_of: Some(complete), ..ScopeOpts::default() };
-    c.bench_function("as_of/session_1000_head", |b| b.iter(|| black_box(db.scope(&["s"], &head).unwrap())));
-    c.bench_function("as_of/session_1000_past", |b| b.iter(|| black_box(db.scope(&["s"], &past).unwrap())));
+    let past = ScopeOpts {
+        as_of: Some(complete),
+        ..ScopeOpts::default()
+    };
+    c.bench_function("as_of/session_1000_head", |b| {
+        b.iter(|| black_box(db.scope(&["s"], &head).unwrap()))
+    });
+    c.bench_function("as_of/session_1000_past", |b| {
+        b.iter(|| black_box(db.scope(&["s"], &past).unwrap()))
+    });
 }
 
 criterion_group!(benches, append, scope_reads, full_text, as_of);

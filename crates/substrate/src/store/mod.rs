@@ -261,35 +261,68 @@ mod tests {
                         .body(json!({"text": format!("hello {i}")}))
                         .on(NewPlacement::instance("s"))
                         .on(NewPlacement::instance("prompt")),
-                    ChunkDecl::generated().body(json!({"k": i})).on(NewPlacement::instance("u")),
+                    ChunkDecl::generated()
+                        .body(json!({"k": i}))
+                        .on(NewPlacement::instance("u")),
                 ]),
                 None,
             )
             .unwrap();
         }
         let c = db
-            .commit(Declaration::of(vec![ChunkDecl::with_id("x").on(NewPlacement::instance("s").at(99))]), None)
+            .commit(
+                Declaration::of(vec![
+                    ChunkDecl::with_id("x").on(NewPlacement::instance("s").at(99)),
+                ]),
+                None,
+            )
             .err();
         assert!(c.is_some());
         let head = db.head().unwrap();
-        let x = db.commit(Declaration::of(vec![ChunkDecl::with_id("x").on(NewPlacement::relates("s"))]), None).unwrap();
+        let x = db
+            .commit(
+                Declaration::of(vec![ChunkDecl::with_id("x").on(NewPlacement::relates("s"))]),
+                None,
+            )
+            .unwrap();
         db.commit(
-            Declaration { remove: crate::types::Removals { chunks: vec!["x".into()], ..Default::default() }, ..Default::default() },
+            Declaration {
+                remove: crate::types::Removals {
+                    chunks: vec!["x".into()],
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
             None,
         )
         .unwrap();
         assert_eq!(x.created, vec!["x"]);
         for opts in [
             ScopeOpts::default(),
-            ScopeOpts { as_of: Some(head), ..ScopeOpts::default() },
-            ScopeOpts { match_: Some("hello".into()), limit: Some(2), ..ScopeOpts::default() },
-            ScopeOpts { exclude: vec!["answer".into()], include: Include { body: false, dimensions: true }, ..ScopeOpts::default() },
+            ScopeOpts {
+                as_of: Some(head),
+                ..ScopeOpts::default()
+            },
+            ScopeOpts {
+                match_: Some("hello".into()),
+                limit: Some(2),
+                ..ScopeOpts::default()
+            },
+            ScopeOpts {
+                exclude: vec!["answer".into()],
+                include: Include {
+                    body: false,
+                    dimensions: true,
+                },
+                ..ScopeOpts::default()
+            },
         ] {
             db.scope(&["s"], &opts).unwrap();
             db.scope(&["s", "prompt"], &opts).unwrap();
         }
         db.scope(&["commits_root"], &ScopeOpts::default()).unwrap();
-        db.read(|s| s.reaches_any("s", &["agent".to_owned()])).unwrap();
+        db.read(|s| s.reaches_any("s", &["agent".to_owned()]))
+            .unwrap();
         let seen = snapshot::plans::take();
         let conn = Connection::open(dir.path().join("p.db")).unwrap();
         rusqlite::vtab::array::load_module(&conn).unwrap();
@@ -299,11 +332,16 @@ mod tests {
                 continue;
             }
             let sql_at = sql.replace(":at", "1");
-            let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql_at}")).unwrap();
+            let mut stmt = conn
+                .prepare(&format!("EXPLAIN QUERY PLAN {sql_at}"))
+                .unwrap();
             let count = stmt.parameter_count();
-            let params: Vec<rusqlite::types::Value> = (0..count).map(|_| rusqlite::types::Value::Null).collect();
+            let params: Vec<rusqlite::types::Value> =
+                (0..count).map(|_| rusqlite::types::Value::Null).collect();
             let plan: Vec<String> = stmt
-                .query_map(rusqlite::params_from_iter(params), |r| r.get::<_, String>(3))
+                .query_map(rusqlite::params_from_iter(params), |r| {
+                    r.get::<_, String>(3)
+                })
                 .unwrap()
                 .map(|r| r.unwrap())
                 .collect();
