@@ -308,6 +308,11 @@ impl Model {
     /// What `scope(ids)` should return: each member's id, name, spec, body and
     /// placements, in order.
     fn read(&self, ids: &[&str], filter: TypeFilter) -> Result<Vec<Item>, &'static str> {
+        if ids.is_empty() {
+            let mut all: Vec<(u64, &String)> = self.chunks.iter().map(|(id, c)| (c.created, id)).collect();
+            all.sort();
+            return Ok(all.into_iter().map(|(_, id)| self.item(id)).collect());
+        }
         if ids.iter().any(|id| !self.chunks.contains_key(*id)) {
             return Err("NOT_FOUND");
         }
@@ -501,6 +506,7 @@ fn declaration() -> impl Strategy<Value = Declaration> {
 fn reads_to_compare() -> Vec<(Vec<&'static str>, TypeFilter)> {
     let mut out: Vec<(Vec<&str>, TypeFilter)> =
         IDS.iter().map(|id| (vec![*id], TypeFilter::Both)).collect();
+    out.push((vec![], TypeFilter::Both));
     out.push((vec!["A", "T"], TypeFilter::Both));
     out.push((vec!["T", "A"], TypeFilter::Both));
     out.push((vec!["B", "U"], TypeFilter::Instance));
