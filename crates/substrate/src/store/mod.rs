@@ -331,7 +331,7 @@ mod tests {
             if sql.contains("UPDATE") || sql.contains("chunk_text MATCH") {
                 continue;
             }
-            let sql_at = sql.replace(":at", "1");
+            let sql_at = sql.replace("?20", "1");
             let mut stmt = conn
                 .prepare(&format!("EXPLAIN QUERY PLAN {sql_at}"))
                 .unwrap();

@@ -43,11 +43,16 @@ impl At {
         match self {
             At::Head => format!("{alias}.ended IS NULL"),
             At::Commit(_) => {
-                format!("{alias}.began <= :at AND ({alias}.ended IS NULL OR {alias}.ended > :at)")
+                format!("{alias}.began <= ?{AT_PARAM} AND ({alias}.ended IS NULL OR {alias}.ended > ?{AT_PARAM})")
             }
         }
     }
 }
+
+/// The parameter index reserved for the `as_of` commit in historical
+/// queries: fixed, so it can never share an index with a positional
+/// parameter however the predicate and the `?N`s are ordered.
+pub(crate) const AT_PARAM: usize = 20;
 
 /// Encodes a placement type as stored.
 pub(crate) fn kind_code(kind: PlacementType) -> i64 {
@@ -66,8 +71,8 @@ pub(crate) fn kind_from(code: i64) -> PlacementType {
     }
 }
 
-/// Runs `sql` with positional `params` (and `:at` when the query is
-/// historical), mapping each row with `f`.
+/// Runs `sql` with positional `params` (and the `as_of` commit at
+/// [`AT_PARAM`] when the query is historical), mapping each row with `f`.
 pub(crate) fn rows<T>(
     conn: &Connection,
     sql: &str,
@@ -81,10 +86,8 @@ pub(crate) fn rows<T>(
     for (i, p) in params.iter().enumerate() {
         stmt.raw_bind_parameter(i + 1, p)?;
     }
-    if let At::Commit(n) = at
-        && let Some(i) = stmt.parameter_index(":at")?
-    {
-        stmt.raw_bind_parameter(i, n as i64)?;
+    if let At::Commit(n) = at {
+        stmt.raw_bind_parameter(AT_PARAM, n as i64)?;
     }
     let mut out = Vec::new();
     let mut rows = stmt.raw_query();
