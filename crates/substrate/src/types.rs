@@ -5,6 +5,7 @@
 use crate::json::Json;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
+use std::sync::Arc;
 
 /// A commit id: integers increasing by one from 1.
 pub type CommitId = u64;
@@ -421,9 +422,10 @@ pub struct ScopeCount {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ScopeResult {
     /// The requested chunks, in request order.
-    pub scopes: Vec<ChunkItem>,
-    /// The members, in order, after `after` and up to `limit`.
-    pub chunks: Vec<ChunkItem>,
+    pub scopes: Vec<Arc<ChunkItem>>,
+    /// The members, in order, after `after` and up to `limit`. Items are
+    /// shared (`Arc`): a read copies no chunk.
+    pub chunks: Vec<Arc<ChunkItem>>,
     /// How many members match before `limit`.
     pub total: u64,
     /// A cursor for the next page when `limit` cut the list.

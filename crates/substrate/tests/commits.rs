@@ -229,13 +229,27 @@ fn touched_scopes_cover_chunks_placement_ends_and_where_modified_chunks_sit() {
             c.touched_scopes
         );
     }
-    // a bare placement touches both ends only
+    // a bare placement touches both ends, and the scopes the placed chunk
+    // sits on (each of their reads shows the chunk's placements)
     let c = commit_json(
         &db,
         json!({"placements": [{"chunk": p, "scope": "culture", "type": "relates"}]}),
     )
     .unwrap();
-    assert_eq!(c.touched_scopes, vec![p.clone(), "culture".to_owned()]);
+    let mut touched = c.touched_scopes.clone();
+    touched.sort();
+    let mut expected = vec![
+        p.clone(),
+        "culture".to_owned(),
+        "s".to_owned(),
+        "prompt".to_owned(),
+    ];
+    expected.sort();
+    assert_eq!(touched, expected);
+    assert!(
+        c.chunks_modified.is_empty(),
+        "a placement is not a change of name, spec or body"
+    );
     // a removed chunk touches the scopes it sat on before
     let c = commit_json(&db, json!({"remove": {"chunks": [p]}})).unwrap();
     for scope in ["s", "prompt", "culture"] {

@@ -38,6 +38,8 @@ struct MPlacement {
 struct Model {
     chunks: BTreeMap<String, MChunk>,
     placements: Vec<MPlacement>,
+    /// Chunks created so far: the whole-store order is creation order.
+    creations: u64,
 }
 
 fn merge(doc: &mut Value, patch: &Value) {
@@ -166,12 +168,18 @@ impl Model {
             if c.create && cur.is_some() {
                 return Err("VALIDATION_ERROR");
             }
-            let mut next = cur.clone().unwrap_or(MChunk {
-                name: None,
-                spec: json!({}),
-                body: json!({}),
-                created: n,
-            });
+            let mut next = match cur.clone() {
+                Some(existing) => existing,
+                None => {
+                    m.creations += 1;
+                    MChunk {
+                        name: None,
+                        spec: json!({}),
+                        body: json!({}),
+                        created: m.creations,
+                    }
+                }
+            };
             if let Some(name) = &c.name {
                 next.name = name.clone();
             }
@@ -309,7 +317,8 @@ impl Model {
     /// placements, in order.
     fn read(&self, ids: &[&str], filter: TypeFilter) -> Result<Vec<Item>, &'static str> {
         if ids.is_empty() {
-            let mut all: Vec<(u64, &String)> = self.chunks.iter().map(|(id, c)| (c.created, id)).collect();
+            let mut all: Vec<(u64, &String)> =
+                self.chunks.iter().map(|(id, c)| (c.created, id)).collect();
             all.sort();
             return Ok(all.into_iter().map(|(_, id)| self.item(id)).collect());
         }

@@ -1,12 +1,13 @@
 //! `scope(ids, opts)`: one scope, the intersection of several, or the whole
 //! substrate; filtered, paged, with facets; at head or as of a commit.
 
-use super::snapshot::{At, Snapshot, id_array, kind_from, row, rows};
+use super::snapshot::{At, Snapshot, kind_from, row, rows};
 use crate::error::{Error, Result};
 use crate::ids::{COMMITS_ROOT, check_id};
 use crate::json::Json;
 use crate::types::{ChunkItem, ScopeCount, ScopeOpts, ScopeResult};
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 /// Members listed when a whole-substrate read gives no `limit`.
 pub const DEFAULT_LIMIT: usize = 100;
@@ -94,6 +95,14 @@ impl Snapshot<'_> {
 
     fn read(&self, ids: &[String], opts: &ScopeOpts) -> Result<ScopeResult> {
         let scopes = self.requested(ids, opts.include.body)?;
+        if ids.len() == 1
+            && opts.match_.is_none()
+            && opts.exclude.is_empty()
+            && opts.after.is_none()
+            && opts.limit.is_none()
+        {
+            return self.whole_scope(&ids[0], scopes, opts);
+        }
         let after = opts.after.as_deref().map(SortKey::parse).transpose()?;
         let mut members = if ids.is_empty() {
             if opts.match_.is_none() && opts.exclude.is_empty() {
@@ -145,8 +154,65 @@ impl Snapshot<'_> {
         })
     }
 
+    /// Every member of one scope in one pass over the scope's index, which
+    /// yields each member's current version id without touching its row:
+    /// the common read (a session, a process, a type), kept lean.
+    fn whole_scope(
+        &self,
+        id: &str,
+        scopes: Vec<Arc<ChunkItem>>,
+        opts: &ScopeOpts,
+    ) -> Result<ScopeResult> {
+        let sql = format!(
+            "SELECT p.kind, p.seq, p.began, p.pos, c.vid \
+             FROM {} CROSS JOIN {} ON c.id = p.chunk AND {} WHERE p.scope = ?1 AND {}",
+            self.at.by_scope(),
+            self.at.chunks(),
+            self.at.live("c"),
+            self.at.live("p")
+        );
+        let mut keyed: Vec<(i64, i64, i64, i64)> = Vec::new();
+        let mut kinds = [false; 2];
+        rows(self.conn, &sql, &[&id], self.at, |r| {
+            let kind = kind_from(r.get(0)?);
+            if opts.kind.admits(kind) {
+                kinds[kind as usize] = true;
+                let seq = r.get::<_, Option<i64>>(1)?.unwrap_or(i64::MAX);
+                keyed.push((seq, r.get(2)?, r.get(3)?, r.get(4)?));
+            }
+            Ok(())
+        })?;
+        keyed.sort_unstable();
+        let vids: Vec<i64> = if kinds == [true, true] {
+            // A chunk placed both instance and relates is listed once, first place.
+            let mut seen = HashSet::with_capacity(keyed.len());
+            keyed
+                .into_iter()
+                .filter_map(|(.., vid)| seen.insert(vid).then_some(vid))
+                .collect()
+        } else {
+            keyed.into_iter().map(|(.., vid)| vid).collect()
+        };
+        let chunks = self.versions(&vids, opts.include.body)?;
+        let dimensions = if opts.include.dimensions {
+            let all: Vec<String> = chunks.iter().map(|c| c.id.clone()).collect();
+            Some(self.dimensions(&all, std::slice::from_ref(&id.to_owned()))?)
+        } else {
+            None
+        };
+        Ok(ScopeResult {
+            scopes,
+            total: chunks.len() as u64,
+            chunks,
+            next_after: None,
+            topology: Vec::new(),
+            dimensions,
+            as_of: self.commit_id(),
+        })
+    }
+
     /// The requested chunks, in request order; a missing one is `NOT_FOUND`.
-    fn requested(&self, ids: &[String], with_body: bool) -> Result<Vec<ChunkItem>> {
+    fn requested(&self, ids: &[String], with_body: bool) -> Result<Vec<Arc<ChunkItem>>> {
         let mut unique: Vec<String> = Vec::with_capacity(ids.len());
         for id in ids {
             if !unique.contains(id) {
@@ -248,7 +314,7 @@ impl Snapshot<'_> {
             Some(query) => self.search(query)?,
             None => {
                 let sql = format!(
-                    "SELECT c.id, c.created FROM chunks c WHERE {}",
+                    "SELECT c.id, c.key FROM chunks c WHERE {}",
                     self.at.live("c")
                 );
                 rows(self.conn, &sql, &[], self.at, |r| {
@@ -258,8 +324,8 @@ impl Snapshot<'_> {
         };
         Ok(found
             .into_iter()
-            .map(|(id, created)| SortKey {
-                seq: created,
+            .map(|(id, key)| SortKey {
+                seq: key,
                 began: 0,
                 pos: 0,
                 id,
@@ -270,30 +336,26 @@ impl Snapshot<'_> {
     /// The whole substrate, paged in SQL (no full scan for a page).
     fn everything_paged(&self, opts: &ScopeOpts, after: Option<SortKey>) -> Result<ScopeResult> {
         let limit = opts.limit.unwrap_or(DEFAULT_LIMIT);
-        let (seq, id) = after.map_or((i64::MIN, String::new()), |k| (k.seq, k.id));
+        let after_key = after.map_or(i64::MIN, |k| k.seq);
         let live = self.at.live("c");
+        let table = match self.at {
+            At::Head => "chunks c INDEXED BY chunks_by_key",
+            At::Commit(_) => "chunks c",
+        };
         let sql = format!(
-            "SELECT c.id, c.created FROM chunks c WHERE {live} \
-             AND (c.created > ?1 OR (c.created = ?1 AND c.id > ?2)) \
-             ORDER BY c.created, c.id LIMIT ?3"
+            "SELECT c.id, c.key FROM {table} WHERE {live} AND c.key > ?1 ORDER BY c.key LIMIT ?2"
         );
-        let mut page: Vec<(String, i64)> = rows(
-            self.conn,
-            &sql,
-            &[
-                &seq,
-                &id,
-                &(limit.saturating_add(1).min(i64::MAX as usize) as i64),
-            ],
-            self.at,
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )?;
+        let page_size = limit.saturating_add(1).min(i64::MAX as usize) as i64;
+        let mut page: Vec<(String, i64)> =
+            rows(self.conn, &sql, &[&after_key, &page_size], self.at, |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })?;
         let more = page.len() > limit;
         page.truncate(limit);
         let next_after = more
             .then(|| page.last())
             .flatten()
-            .map(|(id, created)| format!("{created}.0.0.{id}"));
+            .map(|(id, key)| format!("{key}.0.0.{id}"));
         let total = row(
             self.conn,
             &format!("SELECT count(*) FROM chunks c WHERE {live}"),
@@ -328,8 +390,8 @@ impl Snapshot<'_> {
     /// with their creation commits. A query that is not valid FTS5 syntax is
     /// searched as plain words.
     fn search(&self, query: &str) -> Result<Vec<(String, i64)>> {
-        let sql = "SELECT c.id, c.created FROM chunk_text JOIN chunks c ON c.vid = chunk_text.rowid \
-                   WHERE chunk_text MATCH ?1";
+        let sql = "SELECT c.id, c.key FROM chunk_text CROSS JOIN chunks c INDEXED BY chunks_by_key \
+                   ON c.key = chunk_text.rowid AND c.ended IS NULL WHERE chunk_text MATCH ?1";
         let run = |q: &str| {
             rows(self.conn, sql, &[&q], At::Head, |r| {
                 Ok((r.get(0)?, r.get(1)?))
@@ -356,16 +418,16 @@ impl Snapshot<'_> {
     /// The scopes the given members sit on besides `requested`, with how
     /// many of the members sit on each, most populated first.
     fn dimensions(&self, members: &[String], requested: &[String]) -> Result<Vec<ScopeCount>> {
-        let array = id_array(members);
-        let sql = format!(
-            "SELECT p.scope, count(DISTINCT p.chunk) FROM {} \
-             WHERE p.chunk IN rarray(?1) AND {} GROUP BY p.scope",
-            self.at.by_chunk(),
-            self.at.live("p")
-        );
-        let mut counts: Vec<(String, i64)> = rows(self.conn, &sql, &[&array], self.at, |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })?;
+        let mut tally: HashMap<String, i64> = HashMap::new();
+        for item in self.items(members, false)? {
+            let mut scopes: Vec<&String> = item.placements.iter().map(|p| &p.scope).collect();
+            scopes.sort();
+            scopes.dedup();
+            for scope in scopes {
+                *tally.entry(scope.clone()).or_default() += 1;
+            }
+        }
+        let mut counts: Vec<(String, i64)> = tally.into_iter().collect();
         counts.retain(|(scope, _)| !requested.contains(scope));
         counts.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         let names: Vec<String> = counts.iter().map(|(s, _)| s.clone()).collect();
@@ -422,21 +484,23 @@ impl Snapshot<'_> {
             .map(|(id, _)| format!("commit/{id}"));
         let empty = || Json::empty_object();
         Ok(ScopeResult {
-            scopes: vec![ChunkItem {
+            scopes: vec![Arc::new(ChunkItem {
                 id: COMMITS_ROOT.to_owned(),
                 name: Some("commits".to_owned()),
                 spec: empty(),
                 body: opts.include.body.then(empty),
                 placements: Vec::new(),
-            }],
+            })],
             chunks: list
                 .into_iter()
-                .map(|(id, record)| ChunkItem {
-                    id: format!("commit/{id}"),
-                    name: None,
-                    spec: empty(),
-                    body: opts.include.body.then(|| Json::from_text_unchecked(record)),
-                    placements: Vec::new(),
+                .map(|(id, record)| {
+                    Arc::new(ChunkItem {
+                        id: format!("commit/{id}"),
+                        name: None,
+                        spec: empty(),
+                        body: opts.include.body.then(|| Json::from_text_unchecked(record)),
+                        placements: Vec::new(),
+                    })
                 })
                 .collect(),
             total: newest as u64,

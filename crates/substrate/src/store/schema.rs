@@ -22,20 +22,28 @@ const MIGRATIONS: &[&str] = &[
         record      TEXT NOT NULL
     );
 
+    -- One row per version of a chunk. A version carries the chunk's own
+    -- placements (JSON), so a read of a member is one row; a change of
+    -- placements makes a new version. `key` is the vid of the first version
+    -- of this life of the chunk: stable, it orders chunks by creation and
+    -- keys the full-text index.
     CREATE TABLE chunks (
-        vid     INTEGER PRIMARY KEY,
-        id      TEXT NOT NULL,
-        name    TEXT,
-        spec    TEXT NOT NULL,
-        body    TEXT NOT NULL,
-        created INTEGER NOT NULL,
-        began   INTEGER NOT NULL,
-        ended   INTEGER
+        vid        INTEGER PRIMARY KEY,
+        id         TEXT NOT NULL,
+        key        INTEGER NOT NULL,
+        name       TEXT,
+        spec       TEXT NOT NULL,
+        body       TEXT NOT NULL,
+        placements TEXT NOT NULL,
+        began      INTEGER NOT NULL,
+        ended      INTEGER
     );
-    CREATE UNIQUE INDEX chunks_head ON chunks(id) WHERE ended IS NULL;
-    CREATE INDEX chunks_history ON chunks(id, began, ended);
-    CREATE INDEX chunks_by_creation ON chunks(created, id) WHERE ended IS NULL;
+    -- By id: the current version sorts first (ended NULL), so a head lookup
+    -- is one seek; history follows. Covering for version-id lookups.
+    CREATE INDEX chunks_by_id ON chunks(id, ended, began);
+    CREATE UNIQUE INDEX chunks_by_key ON chunks(key) WHERE ended IS NULL;
 
+    -- Membership: who is on which scope, in order, then and now.
     CREATE TABLE placements (
         rid   INTEGER PRIMARY KEY,
         chunk TEXT NOT NULL,
@@ -47,10 +55,9 @@ const MIGRATIONS: &[&str] = &[
         ended INTEGER
     );
     CREATE UNIQUE INDEX placements_head ON placements(chunk, scope, kind) WHERE ended IS NULL;
-    CREATE INDEX placements_members ON placements(scope, seq, kind, began, pos, chunk) WHERE ended IS NULL;
-    CREATE INDEX placements_members_history
-        ON placements(scope, began, ended, seq, kind, pos, chunk);
-    CREATE INDEX placements_chunk_history ON placements(chunk, began, ended);
+    -- By scope: current members first and in seq order, then history.
+    -- Covering for member scans at head and as of any commit.
+    CREATE INDEX placements_by_scope ON placements(scope, ended, seq, began, pos, kind, chunk);
 
     CREATE VIRTUAL TABLE chunk_text USING fts5(text, content='', contentless_delete=1);
     "#,
@@ -86,6 +93,10 @@ pub(crate) fn configure(conn: &Connection, synchronous_full: bool) -> Result<()>
         "synchronous",
         if synchronous_full { "FULL" } else { "NORMAL" },
     )?;
+    // Checkpoints run on a thread of their own (`checkpoint.rs`); this is
+    // only the backstop should that thread fall far behind.
+    conn.pragma_update(None, "wal_autocheckpoint", 20_000)?;
+    conn.pragma_update(None, "cache_size", -65_536)?;
     configure_reader(conn)
 }
 
@@ -93,6 +104,9 @@ pub(crate) fn configure(conn: &Connection, synchronous_full: bool) -> Result<()>
 /// the `rarray` table function reads use to pass id lists.
 pub(crate) fn configure_reader(conn: &Connection) -> Result<()> {
     conn.busy_timeout(std::time::Duration::from_secs(10))?;
+    // Pages come straight from the OS page cache instead of a copy per
+    // read; a large store costs no more to read than a small one.
+    conn.pragma_update(None, "mmap_size", 1_i64 << 30)?;
     conn.set_prepared_statement_cache_capacity(256);
     rusqlite::vtab::array::load_module(conn)?;
     Ok(())

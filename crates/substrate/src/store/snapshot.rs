@@ -2,6 +2,7 @@
 //! stood after an earlier commit — and the state queries every other part
 //! (reads, commit validation, the engine's boundary checks) is built from.
 
+use super::cache::VersionCache;
 use crate::error::{Error, Result};
 use crate::json::Json;
 use crate::spec::{ComposedSpec, Spec};
@@ -10,6 +11,7 @@ use rusqlite::types::{ToSql, Value as SqlValue};
 use rusqlite::{Connection, Row};
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::sync::Arc;
 
 /// Which state a query sees.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,18 +26,12 @@ impl At {
     /// `placements p`, pinned to the index that serves lookups by scope.
     /// (Without statistics SQLite's planner sometimes prefers a scan.)
     pub(crate) fn by_scope(self) -> &'static str {
-        match self {
-            At::Head => "placements p INDEXED BY placements_members",
-            At::Commit(_) => "placements p INDEXED BY placements_members_history",
-        }
+        "placements p INDEXED BY placements_by_scope"
     }
 
-    /// `placements p`, pinned to the index that serves lookups by chunk.
-    pub(crate) fn by_chunk(self) -> &'static str {
-        match self {
-            At::Head => "placements p INDEXED BY placements_head",
-            At::Commit(_) => "placements p INDEXED BY placements_chunk_history",
-        }
+    /// `chunks c`, pinned to the index that serves lookups by id.
+    pub(crate) fn chunks(self) -> &'static str {
+        "chunks c INDEXED BY chunks_by_id"
     }
 
     /// The SQL predicate selecting live rows of the table aliased `alias`.
@@ -43,7 +39,9 @@ impl At {
         match self {
             At::Head => format!("{alias}.ended IS NULL"),
             At::Commit(_) => {
-                format!("{alias}.began <= ?{AT_PARAM} AND ({alias}.ended IS NULL OR {alias}.ended > ?{AT_PARAM})")
+                format!(
+                    "{alias}.began <= ?{AT_PARAM} AND ({alias}.ended IS NULL OR {alias}.ended > ?{AT_PARAM})"
+                )
             }
         }
     }
@@ -116,11 +114,18 @@ pub(crate) fn id_array(ids: &[String]) -> Rc<Vec<SqlValue>> {
 /// A chunk's stored version.
 pub(crate) struct ChunkRow {
     pub vid: i64,
+    pub key: i64,
     pub name: Option<String>,
     pub spec: String,
     pub body: String,
-    pub created: CommitId,
+    pub placements: String,
     pub began: CommitId,
+}
+
+/// Parses a version's placements column.
+pub(crate) fn parse_placements(text: &str) -> Vec<Placement> {
+    // Written only by this crate from `Vec<Placement>`; unreadable means none.
+    serde_json::from_str(text).unwrap_or_default()
 }
 
 /// A consistent view of the substrate: at head inside a read or write
@@ -133,6 +138,9 @@ pub struct Snapshot<'c> {
     pub(crate) conn: &'c Connection,
     pub(crate) at: At,
     pub(crate) head: CommitId,
+    /// `None` inside a write transaction: versions written there are not
+    /// committed yet and must not be remembered.
+    pub(crate) cache: Option<&'c VersionCache>,
 }
 
 impl<'c> Snapshot<'c> {
@@ -166,22 +174,25 @@ impl<'c> Snapshot<'c> {
             conn: self.conn,
             at,
             head: self.head,
+            cache: self.cache,
         })
     }
 
     pub(crate) fn chunk_row(&self, id: &str) -> Result<Option<ChunkRow>> {
         let sql = format!(
-            "SELECT vid, name, spec, body, created, began FROM chunks c WHERE c.id = ?1 AND {}",
+            "SELECT vid, key, name, spec, body, placements, began FROM {} WHERE c.id = ?1 AND {}",
+            self.at.chunks(),
             self.at.live("c")
         );
         row(self.conn, &sql, &[&id], self.at, |r| {
             Ok(ChunkRow {
                 vid: r.get(0)?,
-                name: r.get(1)?,
-                spec: r.get(2)?,
-                body: r.get(3)?,
-                created: r.get::<_, i64>(4)? as CommitId,
-                began: r.get::<_, i64>(5)? as CommitId,
+                key: r.get(1)?,
+                name: r.get(2)?,
+                spec: r.get(3)?,
+                body: r.get(4)?,
+                placements: r.get(5)?,
+                began: r.get::<_, i64>(6)? as CommitId,
             })
         })
     }
@@ -196,7 +207,7 @@ impl<'c> Snapshot<'c> {
     }
 
     /// The chunk `id` with all its placements, or `None`.
-    pub fn chunk(&self, id: &str) -> Result<Option<ChunkItem>> {
+    pub fn chunk(&self, id: &str) -> Result<Option<Arc<ChunkItem>>> {
         Ok(self.items(&[id.to_owned()], true)?.pop())
     }
 
@@ -207,43 +218,66 @@ impl<'c> Snapshot<'c> {
             .map(|r| serde_json::from_str(&r.body).unwrap_or(serde_json::Value::Null)))
     }
 
-    /// The chunk's own placements, in the order they were made.
+    /// The chunk's own placements, in the order they were made (empty when
+    /// the chunk does not exist).
     pub fn placements_of(&self, id: &str) -> Result<Vec<Placement>> {
-        let sql = format!(
-            "SELECT scope, kind, seq FROM {} WHERE p.chunk = ?1 AND {} ORDER BY p.began, p.pos",
-            self.at.by_chunk(),
-            self.at.live("p")
-        );
-        rows(self.conn, &sql, &[&id], self.at, |r| {
-            Ok(Placement {
-                scope: r.get(0)?,
-                kind: kind_from(r.get(1)?),
-                seq: r.get(2)?,
-            })
-        })
+        Ok(self
+            .chunk_row(id)?
+            .map(|r| parse_placements(&r.placements))
+            .unwrap_or_default())
     }
 
     /// Whether `chunk` is placed instance directly on `scope`.
     pub fn is_instance_of(&self, chunk: &str, scope: &str) -> Result<bool> {
-        let sql = format!(
-            "SELECT 1 FROM {} WHERE p.chunk = ?1 AND p.scope = ?2 AND p.kind = 0 AND {}",
-            self.at.by_chunk(),
-            self.at.live("p")
-        );
-        Ok(row(self.conn, &sql, &[&chunk, &scope], self.at, |_| Ok(()))?.is_some())
+        if let At::Commit(_) = self.at {
+            return Ok(self
+                .placements_of(chunk)?
+                .iter()
+                .any(|p| p.scope == scope && p.kind == PlacementType::Instance));
+        }
+        let sql = "SELECT 1 FROM placements p INDEXED BY placements_head \
+                   WHERE p.chunk = ?1 AND p.scope = ?2 AND p.kind = 0 AND p.ended IS NULL";
+        Ok(row(self.conn, sql, &[&chunk, &scope], self.at, |_| Ok(()))?.is_some())
     }
 
     /// Every chunk `id` reaches up instance chains (`id` → a scope it is an
     /// instance of → …), `id` itself first. Cycles are harmless.
     pub fn instance_ancestors(&self, id: &str) -> Result<Vec<String>> {
-        let sql = format!(
-            "WITH RECURSIVE up(id) AS (SELECT ?1 UNION \
-               SELECT p.scope FROM up JOIN {} ON p.chunk = up.id \
-               WHERE p.kind = 0 AND {}) SELECT id FROM up",
-            self.at.by_chunk(),
-            self.at.live("p")
-        );
-        rows(self.conn, &sql, &[&id], self.at, |r| r.get(0))
+        Ok(self.walk_up(id)?.into_iter().map(|(id, _)| id).collect())
+    }
+
+    /// The instance chains up from `id`, breadth first, each chunk with its
+    /// spec text (`None` for a chunk that does not exist in this view).
+    fn walk_up(&self, id: &str) -> Result<Vec<(String, Option<String>)>> {
+        if self.at == At::Head {
+            // The placements table is current inside a write transaction,
+            // before the versions' placement columns are brought up to date.
+            let sql = "WITH RECURSIVE up(id) AS (SELECT ?1 UNION \
+                   SELECT p.scope FROM up JOIN placements p INDEXED BY placements_head \
+                   ON p.chunk = up.id WHERE p.kind = 0 AND p.ended IS NULL) \
+                 SELECT up.id, (SELECT c.spec FROM chunks c INDEXED BY chunks_by_id \
+                   WHERE c.id = up.id AND c.ended IS NULL) FROM up";
+            return rows(self.conn, sql, &[&id], self.at, |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            });
+        }
+        let mut out: Vec<(String, Option<String>)> = vec![(id.to_owned(), None)];
+        let mut i = 0;
+        while i < out.len() {
+            let current = out[i].0.clone();
+            if let Some(row) = self.chunk_row(&current)? {
+                out[i].1 = Some(row.spec);
+                for p in parse_placements(&row.placements) {
+                    if p.kind == PlacementType::Instance
+                        && !out.iter().any(|(seen, _)| *seen == p.scope)
+                    {
+                        out.push((p.scope, None));
+                    }
+                }
+            }
+            i += 1;
+        }
+        Ok(out)
     }
 
     /// Whether `id` has an instance chain up to any of `roots` (or is one).
@@ -260,18 +294,7 @@ impl<'c> Snapshot<'c> {
     /// The rules in force on scope `id`: its own spec (unless a template)
     /// folded with every template up its instance chains.
     pub fn composed_spec(&self, id: &str) -> Result<ComposedSpec> {
-        let sql = format!(
-            "WITH RECURSIVE up(id) AS (SELECT ?1 UNION \
-               SELECT p.scope FROM up JOIN {} ON p.chunk = up.id \
-               WHERE p.kind = 0 AND {}) \
-             SELECT up.id, (SELECT c.spec FROM chunks c WHERE c.id = up.id AND {}) FROM up",
-            self.at.by_chunk(),
-            self.at.live("p"),
-            self.at.live("c")
-        );
-        let specs = rows(self.conn, &sql, &[&id], self.at, |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, Option<String>>(1)?))
-        })?;
+        let specs = self.walk_up(id)?;
         let mut own = Spec::default();
         let mut ancestors = Vec::with_capacity(specs.len());
         for (chunk, text) in specs {
@@ -300,62 +323,98 @@ impl<'c> Snapshot<'c> {
 
     /// Full items for `ids`, in the order given, skipping ids that do not
     /// exist in this view.
-    pub(crate) fn items(&self, ids: &[String], with_body: bool) -> Result<Vec<ChunkItem>> {
+    pub(crate) fn items(&self, ids: &[String], with_body: bool) -> Result<Vec<Arc<ChunkItem>>> {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        let array = id_array(ids);
         let sql = format!(
-            "SELECT c.id, c.name, c.spec, {} FROM chunks c WHERE c.id IN rarray(?1) AND {}",
-            if with_body { "c.body" } else { "NULL" },
+            "SELECT c.id, c.vid FROM rarray(?1) a CROSS JOIN {} ON c.id = a.value WHERE {}",
+            self.at.chunks(),
             self.at.live("c")
         );
-        let mut found: HashMap<String, ChunkItem> = HashMap::with_capacity(ids.len());
-        for item in rows(self.conn, &sql, &[&array], self.at, |r| {
-            Ok(ChunkItem {
-                id: r.get(0)?,
-                name: r.get(1)?,
-                spec: Json::from_text_unchecked(r.get(2)?),
-                body: r
-                    .get::<_, Option<String>>(3)?
-                    .map(Json::from_text_unchecked),
-                placements: Vec::new(),
-            })
-        })? {
-            found.insert(item.id.clone(), item);
-        }
-        let sql = format!(
-            "SELECT p.chunk, p.scope, p.kind, p.seq, p.began, p.pos FROM {} \
-             WHERE p.chunk IN rarray(?1) AND {}",
-            self.at.by_chunk(),
-            self.at.live("p")
-        );
-        let mut placed: HashMap<String, Vec<(i64, i64, Placement)>> = HashMap::new();
-        rows(self.conn, &sql, &[&array], self.at, |r| {
-            let chunk: String = r.get(0)?;
-            let placement = Placement {
-                scope: r.get(1)?,
-                kind: kind_from(r.get(2)?),
-                seq: r.get(3)?,
-            };
-            placed
-                .entry(chunk)
-                .or_default()
-                .push((r.get(4)?, r.get(5)?, placement));
-            Ok(())
-        })?;
-        let mut out = Vec::with_capacity(ids.len());
-        for id in ids {
-            if let Some(mut item) = found.remove(id) {
-                if let Some(mut list) = placed.remove(id) {
-                    list.sort_by_key(|(began, pos, _)| (*began, *pos));
-                    item.placements = list.into_iter().map(|(_, _, p)| p).collect();
+        let found: HashMap<String, i64> = rows(self.conn, &sql, &[&id_array(ids)], self.at, |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })?
+        .into_iter()
+        .collect();
+        let vids: Vec<i64> = ids.iter().filter_map(|id| found.get(id).copied()).collect();
+        self.versions(&vids, with_body)
+    }
+
+    /// The items of these chunk versions, in order: from the version cache,
+    /// the rest read in one statement and remembered.
+    pub(crate) fn versions(&self, vids: &[i64], with_body: bool) -> Result<Vec<Arc<ChunkItem>>> {
+        let mut out = match self.cache {
+            Some(cache) => cache.get_many(vids),
+            None => vec![None; vids.len()],
+        };
+        let missing: Vec<i64> = vids
+            .iter()
+            .zip(&out)
+            .filter(|(_, hit)| hit.is_none())
+            .map(|(vid, _)| *vid)
+            .collect();
+        if !missing.is_empty() {
+            let array = Rc::new(
+                missing
+                    .iter()
+                    .map(|v| SqlValue::Integer(*v))
+                    .collect::<Vec<_>>(),
+            );
+            let loaded = rows(
+                self.conn,
+                "SELECT c.vid, c.id, c.name, c.spec, c.body, c.placements FROM rarray(?1) a \
+                 CROSS JOIN chunks c ON c.vid = a.value",
+                &[&array],
+                At::Head,
+                |r| Ok((r.get::<_, i64>(0)?, Arc::new(item_from_columns(r, 1)?))),
+            )?;
+            if let Some(cache) = self.cache {
+                cache.insert_many(&loaded);
+            }
+            let by_vid: HashMap<i64, Arc<ChunkItem>> = loaded.into_iter().collect();
+            for (slot, vid) in out.iter_mut().zip(vids) {
+                if slot.is_none() {
+                    *slot = by_vid.get(vid).cloned();
                 }
-                out.push(item);
             }
         }
-        Ok(out)
+        Ok(out
+            .into_iter()
+            .flatten()
+            .map(|item| {
+                if with_body {
+                    item
+                } else {
+                    Arc::new(without_body(&item))
+                }
+            })
+            .collect())
     }
+}
+
+/// The item with its body left out (`include.body: false`).
+fn without_body(item: &ChunkItem) -> ChunkItem {
+    ChunkItem {
+        id: item.id.clone(),
+        name: item.name.clone(),
+        spec: item.spec.clone(),
+        body: None,
+        placements: item.placements.clone(),
+    }
+}
+
+/// A `ChunkItem` from columns `id, name, spec, body, placements` from `at`.
+pub(crate) fn item_from_columns(r: &Row<'_>, at: usize) -> rusqlite::Result<ChunkItem> {
+    Ok(ChunkItem {
+        id: r.get(at)?,
+        name: r.get(at + 1)?,
+        spec: Json::from_text_unchecked(r.get(at + 2)?),
+        body: r
+            .get::<_, Option<String>>(at + 3)?
+            .map(Json::from_text_unchecked),
+        placements: parse_placements(r.get_ref(at + 4)?.as_str()?),
+    })
 }
 
 /// Test support: every statement run through [`rows`] on this thread.

@@ -2,12 +2,13 @@
 //! chunks, then placements; then `seq`s; then the spec rules, judged on the
 //! state the whole declaration produced. Any error rolls everything back.
 
-use super::snapshot::{At, Snapshot, kind_code, kind_from, row, rows};
+use super::snapshot::{At, ChunkRow, Snapshot, kind_code, kind_from, row, rows};
 use crate::error::{Error, Result};
 use crate::ids::{check_id, is_reserved, new_id};
 use crate::spec::{ComposedSpec, Spec, kind_of};
 use crate::types::{
-    ChunkDecl, Commit, CommitId, Declaration, PlacementChange, PlacementOp, PlacementType,
+    ChunkDecl, Commit, CommitId, Declaration, NewPlacement, Placement, PlacementChange,
+    PlacementOp, PlacementType,
 };
 use rusqlite::Connection;
 use serde_json::Value;
@@ -83,13 +84,21 @@ pub(crate) struct Apply<'c> {
     removed: Vec<String>,
     changes: Vec<PlacementChange>,
     body_changed: Vec<String>,
+    /// Chunks whose own placements changed: their versions need a new
+    /// placements column.
+    replaced: Vec<String>,
+    replaced_set: HashSet<String>,
     new_rows: Vec<NewRow>,
     composed: HashMap<String, ComposedSpec>,
+    next_vid: i64,
 }
 
 impl<'c> Apply<'c> {
-    pub(crate) fn new(conn: &'c Connection, n: CommitId) -> Apply<'c> {
-        Apply {
+    pub(crate) fn new(conn: &'c Connection, n: CommitId) -> Result<Apply<'c>> {
+        let next_vid = conn
+            .prepare_cached("SELECT coalesce(max(vid), 0) + 1 FROM chunks")?
+            .query_row([], |r| r.get(0))?;
+        Ok(Apply {
             conn,
             n,
             pos: 0,
@@ -99,9 +108,12 @@ impl<'c> Apply<'c> {
             removed: Vec::new(),
             changes: Vec::new(),
             body_changed: Vec::new(),
+            replaced: Vec::new(),
+            replaced_set: HashSet::new(),
             new_rows: Vec::new(),
             composed: HashMap::new(),
-        }
+            next_vid,
+        })
     }
 
     fn snapshot(&self) -> Snapshot<'c> {
@@ -109,6 +121,7 @@ impl<'c> Apply<'c> {
             conn: self.conn,
             at: At::Head,
             head: self.n,
+            cache: None,
         }
     }
 
@@ -141,6 +154,7 @@ impl<'c> Apply<'c> {
             self.add_placement(chunk, scope, kind, seq)?;
         }
         self.assign_seqs()?;
+        self.sync_placements()?;
         self.check_rules()?;
         let touched_scopes = self.touched_scopes()?;
         Ok(Commit {
@@ -154,6 +168,12 @@ impl<'c> Apply<'c> {
             placements_modified: self.changes,
             touched_scopes,
         })
+    }
+
+    fn mark_replaced(&mut self, id: &str) {
+        if self.replaced_set.insert(id.to_owned()) {
+            self.replaced.push(id.to_owned());
+        }
     }
 
     fn mark_modified(&mut self, id: &str) {
@@ -184,13 +204,15 @@ impl<'c> Apply<'c> {
             seq,
             op: PlacementOp::Removed,
         });
+        self.mark_replaced(chunk);
         Ok(())
     }
 
     fn remove_chunk(&mut self, id: &str) -> Result<()> {
-        let vid = row(
+        let key = row(
             self.conn,
-            "UPDATE chunks SET ended = ?2 WHERE id = ?1 AND ended IS NULL RETURNING vid",
+            "UPDATE chunks INDEXED BY chunks_by_id SET ended = ?2 WHERE id = ?1 AND ended IS NULL \
+             RETURNING key",
             &[&id, &(self.n as i64)],
             At::Head,
             |r| r.get::<_, i64>(0),
@@ -198,7 +220,7 @@ impl<'c> Apply<'c> {
         .ok_or_else(|| Error::NotFound(format!("cannot remove chunk `{id}`: it does not exist")))?;
         self.conn
             .prepare_cached("DELETE FROM chunk_text WHERE rowid = ?1")?
-            .execute([vid])?;
+            .execute([key])?;
         let ended = rows(
             self.conn,
             "UPDATE placements SET ended = ?2 WHERE (chunk = ?1 OR scope = ?1) AND ended IS NULL \
@@ -215,6 +237,11 @@ impl<'c> Apply<'c> {
                 })
             },
         )?;
+        for change in &ended {
+            if change.chunk != id {
+                self.mark_replaced(&change.chunk);
+            }
+        }
         self.changes.extend(ended);
         self.mark_modified(id);
         self.removed.push(id.to_owned());
@@ -222,7 +249,7 @@ impl<'c> Apply<'c> {
     }
 
     /// Creates or updates one chunk; returns its id and its placements to add.
-    fn put_chunk(&mut self, decl: ChunkDecl) -> Result<(String, Vec<crate::types::NewPlacement>)> {
+    fn put_chunk(&mut self, decl: ChunkDecl) -> Result<(String, Vec<NewPlacement>)> {
         let id = decl.id.unwrap_or_else(|| new_id("c"));
         let current = self.snapshot().chunk_row(&id)?;
         if decl.create && current.is_some() {
@@ -258,7 +285,14 @@ impl<'c> Apply<'c> {
         let unchanged =
             current.is_some() && new_name == name && new_spec == spec && new_body == body;
         if !unchanged {
-            self.write_version(&id, current.as_ref(), &new_name, &new_spec, &new_body)?;
+            let text_changed = current.is_none() || new_name != name || new_body != body;
+            let version = Version {
+                name: &new_name,
+                spec: &new_spec,
+                body: &new_body,
+                placements: current.as_ref().map_or("[]", |c| c.placements.as_str()),
+            };
+            self.write_version(&id, current.as_ref(), &version, text_changed)?;
             if current.is_none() {
                 self.created.push(id.clone());
             }
@@ -270,43 +304,65 @@ impl<'c> Apply<'c> {
         Ok((id, decl.placements))
     }
 
+    /// Writes a new version of chunk `id` (or rewrites this commit's own
+    /// version in place), keeping the full-text index in step.
     fn write_version(
         &mut self,
         id: &str,
-        current: Option<&super::snapshot::ChunkRow>,
-        name: &Option<String>,
-        spec: &str,
-        body: &str,
+        current: Option<&ChunkRow>,
+        v: &Version<'_>,
+        text_changed: bool,
     ) -> Result<()> {
         let n = self.n as i64;
-        let created = current.map_or(n, |c| c.created as i64);
         if let Some(old) = current {
-            self.conn
-                .prepare_cached("DELETE FROM chunk_text WHERE rowid = ?1")?
-                .execute([old.vid])?;
             if old.began == self.n {
-                // A second declaration of the chunk in this commit: rewrite in place.
+                // A second change of the chunk in this commit: rewrite in place.
                 self.conn
                     .prepare_cached(
-                        "UPDATE chunks SET name = ?2, spec = ?3, body = ?4 WHERE vid = ?1",
+                        "UPDATE chunks SET name = ?2, spec = ?3, body = ?4, placements = ?5 WHERE vid = ?1",
                     )?
-                    .execute(rusqlite::params![old.vid, name, spec, body])?;
-                return self.index_text(old.vid, name, body);
+                    .execute(rusqlite::params![old.vid, v.name, v.spec, v.body, v.placements])?;
+            } else {
+                self.conn
+                    .prepare_cached("UPDATE chunks SET ended = ?2 WHERE vid = ?1")?
+                    .execute([old.vid, n])?;
+                self.insert_version(id, old.key, v)?;
             }
-            self.conn
-                .prepare_cached("UPDATE chunks SET ended = ?2 WHERE vid = ?1")?
-                .execute([old.vid, n])?;
+            if text_changed {
+                self.conn
+                    .prepare_cached("DELETE FROM chunk_text WHERE rowid = ?1")?
+                    .execute([old.key])?;
+                self.index_text(old.key, v.name, v.body)?;
+            }
+            return Ok(());
         }
-        self.conn
-            .prepare_cached(
-                "INSERT INTO chunks (id, name, spec, body, created, began) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            )?
-            .execute(rusqlite::params![id, name, spec, body, created, n])?;
-        let vid = self.conn.last_insert_rowid();
-        self.index_text(vid, name, body)
+        let key = self.next_vid;
+        self.insert_version(id, key, v)?;
+        self.index_text(key, v.name, v.body)
     }
 
-    fn index_text(&self, vid: i64, name: &Option<String>, body: &str) -> Result<()> {
+    fn insert_version(&mut self, id: &str, key: i64, v: &Version<'_>) -> Result<()> {
+        let vid = self.next_vid;
+        self.next_vid += 1;
+        self.conn
+            .prepare_cached(
+                "INSERT INTO chunks (vid, id, key, name, spec, body, placements, began) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            )?
+            .execute(rusqlite::params![
+                vid,
+                id,
+                key,
+                v.name,
+                v.spec,
+                v.body,
+                v.placements,
+                self.n as i64
+            ])?;
+        Ok(())
+    }
+
+    fn index_text(&self, key: i64, name: &Option<String>, body: &str) -> Result<()> {
         let mut text = name.clone().unwrap_or_default();
         let value: Value = serde_json::from_str(body).unwrap_or_default();
         collect_strings(&value, &mut text);
@@ -315,7 +371,42 @@ impl<'c> Apply<'c> {
         }
         self.conn
             .prepare_cached("INSERT INTO chunk_text (rowid, text) VALUES (?1, ?2)")?
-            .execute(rusqlite::params![vid, text])?;
+            .execute(rusqlite::params![key, text])?;
+        Ok(())
+    }
+
+    /// Brings the placements column of every chunk whose placements changed
+    /// up to date: in place for a version this commit wrote, else as a new
+    /// version (a placement change is a change of the chunk).
+    fn sync_placements(&mut self) -> Result<()> {
+        for id in self.replaced.clone() {
+            let Some(current) = self.snapshot().chunk_row(&id)? else {
+                continue; // removed in this commit
+            };
+            let placements: Vec<Placement> = rows(
+                self.conn,
+                "SELECT scope, kind, seq FROM placements INDEXED BY placements_head \
+                 WHERE chunk = ?1 AND ended IS NULL ORDER BY began, pos",
+                &[&id],
+                At::Head,
+                |r| {
+                    Ok(Placement {
+                        scope: r.get(0)?,
+                        kind: kind_from(r.get(1)?),
+                        seq: r.get(2)?,
+                    })
+                },
+            )?;
+            let text = serde_json::to_string(&placements)
+                .map_err(|e| Error::Storage(format!("cannot encode placements: {e}")))?;
+            let version = Version {
+                name: &current.name,
+                spec: &current.spec,
+                body: &current.body,
+                placements: &text,
+            };
+            self.write_version(&id, Some(&current), &version, false)?;
+        }
         Ok(())
     }
 
@@ -364,6 +455,7 @@ impl<'c> Apply<'c> {
                 "INSERT INTO placements (chunk, scope, kind, seq, began, pos) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             )?
             .execute(rusqlite::params![chunk, scope, kind_code(kind), seq, self.n as i64, self.pos])?;
+        self.mark_replaced(&chunk);
         self.new_rows.push(NewRow {
             rid: self.conn.last_insert_rowid(),
             chunk,
@@ -400,7 +492,7 @@ impl<'c> Apply<'c> {
                 (true, Some(s)) => {
                     let holders = rows(
                         self.conn,
-                        "SELECT chunk FROM placements INDEXED BY placements_members WHERE scope = ?1 AND seq = ?2 AND ended IS NULL \
+                        "SELECT chunk FROM placements INDEXED BY placements_by_scope WHERE scope = ?1 AND seq = ?2 AND ended IS NULL \
                          AND rid != ?3",
                         &[&r.scope, &s, &r.rid],
                         At::Head,
@@ -417,7 +509,7 @@ impl<'c> Apply<'c> {
                 (true, None) => {
                     let max = row(
                         self.conn,
-                        "SELECT seq FROM placements INDEXED BY placements_members WHERE scope = ?1 AND ended IS NULL \
+                        "SELECT seq FROM placements INDEXED BY placements_by_scope WHERE scope = ?1 AND ended IS NULL \
                          AND seq IS NOT NULL ORDER BY seq DESC LIMIT 1",
                         &[&r.scope],
                         At::Head,
@@ -535,7 +627,7 @@ impl<'c> Apply<'c> {
             };
             let clash = row(
                 self.conn,
-                "SELECT p.chunk FROM placements p INDEXED BY placements_members \
+                "SELECT p.chunk FROM placements p INDEXED BY placements_by_scope \
                  WHERE p.scope = ?1 AND p.kind = 0 AND p.ended IS NULL AND p.chunk != ?2 \
                  AND (SELECT c.body -> ?3 FROM chunks c WHERE c.id = p.chunk AND c.ended IS NULL) \
                  = json(?4) LIMIT 1",
@@ -571,7 +663,8 @@ impl<'c> Apply<'c> {
             add(&c.scope);
         }
         let removed: HashSet<&String> = self.removed.iter().collect();
-        for id in self.modified.iter().filter(|id| !removed.contains(id)) {
+        let changed = self.modified.iter().chain(self.replaced.iter());
+        for id in changed.filter(|id| !removed.contains(id)) {
             for scope in rows(
                 self.conn,
                 "SELECT scope FROM placements INDEXED BY placements_head WHERE chunk = ?1 AND ended IS NULL",
@@ -584,6 +677,14 @@ impl<'c> Apply<'c> {
         }
         Ok(out)
     }
+}
+
+/// The fields of one chunk version.
+struct Version<'a> {
+    name: &'a Option<String>,
+    spec: &'a str,
+    body: &'a str,
+    placements: &'a str,
 }
 
 /// A JSON path naming one object key, quoted so any key works.
