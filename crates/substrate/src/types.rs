@@ -352,6 +352,11 @@ pub enum TypeFilter {
 }
 
 impl TypeFilter {
+    /// The default: both types count.
+    pub fn is_both(&self) -> bool {
+        *self == TypeFilter::Both
+    }
+
     /// Whether a placement of `kind` counts.
     pub fn admits(self, kind: PlacementType) -> bool {
         match self {
@@ -370,6 +375,13 @@ pub struct Include {
     pub body: bool,
     /// Return the `dimensions` facets (default false).
     pub dimensions: bool,
+}
+
+impl Include {
+    /// Bodies on, dimensions off.
+    pub fn is_default(&self) -> bool {
+        *self == Include::default()
+    }
 }
 
 impl Default for Include {
@@ -395,12 +407,13 @@ pub struct ScopeOpts {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub after: Option<String>,
     /// Which placements count as membership.
-    #[serde(rename = "type")]
+    #[serde(rename = "type", skip_serializing_if = "TypeFilter::is_both")]
     pub kind: TypeFilter,
     /// Drop members also placed on any of these.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub exclude: Vec<String>,
     /// Bodies off, dimensions on.
+    #[serde(skip_serializing_if = "Include::is_default")]
     pub include: Include,
     /// Read the substrate as it stood right after this commit.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -1,0 +1,254 @@
+//! The Rust SDK: a typed client of the engine over any byte stream — a
+//! program's stdin/stdout, or a host's pipe to `hc serve --stdio`.
+//! Requests may be in flight concurrently; responses are matched by id and
+//! events arrive on their own stream.
+
+use crate::wire::{
+    Boundary, ErrorBody, ErrorCode, Event, Incoming, Op, Outcome, Request, RunArgs, RunResult,
+    SubscribeOpts, SubscribeResult,
+};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use substrate::{ChunkDecl, Commit, Declaration, ScopeOpts, ScopeResult};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::{mpsc, oneshot};
+
+/// What went wrong with a request.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ClientError {
+    /// The engine answered with an error.
+    #[error("{}: {}", .0.code.as_str(), .0.message)]
+    Engine(ErrorBody),
+    /// The connection closed before the answer came.
+    #[error("the connection to the engine closed")]
+    Closed,
+    /// The answer did not have the expected shape.
+    #[error("unexpected answer from the engine: {0}")]
+    Decode(String),
+}
+
+impl ClientError {
+    /// The engine's error code, if the engine answered with one.
+    pub fn code(&self) -> Option<ErrorCode> {
+        match self {
+            ClientError::Engine(body) => Some(body.code),
+            _ => None,
+        }
+    }
+}
+
+type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Outcome>>>>;
+
+/// A connection to the engine. Cheap to clone; every clone shares it.
+#[derive(Clone)]
+pub struct Client {
+    next_id: Arc<AtomicU64>,
+    pending: Pending,
+    out: mpsc::UnboundedSender<String>,
+}
+
+/// The events of a connection (`scope_changed`, `lagged`, …), in order.
+pub struct Events(mpsc::UnboundedReceiver<Event>);
+
+impl Events {
+    /// The next event; `None` once the connection has closed.
+    pub async fn recv(&mut self) -> Option<Event> {
+        self.0.recv().await
+    }
+
+    /// An event already received, without waiting.
+    pub fn try_recv(&mut self) -> Option<Event> {
+        self.0.try_recv().ok()
+    }
+}
+
+impl Client {
+    /// Speaks the protocol over `reader`/`writer`. Spawns two tasks on the
+    /// current tokio runtime; they end when the stream closes.
+    pub fn connect<R, W>(reader: R, writer: W) -> (Client, Events)
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let (out, mut lines) = mpsc::unbounded_channel::<String>();
+        let (event_tx, events) = mpsc::unbounded_channel();
+        let pending: Pending = Arc::default();
+        tokio::spawn(async move {
+            let mut writer = writer;
+            while let Some(line) = lines.recv().await {
+                if writer.write_all(line.as_bytes()).await.is_err() {
+                    break;
+                }
+                // Send what is queued in one go, then flush once.
+                while let Ok(more) = lines.try_recv() {
+                    if writer.write_all(more.as_bytes()).await.is_err() {
+                        return;
+                    }
+                }
+                if writer.flush().await.is_err() {
+                    break;
+                }
+            }
+        });
+        let reading = Arc::clone(&pending);
+        tokio::spawn(async move {
+            let mut reader = BufReader::new(reader);
+            let mut line = Vec::new();
+            loop {
+                line.clear();
+                match reader.read_until(b'\n', &mut line).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {}
+                }
+                match Incoming::parse(line.trim_ascii_end()) {
+                    Ok(Incoming::Event(event)) => {
+                        let _ = event_tx.send(event);
+                    }
+                    Ok(Incoming::Response(response)) => {
+                        let waiter = response.id.and_then(|id| {
+                            reading
+                                .lock()
+                                .unwrap_or_else(PoisonError::into_inner)
+                                .remove(&id)
+                        });
+                        if let Some(waiter) = waiter {
+                            let _ = waiter.send(response.outcome);
+                        }
+                    }
+                    Err(e) => eprintln!("hermitcrab sdk: ignoring a line from the engine: {e}"),
+                }
+            }
+            // Closed: every request still waiting fails with `Closed`.
+            reading
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clear();
+        });
+        (
+            Client {
+                next_id: Arc::new(AtomicU64::new(1)),
+                pending,
+                out,
+            },
+            Events(events),
+        )
+    }
+
+    /// The client of a program the engine started: stdin and stdout.
+    pub fn from_stdio() -> (Client, Events) {
+        Client::connect(tokio::io::stdin(), tokio::io::stdout())
+    }
+
+    /// Sends one request and waits for its answer.
+    pub async fn request(&self, op: Op) -> Result<Value, ClientError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let mut line = serde_json::to_string(&Request { id, op })
+            .map_err(|e| ClientError::Decode(e.to_string()))?;
+        line.push('\n');
+        let (tx, rx) = oneshot::channel();
+        self.pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id, tx);
+        if self.out.send(line).is_err() {
+            return Err(ClientError::Closed);
+        }
+        match rx.await {
+            Ok(Outcome::Result(value)) => Ok(value),
+            Ok(Outcome::Error(body)) => Err(ClientError::Engine(body)),
+            Err(_) => Err(ClientError::Closed),
+        }
+    }
+
+    async fn typed<T: DeserializeOwned>(&self, op: Op) -> Result<T, ClientError> {
+        let value = self.request(op).await?;
+        serde_json::from_value(value).map_err(|e| ClientError::Decode(e.to_string()))
+    }
+
+    /// Reads the intersection of `scopes`.
+    pub async fn scope(
+        &self,
+        scopes: &[&str],
+        opts: ScopeOpts,
+    ) -> Result<ScopeResult, ClientError> {
+        let scopes = scopes.iter().map(|s| (*s).to_owned()).collect();
+        self.typed(Op::Scope { scopes, opts }).await
+    }
+
+    /// Applies a declaration.
+    pub async fn commit(&self, declaration: Declaration) -> Result<Commit, ClientError> {
+        self.typed(Op::Commit { declaration }).await
+    }
+
+    /// Starts `program` (an id or a name); answers with the process id.
+    pub async fn run(&self, program: &str, args: RunArgs) -> Result<String, ClientError> {
+        let result: RunResult = self
+            .typed(Op::Run {
+                program: program.to_owned(),
+                args,
+            })
+            .await?;
+        Ok(result.process)
+    }
+
+    /// Waits for the processes to end; answers with each one's final scope.
+    pub async fn await_processes(
+        &self,
+        ids: &[&str],
+    ) -> Result<HashMap<String, ScopeResult>, ClientError> {
+        let processes = ids.iter().map(|s| (*s).to_owned()).collect();
+        self.typed(Op::Await { processes }).await
+    }
+
+    /// Ends a process this program started (idempotent).
+    pub async fn cancel(&self, id: &str) -> Result<(), ClientError> {
+        self.request(Op::Cancel {
+            process: id.to_owned(),
+        })
+        .await
+        .map(drop)
+    }
+
+    /// Subscribes to commits touching `scopes` (and, `deep`, their subtrees).
+    pub async fn subscribe(&self, scopes: &[&str], deep: bool) -> Result<String, ClientError> {
+        let scopes = scopes.iter().map(|s| (*s).to_owned()).collect();
+        let result: SubscribeResult = self
+            .typed(Op::Subscribe {
+                scopes,
+                opts: SubscribeOpts { deep },
+            })
+            .await?;
+        Ok(result.subscription_id)
+    }
+
+    /// Ends a subscription.
+    pub async fn unsubscribe(&self, id: &str) -> Result<(), ClientError> {
+        self.request(Op::Unsubscribe {
+            subscription_id: id.to_owned(),
+        })
+        .await
+        .map(drop)
+    }
+
+    /// Sends `data` to live subscribers, unpersisted.
+    pub async fn notify(&self, data: Value) -> Result<(), ClientError> {
+        self.request(Op::Notify { data }).await.map(drop)
+    }
+}
+
+/// A shorthand for [`RunArgs`] with argument chunks and both boundaries.
+pub fn run_args(
+    chunks: Vec<ChunkDecl>,
+    read: Option<Boundary>,
+    write: Option<Boundary>,
+) -> RunArgs {
+    RunArgs {
+        chunks,
+        read_boundary: read,
+        write_boundary: write,
+        ..RunArgs::default()
+    }
+}

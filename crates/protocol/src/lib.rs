@@ -1,0 +1,47 @@
+//! # protocol
+//!
+//! The one protocol every hermitcrab program speaks, in any language:
+//! JSON objects, one per line, over the program's stdin (engine → program)
+//! and stdout (program → engine). `design/protocol.md` is the spec; this
+//! crate is its types ([`Request`], [`Op`], [`Response`], [`Event`],
+//! [`ErrorCode`], and the substrate's `Declaration`, `Commit` and
+//! `ScopeResult`) and a Rust SDK ([`Client`]) for programs and hosts.
+//!
+//! Invariants: serializing any type here yields exactly the JSON of the spec
+//! page (the tests compare against its literal examples); [`Request::parse`]
+//! never panics, whatever bytes it is given.
+//!
+//! ```no_run
+//! # async fn program() -> Result<(), protocol::ClientError> {
+//! use protocol::Client;
+//! use substrate::ScopeOpts;
+//! let (engine, _events) = Client::from_stdio();
+//! let me = protocol::env::process_id().unwrap_or_default();
+//! let args = engine.scope(&[me.as_str()], ScopeOpts::default()).await?;
+//! println!("{} argument chunk(s)", args.chunks.len());
+//! # Ok(()) }
+//! ```
+
+mod client;
+mod wire;
+
+pub use client::{Client, ClientError, Events, run_args};
+pub use substrate::{
+    ChunkDecl, ChunkItem, Commit, Declaration, NewPlacement, PlacementType, ScopeOpts, ScopeResult,
+};
+pub use wire::*;
+
+/// The environment a program is started with.
+pub mod env {
+    /// The program's process chunk id.
+    pub const PROCESS_ID: &str = "HC_PROCESS_ID";
+    /// The protocol version, `1`.
+    pub const PROTOCOL: &str = "HC_PROTOCOL";
+    /// The project root directory.
+    pub const PROJECT_ROOT: &str = "HC_PROJECT_ROOT";
+
+    /// `$HC_PROCESS_ID`, when the engine started this program.
+    pub fn process_id() -> Option<String> {
+        std::env::var(PROCESS_ID).ok()
+    }
+}

@@ -1,0 +1,404 @@
+//! The wire types: every request, response, error and event of
+//! `design/protocol.md`, and the line parser the engine uses.
+
+use serde::de::{self, Deserializer};
+use serde::{Deserialize, Serialize, Serializer};
+use serde_json::{Map, Value};
+use std::sync::Arc;
+use substrate::{ChunkDecl, Commit, Declaration, ScopeOpts};
+
+/// The longest line either side may send, in bytes.
+pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+
+/// A boundary: `"open"`, or a list of root chunk ids.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Boundary {
+    /// No restriction at this level.
+    Open,
+    /// Chunks with an instance chain up to one of these roots (or a root itself).
+    Roots(Vec<String>),
+}
+
+impl Serialize for Boundary {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Boundary::Open => s.serialize_str("open"),
+            Boundary::Roots(roots) => roots.serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Boundary {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Boundary, D::Error> {
+        match Value::deserialize(d)? {
+            Value::String(s) if s == "open" => Ok(Boundary::Open),
+            Value::Array(items) => items
+                .into_iter()
+                .map(|v| match v {
+                    Value::String(s) => Ok(s),
+                    other => Err(de::Error::custom(format!(
+                        "a boundary root must be a chunk id string, got {other}"
+                    ))),
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map(Boundary::Roots),
+            other => Err(de::Error::custom(format!(
+                "a boundary is \"open\" or a list of chunk ids, got {other}"
+            ))),
+        }
+    }
+}
+
+/// The arguments of a `run`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunArgs {
+    /// Argument chunks; the engine places each instance on the new process.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chunks: Vec<ChunkDecl>,
+    /// This run's read boundary; omitted means the caller's own.
+    #[serde(
+        rename = "readBoundary",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub read_boundary: Option<Boundary>,
+    /// This run's write boundary; omitted means the caller's own.
+    #[serde(
+        rename = "writeBoundary",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub write_boundary: Option<Boundary>,
+    /// Overrides the program's `timeout_ms`.
+    #[serde(rename = "timeoutMs", default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    /// For a host run: the session to place the process on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+}
+
+/// Options of a `subscribe`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SubscribeOpts {
+    /// Also fire for every scope with an instance chain up to a subscribed one.
+    pub deep: bool,
+}
+
+/// One operation a program (or host) asks of the engine.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "lowercase", deny_unknown_fields)]
+pub enum Op {
+    /// Read the intersection of scopes.
+    Scope {
+        /// The scopes (none: the whole substrate, for an open boundary).
+        scopes: Vec<String>,
+        /// Read options.
+        #[serde(default)]
+        opts: ScopeOpts,
+    },
+    /// Apply a declaration.
+    Commit {
+        /// What to change.
+        declaration: Declaration,
+    },
+    /// Start a program; answers with the process id at once.
+    Run {
+        /// A program chunk id or a program name.
+        program: String,
+        /// Arguments and boundaries.
+        #[serde(default)]
+        args: RunArgs,
+    },
+    /// Wait for processes to end.
+    Await {
+        /// Process ids.
+        processes: Vec<String>,
+    },
+    /// End a process the caller started (directly or through descendants).
+    Cancel {
+        /// The process id.
+        process: String,
+    },
+    /// Hear of commits touching scopes.
+    Subscribe {
+        /// The scopes.
+        scopes: Vec<String>,
+        /// `deep`.
+        #[serde(default)]
+        opts: SubscribeOpts,
+    },
+    /// Stop a subscription.
+    Unsubscribe {
+        /// The id `subscribe` answered.
+        #[serde(rename = "subscriptionId")]
+        subscription_id: String,
+    },
+    /// Forward `data`, unpersisted, to subscribers of the process and its ancestors.
+    Notify {
+        /// Anything JSON.
+        data: Value,
+    },
+}
+
+impl Op {
+    /// The op's name on the wire.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Op::Scope { .. } => "scope",
+            Op::Commit { .. } => "commit",
+            Op::Run { .. } => "run",
+            Op::Await { .. } => "await",
+            Op::Cancel { .. } => "cancel",
+            Op::Subscribe { .. } => "subscribe",
+            Op::Unsubscribe { .. } => "unsubscribe",
+            Op::Notify { .. } => "notify",
+        }
+    }
+}
+
+/// A request: an id the sender chose and an op.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Request {
+    /// Matches the response.
+    pub id: u64,
+    /// What is asked.
+    #[serde(flatten)]
+    pub op: Op,
+}
+
+/// Why a line could not be taken as a request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ParseError {
+    /// Not JSON, or not a JSON object: fatal for a program
+    /// (`protocol: malformed output`), an error response for a host.
+    Malformed(String),
+    /// A JSON object, but not a valid request: an `INVALID_REQUEST`
+    /// response, and the sender goes on.
+    Invalid {
+        /// The request's id, when it had a usable one.
+        id: Option<u64>,
+        /// What is wrong, for a person.
+        message: String,
+    },
+}
+
+impl Request {
+    /// Parses one line (without its newline).
+    pub fn parse(line: &[u8]) -> Result<Request, ParseError> {
+        if line.len() > MAX_LINE_BYTES {
+            return Err(ParseError::Malformed(format!(
+                "a line of {} bytes exceeds the {MAX_LINE_BYTES}-byte limit",
+                line.len()
+            )));
+        }
+        let value: Value = serde_json::from_slice(line)
+            .map_err(|e| ParseError::Malformed(format!("not JSON: {e}")))?;
+        let Value::Object(mut map) = value else {
+            return Err(ParseError::Malformed(format!(
+                "a request must be a JSON object, got {}",
+                kind_of(&value)
+            )));
+        };
+        let id = match map.remove("id") {
+            Some(Value::Number(n)) if n.as_u64().is_some() => n.as_u64(),
+            Some(other) => {
+                return Err(ParseError::Invalid {
+                    id: None,
+                    message: format!("`id` must be a non-negative integer, got {other}"),
+                });
+            }
+            None => {
+                return Err(ParseError::Invalid {
+                    id: None,
+                    message: "missing `id`: every request carries an integer id".into(),
+                });
+            }
+        };
+        let invalid = |message: String| ParseError::Invalid { id, message };
+        let op_name = match map.get("op") {
+            Some(Value::String(s)) => s.clone(),
+            Some(other) => return Err(invalid(format!("`op` must be a string, got {other}"))),
+            None => return Err(invalid("missing `op`".into())),
+        };
+        let op: Op = serde_json::from_value(Value::Object(map))
+            .map_err(|e| invalid(format!("bad `{op_name}` request: {e}")))?;
+        Ok(Request {
+            id: id.unwrap_or(0),
+            op,
+        })
+    }
+}
+
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The error codes of `design/protocol.md`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ErrorCode {
+    /// Outside the effective boundary, or a protected chunk.
+    BoundaryViolation,
+    /// The declaration breaks a spec rule.
+    ValidationError,
+    /// A chunk, program, process or subscription that does not exist.
+    NotFound,
+    /// A run the program started ended non-zero.
+    RunFailed,
+    /// Malformed request, unknown op, missing field, mixed virtual and real
+    /// scopes, ambiguous program name.
+    InvalidRequest,
+    /// The engine failed; nothing was half-done.
+    Internal,
+}
+
+impl ErrorCode {
+    /// The code as on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::BoundaryViolation => "BOUNDARY_VIOLATION",
+            ErrorCode::ValidationError => "VALIDATION_ERROR",
+            ErrorCode::NotFound => "NOT_FOUND",
+            ErrorCode::RunFailed => "RUN_FAILED",
+            ErrorCode::InvalidRequest => "INVALID_REQUEST",
+            ErrorCode::Internal => "INTERNAL",
+        }
+    }
+}
+
+impl From<&substrate::Error> for ErrorCode {
+    fn from(e: &substrate::Error) -> ErrorCode {
+        match e {
+            substrate::Error::NotFound(_) => ErrorCode::NotFound,
+            substrate::Error::Validation(_) => ErrorCode::ValidationError,
+            substrate::Error::InvalidRequest(_) => ErrorCode::InvalidRequest,
+            substrate::Error::Storage(_) => ErrorCode::Internal,
+        }
+    }
+}
+
+/// An error answer.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[error("{code:?}: {message}")]
+pub struct ErrorBody {
+    /// The code.
+    pub code: ErrorCode,
+    /// What happened and what to do, for a person.
+    pub message: String,
+}
+
+impl ErrorBody {
+    /// An error with a code and a message.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> ErrorBody {
+        ErrorBody {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+/// A response: the request's id and exactly one of `result` or `error`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Response {
+    /// The request's id (`null` when the line had none usable).
+    pub id: Option<u64>,
+    /// The outcome.
+    #[serde(flatten)]
+    pub outcome: Outcome,
+}
+
+/// `{"result": …}` or `{"error": …}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Outcome {
+    /// Success.
+    #[serde(rename = "result")]
+    Result(Value),
+    /// Failure.
+    #[serde(rename = "error")]
+    Error(ErrorBody),
+}
+
+/// An unsolicited message from the engine.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    /// A commit touched a subscribed scope (filtered to what the subscriber can read).
+    ScopeChanged {
+        /// The subscription.
+        #[serde(rename = "subscriptionId")]
+        subscription_id: String,
+        /// The commit record.
+        commit: Arc<Commit>,
+    },
+    /// Events may have been missed: re-read.
+    Lagged {
+        /// The subscriptions concerned.
+        #[serde(rename = "subscriptionIds")]
+        subscription_ids: Vec<String>,
+    },
+    /// The engine ended a subscription whose scope became unreachable.
+    SubscriptionInvalid {
+        /// The subscription.
+        #[serde(rename = "subscriptionId")]
+        subscription_id: String,
+        /// `"scope unreachable"` or `"scope removed"`.
+        reason: String,
+    },
+    /// A process's `notify`, forwarded unpersisted.
+    Notification {
+        /// The notifying process.
+        process: String,
+        /// What it sent.
+        data: Value,
+    },
+}
+
+/// Anything the engine sends: a response or an event.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Incoming {
+    /// Answers a request.
+    Response(Response),
+    /// Unsolicited.
+    Event(Event),
+}
+
+impl Incoming {
+    /// Parses one line from the engine: an `event` key makes it an event.
+    pub fn parse(line: &[u8]) -> Result<Incoming, String> {
+        let map: Map<String, Value> =
+            serde_json::from_slice(line).map_err(|e| format!("not a JSON object: {e}"))?;
+        if map.contains_key("event") {
+            serde_json::from_value(Value::Object(map))
+                .map(Incoming::Event)
+                .map_err(|e| format!("bad event: {e}"))
+        } else {
+            serde_json::from_value(Value::Object(map))
+                .map(Incoming::Response)
+                .map_err(|e| format!("bad response: {e}"))
+        }
+    }
+}
+
+/// `run`'s result.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunResult {
+    /// The new process's id.
+    pub process: String,
+}
+
+/// `subscribe`'s result.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SubscribeResult {
+    /// The subscription's id.
+    #[serde(rename = "subscriptionId")]
+    pub subscription_id: String,
+}
