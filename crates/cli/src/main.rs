@@ -1,1 +1,109 @@
-fn main() {}
+//! `hc`: the hermitcrab command line — the host. It finds the project,
+//! opens the substrate, starts the engine, runs programs for the person,
+//! and carries every built-in program (`hc program NAME`).
+
+mod project;
+
+use anyhow::{Context as _, Result};
+use clap::{Parser, Subcommand};
+use engine::{Engine, EngineConfig};
+use project::Project;
+use std::process::ExitCode;
+
+/// hermitcrab: an agent runtime that keeps every step in one substrate.
+#[derive(Parser)]
+#[command(name = "hc", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Create .hermitcrab/ here and bootstrap the substrate (safe to re-run).
+    Init,
+    /// Run a built-in program on this process's stdio (the engine does this).
+    Program {
+        /// The built-in's name, e.g. `echo`.
+        name: String,
+    },
+    /// Speak the protocol with host reach, for editors, scripts and tools.
+    Serve {
+        /// On stdin/stdout (the only transport for now).
+        #[arg(long)]
+        stdio: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    init_logging();
+    let cli = Cli::parse();
+    let outcome = match cli.command {
+        Command::Init => init(),
+        Command::Program { name } => program(&name),
+        Command::Serve { stdio } => serve(stdio),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("hc: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Logs go to stderr, off unless `HC_LOG` says otherwise (`HC_LOG=debug`).
+fn init_logging() {
+    if let Ok(filter) = std::env::var("HC_LOG") {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+            .with_writer(std::io::stderr)
+            .try_init();
+    }
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
+fn init() -> Result<()> {
+    let here = std::env::current_dir().context("cannot read the working directory")?;
+    let (project, changed) = Project::init(&here)?;
+    let what = if changed {
+        "initialized"
+    } else {
+        "already up to date:"
+    };
+    println!(
+        "{what} hermitcrab project in {}",
+        project.root.join(project::DIR).display()
+    );
+    Ok(())
+}
+
+fn program(name: &str) -> Result<()> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    rt.block_on(programs::run(name))?;
+    Ok(())
+}
+
+fn serve(stdio: bool) -> Result<()> {
+    if !stdio {
+        anyhow::bail!("say how to serve: `hc serve --stdio` (the only transport for now)");
+    }
+    let here = std::env::current_dir().context("cannot read the working directory")?;
+    let project = Project::find(&here)?;
+    let (db, _) = project.open()?;
+    runtime()?.block_on(async move {
+        let engine = Engine::open_with(db, EngineConfig::new(&project.root))?;
+        engine::serve_host(engine.clone(), tokio::io::stdin(), tokio::io::stdout()).await;
+        engine.shutdown().await;
+        Ok(())
+    })
+}

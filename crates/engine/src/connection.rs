@@ -1,0 +1,298 @@
+//! One protocol connection: JSON lines in, responses and events out. The
+//! same code serves a program's stdio (a malformed line is fatal) and a host
+//! (`hc serve --stdio`: a malformed line is answered, and the host goes on).
+
+use crate::engine::{Context, Engine};
+use crate::error::{EngineError, Result};
+use crate::subs::Sink;
+use protocol::{
+    ErrorBody, ErrorCode, MAX_LINE_BYTES, Op, ParseError, Request, RunResult, SubscribeResult,
+};
+use serde::Serialize;
+use std::sync::{Arc, Mutex, PoisonError};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, BufReader};
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+
+/// Lines queued for a program before events are dropped (and it is told
+/// `lagged`) and responses wait.
+pub(crate) const OUT_QUEUE: usize = 4096;
+
+/// Why a connection stopped reading.
+#[derive(Debug)]
+pub(crate) enum ReadEnd {
+    /// The other side closed its output.
+    Eof,
+    /// A program sent a line that is not a JSON object (fatal).
+    Malformed(String),
+}
+
+/// A connection to a program or a host.
+pub(crate) struct Connection {
+    engine: Engine,
+    ctx: Context,
+    out: mpsc::Sender<String>,
+    host: bool,
+    /// `await`s in flight: they are the only requests that outlive a line.
+    awaits: Mutex<JoinSet<()>>,
+    subscriptions: Mutex<Vec<String>>,
+}
+
+impl Connection {
+    pub(crate) fn new(
+        engine: Engine,
+        ctx: Context,
+        out: mpsc::Sender<String>,
+        host: bool,
+    ) -> Connection {
+        Connection {
+            engine,
+            ctx,
+            out,
+            host,
+            awaits: Mutex::new(JoinSet::new()),
+            subscriptions: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Reads and answers requests until the input ends (or, for a program,
+    /// a malformed line).
+    pub(crate) async fn serve<R: AsyncRead + Unpin>(self: &Arc<Self>, input: R) -> ReadEnd {
+        let mut input = BufReader::with_capacity(64 * 1024, input);
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            let limit = (MAX_LINE_BYTES + 1) as u64;
+            let read = (&mut input).take(limit).read_until(b'\n', &mut line).await;
+            match read {
+                Ok(0) | Err(_) => return ReadEnd::Eof,
+                Ok(_) => {}
+            }
+            if line.last() != Some(&b'\n') && line.len() > MAX_LINE_BYTES {
+                if self.host {
+                    self.reply_error(
+                        None,
+                        ErrorBody::new(ErrorCode::InvalidRequest, "line longer than 16 MiB"),
+                    )
+                    .await;
+                    return ReadEnd::Eof;
+                }
+                return ReadEnd::Malformed(format!("a line over {MAX_LINE_BYTES} bytes"));
+            }
+            match Request::parse(line.trim_ascii_end()) {
+                Ok(request) => self.handle(request).await,
+                Err(ParseError::Invalid { id, message }) => {
+                    self.reply_error(id, ErrorBody::new(ErrorCode::InvalidRequest, message))
+                        .await;
+                }
+                Err(ParseError::Malformed(why)) if self.host => {
+                    let message = format!("each line must be one JSON object: {why}");
+                    self.reply_error(None, ErrorBody::new(ErrorCode::InvalidRequest, message))
+                        .await;
+                }
+                Err(ParseError::Malformed(why)) => return ReadEnd::Malformed(why),
+            }
+        }
+    }
+
+    /// Ends everything the connection started: its awaits and its subscriptions.
+    pub(crate) fn close(&self) {
+        self.awaits
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .abort_all();
+        for id in self
+            .subscriptions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .drain(..)
+        {
+            self.engine.unsubscribe(&id);
+        }
+    }
+
+    async fn handle(self: &Arc<Self>, request: Request) {
+        let id = request.id;
+        let line = match request.op {
+            Op::Await { processes } => {
+                let me = Arc::clone(self);
+                self.awaits
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .spawn(async move {
+                        let result = me.engine.await_processes(&me.ctx, &processes).await;
+                        let _ = me.out.send(response_line(id, result)).await;
+                    });
+                // Reap finished awaits so the set does not grow.
+                while self
+                    .awaits
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .try_join_next()
+                    .is_some()
+                {}
+                return;
+            }
+            op => blocking(|| self.answer(id, op)),
+        };
+        let _ = self.out.send(line).await;
+    }
+
+    fn answer(&self, id: u64, op: Op) -> String {
+        let engine = &self.engine;
+        let ctx = &self.ctx;
+        match op {
+            Op::Scope { scopes, opts } => response_line(id, engine.scope(ctx, &scopes, &opts)),
+            Op::Commit { declaration } => response_line(id, engine.commit(ctx, declaration)),
+            Op::Run { program, args } => response_line(
+                id,
+                engine
+                    .run(ctx, &program, args)
+                    .map(|process| RunResult { process }),
+            ),
+            Op::Cancel { process } => response_line(
+                id,
+                engine.cancel(ctx, &process).map(|()| serde_json::json!({})),
+            ),
+            Op::Subscribe { scopes, opts } => {
+                let sink = Sink::Lines(self.out.clone());
+                let result = engine
+                    .subscribe_to(ctx, &scopes, opts, sink)
+                    .inspect(|sub| {
+                        self.subscriptions
+                            .lock()
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .push(sub.clone());
+                    });
+                response_line(
+                    id,
+                    result.map(|subscription_id| SubscribeResult { subscription_id }),
+                )
+            }
+            Op::Unsubscribe { subscription_id } => {
+                let mine = {
+                    let mut subs = self
+                        .subscriptions
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner);
+                    let found = subs.iter().position(|s| *s == subscription_id);
+                    found.map(|i| subs.remove(i))
+                };
+                let result = match mine {
+                    Some(sub) => {
+                        engine.unsubscribe(&sub);
+                        Ok(serde_json::json!({}))
+                    }
+                    None => Err(EngineError::not_found(format!(
+                        "no subscription `{subscription_id}` on this connection"
+                    ))),
+                };
+                response_line(id, result)
+            }
+            Op::Notify { data } => {
+                let result = match &ctx.process_id {
+                    Some(me) => engine.notify(me, data).map(|()| serde_json::json!({})),
+                    None => Err(EngineError::invalid(
+                        "notify is for programs: a host has no process to notify from",
+                    )),
+                };
+                response_line(id, result)
+            }
+            Op::Await { .. } => {
+                response_line::<()>(id, Err(EngineError::internal("await is answered apart")))
+            }
+        }
+    }
+
+    async fn reply_error(&self, id: Option<u64>, error: ErrorBody) {
+        let response = protocol::Response {
+            id,
+            outcome: protocol::Outcome::Error(error),
+        };
+        if let Ok(mut line) = serde_json::to_string(&response) {
+            line.push('\n');
+            let _ = self.out.send(line).await;
+        }
+    }
+}
+
+/// Runs a synchronous substrate call without stalling the runtime's other
+/// tasks (on a multi-threaded runtime).
+fn blocking<T>(f: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
+        Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(f),
+        _ => f(),
+    }
+}
+
+/// One response line, serialized straight from the result.
+pub(crate) fn response_line<T: Serialize>(id: u64, result: Result<T>) -> String {
+    let mut line = match result {
+        Ok(value) => match serde_json::to_string(&value) {
+            Ok(json) => format!("{{\"id\":{id},\"result\":{json}}}"),
+            Err(e) => error_json(
+                Some(id),
+                ErrorBody::new(
+                    ErrorCode::Internal,
+                    format!("cannot encode the result: {e}"),
+                ),
+            ),
+        },
+        Err(e) => error_json(Some(id), e.into()),
+    };
+    line.push('\n');
+    line
+}
+
+fn error_json(id: Option<u64>, error: ErrorBody) -> String {
+    let response = protocol::Response {
+        id,
+        outcome: protocol::Outcome::Error(error),
+    };
+    serde_json::to_string(&response).unwrap_or_else(|_| {
+        format!(
+            "{{\"id\":{},\"error\":{{\"code\":\"INTERNAL\",\"message\":\"\"}}}}",
+            id.unwrap_or(0)
+        )
+    })
+}
+
+/// Serves the protocol to a host over `input`/`output` with full reach —
+/// what `hc serve --stdio` runs. Returns when the input ends.
+pub async fn serve_host<R, W>(engine: Engine, input: R, output: W)
+where
+    R: AsyncRead + Unpin,
+    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    use tokio::io::AsyncWriteExt;
+    let (out_tx, mut out_rx) = mpsc::channel::<String>(OUT_QUEUE);
+    let writer = tokio::spawn(async move {
+        let mut output = output;
+        while let Some(line) = out_rx.recv().await {
+            if output.write_all(line.as_bytes()).await.is_err() {
+                break;
+            }
+            while let Ok(more) = out_rx.try_recv() {
+                if output.write_all(more.as_bytes()).await.is_err() {
+                    return;
+                }
+            }
+            if output.flush().await.is_err() {
+                break;
+            }
+        }
+    });
+    let connection = Arc::new(Connection::new(engine, Context::host(), out_tx, true));
+    connection.serve(input).await;
+    // Let in-flight awaits answer before the writer goes.
+    let pending = std::mem::take(
+        &mut *connection
+            .awaits
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner),
+    );
+    pending.join_all().await;
+    connection.close();
+    drop(connection);
+    let _ = writer.await;
+}

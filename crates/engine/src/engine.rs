@@ -1,0 +1,480 @@
+//! [`Engine`]: the API a host calls directly, and that every program's
+//! protocol requests reach.
+
+use crate::boundary::{EffectiveBoundary, Reach, View, judge_write, topology};
+use crate::error::{EngineError, Result};
+use crate::process::{self, Slots};
+use crate::subs::{EventStream, Sink, Subscriptions};
+use protocol::{Boundary, ErrorCode, RunArgs, SubscribeOpts};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use substrate::{
+    ChunkDecl, Commit, Declaration, NewPlacement, PlacementType, ScopeOpts, ScopeResult, Snapshot,
+    Substrate, TypeFilter, ids::COMMITS_ROOT,
+};
+
+/// A process id (`p_…`).
+pub type ProcessId = String;
+
+/// A subscription id (`sub_…`).
+pub type SubscriptionId = String;
+
+/// Who is asking: a host (`None`, full reach) or a running process.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Context {
+    /// The caller's process; `None` for the host.
+    pub process_id: Option<ProcessId>,
+}
+
+impl Context {
+    /// The host.
+    pub fn host() -> Context {
+        Context { process_id: None }
+    }
+
+    /// A process.
+    pub fn process(id: impl Into<String>) -> Context {
+        Context {
+            process_id: Some(id.into()),
+        }
+    }
+}
+
+/// How the engine runs programs.
+#[derive(Clone, Debug)]
+pub struct EngineConfig {
+    /// The project directory: programs run there, relative executables
+    /// resolve against it, and it is `HC_PROJECT_ROOT`.
+    pub project_root: PathBuf,
+    /// The executable `builtin:NAME` programs run as (`EXE program NAME`).
+    pub builtin_exe: PathBuf,
+    /// A run's timeout when neither the run nor the program gives one.
+    pub default_timeout_ms: u64,
+}
+
+impl EngineConfig {
+    /// Runs in `project_root`, built-ins through the current executable.
+    pub fn new(project_root: impl Into<PathBuf>) -> EngineConfig {
+        EngineConfig {
+            project_root: project_root.into(),
+            builtin_exe: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("hc")),
+            default_timeout_ms: substrate::bootstrap::TOOL_TIMEOUT_MS,
+        }
+    }
+}
+
+pub(crate) struct Inner {
+    pub(crate) db: Arc<Substrate>,
+    pub(crate) config: EngineConfig,
+    pub(crate) slots: Slots,
+    pub(crate) subs: Subscriptions,
+}
+
+/// The engine. Cheap to clone; clones share everything. Must be used
+/// inside a tokio runtime (it spawns the programs' supervisors there).
+#[derive(Clone)]
+pub struct Engine {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl Engine {
+    /// Opens the engine on `db`, running programs in the current directory.
+    pub fn open(db: Arc<Substrate>) -> Result<Engine> {
+        let root = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+        Engine::open_with(db, EngineConfig::new(root))
+    }
+
+    /// Opens the engine: fails every process a previous engine left
+    /// `pending` or `running` (`"engine restart"`), then starts relaying
+    /// commits to subscribers.
+    pub fn open_with(db: Arc<Substrate>, config: EngineConfig) -> Result<Engine> {
+        reconcile(&db)?;
+        let inner = Arc::new(Inner {
+            subs: Subscriptions::default(),
+            slots: Slots::default(),
+            db,
+            config,
+        });
+        crate::subs::start_dispatcher(Arc::downgrade(&inner), inner.db.subscribe());
+        Ok(Engine { inner })
+    }
+
+    /// The substrate.
+    pub fn db(&self) -> &Arc<Substrate> {
+        &self.inner.db
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &EngineConfig {
+        &self.inner.config
+    }
+
+    /// The read and write boundaries of `ctx`.
+    pub fn reach(&self, ctx: &Context) -> Result<Reach> {
+        let Some(id) = &ctx.process_id else {
+            return Ok(Reach::host());
+        };
+        if let Some(slot) = self.inner.slots.get(id) {
+            return Ok(slot.reach.clone());
+        }
+        self.inner.db.read(|snap| load_reach(snap, id))
+    }
+
+    /// Reads `ids` as `ctx` may: every id (and every `exclude`) must be
+    /// inside its read boundary — `BOUNDARY_VIOLATION` otherwise, never a
+    /// silently empty read — and scopes members sit on outside it come back
+    /// as `topology`.
+    pub fn scope(&self, ctx: &Context, ids: &[String], opts: &ScopeOpts) -> Result<ScopeResult> {
+        let reach = self.reach(ctx)?;
+        self.inner.db.read(|snap| scope_in(snap, &reach, ids, opts))
+    }
+
+    /// Commits `decl` for `ctx`: boundaries and protection judged on the
+    /// state before it (inside the same transaction), then the spec rules.
+    pub fn commit(&self, ctx: &Context, decl: Declaration) -> Result<Commit> {
+        let reach = self.reach(ctx)?;
+        self.inner
+            .db
+            .commit_with(decl.clone(), ctx.process_id.as_deref(), |snap| {
+                judge_write(&mut View::new(snap), &decl, &reach)
+            })
+    }
+
+    /// Starts `program` (a program chunk id or name) and returns the new
+    /// process's id once it is running. See `design/protocol.md`.
+    pub fn run(&self, ctx: &Context, program: &str, args: RunArgs) -> Result<ProcessId> {
+        process::run(self, ctx, program, args)
+    }
+
+    /// Ends `process` with `error: "cancelled"`. Idempotent: an unknown or
+    /// ended process is fine. A program may cancel only its descendants.
+    pub fn cancel(&self, ctx: &Context, process: &str) -> Result<()> {
+        if let Some(caller) = &ctx.process_id {
+            let descends = self.inner.db.read(|snap| {
+                Ok::<_, EngineError>(
+                    snap.exists(process)?
+                        && snap.reaches_any(process, std::slice::from_ref(caller))?,
+                )
+            })?;
+            let exists = self.inner.db.read(|snap| snap.exists(process))?;
+            if exists && (!descends || process == caller) {
+                return Err(EngineError::boundary(format!(
+                    "cannot cancel `{process}`: a program may cancel only processes it started, \
+                     directly or through its descendants"
+                )));
+            }
+        }
+        if let Some(slot) = self.inner.slots.get(process) {
+            slot.request_end("cancelled");
+        }
+        Ok(())
+    }
+
+    /// Waits until every process in `ids` has ended and its final status is
+    /// committed; answers with each one's scope. A failed process is a
+    /// result, not an error. While a process waits on its own descendants,
+    /// its timeout clock stands still.
+    pub async fn await_processes(
+        &self,
+        ctx: &Context,
+        ids: &[ProcessId],
+    ) -> Result<HashMap<ProcessId, ScopeResult>> {
+        let reach = self.reach(ctx)?;
+        let own_children = self.inner.db.read(|snap| {
+            let mut view = View::new(snap);
+            let mut all_descend = true;
+            for id in ids {
+                if !snap.is_instance_of(id, "engine/process")? {
+                    return Err(EngineError::not_found(format!("no process `{id}`")));
+                }
+                if !reach.read.admits(&mut view, id)? {
+                    return Err(EngineError::boundary(format!(
+                        "cannot await `{id}`: it is outside this process's read boundary"
+                    )));
+                }
+                if let Some(caller) = &ctx.process_id {
+                    all_descend &=
+                        id != caller && snap.reaches_any(id, std::slice::from_ref(caller))?;
+                }
+            }
+            Ok(all_descend)
+        })?;
+        let pause = match (&ctx.process_id, own_children) {
+            (Some(caller), true) => self.inner.slots.get(caller).map(|slot| slot.pause()),
+            _ => None,
+        };
+        for id in ids {
+            if let Some(slot) = self.inner.slots.get(id) {
+                slot.ended().await;
+            }
+        }
+        drop(pause);
+        let opts = ScopeOpts::default();
+        self.inner.db.read(|snap| {
+            let mut out = HashMap::new();
+            for id in ids {
+                out.insert(
+                    id.clone(),
+                    scope_in(snap, &reach, std::slice::from_ref(id), &opts)?,
+                );
+            }
+            Ok(out)
+        })
+    }
+
+    /// Subscribes `ctx` to commits touching `scopes`; take the events with
+    /// [`events`](Self::events). Each scope must be readable.
+    pub fn subscribe(
+        &self,
+        ctx: &Context,
+        scopes: &[String],
+        opts: SubscribeOpts,
+    ) -> Result<SubscriptionId> {
+        let (tx, rx) = tokio::sync::mpsc::channel(crate::subs::HOST_QUEUE);
+        let id = self.subscribe_to(ctx, scopes, opts, Sink::Events(tx))?;
+        self.inner.subs.park_receiver(&id, rx);
+        Ok(id)
+    }
+
+    pub(crate) fn subscribe_to(
+        &self,
+        ctx: &Context,
+        scopes: &[String],
+        opts: SubscribeOpts,
+        sink: Sink,
+    ) -> Result<SubscriptionId> {
+        if scopes.is_empty() {
+            return Err(EngineError::invalid("subscribe needs at least one scope"));
+        }
+        let reach = self.reach(ctx)?;
+        self.inner.db.read(|snap| {
+            let mut view = View::new(snap);
+            for id in scopes {
+                if id == COMMITS_ROOT {
+                    if !reach.is_host() {
+                        return Err(EngineError::boundary("`commits_root` is for hosts only"));
+                    }
+                    continue;
+                }
+                if !snap.exists(id)? {
+                    return Err(EngineError::not_found(format!(
+                        "cannot subscribe to `{id}`: no such chunk"
+                    )));
+                }
+                if !reach.read.admits(&mut view, id)? {
+                    return Err(EngineError::boundary(format!(
+                        "cannot subscribe to `{id}`: it is outside this process's read boundary"
+                    )));
+                }
+            }
+            Ok(())
+        })?;
+        Ok(self.inner.subs.add(
+            ctx.process_id.clone(),
+            scopes.to_vec(),
+            opts.deep,
+            reach.read,
+            sink,
+        ))
+    }
+
+    /// Ends a subscription (unknown ids are fine).
+    pub fn unsubscribe(&self, sub_id: &str) {
+        self.inner.subs.remove(sub_id);
+    }
+
+    /// The events of a subscription made with [`subscribe`](Self::subscribe);
+    /// `None` for an unknown id or when taken before.
+    pub fn events(&self, sub_id: &str) -> Option<EventStream> {
+        self.inner.subs.take_receiver(sub_id)
+    }
+
+    /// Forwards `data` from process `from`, unpersisted, to subscribers of
+    /// it, of its ancestor processes, and of the scopes those sit on.
+    pub fn notify(&self, from: &str, data: Value) -> Result<()> {
+        crate::subs::notify(&self.inner, from, data)
+    }
+
+    /// Cancels every running process and waits for them to end.
+    pub async fn shutdown(&self) {
+        for slot in self.inner.slots.all() {
+            slot.request_end("cancelled");
+        }
+        for slot in self.inner.slots.all() {
+            slot.ended().await;
+        }
+        self.inner.subs.clear();
+    }
+}
+
+/// A read as `reach` may, on `snap`.
+pub(crate) fn scope_in(
+    snap: &Snapshot<'_>,
+    reach: &Reach,
+    ids: &[String],
+    opts: &ScopeOpts,
+) -> Result<ScopeResult> {
+    if !reach.is_host() {
+        if ids.iter().any(|id| id == COMMITS_ROOT) {
+            return Err(EngineError::boundary(
+                "`commits_root` is for hosts only: commit records name chunks outside any program's boundary",
+            ));
+        }
+        if ids.is_empty() && !reach.read.is_open() {
+            return Err(EngineError::boundary(
+                "a read of the whole substrate needs an open read boundary; name the scopes to read",
+            ));
+        }
+        let at = match opts.as_of {
+            Some(n) => snap.as_of(n)?,
+            None => snap.as_of(snap.head_id())?,
+        };
+        let mut view = View::new(&at);
+        for id in ids.iter().chain(&opts.exclude) {
+            if at.exists(id)? && !reach.read.admits(&mut view, id)? {
+                return Err(EngineError::boundary(format!(
+                    "cannot read `{id}`: it is outside this process's read boundary"
+                )));
+            }
+        }
+    }
+    let mut result = snap.scope(ids, opts)?;
+    if !reach.read.is_open() {
+        let at = snap.as_of(result.as_of)?;
+        let mut view = View::new(&at);
+        let items: Vec<&substrate::ChunkItem> = result
+            .scopes
+            .iter()
+            .chain(&result.chunks)
+            .map(|a| a.as_ref())
+            .collect();
+        result.topology = topology(&mut view, &items, &reach.read)?;
+    }
+    Ok(result)
+}
+
+/// The boundaries stored with a process (for a process with no live slot).
+pub(crate) fn load_reach(snap: &Snapshot<'_>, process: &str) -> Result<Reach> {
+    if !snap.is_instance_of(process, "engine/process")? {
+        return Err(EngineError::not_found(format!("no process `{process}`")));
+    }
+    let related = snap.scope(
+        &[process.to_owned()],
+        &ScopeOpts {
+            kind: TypeFilter::Relates,
+            ..ScopeOpts::default()
+        },
+    )?;
+    let mut reach = Reach::default();
+    for item in &related.chunks {
+        let levels: Vec<Boundary> =
+            serde_json::from_value(item.body_value()["levels"].clone()).unwrap_or_default();
+        let side = EffectiveBoundary {
+            own: Some(process.to_owned()),
+            levels,
+        };
+        if item.is_on("read-boundary", PlacementType::Instance) {
+            reach.read = side;
+        } else if item.is_on("write-boundary", PlacementType::Instance) {
+            reach.write = side;
+        }
+    }
+    Ok(reach)
+}
+
+/// Fails every process left `pending` or `running` by an engine that is gone.
+fn reconcile(db: &Substrate) -> Result<()> {
+    let stale: Vec<String> = db.read(|snap| {
+        if !snap.exists("engine/process")? {
+            return Ok::<_, EngineError>(Vec::new());
+        }
+        let found = snap.scope(
+            &["engine/process".to_owned()],
+            &ScopeOpts {
+                match_: Some("pending OR running".into()),
+                limit: Some(usize::MAX),
+                ..ScopeOpts::default()
+            },
+        )?;
+        Ok(found
+            .chunks
+            .iter()
+            .filter(|c| {
+                matches!(
+                    c.body_value()["status"].as_str(),
+                    Some("pending" | "running")
+                )
+            })
+            .map(|c| c.id.clone())
+            .collect())
+    })?;
+    if stale.is_empty() {
+        return Ok(());
+    }
+    let ended = process::now();
+    let chunks = stale
+        .iter()
+        .map(|id| {
+            ChunkDecl::with_id(id)
+                .merge_body(json!({"status": "failed", "error": "engine restart", "ended": ended}))
+        })
+        .collect();
+    db.commit(Declaration::of(chunks), None)?;
+    tracing::info!(
+        "marked {} process(es) failed after an engine restart",
+        stale.len()
+    );
+    Ok(())
+}
+
+/// Resolves `program` (an id, else a unique name) among the programs.
+pub(crate) fn resolve_program(snap: &Snapshot<'_>, program: &str) -> Result<String> {
+    if snap.is_instance_of(program, "engine/program")? {
+        return Ok(program.to_owned());
+    }
+    let all = snap.scope(
+        &["engine/program".to_owned()],
+        &ScopeOpts {
+            kind: TypeFilter::Instance,
+            include: substrate::Include {
+                body: false,
+                dimensions: false,
+            },
+            ..ScopeOpts::default()
+        },
+    )?;
+    let named: Vec<&str> = all
+        .chunks
+        .iter()
+        .filter(|c| c.name.as_deref() == Some(program))
+        .map(|c| c.id.as_str())
+        .collect();
+    match named.as_slice() {
+        [one] => Ok((*one).to_owned()),
+        [] => Err(EngineError::not_found(format!(
+            "no program `{program}`: name a program chunk id or the name of one (see the members of `engine/program`)"
+        ))),
+        many => Err(EngineError::new(
+            ErrorCode::InvalidRequest,
+            format!(
+                "program name `{program}` is ambiguous: it names {}; use an id",
+                many.join(", ")
+            ),
+        )),
+    }
+}
+
+/// Placements of a new process: its program, `engine/process`, and the
+/// caller's process or the host's session.
+pub(crate) fn process_placements(program: &str, parent: Option<&str>) -> Vec<NewPlacement> {
+    let mut out = vec![
+        NewPlacement::instance(program),
+        NewPlacement::instance("engine/process"),
+    ];
+    if let Some(parent) = parent {
+        out.push(NewPlacement::instance(parent));
+    }
+    out
+}

@@ -1,0 +1,569 @@
+//! Processes: `run`, the slot each live process holds, and its supervisor —
+//! spawn, `running`, the protocol on its stdio, timeout (paused while it
+//! awaits its own children), cancel, and the terminal transition with its
+//! cascade to children.
+
+use crate::boundary::{EffectiveBoundary, Reach, View, judge_write};
+use crate::connection::{Connection, ReadEnd};
+use crate::engine::{Context, Engine, ProcessId, process_placements, resolve_program};
+use crate::error::{EngineError, Result};
+use protocol::{Boundary, RunArgs};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::os::unix::process::ExitStatusExt;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+use substrate::ids::new_id;
+use substrate::{ChunkDecl, Declaration, NewPlacement};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sync::{mpsc, watch};
+
+/// How much of a program's stderr the process chunk keeps.
+pub const STDERR_TAIL_BYTES: usize = 64 * 1024;
+
+/// How long a program that has exited gets to have its last lines read.
+const DRAIN_GRACE: Duration = Duration::from_secs(2);
+
+/// RFC 3339 UTC with milliseconds, now.
+pub(crate) fn now() -> String {
+    humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
+}
+
+/// A live process: created before its process chunk is committed, removed
+/// after its terminal status is.
+pub(crate) struct Slot {
+    pub id: ProcessId,
+    pub parent: Option<ProcessId>,
+    pub reach: Reach,
+    end: watch::Sender<Option<String>>,
+    done: watch::Sender<bool>,
+    paused: watch::Sender<usize>,
+}
+
+impl Slot {
+    /// Asks the supervisor to end the process with `reason` (first reason wins).
+    pub fn request_end(&self, reason: &str) {
+        self.end.send_if_modified(|current| {
+            if current.is_none() {
+                *current = Some(reason.to_owned());
+                true
+            } else {
+                false
+            }
+        });
+    }
+
+    /// Resolves once the terminal status is committed.
+    pub async fn ended(&self) {
+        let mut rx = self.done.subscribe();
+        let _ = rx.wait_for(|done| *done).await;
+    }
+
+    /// Stops the timeout clock until the guard drops.
+    pub fn pause(self: &Arc<Self>) -> PauseGuard {
+        self.paused.send_modify(|n| *n += 1);
+        PauseGuard(Arc::clone(self))
+    }
+}
+
+/// Holds a process's timeout clock still.
+pub(crate) struct PauseGuard(Arc<Slot>);
+
+impl Drop for PauseGuard {
+    fn drop(&mut self) {
+        self.0.paused.send_modify(|n| *n = n.saturating_sub(1));
+    }
+}
+
+/// Every live process.
+#[derive(Default)]
+pub(crate) struct Slots(Mutex<HashMap<ProcessId, Arc<Slot>>>);
+
+impl Slots {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<ProcessId, Arc<Slot>>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub fn get(&self, id: &str) -> Option<Arc<Slot>> {
+        self.lock().get(id).cloned()
+    }
+
+    pub fn all(&self) -> Vec<Arc<Slot>> {
+        self.lock().values().cloned().collect()
+    }
+
+    fn children(&self, parent: &str) -> Vec<Arc<Slot>> {
+        self.lock()
+            .values()
+            .filter(|s| s.parent.as_deref() == Some(parent))
+            .cloned()
+            .collect()
+    }
+
+    fn insert(&self, slot: Arc<Slot>) {
+        self.lock().insert(slot.id.clone(), slot);
+    }
+
+    fn remove(&self, id: &str) {
+        self.lock().remove(id);
+    }
+}
+
+/// What `run` resolved about the program.
+struct Plan {
+    program_id: String,
+    program_name: String,
+    executable: String,
+    extra_args: Vec<String>,
+    timeout_ms: u64,
+    reach: Reach,
+}
+
+/// `run`, in the seed's order: slot, one atomic commit, spawn, `running`.
+pub(crate) fn run(
+    engine: &Engine,
+    ctx: &Context,
+    program: &str,
+    args: RunArgs,
+) -> Result<ProcessId> {
+    let caller = engine.reach(ctx)?;
+    let id = new_id("p");
+    let plan = engine
+        .inner
+        .db
+        .read(|snap| plan(engine, snap, ctx, &caller, program, &args, &id))?;
+    if ctx.process_id.is_some() && args.session.is_some() {
+        return Err(EngineError::invalid(
+            "`session` is for host runs: a program's runs are placed on its own process",
+        ));
+    }
+    let (decl, arguments) = declaration(&id, ctx, &plan, &args);
+    let slot = Arc::new(Slot {
+        id: id.clone(),
+        parent: ctx.process_id.clone(),
+        reach: plan.reach.clone(),
+        end: watch::channel(None).0,
+        done: watch::channel(false).0,
+        paused: watch::channel(0).0,
+    });
+    engine.inner.slots.insert(Arc::clone(&slot));
+    let args_only = Declaration::of(args.chunks.clone());
+    let committed = engine
+        .inner
+        .db
+        .commit_with(decl, ctx.process_id.as_deref(), |snap| {
+            if args_only.is_empty() {
+                Ok(())
+            } else {
+                judge_write(&mut View::new(snap), &args_only, &caller)
+            }
+        });
+    if let Err(e) = committed {
+        engine.inner.slots.remove(&id);
+        return Err(e);
+    }
+    let started = spawn(engine, &id, &plan);
+    let child = match started {
+        Ok(child) => child,
+        Err(e) => {
+            let engine = engine.clone();
+            let reason = format!("spawn failed: {e}");
+            tokio::spawn(async move {
+                finish(&engine, &slot, Ending::failed(reason), String::new()).await
+            });
+            return Ok(id);
+        }
+    };
+    let pid = child.id();
+    engine.inner.db.commit(
+        Declaration::of(vec![
+            ChunkDecl::with_id(&id)
+                .merge_body(json!({"status": "running", "started": now(), "pid": pid})),
+        ]),
+        None,
+    )?;
+    tracing::debug!(process = %id, program = %plan.program_name, ?pid, ?arguments, "running");
+    let engine = engine.clone();
+    let budget = Duration::from_millis(plan.timeout_ms);
+    tokio::spawn(async move { supervise(engine, slot, child, budget).await });
+    Ok(id)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn plan(
+    engine: &Engine,
+    snap: &substrate::Snapshot<'_>,
+    ctx: &Context,
+    caller: &Reach,
+    program: &str,
+    args: &RunArgs,
+    id: &str,
+) -> Result<Plan> {
+    let program_id = resolve_program(snap, program)?;
+    if !caller.read.admits(&mut View::new(snap), &program_id)? {
+        return Err(EngineError::boundary(format!(
+            "cannot run `{program_id}`: the program is outside this process's read boundary"
+        )));
+    }
+    let item = snap
+        .chunk(&program_id)?
+        .ok_or_else(|| EngineError::not_found(format!("no program `{program_id}`")))?;
+    let body = item.body_value();
+    let name = item.name.clone().unwrap_or_else(|| program_id.clone());
+    if body["runtime"] == "webview" {
+        return Err(EngineError::invalid(format!(
+            "program `{name}` has runtime `webview`, and no host that can show a webview is attached \
+             (the browser host comes later); run a `vm` program instead"
+        )));
+    }
+    let executable = body["executable"]
+        .as_str()
+        .ok_or_else(|| {
+            EngineError::invalid(format!("program `{name}` has no `executable` string"))
+        })?
+        .to_owned();
+    let extra_args = body["args"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(session) = &args.session {
+        if ctx.process_id.is_none() && !snap.exists(session)? {
+            return Err(EngineError::not_found(format!(
+                "no session `{session}` to run on"
+            )));
+        }
+    }
+    let intrinsic: Boundary = match &body["boundary"] {
+        Value::Null => Boundary::Roots(Vec::new()),
+        other => serde_json::from_value(other.clone()).map_err(|e| {
+            EngineError::invalid(format!("program `{name}` has a malformed `boundary`: {e}"))
+        })?,
+    };
+    let side = |run: &Option<Boundary>, caller: &EffectiveBoundary| {
+        let mut levels = vec![intrinsic.clone(), run.clone().unwrap_or(Boundary::Open)];
+        levels.extend(caller.inherited());
+        EffectiveBoundary {
+            own: Some(id.to_owned()),
+            levels,
+        }
+    };
+    let timeout_ms = args
+        .timeout_ms
+        .or_else(|| body["timeout_ms"].as_u64())
+        .unwrap_or(engine.inner.config.default_timeout_ms);
+    Ok(Plan {
+        program_id,
+        program_name: name,
+        executable,
+        extra_args,
+        timeout_ms,
+        reach: Reach {
+            read: side(&args.read_boundary, &caller.read),
+            write: side(&args.write_boundary, &caller.write),
+        },
+    })
+}
+
+/// The one commit that creates a process: its chunk, its two boundary
+/// chunks (relates on it, each with its run-level roots related to it) and
+/// its argument chunks (instance on it).
+fn declaration(id: &str, ctx: &Context, plan: &Plan, args: &RunArgs) -> (Declaration, Vec<String>) {
+    let parent = ctx.process_id.as_deref().or(args.session.as_deref());
+    let mut arguments = Vec::new();
+    let mut chunks = Vec::new();
+    let mut argument_chunks = Vec::new();
+    for chunk in &args.chunks {
+        let mut chunk = chunk.clone();
+        let arg_id = chunk.id.clone().unwrap_or_else(|| new_id("c"));
+        chunk.id = Some(arg_id.clone());
+        chunk.placements.push(NewPlacement::instance(id));
+        arguments.push(arg_id);
+        argument_chunks.push(chunk);
+    }
+    let mut process = ChunkDecl::with_id(id)
+        .name(plan.program_name.clone())
+        .create_only()
+        .body(json!({
+            "status": "pending",
+            "program": plan.program_id,
+            "timeout_ms": plan.timeout_ms,
+            "arguments": arguments,
+        }));
+    process.placements = process_placements(&plan.program_id, parent);
+    chunks.push(process);
+    let mut placements = Vec::new();
+    for (kind, side, run_level) in [
+        ("read-boundary", &plan.reach.read, &args.read_boundary),
+        ("write-boundary", &plan.reach.write, &args.write_boundary),
+    ] {
+        let boundary_id = new_id("c");
+        chunks.push(
+            ChunkDecl::with_id(&boundary_id)
+                .name(format!("{kind} of {id}"))
+                .body(json!({"levels": side.levels}))
+                .on(NewPlacement::instance(kind))
+                .on(NewPlacement::relates(id)),
+        );
+        if let Some(Boundary::Roots(roots)) = run_level {
+            for root in roots {
+                placements.push(substrate::PlacementDecl {
+                    chunk: root.clone(),
+                    scope: boundary_id.clone(),
+                    kind: substrate::PlacementType::Relates,
+                    seq: None,
+                });
+            }
+        }
+    }
+    chunks.extend(argument_chunks);
+    (
+        Declaration {
+            chunks,
+            placements,
+            ..Declaration::default()
+        },
+        arguments,
+    )
+}
+
+fn spawn(engine: &Engine, id: &str, plan: &Plan) -> std::io::Result<tokio::process::Child> {
+    let config = &engine.inner.config;
+    let (program, mut argv): (std::path::PathBuf, Vec<String>) =
+        match plan.executable.strip_prefix("builtin:") {
+            Some(name) => (
+                config.builtin_exe.clone(),
+                vec!["program".into(), name.into()],
+            ),
+            None if plan.executable.contains('/') => {
+                (config.project_root.join(&plan.executable), Vec::new())
+            }
+            None => (plan.executable.clone().into(), Vec::new()),
+        };
+    argv.extend(plan.extra_args.iter().cloned());
+    let mut command = tokio::process::Command::new(program);
+    command
+        .args(argv)
+        .current_dir(&config.project_root)
+        .env(protocol::env::PROCESS_ID, id)
+        .env(protocol::env::PROTOCOL, "1")
+        .env(protocol::env::PROJECT_ROOT, &config.project_root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        // Its own process group, so ending it ends whatever it forked.
+        .process_group(0)
+        .kill_on_drop(true);
+    command.spawn()
+}
+
+/// Kills the process group `pid` leads (the program and what it forked).
+fn kill_group(pid: Option<u32>) {
+    if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
+        // ESRCH (already gone) is fine.
+        let _ = nix::sys::signal::killpg(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+}
+
+/// How a process ended.
+pub(crate) struct Ending {
+    status: &'static str,
+    error: Option<String>,
+    exit_code: Option<i32>,
+}
+
+impl Ending {
+    fn failed(error: impl Into<String>) -> Ending {
+        Ending {
+            status: "failed",
+            error: Some(error.into()),
+            exit_code: None,
+        }
+    }
+
+    fn exited(status: std::process::ExitStatus) -> Ending {
+        match (status.code(), status.signal()) {
+            (Some(0), _) => Ending {
+                status: "completed",
+                error: None,
+                exit_code: Some(0),
+            },
+            (Some(code), _) => Ending {
+                status: "failed",
+                error: Some(format!("exit code {code}")),
+                exit_code: Some(code),
+            },
+            (None, Some(signal)) => Ending::failed(format!("killed by signal {signal}")),
+            (None, None) => Ending::failed("killed"),
+        }
+    }
+}
+
+/// Watches one process from spawn to its terminal commit.
+async fn supervise(
+    engine: Engine,
+    slot: Arc<Slot>,
+    mut child: tokio::process::Child,
+    budget: Duration,
+) {
+    let pid = child.id();
+    let (out_tx, mut out_rx) = mpsc::channel::<String>(crate::connection::OUT_QUEUE);
+    let mut stdin = child.stdin.take();
+    let writer = tokio::spawn(async move {
+        while let Some(line) = out_rx.recv().await {
+            let Some(pipe) = stdin.as_mut() else { break };
+            if pipe.write_all(line.as_bytes()).await.is_err() {
+                break;
+            }
+            while let Ok(more) = out_rx.try_recv() {
+                if pipe.write_all(more.as_bytes()).await.is_err() {
+                    return;
+                }
+            }
+            if pipe.flush().await.is_err() {
+                break;
+            }
+        }
+    });
+    let stderr_tail = tokio::spawn(read_tail(child.stderr.take()));
+    let connection = Arc::new(Connection::new(
+        engine.clone(),
+        Context::process(&slot.id),
+        out_tx,
+        false,
+    ));
+    let stdout = child.stdout.take();
+    let reading = Arc::clone(&connection);
+    let mut reader = Box::pin(async move {
+        match stdout {
+            Some(out) => reading.serve(out).await,
+            None => ReadEnd::Eof,
+        }
+    });
+    let mut deadline = Box::pin(expiry(slot.paused.subscribe(), budget));
+    let mut end_rx = slot.end.subscribe();
+    let mut ending: Option<Ending> = None;
+    let mut exit: Option<std::process::ExitStatus> = None;
+    let mut reader_done = false;
+    let mut exited_at: Option<Instant> = None;
+    while !(reader_done && exit.is_some()) {
+        let grace = exited_at.map_or(DRAIN_GRACE, |t| DRAIN_GRACE.saturating_sub(t.elapsed()));
+        tokio::select! {
+            end = &mut reader, if !reader_done => {
+                reader_done = true;
+                if let ReadEnd::Malformed(why) = end {
+                    tracing::debug!(process = %slot.id, "malformed output: {why}");
+                    ending.get_or_insert(Ending::failed("protocol: malformed output"));
+                    kill_group(pid);
+                }
+            }
+            status = child.wait(), if exit.is_none() => {
+                exit = Some(status.unwrap_or_else(|_| std::process::ExitStatus::from_raw(9)));
+                exited_at = Some(Instant::now());
+                kill_group(pid); // whatever it forked and left behind
+            }
+            reason = end_rx.wait_for(Option::is_some), if ending.is_none() => {
+                let reason = reason.map(|r| r.clone().unwrap_or_default()).unwrap_or_else(|_| "cancelled".into());
+                ending = Some(Ending::failed(reason));
+                kill_group(pid);
+            }
+            () = &mut deadline, if ending.is_none() && exit.is_none() => {
+                ending = Some(Ending::failed("timeout"));
+                kill_group(pid);
+            }
+            () = tokio::time::sleep(grace), if exit.is_some() && !reader_done => {
+                reader_done = true; // a grandchild holds stdout open; stop waiting
+            }
+        }
+    }
+    drop(reader);
+    connection.close();
+    writer.abort();
+    let ending = match (ending, exit) {
+        (Some(ending), _) => ending,
+        (None, Some(status)) => Ending::exited(status),
+        (None, None) => Ending::failed("killed"),
+    };
+    let tail = stderr_tail.await.unwrap_or_default();
+    finish(&engine, &slot, ending, tail).await;
+}
+
+/// Resolves when `budget` of unpaused time has passed.
+async fn expiry(mut paused: watch::Receiver<usize>, budget: Duration) {
+    let mut left = budget;
+    loop {
+        if *paused.borrow_and_update() > 0 {
+            if paused.changed().await.is_err() {
+                std::future::pending::<()>().await;
+            }
+            continue;
+        }
+        let started = Instant::now();
+        tokio::select! {
+            () = tokio::time::sleep(left) => return,
+            changed = paused.changed() => {
+                left = left.saturating_sub(started.elapsed());
+                if changed.is_err() {
+                    std::future::pending::<()>().await;
+                }
+            }
+        }
+    }
+}
+
+/// The last [`STDERR_TAIL_BYTES`] of a stream, as text.
+async fn read_tail(stderr: Option<tokio::process::ChildStderr>) -> String {
+    let Some(mut stderr) = stderr else {
+        return String::new();
+    };
+    let mut tail: Vec<u8> = Vec::new();
+    let mut buf = [0u8; 8192];
+    while let Ok(n) = stderr.read(&mut buf).await {
+        if n == 0 {
+            break;
+        }
+        tail.extend_from_slice(&buf[..n]);
+        if tail.len() > 2 * STDERR_TAIL_BYTES {
+            tail.drain(..tail.len() - STDERR_TAIL_BYTES);
+        }
+    }
+    if tail.len() > STDERR_TAIL_BYTES {
+        tail.drain(..tail.len() - STDERR_TAIL_BYTES);
+    }
+    String::from_utf8_lossy(&tail).into_owned()
+}
+
+/// The terminal transition: commit the ending, drop the process's
+/// subscriptions, fail its live children (`"parent ended"`, recursively),
+/// then wake its awaiters and forget the slot.
+pub(crate) async fn finish(engine: &Engine, slot: &Arc<Slot>, ending: Ending, stderr_tail: String) {
+    let mut body = json!({"status": ending.status, "ended": now(), "exit_code": ending.exit_code});
+    if let Some(error) = &ending.error {
+        body["error"] = json!(error);
+    }
+    if !stderr_tail.is_empty() {
+        body["stderr_tail"] = json!(stderr_tail);
+    }
+    let decl = Declaration::of(vec![ChunkDecl::with_id(&slot.id).merge_body(body)]);
+    if let Err(e) = engine.inner.db.commit(decl, None) {
+        tracing::error!(process = %slot.id, "cannot record the end of the process: {e}");
+    }
+    engine.inner.subs.remove_owner(&slot.id);
+    let children = engine.inner.slots.children(&slot.id);
+    for child in &children {
+        child.request_end("parent ended");
+    }
+    for child in &children {
+        child.ended().await;
+    }
+    slot.done.send_replace(true);
+    engine.inner.slots.remove(&slot.id);
+    tracing::debug!(process = %slot.id, status = ending.status, error = ?ending.error, "ended");
+}

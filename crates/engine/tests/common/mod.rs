@@ -1,0 +1,171 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
+//! Shared by the engine's tests: a real substrate in a temp dir, the engine
+//! on it, and programs backed by `programs/fixture.py` (stdlib Python).
+
+use engine::{Context, Engine, EngineConfig};
+use protocol::{Boundary, RunArgs};
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use substrate::{
+    ChunkDecl, Declaration, NewPlacement, PlacementType, ScopeOpts, ScopeResult, Substrate,
+};
+use tempfile::TempDir;
+
+pub struct Harness {
+    pub dir: TempDir,
+    pub db: Arc<Substrate>,
+    pub engine: Engine,
+}
+
+pub fn fixture_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/programs/fixture.py")
+}
+
+impl Harness {
+    /// A fresh project with the `fixture` program (intrinsic boundary open)
+    /// and `narrow` (intrinsic boundary: its own process tree only).
+    pub fn new() -> Harness {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Arc::new(Substrate::open(dir.path().join("substrate.db")).unwrap());
+        db.init(vec![]).unwrap();
+        let engine = Engine::open_with(Arc::clone(&db), EngineConfig::new(dir.path())).unwrap();
+        let h = Harness { dir, db, engine };
+        h.commit(vec![
+            ChunkDecl::with_id("input/fixture")
+                .name("input/fixture")
+                .body(json!({"text": "what the fixture should do", "schema": {"type": "object"}})),
+        ]);
+        h.program("fixture", json!("open"), 30_000);
+        h.program("narrow", json!([]), 30_000);
+        h
+    }
+
+    pub fn reopen(dir: TempDir) -> Harness {
+        let db = Arc::new(Substrate::open(dir.path().join("substrate.db")).unwrap());
+        let engine = Engine::open_with(Arc::clone(&db), EngineConfig::new(dir.path())).unwrap();
+        Harness { dir, db, engine }
+    }
+
+    /// A program `program/NAME` running the fixture.
+    pub fn program(&self, name: &str, boundary: Value, timeout_ms: u64) {
+        self.commit(vec![
+            ChunkDecl::with_id(format!("program/{name}"))
+                .name(name)
+                .spec(json!({"propagate": true, "accepts": ["input/fixture"]}))
+                .body(json!({
+                    "executable": "python3",
+                    "args": [fixture_path()],
+                    "runtime": "vm",
+                    "text": "the test fixture",
+                    "input_type": "input/fixture",
+                    "boundary": boundary,
+                    "timeout_ms": timeout_ms,
+                }))
+                .on(NewPlacement::instance("engine/program")),
+        ]);
+    }
+
+    pub fn commit(&self, chunks: Vec<ChunkDecl>) -> substrate::Commit {
+        self.db.commit(Declaration::of(chunks), None).unwrap()
+    }
+
+    /// The fixture's argument chunk for `task`.
+    pub fn task(task: Value) -> RunArgs {
+        RunArgs {
+            chunks: vec![
+                ChunkDecl::generated()
+                    .body(task)
+                    .on(NewPlacement::instance("input/fixture")),
+            ],
+            ..RunArgs::default()
+        }
+    }
+
+    pub fn run(&self, program: &str, task: Value) -> String {
+        self.engine
+            .run(&Context::host(), program, Harness::task(task))
+            .unwrap()
+    }
+
+    pub fn run_with(
+        &self,
+        program: &str,
+        task: Value,
+        read: Option<Boundary>,
+        write: Option<Boundary>,
+    ) -> String {
+        let mut args = Harness::task(task);
+        args.read_boundary = read;
+        args.write_boundary = write;
+        self.engine.run(&Context::host(), program, args).unwrap()
+    }
+
+    /// Awaits one process (at most 60 s) and returns its final scope.
+    pub async fn wait(&self, id: &str) -> ScopeResult {
+        let ids = vec![id.to_owned()];
+        let done = tokio::time::timeout(
+            Duration::from_secs(60),
+            self.engine.await_processes(&Context::host(), &ids),
+        )
+        .await
+        .expect("the process did not end within 60 s")
+        .unwrap();
+        done[id].clone()
+    }
+
+    /// The process's body now.
+    pub fn body(&self, id: &str) -> Value {
+        self.db.read(|s| s.body(id)).unwrap().unwrap()
+    }
+
+    /// A session chunk.
+    pub fn session(&self, id: &str) {
+        self.commit(vec![
+            ChunkDecl::with_id(id).on(NewPlacement::instance("session")),
+        ]);
+    }
+
+    pub fn read(&self, ids: &[&str]) -> ScopeResult {
+        self.db.scope(ids, &ScopeOpts::default()).unwrap()
+    }
+}
+
+/// The `data` of each `engine/output` chunk on a process, in order.
+pub fn outputs(result: &ScopeResult) -> Vec<Value> {
+    result
+        .chunks
+        .iter()
+        .filter(|c| c.is_on("engine/output", PlacementType::Instance))
+        .map(|c| c.body_value()["data"].clone())
+        .collect()
+}
+
+/// The single output's data.
+pub fn output(result: &ScopeResult) -> Value {
+    let all = outputs(result);
+    assert_eq!(
+        all.len(),
+        1,
+        "expected one output, got {all:?}; process: {:?}",
+        result.scopes[0].body_value()
+    );
+    all[0].clone()
+}
+
+pub fn status(result: &ScopeResult) -> (String, Option<String>) {
+    let body = result.scopes[0].body_value();
+    (
+        body["status"].as_str().unwrap_or_default().to_owned(),
+        body["error"].as_str().map(str::to_owned),
+    )
+}
+
+/// Whether a pid is alive (and not a zombie).
+pub fn alive(pid: i64) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat.split(") ").nth(1).unwrap_or("").starts_with('Z'),
+        Err(_) => false,
+    }
+}

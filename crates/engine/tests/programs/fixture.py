@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""A hermitcrab program in Python, written from design/protocol.md alone.
+
+Standard library only: JSON lines on stdin/stdout, nothing else. It reads its
+arguments with scope([$HC_PROCESS_ID]), does what its `input/fixture` argument
+says (`mode`), and answers by committing `engine/output` chunks onto its own
+process. The engine tests use its modes to exercise runs, boundaries,
+subscriptions and every fault the engine must survive.
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+ME = os.environ["HC_PROCESS_ID"]
+assert os.environ["HC_PROTOCOL"] == "1"
+
+
+class Engine:
+    """Requests with increasing ids; responses matched by id; events kept."""
+
+    def __init__(self):
+        self.next_id = 0
+        self.events = []
+        self.responses = {}
+
+    def send(self, op, **fields):
+        self.next_id += 1
+        sys.stdout.write(json.dumps({"id": self.next_id, "op": op, **fields}) + "\n")
+        sys.stdout.flush()
+        return self.next_id
+
+    def read(self):
+        line = sys.stdin.readline()
+        if not line:
+            raise EOFError("the engine closed stdin")
+        message = json.loads(line)
+        if "event" in message:
+            self.events.append(message)
+        else:
+            self.responses[message["id"]] = message
+        return message
+
+    def wait(self, rid):
+        while rid not in self.responses:
+            self.read()
+        return self.responses.pop(rid)
+
+    def call(self, op, **fields):
+        return self.wait(self.send(op, **fields))
+
+    def result(self, op, **fields):
+        answer = self.call(op, **fields)
+        if "error" in answer:
+            raise RuntimeError("%s failed: %s" % (op, answer["error"]))
+        return answer["result"]
+
+    def next_event(self, timeout=10.0):
+        deadline = time.time() + timeout
+        while not self.events and time.time() < deadline:
+            self.read()
+        return self.events.pop(0) if self.events else None
+
+
+engine = Engine()
+
+
+def output(data):
+    """Commits one output: text for people, data for tests."""
+    chunk = {
+        "body": {"text": json.dumps(data), "data": data},
+        "placements": [
+            {"scope": ME, "type": "instance"},
+            {"scope": "engine/output", "type": "instance"},
+        ],
+    }
+    return engine.result("commit", declaration={"chunks": [chunk]})
+
+
+def substitute(value):
+    """`$me` in any string of a request stands for this process's id."""
+    if isinstance(value, str):
+        return value.replace("$me", ME)
+    if isinstance(value, list):
+        return [substitute(v) for v in value]
+    if isinstance(value, dict):
+        return {k: substitute(v) for k, v in value.items()}
+    return value
+
+
+def child_args(task):
+    args = {"chunks": [{
+        "body": task.get("task", {}),
+        "placements": [{"scope": "input/fixture", "type": "instance"}],
+    }]}
+    for key in ("readBoundary", "writeBoundary", "timeoutMs"):
+        if key in task:
+            args[key] = substitute(task[key])
+    return args
+
+
+def outputs_of(scope_result):
+    return [c["body"].get("data") for c in scope_result["chunks"]
+            if any(p["scope"] == "engine/output" for p in c["placements"])]
+
+
+def main():
+    process = engine.result("scope", scopes=[ME])
+    inputs = [c for c in process["chunks"]
+              if any(p["scope"] == "input/fixture" and p["type"] == "instance" for p in c["placements"])]
+    task = inputs[0]["body"] if inputs else {}
+    mode = task.get("mode", "output")
+
+    if mode == "output":
+        output({"echo": task.get("text"), "arguments": len(inputs)})
+    elif mode == "ops":
+        results = []
+        for request in task["ops"]:
+            request = substitute(request)
+            op = request.pop("op")
+            answer = engine.call(op, **request)
+            if "error" in answer:
+                results.append({"ok": False, "code": answer["error"]["code"], "message": answer["error"]["message"]})
+            else:
+                results.append({"ok": True, "result": answer["result"]})
+        output({"results": results})
+    elif mode == "run":
+        child = engine.result("run", program=task["program"], args=child_args(task))["process"]
+        final = engine.result("await", processes=[child])[child]
+        body = final["scopes"][0]["body"]
+        output({"child": child, "status": body["status"], "error": body.get("error"),
+                "outputs": outputs_of(final)})
+    elif mode == "parallel":
+        ids = [engine.result("run", program=task["program"], args=child_args(t))["process"] for t in task["tasks"]]
+        finals = engine.result("await", processes=ids)
+        output({"children": ids, "outputs": [outputs_of(finals[i]) for i in ids]})
+    elif mode == "fire":
+        child = engine.result("run", program=task["program"], args=child_args(task))["process"]
+        output({"working": "while the child runs"})
+        final = engine.result("await", processes=[child])[child]
+        output({"child": child, "outputs": outputs_of(final)})
+    elif mode == "garbage":
+        sys.stdout.write("this is not json\n")
+        sys.stdout.flush()
+        time.sleep(30)
+    elif mode == "exit":
+        sys.stderr.write(task.get("stderr", ""))
+        sys.stderr.flush()
+        sys.exit(task["code"])
+    elif mode == "hang":
+        time.sleep(task.get("seconds", 1000))
+    elif mode == "fork":
+        children = [subprocess.Popen(["sleep", "1000"]) for _ in range(task.get("n", 2))]
+        output({"pids": [c.pid for c in children]})
+        time.sleep(1000)
+    elif mode == "flood":
+        n = task["n"]
+        for i in range(n):
+            sys.stdout.write(json.dumps({"id": 1000 + i, "op": "scope", "scopes": [ME], "opts": {"limit": 1}}) + "\n")
+        sys.stdout.flush()
+        ok = 0
+        for _ in range(n):
+            message = engine.read()
+            if "result" in message:
+                ok += 1
+        engine.responses.clear()
+        output({"answered": ok})
+    elif mode == "signal":
+        os.kill(os.getpid(), task.get("signal", signal.SIGKILL))
+        time.sleep(5)
+    elif mode == "subscribe":
+        sub = engine.result("subscribe", scopes=[ME])["subscriptionId"]
+        output({"subscribed": sub})
+        event = engine.next_event()
+        output({"event": event})
+    elif mode == "notify":
+        engine.result("notify", data={"kind": "text_delta", "text": task.get("text", "Hel")})
+        output({"notified": True})
+    else:
+        raise SystemExit("unknown mode %r" % mode)
+
+
+if __name__ == "__main__":
+    main()
