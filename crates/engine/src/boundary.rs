@@ -189,8 +189,15 @@ fn describe(p: Protected) -> &'static str {
 
 /// Judges a declaration from a caller with `reach`, on the state before it:
 /// boundaries and protection. `Ok` means the substrate may apply it (its
-/// own spec rules still apply after).
-pub fn judge_write(view: &mut View<'_, '_>, decl: &Declaration, reach: &Reach) -> Result<()> {
+/// own spec rules still apply after). The placements *of* the chunks in
+/// `engine_made` are the engine's own (a new process on its program) and
+/// are not judged; placements onto them are.
+pub fn judge_write(
+    view: &mut View<'_, '_>,
+    decl: &Declaration,
+    reach: &Reach,
+    engine_made: &[&str],
+) -> Result<()> {
     if reach.is_host() {
         return Ok(());
     }
@@ -260,6 +267,9 @@ pub fn judge_write(view: &mut View<'_, '_>, decl: &Declaration, reach: &Reach) -
         adds.push((p.chunk.clone(), p.scope.clone(), p.kind));
     }
     for (i, (chunk, scope, kind)) in adds.iter().enumerate() {
+        if engine_made.contains(&chunk.as_str()) {
+            continue;
+        }
         let chunk_is_new = chunk.is_empty() || new_ids.contains(chunk);
         if !chunk_is_new {
             if !reach.read.admits(view, chunk)? {
@@ -310,6 +320,13 @@ pub fn judge_write(view: &mut View<'_, '_>, decl: &Declaration, reach: &Reach) -
         )));
     }
     for chunk in &decl.chunks {
+        if chunk
+            .id
+            .as_deref()
+            .is_some_and(|id| engine_made.contains(&id))
+        {
+            continue;
+        }
         if chunk.placements.is_empty()
             && chunk.id.as_ref().is_none_or(|id| new_ids.contains(id))
             && !decl

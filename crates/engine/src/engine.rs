@@ -138,7 +138,7 @@ impl Engine {
         self.inner
             .db
             .commit_with(decl.clone(), ctx.process_id.as_deref(), |snap| {
-                judge_write(&mut View::new(snap), &decl, &reach)
+                judge_write(&mut View::new(snap), &decl, &reach, &[])
             })
     }
 

@@ -148,16 +148,24 @@ pub(crate) fn run(
         paused: watch::channel(0).0,
     });
     engine.inner.slots.insert(Arc::clone(&slot));
-    let args_only = Declaration::of(args.chunks.clone());
+    // The caller is judged for its arguments as placed — on the new process
+    // (inside its own tree) and typed — with the process's own placements
+    // being the engine's.
+    let judged = Declaration::of(
+        decl.chunks
+            .iter()
+            .filter(|c| {
+                c.id.as_ref()
+                    .is_some_and(|c| *c == id || arguments.contains(c))
+            })
+            .cloned()
+            .collect(),
+    );
     let committed = engine
         .inner
         .db
         .commit_with(decl, ctx.process_id.as_deref(), |snap| {
-            if args_only.is_empty() {
-                Ok(())
-            } else {
-                judge_write(&mut View::new(snap), &args_only, &caller)
-            }
+            judge_write(&mut View::new(snap), &judged, &caller, &[id.as_str()])
         });
     if let Err(e) = committed {
         engine.inner.slots.remove(&id);
@@ -231,12 +239,13 @@ fn plan(
                 .collect()
         })
         .unwrap_or_default();
-    if let Some(session) = &args.session {
-        if ctx.process_id.is_none() && !snap.exists(session)? {
-            return Err(EngineError::not_found(format!(
-                "no session `{session}` to run on"
-            )));
-        }
+    if let Some(session) = &args.session
+        && ctx.process_id.is_none()
+        && !snap.exists(session)?
+    {
+        return Err(EngineError::not_found(format!(
+            "no session `{session}` to run on"
+        )));
     }
     let intrinsic: Boundary = match &body["boundary"] {
         Value::Null => Boundary::Roots(Vec::new()),

@@ -159,12 +159,14 @@ async fn programs_are_named_by_id_or_by_a_unique_name() {
         e.message.contains("ambiguous") && e.message.contains("program/other-fixture"),
         "{e}"
     );
-    // `agent` names the agent program, never the archetype
-    assert!(h.db.read(|s| engine_resolves(s)).unwrap());
-}
-
-fn engine_resolves(s: &substrate::Snapshot<'_>) -> substrate::Result<bool> {
-    s.is_instance_of("program/agent", "engine/program")
+    // `agent` names the agent program, never the `agent` archetype
+    let p = h
+        .engine
+        .run(&Context::host(), "agent", RunArgs::default())
+        .unwrap();
+    let done = h.wait(&p).await;
+    assert!(done.scopes[0].is_on("program/agent", PlacementType::Instance));
+    assert!(!done.scopes[0].is_on("agent", PlacementType::Instance));
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -102,7 +102,7 @@ impl Harness {
         self.engine.run(&Context::host(), program, args).unwrap()
     }
 
-    /// Awaits one process (at most 60 s) and returns its final scope.
+    /// Awaits one process (at most 180 s) and returns its final scope.
     pub async fn wait(&self, id: &str) -> ScopeResult {
         let ids = vec![id.to_owned()];
         let done = tokio::time::timeout(
@@ -110,7 +110,7 @@ impl Harness {
             self.engine.await_processes(&Context::host(), &ids),
         )
         .await
-        .expect("the process did not end within 60 s")
+        .expect("the process did not end within 180 s")
         .unwrap();
         done[id].clone()
     }

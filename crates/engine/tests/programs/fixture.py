@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 ME = os.environ["HC_PROCESS_ID"]
@@ -79,10 +80,16 @@ def output(data):
     return engine.result("commit", declaration={"chunks": [chunk]})
 
 
+NAMES = {"$me": ME}
+
+
 def substitute(value):
-    """`$me` in any string of a request stands for this process's id."""
+    """`$me` (this process), `$child` (one it spawned) and `$arg` (its
+    argument chunk) in any string of a request stand for those ids."""
     if isinstance(value, str):
-        return value.replace("$me", ME)
+        for name, real in NAMES.items():
+            value = value.replace(name, real)
+        return value
     if isinstance(value, list):
         return [substitute(v) for v in value]
     if isinstance(value, dict):
@@ -111,11 +118,16 @@ def main():
     inputs = [c for c in process["chunks"]
               if any(p["scope"] == "input/fixture" and p["type"] == "instance" for p in c["placements"])]
     task = inputs[0]["body"] if inputs else {}
+    if inputs:
+        NAMES["$arg"] = inputs[0]["id"]
     mode = task.get("mode", "output")
 
     if mode == "output":
         output({"echo": task.get("text"), "arguments": len(inputs)})
     elif mode == "ops":
+        if "spawn" in task:
+            NAMES["$child"] = engine.result("run", program=task["spawn"]["program"],
+                                            args=child_args(task["spawn"]))["process"]
         results = []
         for request in task["ops"]:
             request = substitute(request)
@@ -156,15 +168,24 @@ def main():
         output({"pids": [c.pid for c in children]})
         time.sleep(1000)
     elif mode == "flood":
+        # As fast as it can: one thread writes every request while this one
+        # reads the answers (a program that never reads would stall on a full
+        # pipe, as with any bounded buffer, and end by its timeout).
         n = task["n"]
-        for i in range(n):
-            sys.stdout.write(json.dumps({"id": 1000 + i, "op": "scope", "scopes": [ME], "opts": {"limit": 1}}) + "\n")
-        sys.stdout.flush()
+
+        def write_all():
+            for i in range(n):
+                sys.stdout.write(json.dumps({"id": 1000 + i, "op": "scope", "scopes": [ME], "opts": {"limit": 1}}) + "\n")
+            sys.stdout.flush()
+
+        writer = threading.Thread(target=write_all)
+        writer.start()
         ok = 0
         for _ in range(n):
             message = engine.read()
             if "result" in message:
                 ok += 1
+        writer.join()
         engine.responses.clear()
         output({"answered": ok})
     elif mode == "signal":
@@ -175,6 +196,19 @@ def main():
         output({"subscribed": sub})
         event = engine.next_event()
         output({"event": event})
+    elif mode == "watch":
+        sub = engine.result("subscribe", scopes=[task["scope"]], opts={"deep": task.get("deep", False)})["subscriptionId"]
+        output({"subscribed": sub})
+        if "until" in task:
+            seen = []
+            while True:
+                event = engine.next_event(timeout=task.get("timeout", 20))
+                seen.append(event)
+                if event is None or event["event"] == task["until"]:
+                    break
+            output({"events": seen})
+        else:
+            output({"event": engine.next_event(timeout=task.get("timeout", 20))})
     elif mode == "notify":
         engine.result("notify", data={"kind": "text_delta", "text": task.get("text", "Hel")})
         output({"notified": True})
