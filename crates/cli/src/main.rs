@@ -89,7 +89,11 @@ fn program(name: &str) -> Result<()> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    rt.block_on(programs::run(name))?;
+    let outcome = rt.block_on(programs::run(name));
+    // The stdin reader is a blocking thread parked in read(2) until the
+    // engine closes the pipe; do not wait for it.
+    rt.shutdown_background();
+    outcome?;
     Ok(())
 }
 

@@ -65,6 +65,9 @@ impl From<ClientError> for ProgramError {
 
 /// Runs the built-in `name` on this process's stdio, to completion.
 pub async fn run(name: &str) -> Result<(), ProgramError> {
+    if !names().iter().any(|n| n == name) {
+        return Err(ProgramError::Unknown(name.to_owned()));
+    }
     let Some(me) = protocol::env::process_id() else {
         return Err(ProgramError::NotUnderEngine);
     };

@@ -1,0 +1,173 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! `hc` as a person and a script would use it: `init`, finding the project
+//! upward, and `serve --stdio` driven through the Rust SDK — which also runs
+//! the built-in `echo` (`hc program echo`) as a real process.
+
+use protocol::{Client, ErrorCode, Event, RunArgs};
+use serde_json::json;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+use substrate::{ChunkDecl, Declaration, NewPlacement, PlacementType, ScopeOpts};
+
+fn hc(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_hc"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn init_creates_the_project_and_is_idempotent() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = hc(dir.path(), &["init"]);
+    assert!(first.status.success(), "{first:?}");
+    assert!(
+        String::from_utf8_lossy(&first.stdout).starts_with("initialized hermitcrab project in")
+    );
+    assert!(dir.path().join(".hermitcrab/substrate.db").is_file());
+    assert!(dir.path().join(".hermitcrab/config.toml").is_file());
+    let second = hc(dir.path(), &["init"]);
+    assert!(second.status.success());
+    assert!(String::from_utf8_lossy(&second.stdout).starts_with("already up to date"));
+}
+
+#[test]
+fn outside_a_project_serve_says_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = hc(dir.path(), &["serve", "--stdio"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no project here") && err.contains("run `hc init`"),
+        "{err}"
+    );
+    let out = hc(dir.path(), &["serve"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("hc serve --stdio"));
+}
+
+#[test]
+fn a_builtin_program_explains_itself_when_run_by_hand() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = hc(dir.path(), &["program", "echo"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("the engine runs it"));
+    let out = hc(dir.path(), &["program", "nope"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("built-ins are: echo"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn serve_stdio_runs_echo_reads_and_streams_events() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(hc(dir.path(), &["init"]).status.success());
+    let nested = dir.path().join("src/deep");
+    std::fs::create_dir_all(&nested).unwrap();
+    // found upward from a subdirectory, like git
+    let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_hc"))
+        .args(["serve", "--stdio"])
+        .current_dir(&nested)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let (client, mut events) =
+        Client::connect(server.stdout.take().unwrap(), server.stdin.take().unwrap());
+
+    client
+        .commit(Declaration::of(vec![
+            ChunkDecl::with_id("s_1").on(NewPlacement::instance("session")),
+        ]))
+        .await
+        .unwrap();
+    let sub = client.subscribe(&["s_1"], true).await.unwrap();
+    let args = RunArgs {
+        chunks: vec![
+            ChunkDecl::generated()
+                .body(json!({"text": "hello from the host"}))
+                .on(NewPlacement::instance("input/echo")),
+        ],
+        session: Some("s_1".into()),
+        ..RunArgs::default()
+    };
+    let p = client.run("echo", args).await.unwrap();
+    let done = client.await_processes(&[p.as_str()]).await.unwrap();
+    let process = &done[&p];
+    assert_eq!(
+        process.scopes[0].body_value()["status"],
+        "completed",
+        "{:?}",
+        process.scopes[0].body_value()
+    );
+    let output = process
+        .chunks
+        .iter()
+        .find(|c| c.is_on("engine/output", PlacementType::Instance))
+        .unwrap();
+    assert_eq!(output.body_value()["text"], "hello from the host");
+    // the deep subscription heard the run: its process and its output
+    let mut heard = Vec::new();
+    while let Ok(Some(event)) =
+        tokio::time::timeout(Duration::from_millis(300), events.recv()).await
+    {
+        heard.push(event);
+    }
+    assert!(heard.iter().any(|e| matches!(e, Event::ScopeChanged { subscription_id, commit } if *subscription_id == sub && commit.created.contains(&output.id))));
+    // errors come back as errors and the connection goes on
+    let e = client
+        .scope(&["nope"], ScopeOpts::default())
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Some(ErrorCode::NotFound));
+    let e = client.run("nope", RunArgs::default()).await.unwrap_err();
+    assert_eq!(e.code(), Some(ErrorCode::NotFound));
+    let all = client
+        .scope(&["engine/program"], ScopeOpts::default())
+        .await
+        .unwrap();
+    assert!(all.chunks.iter().any(|c| c.id == "program/echo"));
+    drop(client);
+    let status = tokio::time::timeout(Duration::from_secs(10), server.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        status.success(),
+        "hc serve ends cleanly when its input ends"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_bad_line_from_a_host_is_answered_not_fatal() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let dir = tempfile::tempdir().unwrap();
+    assert!(hc(dir.path(), &["init"]).status.success());
+    let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_hc"))
+        .args(["serve", "--stdio"])
+        .current_dir(dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = server.stdin.take().unwrap();
+    let mut lines = BufReader::new(server.stdout.take().unwrap()).lines();
+    stdin.write_all(b"this is not json\n[1,2]\n{\"id\":5,\"op\":\"fly\"}\n{\"id\":6,\"op\":\"scope\",\"scopes\":[\"session\"]}\n").await.unwrap();
+    let mut answers = Vec::new();
+    for _ in 0..4 {
+        let line = lines.next_line().await.unwrap().unwrap();
+        answers.push(serde_json::from_str::<serde_json::Value>(&line).unwrap());
+    }
+    assert_eq!(answers[0]["id"], json!(null));
+    assert_eq!(answers[0]["error"]["code"], "INVALID_REQUEST");
+    assert_eq!(answers[1]["id"], json!(null));
+    assert_eq!(answers[2]["id"], 5);
+    assert!(
+        answers[2]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("unknown variant `fly`")
+    );
+    assert_eq!(answers[3]["id"], 6);
+    assert_eq!(answers[3]["result"]["scopes"][0]["id"], "session");
+}
