@@ -133,7 +133,10 @@ impl Connection {
                 {}
                 return;
             }
-            op => blocking(|| self.answer(id, op)),
+            // Commits may wait on the writer lock: keep them off the worker's
+            // queue. Everything else is a short synchronous call.
+            op @ Op::Commit { .. } => blocking(|| self.answer(id, op)),
+            op => self.answer(id, op),
         };
         let _ = self.out.send(line).await;
     }

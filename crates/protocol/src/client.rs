@@ -137,9 +137,14 @@ impl Client {
         )
     }
 
-    /// The client of a program the engine started: stdin and stdout.
+    /// The client of a program the engine started: stdin and stdout. When
+    /// they are pipes (as the engine makes them) they are driven by the
+    /// runtime's event loop; otherwise through tokio's blocking stdio.
     pub fn from_stdio() -> (Client, Events) {
-        Client::connect(tokio::io::stdin(), tokio::io::stdout())
+        match stdio_pipes() {
+            Ok((input, output)) => Client::connect(input, output),
+            Err(_) => Client::connect(tokio::io::stdin(), tokio::io::stdout()),
+        }
     }
 
     /// Sends one request and waits for its answer.
@@ -251,4 +256,19 @@ pub fn run_args(
         write_boundary: write,
         ..RunArgs::default()
     }
+}
+
+/// Stdin and stdout as event-driven pipes (duplicated descriptors, so the
+/// process's own stdio stays as it was).
+fn stdio_pipes() -> std::io::Result<(
+    tokio::net::unix::pipe::Receiver,
+    tokio::net::unix::pipe::Sender,
+)> {
+    use std::os::fd::AsFd;
+    let input = std::io::stdin().as_fd().try_clone_to_owned()?;
+    let output = std::io::stdout().as_fd().try_clone_to_owned()?;
+    Ok((
+        tokio::net::unix::pipe::Receiver::from_owned_fd(input)?,
+        tokio::net::unix::pipe::Sender::from_owned_fd(output)?,
+    ))
 }
