@@ -32,6 +32,16 @@ enum Command {
         /// On stdin/stdout (the only transport for now).
         #[arg(long)]
         stdio: bool,
+        /// Run programs uncontained, with all your privileges (every run
+        /// records it). Also `containment = "off"` in .hermitcrab/config.toml.
+        #[arg(long)]
+        no_contain: bool,
+    },
+    /// The containment trampoline the engine runs programs through.
+    #[command(name = "__contain", hide = true)]
+    Contain {
+        /// The policy (JSON).
+        args: Vec<String>,
     },
 }
 
@@ -41,7 +51,8 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Init => init(),
         Command::Program { name } => program(&name),
-        Command::Serve { stdio } => serve(stdio),
+        Command::Serve { stdio, no_contain } => serve(stdio, no_contain),
+        Command::Contain { args } => return engine::contain::trampoline_main(&args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -97,15 +108,21 @@ fn program(name: &str) -> Result<()> {
     Ok(())
 }
 
-fn serve(stdio: bool) -> Result<()> {
+fn serve(stdio: bool, no_contain: bool) -> Result<()> {
     if !stdio {
         anyhow::bail!("say how to serve: `hc serve --stdio` (the only transport for now)");
     }
     let here = std::env::current_dir().context("cannot read the working directory")?;
     let project = Project::find(&here)?;
+    let settings = project.settings()?;
     let (db, _) = project.open()?;
+    let mut config = EngineConfig::new(&project.root);
+    if no_contain || settings.containment_off {
+        eprintln!("hc: containment is off: programs run with all of your privileges");
+        config.containment = engine::contain::Containment::Off;
+    }
     runtime()?.block_on(async move {
-        let engine = Engine::open_with(db, EngineConfig::new(&project.root))?;
+        let engine = Engine::open_with(db, config)?;
         engine::serve_host(engine.clone(), tokio::io::stdin(), tokio::io::stdout()).await;
         engine.shutdown().await;
         Ok(())

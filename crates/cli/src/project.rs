@@ -9,6 +9,13 @@ use substrate::Substrate;
 /// The project's state directory name.
 pub const DIR: &str = ".hermitcrab";
 
+/// What `.hermitcrab/config.toml` says (only what `hc` reads so far).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Settings {
+    /// `containment = "off"`.
+    pub containment_off: bool,
+}
+
 /// A found project.
 pub struct Project {
     /// The directory that holds `.hermitcrab/`.
@@ -52,6 +59,29 @@ impl Project {
         };
         let (_, changed) = project.open()?;
         Ok((project, changed))
+    }
+
+    /// The project's settings.
+    pub fn settings(&self) -> Result<Settings> {
+        let path = self.root.join(DIR).join("config.toml");
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Settings::default()),
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        };
+        let table: toml::Table = text
+            .parse()
+            .with_context(|| format!("{} is not valid TOML", path.display()))?;
+        let containment_off = match table.get("containment") {
+            None => false,
+            Some(toml::Value::String(s)) if s == "on" => false,
+            Some(toml::Value::String(s)) if s == "off" => true,
+            Some(other) => bail!(
+                "{}: `containment` is \"on\" or \"off\", not {other:?}",
+                path.display()
+            ),
+        };
+        Ok(Settings { containment_off })
     }
 
     /// The substrate file.

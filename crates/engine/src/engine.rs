@@ -52,15 +52,26 @@ pub struct EngineConfig {
     pub builtin_exe: PathBuf,
     /// A run's timeout when neither the run nor the program gives one.
     pub default_timeout_ms: u64,
+    /// How `vm` programs are contained.
+    pub containment: crate::contain::Containment,
+    /// `None` (the default): ask the kernel whether it enforces Landlock.
+    /// `Some`: assume so — to exercise and diagnose the refusal path.
+    pub assume_landlock: Option<bool>,
 }
 
 impl EngineConfig {
     /// Runs in `project_root`, built-ins through the current executable.
     pub fn new(project_root: impl Into<PathBuf>) -> EngineConfig {
+        let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("hc"));
         EngineConfig {
             project_root: project_root.into(),
-            builtin_exe: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("hc")),
+            builtin_exe: exe.clone(),
             default_timeout_ms: substrate::bootstrap::TOOL_TIMEOUT_MS,
+            containment: crate::contain::Containment::On {
+                exe,
+                args: vec!["__contain".into()],
+            },
+            assume_landlock: None,
         }
     }
 }
@@ -68,6 +79,8 @@ impl EngineConfig {
 pub(crate) struct Inner {
     pub(crate) db: Arc<Substrate>,
     pub(crate) config: EngineConfig,
+    /// Whether this kernel enforces Landlock (checked once, at open).
+    pub(crate) landlock: bool,
     pub(crate) slots: Slots,
     pub(crate) subs: Subscriptions,
 }
@@ -91,7 +104,15 @@ impl Engine {
     /// commits to subscribers.
     pub fn open_with(db: Arc<Substrate>, config: EngineConfig) -> Result<Engine> {
         reconcile(&db)?;
+        let landlock = matches!(config.containment, crate::contain::Containment::On { .. })
+            && config
+                .assume_landlock
+                .unwrap_or_else(crate::contain::landlock_available);
+        if let crate::contain::Containment::Off = config.containment {
+            tracing::warn!("containment is off: programs run with all of this user's privileges");
+        }
         let inner = Arc::new(Inner {
+            landlock,
             subs: Subscriptions::default(),
             slots: Slots::default(),
             db,

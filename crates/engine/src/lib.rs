@@ -21,10 +21,13 @@
 //!   program's own forks die with its process group.
 //! * Every read and write a program makes is checked: `BOUNDARY_VIOLATION`
 //!   is explicit, never a silently empty read.
+//! * Every `vm` program runs contained (`contain`): Landlock, seccomp and
+//!   namespaces from its declared capabilities, unless the person opted out.
 //! * The engine knows nothing of models: the agent is one program among many.
 
 pub mod boundary;
 mod connection;
+pub mod contain;
 mod engine;
 mod error;
 mod process;

@@ -118,6 +118,13 @@ struct Plan {
     extra_args: Vec<String>,
     timeout_ms: u64,
     reach: Reach,
+    /// `Some` when the program runs contained, with these capabilities.
+    contained: Option<protocol::Capabilities>,
+}
+
+/// The process's own temp dir (writable when contained; removed at its end).
+fn temp_dir(id: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join("hermitcrab").join(id)
 }
 
 /// `run`, in the seed's order: slot, one atomic commit, spawn, `running`.
@@ -261,6 +268,29 @@ fn plan(
             levels,
         }
     };
+    let contained = match (&engine.inner.config.containment, &body["runtime"]) {
+        (crate::contain::Containment::Off, _) => None,
+        (crate::contain::Containment::On { .. }, runtime)
+            if runtime.is_null() || runtime == "vm" =>
+        {
+            if !engine.inner.landlock {
+                return Err(EngineError::internal(crate::contain::NO_LANDLOCK));
+            }
+            let declared: protocol::Capabilities = match &body["capabilities"] {
+                Value::Null => protocol::Capabilities::default(),
+                other => serde_json::from_value(other.clone()).map_err(|e| {
+                    EngineError::invalid(format!(
+                        "program `{name}` has malformed `capabilities`: {e}"
+                    ))
+                })?,
+            };
+            let root = &engine.inner.config.project_root;
+            let caps = crate::contain::policy::narrow(&declared, args.capabilities.as_ref(), root)
+                .map_err(|why| EngineError::boundary(format!("cannot run `{name}`: {why}; a run may narrow capabilities, never widen them")))?;
+            Some(caps)
+        }
+        (crate::contain::Containment::On { .. }, _) => None,
+    };
     let timeout_ms = args
         .timeout_ms
         .or_else(|| body["timeout_ms"].as_u64())
@@ -275,6 +305,7 @@ fn plan(
             read: side(&args.read_boundary, &caller.read),
             write: side(&args.write_boundary, &caller.write),
         },
+        contained,
     })
 }
 
@@ -302,6 +333,7 @@ fn declaration(id: &str, ctx: &Context, plan: &Plan, args: &RunArgs) -> (Declara
             "program": plan.program_id,
             "timeout_ms": plan.timeout_ms,
             "arguments": arguments,
+            "containment": if plan.contained.is_some() { "on" } else { "off" },
         }));
     process.placements = process_placements(&plan.program_id, parent);
     chunks.push(process);
@@ -340,23 +372,84 @@ fn declaration(id: &str, ctx: &Context, plan: &Plan, args: &RunArgs) -> (Declara
     )
 }
 
+/// The file `executable` names: a built-in (this binary), a path relative
+/// to the project root, or a command found on `PATH`.
+fn resolve_executable(
+    config: &crate::EngineConfig,
+    executable: &str,
+) -> std::io::Result<(std::path::PathBuf, Vec<String>)> {
+    use std::os::unix::fs::PermissionsExt;
+    let runnable = |p: &std::path::Path| {
+        p.metadata()
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    let not_found = |what: String| std::io::Error::new(std::io::ErrorKind::NotFound, what);
+    if let Some(name) = executable.strip_prefix("builtin:") {
+        return Ok((
+            config.builtin_exe.clone(),
+            vec!["program".into(), name.into()],
+        ));
+    }
+    if executable.contains('/') {
+        let path = config.project_root.join(executable);
+        return if runnable(&path) {
+            Ok((path, Vec::new()))
+        } else {
+            Err(not_found(format!(
+                "{} is not an executable file",
+                path.display()
+            )))
+        };
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(executable))
+        .find(|p| runnable(p))
+        .map(|p| (p, Vec::new()))
+        .ok_or_else(|| not_found(format!("no `{executable}` on PATH")))
+}
+
 fn spawn(engine: &Engine, id: &str, plan: &Plan) -> std::io::Result<tokio::process::Child> {
     let config = &engine.inner.config;
-    let (program, mut argv): (std::path::PathBuf, Vec<String>) =
-        match plan.executable.strip_prefix("builtin:") {
-            Some(name) => (
-                config.builtin_exe.clone(),
-                vec!["program".into(), name.into()],
-            ),
-            None if plan.executable.contains('/') => {
-                (config.project_root.join(&plan.executable), Vec::new())
-            }
-            None => (plan.executable.clone().into(), Vec::new()),
-        };
+    let (program, mut argv) = resolve_executable(config, &plan.executable)?;
     argv.extend(plan.extra_args.iter().cloned());
-    let mut command = tokio::process::Command::new(program);
+    let mut command = match (&plan.contained, &config.containment) {
+        (Some(caps), crate::contain::Containment::On { exe, args }) => {
+            let tmp = temp_dir(id);
+            std::fs::create_dir_all(&tmp)?;
+            let program = program.to_string_lossy().into_owned();
+            let policy = crate::contain::policy::policy(
+                caps,
+                &config.project_root,
+                tmp.clone(),
+                program,
+                argv,
+            );
+            let policy = serde_json::to_string(&policy).map_err(std::io::Error::other)?;
+            let mut command = tokio::process::Command::new(exe);
+            command
+                .args(args)
+                .arg(policy)
+                .env_clear()
+                .env("TMPDIR", &tmp);
+            let allowed = crate::contain::policy::BASE_ENV
+                .iter()
+                .copied()
+                .chain(caps.env.iter().map(String::as_str));
+            for name in allowed {
+                if let Some(value) = std::env::var_os(name) {
+                    command.env(name, value);
+                }
+            }
+            command
+        }
+        _ => {
+            let mut command = tokio::process::Command::new(program);
+            command.args(argv);
+            command
+        }
+    };
     command
-        .args(argv)
         .current_dir(&config.project_root)
         .env(protocol::env::PROCESS_ID, id)
         .env(protocol::env::PROTOCOL, "1")
@@ -565,6 +658,7 @@ pub(crate) async fn finish(engine: &Engine, slot: &Arc<Slot>, ending: Ending, st
         tracing::error!(process = %slot.id, "cannot record the end of the process: {e}");
     }
     engine.inner.subs.remove_owner(&slot.id);
+    let _ = std::fs::remove_dir_all(temp_dir(&slot.id));
     let children = engine.inner.slots.children(&slot.id);
     for child in &children {
         child.request_end("parent ended");

@@ -5,7 +5,7 @@
 
 mod common;
 use common::*;
-use engine::{Context, Engine, EngineConfig};
+use engine::{Context, Engine};
 use serde_json::json;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -21,7 +21,7 @@ async fn restart_host_child() {
         return;
     };
     let db = Arc::new(Substrate::open(std::path::Path::new(&dir).join("substrate.db")).unwrap());
-    let engine = Engine::open_with(db, EngineConfig::new(&dir)).unwrap();
+    let engine = Engine::open_with(db, common::config(std::path::Path::new(&dir))).unwrap();
     for _ in 0..2 {
         let p = engine
             .run(

@@ -49,6 +49,67 @@ impl<'de> Deserialize<'de> for Boundary {
     }
 }
 
+/// Which paths a program may read: everything, or only these (relative to
+/// the project root, or absolute; system directories stay readable so it
+/// can run at all).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum ReadAccess {
+    /// Every path.
+    #[default]
+    All,
+    /// Only beneath these paths.
+    Paths(Vec<String>),
+}
+
+impl Serialize for ReadAccess {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ReadAccess::All => s.serialize_str("all"),
+            ReadAccess::Paths(paths) => paths.serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ReadAccess {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<ReadAccess, D::Error> {
+        match Value::deserialize(d)? {
+            Value::String(s) if s == "all" => Ok(ReadAccess::All),
+            other => serde_json::from_value(other)
+                .map(ReadAccess::Paths)
+                .map_err(|_| de::Error::custom("`read` is \"all\" or a list of paths")),
+        }
+    }
+}
+
+/// What a program may touch on the machine when it runs contained.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FilesystemAccess {
+    /// Readable paths (default: all).
+    #[serde(default)]
+    pub read: ReadAccess,
+    /// Writable paths (default: none but the process's own temp dir).
+    #[serde(default)]
+    pub write: Vec<String>,
+}
+
+/// A program's capabilities (`body.capabilities` of its chunk); a run may
+/// narrow them, never widen them.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Capabilities {
+    /// Files.
+    #[serde(default)]
+    pub filesystem: FilesystemAccess,
+    /// Sockets other than Unix ones.
+    #[serde(default)]
+    pub network: bool,
+    /// Environment variables passed through from the host (all others are
+    /// cleared).
+    #[serde(default)]
+    pub env: Vec<String>,
+}
+
 /// The arguments of a `run`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -76,6 +137,9 @@ pub struct RunArgs {
     /// For a host run: the session to place the process on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
+    /// Narrower capabilities than the program declares, for this run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capabilities: Option<Capabilities>,
 }
 
 /// Options of a `subscribe`.

@@ -23,14 +23,39 @@ pub fn fixture_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/programs/fixture.py")
 }
 
+/// The engine's configuration for tests: programs run contained, through
+/// the engine's own trampoline binary.
+pub fn config(root: &std::path::Path) -> EngineConfig {
+    let mut config = EngineConfig::new(root);
+    config.containment = engine::contain::Containment::On {
+        exe: PathBuf::from(env!("CARGO_BIN_EXE_hc-contain")),
+        args: Vec::new(),
+    };
+    config
+}
+
 impl Harness {
     /// A fresh project with the `fixture` program (intrinsic boundary open)
     /// and `narrow` (intrinsic boundary: its own process tree only).
     pub fn new() -> Harness {
+        Harness::with(config)
+    }
+
+    /// The same, with programs uncontained (the person opted out).
+    pub fn uncontained() -> Harness {
+        Harness::with(|root| {
+            let mut c = config(root);
+            c.containment = engine::contain::Containment::Off;
+            c
+        })
+    }
+
+    /// The same, with the configuration `make` gives for the project root.
+    pub fn with(make: impl FnOnce(&std::path::Path) -> EngineConfig) -> Harness {
         let dir = tempfile::tempdir().unwrap();
         let db = Arc::new(Substrate::open(dir.path().join("substrate.db")).unwrap());
         db.init(vec![]).unwrap();
-        let engine = Engine::open_with(Arc::clone(&db), EngineConfig::new(dir.path())).unwrap();
+        let engine = Engine::open_with(Arc::clone(&db), make(dir.path())).unwrap();
         let h = Harness { dir, db, engine };
         h.commit(vec![
             ChunkDecl::with_id("input/fixture")
@@ -44,12 +69,17 @@ impl Harness {
 
     pub fn reopen(dir: TempDir) -> Harness {
         let db = Arc::new(Substrate::open(dir.path().join("substrate.db")).unwrap());
-        let engine = Engine::open_with(Arc::clone(&db), EngineConfig::new(dir.path())).unwrap();
+        let engine = Engine::open_with(Arc::clone(&db), config(dir.path())).unwrap();
         Harness { dir, db, engine }
     }
 
     /// A program `program/NAME` running the fixture.
     pub fn program(&self, name: &str, boundary: Value, timeout_ms: u64) {
+        self.program_with(name, boundary, timeout_ms, Value::Null);
+    }
+
+    /// The same, declaring `capabilities`.
+    pub fn program_with(&self, name: &str, boundary: Value, timeout_ms: u64, capabilities: Value) {
         self.commit(vec![
             ChunkDecl::with_id(format!("program/{name}"))
                 .name(name)
@@ -62,6 +92,7 @@ impl Harness {
                     "input_type": "input/fixture",
                     "boundary": boundary,
                     "timeout_ms": timeout_ms,
+                    "capabilities": capabilities,
                 }))
                 .on(NewPlacement::instance("engine/program")),
         ]);
@@ -168,4 +199,23 @@ pub fn alive(pid: i64) -> bool {
         Ok(stat) => !stat.split(") ").nth(1).unwrap_or("").starts_with('Z'),
         Err(_) => false,
     }
+}
+
+/// Host pids of every live process in the process group `leader` leads.
+pub fn group_members(leader: i64) -> Vec<i64> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i64>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // fields after the command: state ppid pgrp ...
+        let fields: Vec<&str> = stat.rsplit(") ").next().unwrap_or("").split(' ').collect();
+        if fields.get(2).and_then(|g| g.parse::<i64>().ok()) == Some(leader) && alive(pid) {
+            out.push(pid);
+        }
+    }
+    out
 }

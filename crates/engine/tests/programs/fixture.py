@@ -7,9 +7,11 @@ says (`mode`), and answers by committing `engine/output` chunks onto its own
 process. The engine tests use its modes to exercise runs, boundaries,
 subscriptions and every fault the engine must survive.
 """
+import ctypes
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -113,6 +115,49 @@ def outputs_of(scope_result):
             if any(p["scope"] == "engine/output" for p in c["placements"])]
 
 
+def probe(action):
+    """Tries one thing a contained program may or may not do: "ok", or why not."""
+    kind = action["do"]
+    try:
+        if kind == "write":
+            with open(action["path"], "w") as f:
+                f.write("written by a program")
+        elif kind == "read":
+            with open(action["path"]) as f:
+                f.read()
+        elif kind == "symlink-write":
+            os.symlink(action["target"], action["link"])
+            with open(os.path.join(action["link"], "through-link"), "w") as f:
+                f.write("x")
+        elif kind == "tcp":
+            socket.create_connection(("127.0.0.1", action["port"]), timeout=5).close()
+        elif kind == "udp":
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            s.sendto(b"hello over udp", ("127.0.0.1", action["port"]))
+            s.close()
+        elif kind == "ptrace":
+            # a process of its own, so the target is surely visible to it
+            target = subprocess.Popen(["sleep", "30"])
+            try:
+                libc = ctypes.CDLL(None, use_errno=True)
+                if libc.ptrace(16, target.pid, 0, 0) != 0:  # PTRACE_ATTACH
+                    raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+                os.waitpid(target.pid, 0x40000000)  # __WALL: the tracee stops
+                libc.ptrace(17, target.pid, 0, 0)  # PTRACE_DETACH
+            finally:
+                target.kill()
+                target.wait()
+        elif kind == "env":
+            if action["name"] not in os.environ:
+                return "unset"
+            return "set: " + os.environ[action["name"]]
+        else:
+            return "unknown action %r" % kind
+        return "ok"
+    except OSError as e:
+        return "denied: %s" % (e.strerror or e)
+
+
 def main():
     process = engine.result("scope", scopes=[ME])
     inputs = [c for c in process["chunks"]
@@ -209,6 +254,13 @@ def main():
             output({"events": seen})
         else:
             output({"event": engine.next_event(timeout=task.get("timeout", 20))})
+    elif mode == "probe":
+        output({"results": [probe(action) for action in task["actions"]]})
+    elif mode == "escape":
+        # a grandchild in a session of its own: out of the process group
+        child = subprocess.Popen(["setsid", "sleep", "1000"])
+        output({"grandchild": child.pid})
+        time.sleep(1000)
     elif mode == "notify":
         engine.result("notify", data={"kind": "text_delta", "text": task.get("text", "Hel")})
         output({"notified": True})

@@ -1,0 +1,330 @@
+//! The trampoline that contains a program (`hc __contain POLICY`), run as a
+//! fresh single-threaded process between the engine and the program:
+//!
+//! 1. new mount, PID and (without `network`) network namespaces — and a user
+//!    namespace when not root — where the kernel allows;
+//! 2. in the mount namespace, `.git` and `.hermitcrab` inside writable roots
+//!    bind-mounted read-only (Landlock only grants, it cannot carve out);
+//! 3. a fork: the child is PID 1 of the new namespace, an init that applies
+//!    Landlock (reads and writes as declared, plus its temp dir) and seccomp
+//!    (no ptrace and other escape routes; no non-Unix sockets without
+//!    `network`), runs the program, reaps orphans, and reports how the
+//!    program ended. When it dies, the kernel kills all left in the namespace.
+//! 4. the parent relays that ending: the same exit code, or the same signal.
+
+use super::policy::{Policy, SYSTEM_READ};
+use landlock::{
+    ABI, Access, AccessFs, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset, RulesetAttr,
+    RulesetCreatedAttr, RulesetStatus,
+};
+use nix::sched::CloneFlags;
+use nix::sys::wait::{WaitStatus, waitpid};
+use nix::unistd::{ForkResult, Pid};
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+    SeccompRule,
+};
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::os::fd::OwnedFd;
+use std::path::Path;
+use std::process::ExitCode;
+
+/// Exit code of a trampoline that could not contain the program.
+pub const CONTAIN_FAILED: u8 = 125;
+
+/// The Landlock ABI the rules are written for (kernels with less get what
+/// they support; a kernel with none is refused before any spawn).
+const LANDLOCK_ABI: ABI = ABI::V5;
+
+/// Whether this kernel enforces Landlock (a ruleset is created, never applied).
+pub fn landlock_available() -> bool {
+    Ruleset::default()
+        .set_compatibility(CompatLevel::HardRequirement)
+        .handle_access(AccessFs::from_all(ABI::V1))
+        .and_then(|r| r.create())
+        .is_ok()
+}
+
+/// The trampoline's `main`: `args` is the policy as JSON.
+pub fn trampoline_main(args: &[String]) -> ExitCode {
+    let policy: Policy = match args.first().map(|a| serde_json::from_str(a)) {
+        Some(Ok(policy)) => policy,
+        Some(Err(e)) => return fail(&format!("bad policy: {e}")),
+        None => return fail("no policy given (usage: hc __contain POLICY_JSON)"),
+    };
+    match contain(&policy) {
+        Ok(code) => code,
+        Err(e) => fail(&e),
+    }
+}
+
+fn fail(why: &str) -> ExitCode {
+    eprintln!("hermitcrab containment: {why}");
+    ExitCode::from(CONTAIN_FAILED)
+}
+
+fn contain(policy: &Policy) -> Result<ExitCode, String> {
+    let namespaces = enter_namespaces(policy);
+    if namespaces.is_none() && !policy.protect.is_empty() {
+        return Err(format!(
+            "cannot keep {} read-only: this kernel allows no mount namespace here",
+            policy
+                .protect
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    if namespaces.is_some() {
+        protect(policy)?;
+    }
+    let (from_init, to_parent) = nix::unistd::pipe().map_err(|e| format!("pipe: {e}"))?;
+    // SAFETY: this process is the trampoline — single-threaded, started
+    // fresh by the engine — so the child may do anything after fork.
+    #[allow(unsafe_code)]
+    let forked = unsafe { nix::unistd::fork() }.map_err(|e| format!("fork: {e}"))?;
+    match forked {
+        ForkResult::Child => {
+            drop(from_init);
+            let code = init(policy, namespaces.is_some(), to_parent);
+            std::process::exit(code);
+        }
+        ForkResult::Parent { child } => {
+            drop(to_parent);
+            relay(child, from_init)
+        }
+    }
+}
+
+/// Unshares what it can; `Some` when a mount namespace (and so the
+/// protections) is in place.
+fn enter_namespaces(policy: &Policy) -> Option<()> {
+    let root = nix::unistd::geteuid().is_root();
+    if !root {
+        let (uid, gid) = (nix::unistd::getuid(), nix::unistd::getgid());
+        nix::sched::unshare(CloneFlags::CLONE_NEWUSER).ok()?;
+        std::fs::write("/proc/self/setgroups", "deny").ok()?;
+        std::fs::write("/proc/self/uid_map", format!("{uid} {uid} 1")).ok()?;
+        std::fs::write("/proc/self/gid_map", format!("{gid} {gid} 1")).ok()?;
+    }
+    let mut flags = CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWPID;
+    if !policy.network {
+        flags |= CloneFlags::CLONE_NEWNET;
+    }
+    nix::sched::unshare(flags)
+        .or_else(|_| nix::sched::unshare(CloneFlags::CLONE_NEWNS))
+        .ok()
+}
+
+/// Bind-mounts each protected directory read-only onto itself.
+fn protect(policy: &Policy) -> Result<(), String> {
+    use nix::mount::{MsFlags, mount};
+    let none: Option<&str> = None;
+    mount(none, "/", none, MsFlags::MS_REC | MsFlags::MS_PRIVATE, none)
+        .map_err(|e| format!("private mounts: {e}"))?;
+    for dir in &policy.protect {
+        mount(
+            Some(dir),
+            dir,
+            none,
+            MsFlags::MS_BIND | MsFlags::MS_REC,
+            none,
+        )
+        .and_then(|()| {
+            mount(
+                none,
+                dir,
+                none,
+                MsFlags::MS_BIND | MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY,
+                none,
+            )
+        })
+        .map_err(|e| format!("cannot make {} read-only: {e}", dir.display()))?;
+    }
+    Ok(())
+}
+
+/// PID 1 of the namespace: sandbox, run, reap, report. Returns the exit code.
+fn init(policy: &Policy, own_mounts: bool, report: OwnedFd) -> i32 {
+    let mut report = std::fs::File::from(report);
+    let _ = nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL);
+    if own_mounts {
+        // A /proc that shows this namespace's processes only (best effort).
+        let none: Option<&str> = None;
+        let _ = nix::mount::mount(
+            Some("proc"),
+            "/proc",
+            Some("proc"),
+            nix::mount::MsFlags::empty(),
+            none,
+        );
+    }
+    let outcome = landlock(policy)
+        .and_then(|()| seccomp(policy))
+        .and_then(|()| {
+            std::process::Command::new(&policy.program)
+                .args(&policy.args)
+                .spawn()
+                .map_err(|e| format!("cannot start `{}`: {e}", policy.program))
+        });
+    let child = match outcome {
+        Ok(child) => Pid::from_raw(child.id() as i32),
+        Err(e) => {
+            let _ = write!(report, "fail {e}");
+            return 0;
+        }
+    };
+    loop {
+        match waitpid(None, None) {
+            Ok(WaitStatus::Exited(pid, code)) if pid == child => {
+                let _ = write!(report, "exit {code}");
+                return 0;
+            }
+            Ok(WaitStatus::Signaled(pid, signal, _)) if pid == child => {
+                let _ = write!(report, "signal {}", signal as i32);
+                return 0;
+            }
+            Ok(_) => continue, // an orphan reaped
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(e) => {
+                let _ = write!(report, "fail waiting for the program: {e}");
+                return 0;
+            }
+        }
+    }
+}
+
+/// The trampoline's own ending mirrors the program's.
+fn relay(init: Pid, from_init: OwnedFd) -> Result<ExitCode, String> {
+    let mut report = String::new();
+    let _ = std::fs::File::from(from_init).read_to_string(&mut report);
+    let _ = waitpid(init, None);
+    let mut words = report.splitn(2, ' ');
+    match (words.next(), words.next()) {
+        (Some("exit"), Some(code)) => Ok(ExitCode::from(code.trim().parse::<u8>().unwrap_or(1))),
+        (Some("signal"), Some(number)) => {
+            let number: i32 = number.trim().parse().unwrap_or(libc::SIGKILL);
+            if let Ok(signal) = nix::sys::signal::Signal::try_from(number) {
+                let _ = std::io::stderr().flush();
+                let _ = nix::sys::signal::raise(signal);
+            }
+            Ok(ExitCode::from(128u8.saturating_add(number as u8)))
+        }
+        (Some("fail"), Some(why)) => Err(why.to_owned()),
+        _ => Err("the program's init ended without a report".into()),
+    }
+}
+
+/// Landlock: reads as declared (or everywhere), writes to the writable
+/// roots, the temp dir and the null devices.
+fn landlock(policy: &Policy) -> Result<(), String> {
+    let abi = LANDLOCK_ABI;
+    let read = AccessFs::from_read(abi);
+    let all = AccessFs::from_all(abi);
+    let err = |e: &dyn std::fmt::Display| format!("Landlock: {e}");
+    let mut rules: Vec<(std::path::PathBuf, landlock::BitFlags<AccessFs>)> = Vec::new();
+    match &policy.read {
+        None => rules.push(("/".into(), read)),
+        Some(paths) => {
+            for p in SYSTEM_READ
+                .iter()
+                .map(Path::new)
+                .chain(paths.iter().map(|p| p.as_path()))
+            {
+                rules.push((p.to_path_buf(), read));
+            }
+        }
+    }
+    for p in policy.write.iter().chain(std::iter::once(&policy.tmp)) {
+        rules.push((p.clone(), all));
+    }
+    for dev in ["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"] {
+        rules.push((dev.into(), AccessFs::from_file(abi)));
+    }
+    let mut ruleset = Ruleset::default()
+        .handle_access(all)
+        .and_then(|r| r.create())
+        .map_err(|e| err(&e))?;
+    for (path, access) in rules {
+        let Ok(fd) = PathFd::new(&path) else { continue };
+        let access = if path.is_dir() {
+            access
+        } else {
+            access & AccessFs::from_file(abi)
+        };
+        ruleset = ruleset
+            .add_rule(PathBeneath::new(fd, access))
+            .map_err(|e| err(&e))?;
+    }
+    let status = ruleset.restrict_self().map_err(|e| err(&e))?;
+    if status.ruleset == RulesetStatus::NotEnforced {
+        return Err("Landlock is not enforced on this kernel".into());
+    }
+    Ok(())
+}
+
+/// Syscalls no contained program may make: tracing and reading other
+/// processes, loading code into the kernel, changing mounts and namespaces,
+/// and io_uring (which would bypass the rest).
+const DENIED: &[libc::c_long] = &[
+    libc::SYS_ptrace,
+    libc::SYS_process_vm_readv,
+    libc::SYS_process_vm_writev,
+    libc::SYS_kexec_load,
+    libc::SYS_init_module,
+    libc::SYS_finit_module,
+    libc::SYS_delete_module,
+    libc::SYS_bpf,
+    libc::SYS_perf_event_open,
+    libc::SYS_keyctl,
+    libc::SYS_add_key,
+    libc::SYS_request_key,
+    libc::SYS_mount,
+    libc::SYS_umount2,
+    libc::SYS_pivot_root,
+    libc::SYS_chroot,
+    libc::SYS_setns,
+    libc::SYS_unshare,
+    libc::SYS_userfaultfd,
+    libc::SYS_open_by_handle_at,
+    libc::SYS_io_uring_setup,
+    libc::SYS_io_uring_enter,
+    libc::SYS_io_uring_register,
+    libc::SYS_reboot,
+    libc::SYS_swapon,
+    libc::SYS_swapoff,
+    libc::SYS_acct,
+];
+
+fn seccomp(policy: &Policy) -> Result<(), String> {
+    let err = |e: &dyn std::fmt::Display| format!("seccomp: {e}");
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> =
+        DENIED.iter().map(|s| (*s, Vec::new())).collect();
+    if !policy.network {
+        let not_unix = SeccompCondition::new(
+            0,
+            SeccompCmpArgLen::Dword,
+            SeccompCmpOp::Ne,
+            libc::AF_UNIX as u64,
+        )
+        .map_err(|e| err(&e))?;
+        rules.insert(
+            libc::SYS_socket,
+            vec![SeccompRule::new(vec![not_unix]).map_err(|e| err(&e))?],
+        );
+    }
+    let arch = std::env::consts::ARCH.try_into().map_err(|e| err(&e))?;
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EPERM as u32),
+        arch,
+    )
+    .map_err(|e| err(&e))?;
+    let program: BpfProgram = filter
+        .try_into()
+        .map_err(|e: seccompiler::BackendError| err(&e))?;
+    seccompiler::apply_filter(&program).map_err(|e| err(&e))
+}
