@@ -8,6 +8,11 @@
 //! * `engine/200_processes`: 200 runs at once, all awaited.
 //! * `engine/commit_to_1000_subscriptions`: a commit delivered as
 //!   `scope_changed` to 1,000 subscriptions.
+//! * `contain/run_await_trivial_{contained,uncontained}`: the same run and
+//!   await with and without containment (Landlock, seccomp, namespaces).
+//!
+//! Every figure but the last pair runs programs uncontained, to measure the
+//! engine alone.
 //!
 //! When the engine starts this binary as a program (`HC_PROCESS_ID` set), it
 //! is that program instead of the benchmark.
@@ -65,6 +70,10 @@ struct Setup {
 }
 
 fn setup() -> Setup {
+    setup_with(engine::contain::Containment::Off)
+}
+
+fn setup_with(containment: engine::contain::Containment) -> Setup {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let db = Arc::new(Substrate::open(dir.path().join("substrate.db")).unwrap());
@@ -86,8 +95,9 @@ fn setup() -> Setup {
         )
         .unwrap();
     }
-    let engine =
-        rt.block_on(async { Engine::open_with(db, EngineConfig::new(dir.path())).unwrap() });
+    let mut config = EngineConfig::new(dir.path());
+    config.containment = containment;
+    let engine = rt.block_on(async { Engine::open_with(db, config).unwrap() });
     Setup {
         _dir: dir,
         engine,
@@ -214,4 +224,26 @@ fn subscriptions(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, processes, scope_over_stdio, subscriptions);
+fn containment(c: &mut Criterion) {
+    let contained = setup_with(engine::contain::Containment::On {
+        exe: env!("CARGO_BIN_EXE_hc-contain").into(),
+        args: Vec::new(),
+    });
+    let uncontained = setup();
+    let mut group = c.benchmark_group("contain");
+    group.bench_function("run_await_trivial_contained", |b| {
+        b.iter(|| run_and_await(&contained, "trivial", RunArgs::default()))
+    });
+    group.bench_function("run_await_trivial_uncontained", |b| {
+        b.iter(|| run_and_await(&uncontained, "trivial", RunArgs::default()))
+    });
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    processes,
+    scope_over_stdio,
+    subscriptions,
+    containment
+);
