@@ -14,17 +14,18 @@ pub const DEFAULT_LIMIT: usize = 100;
 
 /// Where a member falls in a read's order; the `next_after` cursor encodes
 /// the last one returned.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct SortKey {
     seq: i64,
     began: i64,
     pos: i64,
-    id: String,
+    /// The member's stable key (one per life of a chunk).
+    key: i64,
 }
 
 impl SortKey {
     fn cursor(&self) -> String {
-        format!("{}.{}.{}.{}", self.seq, self.began, self.pos, self.id)
+        format!("{}.{}.{}.{}", self.seq, self.began, self.pos, self.key)
     }
 
     fn parse(cursor: &str) -> Result<SortKey> {
@@ -34,20 +35,19 @@ impl SortKey {
                  `next_after` of the previous page unchanged"
             ))
         };
-        let mut parts = cursor.splitn(4, '.');
+        let mut parts = cursor.split('.');
         let mut number = || {
             parts
                 .next()
                 .and_then(|p| p.parse::<i64>().ok())
                 .ok_or_else(bad)
         };
-        let (seq, began, pos) = (number()?, number()?, number()?);
-        let id = parts.next().ok_or_else(bad)?.to_owned();
+        let (seq, began, pos, key) = (number()?, number()?, number()?, number()?);
         Ok(SortKey {
             seq,
             began,
             pos,
-            id,
+            key,
         })
     }
 }
@@ -116,18 +116,18 @@ impl Snapshot<'_> {
             let mut dropped = HashSet::new();
             for x in &opts.exclude {
                 check_id(x, "exclude")?;
-                dropped.extend(self.member_ids(x)?);
+                dropped.extend(self.member_keys(x)?);
             }
-            members.retain(|m| !dropped.contains(&m.id));
+            members.retain(|m| !dropped.contains(&m.key));
         }
         if let (Some(query), false) = (&opts.match_, ids.is_empty()) {
-            let hits: HashSet<String> = self.search(query)?.into_iter().map(|(id, _)| id).collect();
-            members.retain(|m| hits.contains(&m.id));
+            let hits: HashSet<i64> = self.search(query)?.into_iter().collect();
+            members.retain(|m| hits.contains(&m.key));
         }
         members.sort();
         let total = members.len() as u64;
         let dimensions = if opts.include.dimensions {
-            let all: Vec<String> = members.iter().map(|m| m.id.clone()).collect();
+            let all: Vec<i64> = members.iter().map(|m| m.key).collect();
             Some(self.dimensions(&all, ids)?)
         } else {
             None
@@ -142,10 +142,10 @@ impl Snapshot<'_> {
             .unwrap_or(usize::MAX);
         let end = start.saturating_add(limit).min(members.len());
         let next_after = (end < members.len() && end > start).then(|| members[end - 1].cursor());
-        let page: Vec<String> = members[start..end].iter().map(|m| m.id.clone()).collect();
+        let page: Vec<i64> = members[start..end].iter().map(|m| m.key).collect();
         Ok(ScopeResult {
             scopes,
-            chunks: self.items(&page, opts.include.body)?,
+            chunks: self.items_by_key(&page, opts.include.body)?,
             total,
             next_after,
             topology: Vec::new(),
@@ -165,9 +165,9 @@ impl Snapshot<'_> {
     ) -> Result<ScopeResult> {
         let sql = format!(
             "SELECT p.kind, p.seq, p.began, p.pos, c.vid \
-             FROM {} CROSS JOIN {} ON c.id = p.chunk AND {} WHERE p.scope = ?1 AND {}",
+             FROM {} CROSS JOIN chunks c INDEXED BY chunks_by_key ON c.key = p.ckey AND {} \
+             WHERE p.scope = ?1 AND {}",
             self.at.by_scope(),
-            self.at.chunks(),
             self.at.live("c"),
             self.at.live("p")
         );
@@ -195,8 +195,7 @@ impl Snapshot<'_> {
         };
         let chunks = self.versions(&vids, opts.include.body)?;
         let dimensions = if opts.include.dimensions {
-            let all: Vec<String> = chunks.iter().map(|c| c.id.clone()).collect();
-            Some(self.dimensions(&all, std::slice::from_ref(&id.to_owned()))?)
+            Some(self.tally(&chunks, std::slice::from_ref(&id.to_owned()))?)
         } else {
             None
         };
@@ -248,9 +247,9 @@ impl Snapshot<'_> {
                 }
             }
         }
-        let mut keyed: HashMap<String, SortKey> = HashMap::new();
+        let mut keyed: HashMap<i64, SortKey> = HashMap::new();
         let sql = format!(
-            "SELECT p.chunk, p.kind, p.seq, p.began, p.pos FROM {} WHERE p.scope = ?1 AND {}",
+            "SELECT p.ckey, p.kind, p.seq, p.began, p.pos FROM {} WHERE p.scope = ?1 AND {}",
             self.at.by_scope(),
             self.at.live("p")
         );
@@ -262,13 +261,13 @@ impl Snapshot<'_> {
                 seq: r.get::<_, Option<i64>>(2)?.unwrap_or(i64::MAX),
                 began: r.get(3)?,
                 pos: r.get(4)?,
-                id: r.get(0)?,
+                key: r.get(0)?,
             };
-            match keyed.get_mut(&key.id) {
+            match keyed.get_mut(&key.key) {
                 Some(old) if *old <= key => {}
                 Some(old) => *old = key,
                 None => {
-                    keyed.insert(key.id.clone(), key);
+                    keyed.insert(key.key, key);
                 }
             }
             Ok(())
@@ -277,20 +276,20 @@ impl Snapshot<'_> {
             if i == order {
                 continue;
             }
-            let on: HashSet<String> = self.member_ids_of_kind(id, opts)?;
+            let on: HashSet<i64> = self.member_keys_of_kind(id, opts)?;
             keyed.retain(|chunk, _| on.contains(chunk));
         }
         Ok(keyed.into_values().collect())
     }
 
-    fn member_ids_of_kind(&self, scope: &str, opts: &ScopeOpts) -> Result<HashSet<String>> {
+    fn member_keys_of_kind(&self, scope: &str, opts: &ScopeOpts) -> Result<HashSet<i64>> {
         let sql = format!(
-            "SELECT p.chunk, p.kind FROM {} WHERE p.scope = ?1 AND {}",
+            "SELECT p.ckey, p.kind FROM {} WHERE p.scope = ?1 AND {}",
             self.at.by_scope(),
             self.at.live("p")
         );
         let list = rows(self.conn, &sql, &[&scope], self.at, |r| {
-            Ok((r.get::<_, String>(0)?, kind_from(r.get(1)?)))
+            Ok((r.get::<_, i64>(0)?, kind_from(r.get(1)?)))
         })?;
         Ok(list
             .into_iter()
@@ -299,9 +298,9 @@ impl Snapshot<'_> {
             .collect())
     }
 
-    fn member_ids(&self, scope: &str) -> Result<Vec<String>> {
+    fn member_keys(&self, scope: &str) -> Result<Vec<i64>> {
         let sql = format!(
-            "SELECT p.chunk FROM {} WHERE p.scope = ?1 AND {}",
+            "SELECT p.ckey FROM {} WHERE p.scope = ?1 AND {}",
             self.at.by_scope(),
             self.at.live("p")
         );
@@ -312,23 +311,15 @@ impl Snapshot<'_> {
     fn every_chunk(&self, opts: &ScopeOpts) -> Result<Vec<SortKey>> {
         let found = match &opts.match_ {
             Some(query) => self.search(query)?,
-            None => {
-                let sql = format!(
-                    "SELECT c.id, c.key FROM chunks c WHERE {}",
-                    self.at.live("c")
-                );
-                rows(self.conn, &sql, &[], self.at, |r| {
-                    Ok((r.get(0)?, r.get(1)?))
-                })?
-            }
+            None => self.all_keys()?,
         };
         Ok(found
             .into_iter()
-            .map(|(id, key)| SortKey {
+            .map(|key| SortKey {
                 seq: key,
                 began: 0,
                 pos: 0,
-                id,
+                key,
             })
             .collect())
     }
@@ -336,26 +327,25 @@ impl Snapshot<'_> {
     /// The whole substrate, paged in SQL (no full scan for a page).
     fn everything_paged(&self, opts: &ScopeOpts, after: Option<SortKey>) -> Result<ScopeResult> {
         let limit = opts.limit.unwrap_or(DEFAULT_LIMIT);
-        let after_key = after.map_or(i64::MIN, |k| k.seq);
+        let after_key = after.map_or(i64::MIN, |k| k.key);
         let live = self.at.live("c");
         let table = match self.at {
             At::Head => "chunks c INDEXED BY chunks_by_key",
             At::Commit(_) => "chunks c",
         };
         let sql = format!(
-            "SELECT c.id, c.key FROM {table} WHERE {live} AND c.key > ?1 ORDER BY c.key LIMIT ?2"
+            "SELECT c.key FROM {table} WHERE {live} AND c.key > ?1 ORDER BY c.key LIMIT ?2"
         );
         let page_size = limit.saturating_add(1).min(i64::MAX as usize) as i64;
-        let mut page: Vec<(String, i64)> =
-            rows(self.conn, &sql, &[&after_key, &page_size], self.at, |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })?;
+        let mut page: Vec<i64> = rows(self.conn, &sql, &[&after_key, &page_size], self.at, |r| {
+            r.get(0)
+        })?;
         let more = page.len() > limit;
         page.truncate(limit);
         let next_after = more
             .then(|| page.last())
             .flatten()
-            .map(|(id, key)| format!("{key}.0.0.{id}"));
+            .map(|key| format!("{key}.0.0.{key}"));
         let total = row(
             self.conn,
             &format!("SELECT count(*) FROM chunks c WHERE {live}"),
@@ -364,39 +354,34 @@ impl Snapshot<'_> {
             |r| r.get::<_, i64>(0),
         )?
         .unwrap_or(0) as u64;
-        let ids: Vec<String> = page.into_iter().map(|(id, _)| id).collect();
-        let all_ids = if opts.include.dimensions {
-            Some(self.all_ids()?)
+        let all = if opts.include.dimensions {
+            Some(self.all_keys()?)
         } else {
             None
         };
         Ok(ScopeResult {
             scopes: Vec::new(),
-            chunks: self.items(&ids, opts.include.body)?,
+            chunks: self.items_by_key(&page, opts.include.body)?,
             total,
             next_after,
             topology: Vec::new(),
-            dimensions: all_ids.map(|all| self.dimensions(&all, &[])).transpose()?,
+            dimensions: all.map(|all| self.dimensions(&all, &[])).transpose()?,
             as_of: self.commit_id(),
         })
     }
 
-    fn all_ids(&self) -> Result<Vec<String>> {
-        let sql = format!("SELECT c.id FROM chunks c WHERE {}", self.at.live("c"));
+    fn all_keys(&self) -> Result<Vec<i64>> {
+        let sql = format!("SELECT c.key FROM chunks c WHERE {}", self.at.live("c"));
         rows(self.conn, &sql, &[], self.at, |r| r.get(0))
     }
 
     /// Chunks whose current name or body text matches the FTS5 `query`,
     /// with their creation commits. A query that is not valid FTS5 syntax is
     /// searched as plain words.
-    fn search(&self, query: &str) -> Result<Vec<(String, i64)>> {
-        let sql = "SELECT c.id, c.key FROM chunk_text CROSS JOIN chunks c INDEXED BY chunks_by_key \
-                   ON c.key = chunk_text.rowid AND c.ended IS NULL WHERE chunk_text MATCH ?1";
-        let run = |q: &str| {
-            rows(self.conn, sql, &[&q], At::Head, |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })
-        };
+    fn search(&self, query: &str) -> Result<Vec<i64>> {
+        // The index holds current text only: every hit is a live chunk's key.
+        let sql = "SELECT rowid FROM chunk_text WHERE chunk_text MATCH ?1";
+        let run = |q: &str| rows(self.conn, sql, &[&q], At::Head, |r| r.get(0));
         match run(query) {
             Ok(found) => Ok(found),
             Err(Error::Storage(_)) => {
@@ -417,9 +402,16 @@ impl Snapshot<'_> {
 
     /// The scopes the given members sit on besides `requested`, with how
     /// many of the members sit on each, most populated first.
-    fn dimensions(&self, members: &[String], requested: &[String]) -> Result<Vec<ScopeCount>> {
+    fn dimensions(&self, members: &[i64], requested: &[String]) -> Result<Vec<ScopeCount>> {
+        let items = self.items_by_key(members, false)?;
+        self.tally(&items, requested)
+    }
+
+    /// The scopes `items` sit on besides `requested`, with how many of them
+    /// sit on each, most populated first.
+    fn tally(&self, items: &[Arc<ChunkItem>], requested: &[String]) -> Result<Vec<ScopeCount>> {
         let mut tally: HashMap<String, i64> = HashMap::new();
-        for item in self.items(members, false)? {
+        for item in items {
             let mut scopes: Vec<&String> = item.placements.iter().map(|p| &p.scope).collect();
             scopes.sort();
             scopes.dedup();

@@ -41,12 +41,15 @@ const MIGRATIONS: &[&str] = &[
     -- By id: the current version sorts first (ended NULL), so a head lookup
     -- is one seek; history follows. Covering for version-id lookups.
     CREATE INDEX chunks_by_id ON chunks(id, ended, began);
-    CREATE UNIQUE INDEX chunks_by_key ON chunks(key) WHERE ended IS NULL;
+    -- By key: how members (placements carry the key) find their version.
+    CREATE INDEX chunks_by_key ON chunks(key, ended, began);
 
-    -- Membership: who is on which scope, in order, then and now.
+    -- Membership: who is on which scope, in order, then and now. `ckey` is
+    -- the placed chunk's `key`: members join their versions by integer.
     CREATE TABLE placements (
         rid   INTEGER PRIMARY KEY,
         chunk TEXT NOT NULL,
+        ckey  INTEGER NOT NULL,
         scope TEXT NOT NULL,
         kind  INTEGER NOT NULL,
         seq   INTEGER,
@@ -57,7 +60,7 @@ const MIGRATIONS: &[&str] = &[
     CREATE UNIQUE INDEX placements_head ON placements(chunk, scope, kind) WHERE ended IS NULL;
     -- By scope: current members first and in seq order, then history.
     -- Covering for member scans at head and as of any commit.
-    CREATE INDEX placements_by_scope ON placements(scope, ended, seq, began, pos, kind, chunk);
+    CREATE INDEX placements_by_scope ON placements(scope, ended, seq, began, pos, kind, ckey);
 
     CREATE VIRTUAL TABLE chunk_text USING fts5(text, content='', contentless_delete=1);
     "#,

@@ -314,7 +314,7 @@ impl<'c> Snapshot<'c> {
     /// How many chunks are placed on `id` (either type, each counted once).
     pub fn member_count(&self, id: &str) -> Result<u64> {
         let sql = format!(
-            "SELECT count(DISTINCT p.chunk) FROM {} WHERE p.scope = ?1 AND {}",
+            "SELECT count(DISTINCT p.ckey) FROM {} WHERE p.scope = ?1 AND {}",
             self.at.by_scope(),
             self.at.live("p")
         );
@@ -338,6 +338,35 @@ impl<'c> Snapshot<'c> {
         .into_iter()
         .collect();
         let vids: Vec<i64> = ids.iter().filter_map(|id| found.get(id).copied()).collect();
+        self.versions(&vids, with_body)
+    }
+
+    /// Full items for the chunks with these keys, in the order given,
+    /// skipping keys with no version in this view.
+    pub(crate) fn items_by_key(
+        &self,
+        keys: &[i64],
+        with_body: bool,
+    ) -> Result<Vec<Arc<ChunkItem>>> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let array = Rc::new(
+            keys.iter()
+                .map(|k| SqlValue::Integer(*k))
+                .collect::<Vec<_>>(),
+        );
+        let sql = format!(
+            "SELECT c.key, c.vid FROM rarray(?1) a CROSS JOIN chunks c INDEXED BY chunks_by_key \
+             ON c.key = a.value WHERE {}",
+            self.at.live("c")
+        );
+        let found: HashMap<i64, i64> = rows(self.conn, &sql, &[&array], self.at, |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })?
+        .into_iter()
+        .collect();
+        let vids: Vec<i64> = keys.iter().filter_map(|k| found.get(k).copied()).collect();
         self.versions(&vids, with_body)
     }
 

@@ -423,13 +423,18 @@ impl<'c> Apply<'c> {
             )));
         }
         let snap = self.snapshot();
-        for (id, role) in [(&chunk, "chunk"), (&scope, "scope")] {
-            if !snap.exists(id)? {
-                return Err(Error::NotFound(format!(
-                    "cannot place `{chunk}` on `{scope}`: the {role} `{id}` does not exist \
-                     (create it first, or in the same declaration)"
-                )));
-            }
+        let missing = |id: &str, role: &str| {
+            Error::NotFound(format!(
+                "cannot place `{chunk}` on `{scope}`: the {role} `{id}` does not exist \
+                 (create it first, or in the same declaration)"
+            ))
+        };
+        let ckey = snap
+            .chunk_row(&chunk)?
+            .ok_or_else(|| missing(&chunk, "chunk"))?
+            .key;
+        if !snap.exists(&scope)? {
+            return Err(missing(&scope, "scope"));
         }
         let existing = row(
             self.conn,
@@ -452,9 +457,18 @@ impl<'c> Apply<'c> {
         self.pos += 1;
         self.conn
             .prepare_cached(
-                "INSERT INTO placements (chunk, scope, kind, seq, began, pos) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                "INSERT INTO placements (chunk, ckey, scope, kind, seq, began, pos) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             )?
-            .execute(rusqlite::params![chunk, scope, kind_code(kind), seq, self.n as i64, self.pos])?;
+            .execute(rusqlite::params![
+                chunk,
+                ckey,
+                scope,
+                kind_code(kind),
+                seq,
+                self.n as i64,
+                self.pos
+            ])?;
         self.mark_replaced(&chunk);
         self.new_rows.push(NewRow {
             rid: self.conn.last_insert_rowid(),
