@@ -219,6 +219,28 @@ impl Connection {
     }
 }
 
+/// Writes queued lines to `output` until the queue closes or the output
+/// fails, flushing once per burst.
+pub(crate) async fn pump<W: tokio::io::AsyncWrite + Unpin>(
+    mut queue: mpsc::Receiver<String>,
+    mut output: W,
+) {
+    use tokio::io::AsyncWriteExt;
+    while let Some(line) = queue.recv().await {
+        if output.write_all(line.as_bytes()).await.is_err() {
+            return;
+        }
+        while let Ok(more) = queue.try_recv() {
+            if output.write_all(more.as_bytes()).await.is_err() {
+                return;
+            }
+        }
+        if output.flush().await.is_err() {
+            return;
+        }
+    }
+}
+
 /// Runs a synchronous substrate call without stalling the runtime's other
 /// tasks (on a multi-threaded runtime).
 fn blocking<T>(f: impl FnOnce() -> T) -> T {
@@ -267,24 +289,8 @@ where
     R: AsyncRead + Unpin,
     W: tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
-    use tokio::io::AsyncWriteExt;
-    let (out_tx, mut out_rx) = mpsc::channel::<String>(OUT_QUEUE);
-    let writer = tokio::spawn(async move {
-        let mut output = output;
-        while let Some(line) = out_rx.recv().await {
-            if output.write_all(line.as_bytes()).await.is_err() {
-                break;
-            }
-            while let Ok(more) = out_rx.try_recv() {
-                if output.write_all(more.as_bytes()).await.is_err() {
-                    return;
-                }
-            }
-            if output.flush().await.is_err() {
-                break;
-            }
-        }
-    });
+    let (out_tx, out_rx) = mpsc::channel::<String>(OUT_QUEUE);
+    let writer = tokio::spawn(pump(out_rx, output));
     let connection = Arc::new(Connection::new(engine, Context::host(), out_tx, true));
     connection.serve(input).await;
     // Let in-flight awaits answer before the writer goes.

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 use substrate::ids::new_id;
 use substrate::{ChunkDecl, Declaration, NewPlacement};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncReadExt;
 use tokio::sync::{mpsc, watch};
 
 /// How much of a program's stderr the process chunk keeps.
@@ -516,24 +516,11 @@ async fn supervise(
     budget: Duration,
 ) {
     let pid = child.id();
-    let (out_tx, mut out_rx) = mpsc::channel::<String>(crate::connection::OUT_QUEUE);
-    let mut stdin = child.stdin.take();
-    let writer = tokio::spawn(async move {
-        while let Some(line) = out_rx.recv().await {
-            let Some(pipe) = stdin.as_mut() else { break };
-            if pipe.write_all(line.as_bytes()).await.is_err() {
-                break;
-            }
-            while let Ok(more) = out_rx.try_recv() {
-                if pipe.write_all(more.as_bytes()).await.is_err() {
-                    return;
-                }
-            }
-            if pipe.flush().await.is_err() {
-                break;
-            }
-        }
-    });
+    let (out_tx, out_rx) = mpsc::channel::<String>(crate::connection::OUT_QUEUE);
+    let writer = match child.stdin.take() {
+        Some(stdin) => tokio::spawn(crate::connection::pump(out_rx, stdin)),
+        None => tokio::spawn(async {}),
+    };
     let stderr_tail = tokio::spawn(read_tail(child.stderr.take()));
     let connection = Arc::new(Connection::new(
         engine.clone(),

@@ -5,6 +5,7 @@ use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
 use std::sync::Arc;
+use substrate::spec::kind_of;
 use substrate::{ChunkDecl, Commit, Declaration, ScopeOpts};
 
 /// The longest line either side may send, in bytes.
@@ -292,17 +293,6 @@ impl Request {
             id: id.unwrap_or(0),
             op,
         })
-    }
-}
-
-fn kind_of(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

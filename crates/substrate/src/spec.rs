@@ -123,8 +123,8 @@ fn push_unique(into: &mut Vec<String>, from: &[String]) {
     }
 }
 
-/// A short name for a JSON value's kind, for error messages.
-pub(crate) fn kind_of(v: &Value) -> &'static str {
+/// A short name for a JSON value's kind, for error messages ("an array").
+pub fn kind_of(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
