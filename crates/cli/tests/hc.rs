@@ -171,3 +171,68 @@ async fn a_bad_line_from_a_host_is_answered_not_fatal() {
     assert_eq!(answers[3]["id"], 6);
     assert_eq!(answers[3]["result"]["scopes"][0]["id"], "session");
 }
+
+/// Runs echo through `hc serve --stdio` with `extra` flags; returns the
+/// process body and what hc said on stderr.
+async fn echo_through_serve(dir: &std::path::Path, extra: &[&str]) -> (serde_json::Value, String) {
+    let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_hc"))
+        .args(["serve", "--stdio"])
+        .args(extra)
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stderr = server.stderr.take().unwrap();
+    let (client, _events) =
+        Client::connect(server.stdout.take().unwrap(), server.stdin.take().unwrap());
+    let args = RunArgs {
+        chunks: vec![
+            ChunkDecl::generated()
+                .body(json!({"text": "x"}))
+                .on(NewPlacement::instance("input/echo")),
+        ],
+        ..RunArgs::default()
+    };
+    let p = client.run("echo", args).await.unwrap();
+    let done = client.await_processes(&[p.as_str()]).await.unwrap();
+    drop(client);
+    server.wait().await.unwrap();
+    let mut said = String::new();
+    tokio::io::AsyncReadExt::read_to_string(&mut stderr, &mut said)
+        .await
+        .unwrap();
+    (done[&p].scopes[0].body_value(), said)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn programs_run_contained_unless_the_person_opts_out() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(hc(dir.path(), &["init"]).status.success());
+    let (body, said) = echo_through_serve(dir.path(), &[]).await;
+    assert_eq!(
+        (body["status"].as_str(), body["containment"].as_str()),
+        (Some("completed"), Some("on")),
+        "{body}"
+    );
+    assert!(said.is_empty(), "{said}");
+    let (body, said) = echo_through_serve(dir.path(), &["--no-contain"]).await;
+    assert_eq!(
+        (body["status"].as_str(), body["containment"].as_str()),
+        (Some("completed"), Some("off"))
+    );
+    assert!(said.contains("containment is off"), "{said}");
+    let config = dir.path().join(".hermitcrab/config.toml");
+    std::fs::write(&config, "containment = \"off\"\n").unwrap();
+    let (body, _) = echo_through_serve(dir.path(), &[]).await;
+    assert_eq!(body["containment"], "off");
+    std::fs::write(&config, "containment = \"maybe\"\n").unwrap();
+    let out = hc(dir.path(), &["serve", "--stdio"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("`containment` is \"on\" or \"off\""),
+        "{err}"
+    );
+}
