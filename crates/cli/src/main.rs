@@ -46,6 +46,12 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // The trampoline runs before every contained program: no logging, no
+    // argument parser, straight to work.
+    let raw: Vec<String> = std::env::args().skip(1).collect();
+    if raw.first().map(String::as_str) == Some("__contain") {
+        return engine::contain::trampoline_main(&raw[1..]);
+    }
     init_logging();
     let cli = Cli::parse();
     let outcome = match cli.command {

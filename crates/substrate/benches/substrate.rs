@@ -103,7 +103,7 @@ fn append(c: &mut Criterion) {
                 .execute(rusqlite::params![n, format!("message {n}")])
                 .unwrap();
             for (scope, seq) in [("s", Some(n)), ("prompt", None)] {
-                tx.prepare_cached("INSERT INTO placements (chunk, scope, kind, seq, began, pos) VALUES (?1, ?2, 0, ?3, ?4, 1)")
+                tx.prepare_cached("INSERT INTO placements (chunk, ckey, scope, kind, seq, began, pos) VALUES (?1, ?4, ?2, 0, ?3, ?4, 1)")
                     .unwrap()
                     .execute(rusqlite::params![id, scope, seq, n])
                     .unwrap();

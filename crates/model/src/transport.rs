@@ -1,0 +1,256 @@
+//! HTTP with retries, shared by every provider: send a call until it
+//! succeeds or a failure is final, and read bodies under the idle timeout.
+
+use crate::config::HttpConfig;
+use crate::error::{ApiError, ApiErrorKind, ModelError};
+use crate::retry;
+use bytes::Bytes;
+use futures_util::StreamExt;
+use reqwest::header::HeaderMap;
+use std::time::Duration;
+
+/// One request, kept so it can be sent again.
+#[derive(Debug, Clone)]
+pub(crate) struct HttpCall {
+    pub url: String,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+}
+
+/// A failure before any of the reply was delivered.
+pub(crate) struct Failure {
+    pub error: ModelError,
+    /// Connection failures and timeouts are worth another try.
+    pub retryable: bool,
+    /// The response's headers, for `retry-after`.
+    pub headers: Option<HeaderMap>,
+}
+
+/// The reqwest client and the policy.
+#[derive(Debug)]
+pub(crate) struct Transport {
+    http: reqwest::Client,
+    config: HttpConfig,
+}
+
+impl Transport {
+    pub fn new(config: &HttpConfig) -> Result<Transport, ModelError> {
+        let http = reqwest::Client::builder()
+            .connect_timeout(config.connect_timeout)
+            .user_agent(concat!("hermitcrab-model/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| ModelError::Config(format!("cannot build the HTTP client: {e}")))?;
+        Ok(Transport {
+            http,
+            config: config.clone(),
+        })
+    }
+
+    /// Sends `call` until the status is a success, retrying by the policy.
+    /// `retries` counts the retries made so far and is updated.
+    pub async fn send(
+        &self,
+        call: &HttpCall,
+        retries: &mut u32,
+    ) -> Result<reqwest::Response, ModelError> {
+        loop {
+            let failure = match self.attempt(call).await {
+                Ok(response) => return Ok(response),
+                Err(failure) => failure,
+            };
+            self.pause_or_fail(failure, retries).await?;
+        }
+    }
+
+    /// Waits before the next retry, or returns the failure when it is
+    /// final.
+    pub async fn pause_or_fail(
+        &self,
+        failure: Failure,
+        retries: &mut u32,
+    ) -> Result<(), ModelError> {
+        if !failure.retryable || *retries >= self.config.retry.max_retries {
+            return Err(failure.error);
+        }
+        let wait = retry::delay(&self.config.retry, *retries, failure.headers.as_ref());
+        *retries += 1;
+        tracing::debug!(retry = *retries, ?wait, error = %failure.error, "retrying model call");
+        tokio::time::sleep(wait).await;
+        Ok(())
+    }
+
+    /// Sends `call` and reads the whole body (retrying, too, a connection
+    /// that breaks while the body is read).
+    pub async fn fetch(&self, call: &HttpCall) -> Result<(Bytes, Option<String>), ModelError> {
+        let mut retries = 0;
+        loop {
+            let response = self.send(call, &mut retries).await?;
+            let request_id = request_id(response.headers());
+            match self.read_body(response, &call.url).await {
+                Ok(body) => return Ok((body, request_id)),
+                Err(failure) => self.pause_or_fail(failure, &mut retries).await?,
+            }
+        }
+    }
+
+    /// One try: a success response, or a failure saying whether to retry.
+    async fn attempt(&self, call: &HttpCall) -> Result<reqwest::Response, Failure> {
+        let send = self
+            .http
+            .post(&call.url)
+            .headers(call.headers.clone())
+            .body(call.body.clone())
+            .send();
+        let response = match tokio::time::timeout(self.config.idle_timeout, send).await {
+            Err(_) => return Err(self.timeout(&call.url, "waiting for the response headers")),
+            Ok(Err(e)) => return Err(transport_failure(&call.url, &e)),
+            Ok(Ok(r)) => r,
+        };
+        let status = response.status().as_u16();
+        if response.status().is_success() {
+            return Ok(response);
+        }
+        let headers = response.headers().clone();
+        let retryable = retry::should_retry_status(status, &headers);
+        let request_id = request_id(&headers);
+        let body = self
+            .read_body(response, &call.url)
+            .await
+            .unwrap_or_default();
+        Err(Failure {
+            error: ModelError::Api(api_error(status, &body, request_id)),
+            retryable,
+            headers: Some(headers),
+        })
+    }
+
+    /// The whole body, each piece within the idle timeout.
+    async fn read_body(&self, response: reqwest::Response, url: &str) -> Result<Bytes, Failure> {
+        let mut stream = response.bytes_stream();
+        let mut body = Vec::new();
+        loop {
+            match tokio::time::timeout(self.config.idle_timeout, stream.next()).await {
+                Err(_) => return Err(self.timeout(url, "reading the response body")),
+                Ok(None) => return Ok(Bytes::from(body)),
+                Ok(Some(Err(e))) => return Err(transport_failure(url, &e)),
+                Ok(Some(Ok(chunk))) => body.extend_from_slice(&chunk),
+            }
+        }
+    }
+
+    pub fn timeout(&self, url: &str, phase: &'static str) -> Failure {
+        Failure {
+            error: ModelError::Timeout {
+                url: url.to_owned(),
+                phase,
+                after: self.config.idle_timeout,
+            },
+            retryable: true,
+            headers: None,
+        }
+    }
+
+    pub fn idle_timeout(&self) -> Duration {
+        self.config.idle_timeout
+    }
+}
+
+fn transport_failure(url: &str, e: &reqwest::Error) -> Failure {
+    Failure {
+        error: ModelError::Connect {
+            url: url.to_owned(),
+            message: error_chain(e),
+        },
+        retryable: !e.is_builder(),
+        headers: None,
+    }
+}
+
+/// An error and its causes, joined: reqwest's own message alone rarely
+/// says what went wrong.
+pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let part = s.to_string();
+        if !text.contains(&part) {
+            text.push_str(": ");
+            text.push_str(&part);
+        }
+        source = s.source();
+    }
+    text
+}
+
+/// The `request-id` header (Anthropic), or `x-request-id` (others).
+pub(crate) fn request_id(headers: &HeaderMap) -> Option<String> {
+    ["request-id", "x-request-id"]
+        .iter()
+        .find_map(|name| headers.get(*name)?.to_str().ok().map(str::to_owned))
+}
+
+/// An error body (`{"error": {"type", "message"}}`, or `{"error": "…"}`),
+/// typed.
+pub(crate) fn api_error(status: u16, body: &[u8], request_id: Option<String>) -> ApiError {
+    let parsed: Option<serde_json::Value> = serde_json::from_slice(body).ok();
+    let error = parsed.as_ref().and_then(|v| v.get("error"));
+    let error_type = error
+        .and_then(|e| e.get("type"))
+        .and_then(|t| t.as_str())
+        .map(str::to_owned);
+    let message = match error {
+        Some(serde_json::Value::String(s)) => Some(s.clone()),
+        Some(e) => e.get("message").and_then(|m| m.as_str()).map(str::to_owned),
+        None => None,
+    }
+    .unwrap_or_else(|| excerpt(&String::from_utf8_lossy(body), 300));
+    let request_id = request_id.or_else(|| {
+        parsed
+            .as_ref()
+            .and_then(|v| v.get("request_id")?.as_str().map(str::to_owned))
+    });
+    ApiError {
+        status: Some(status),
+        kind: ApiErrorKind::classify(error_type.as_deref(), Some(status)),
+        error_type: error_type.unwrap_or_default(),
+        message: if message.is_empty() {
+            "(empty body)".to_owned()
+        } else {
+            message
+        },
+        request_id,
+    }
+}
+
+/// The start of `text`, at most `max` characters, for error messages.
+pub(crate) fn excerpt(text: &str, max: usize) -> String {
+    let mut chars = text.chars();
+    let head: String = chars.by_ref().take(max).collect();
+    if chars.next().is_some() {
+        format!("{head}…")
+    } else {
+        head
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_bodies_of_every_shape_are_typed() {
+        let e = api_error(
+            529,
+            br#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+            Some("req_1".into()),
+        );
+        assert_eq!(e.kind, ApiErrorKind::Overloaded);
+        assert_eq!(e.message, "Overloaded");
+        let e = api_error(404, br#"{"error":"model 'x' not found"}"#, None);
+        assert_eq!(e.kind, ApiErrorKind::NotFound);
+        assert_eq!(e.message, "model 'x' not found");
+        let e = api_error(502, b"<html>bad gateway</html>", None);
+        assert_eq!(e.kind, ApiErrorKind::Server);
+        assert!(e.message.contains("bad gateway"));
+    }
+}

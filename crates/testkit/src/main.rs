@@ -1,0 +1,64 @@
+//! `hc-fake-model`: serves a script file as a fake model API on 127.0.0.1,
+//! so hermitcrab runs end to end without an API key. The script format is
+//! in the testkit crate's documentation.
+
+use anyhow::{Context as _, Result};
+use clap::Parser;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use testkit::{FakeModel, Script};
+
+/// Serve a scripted fake of the Anthropic Messages API (and OpenAI chat
+/// completions) on 127.0.0.1.
+#[derive(Parser)]
+#[command(name = "hc-fake-model", version, about)]
+struct Args {
+    /// The script: a JSON file of turns (see the testkit crate docs).
+    script: PathBuf,
+    /// The port to listen on (0 picks a free one).
+    #[arg(long, default_value_t = 0)]
+    port: u16,
+}
+
+fn main() -> ExitCode {
+    if let Ok(filter) = std::env::var("HC_LOG") {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+            .with_writer(std::io::stderr)
+            .try_init();
+    }
+    match run(Args::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("hc-fake-model: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: Args) -> Result<()> {
+    let script = Script::load(&args.script)?;
+    let turns = script.turns.len();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async move {
+        let fake = FakeModel::start_on(args.port, script)
+            .await
+            .with_context(|| format!("cannot listen on 127.0.0.1:{}", args.port))?;
+        println!("hc-fake-model listening on {}", fake.base_url());
+        println!("ANTHROPIC_BASE_URL={}", fake.base_url());
+        println!("OPENAI_BASE_URL={}", fake.openai_base_url());
+        eprintln!(
+            "serving {turns} turn(s) from {}; Ctrl-C stops",
+            args.script.display()
+        );
+        tokio::signal::ctrl_c()
+            .await
+            .context("cannot wait for Ctrl-C")?;
+        fake.shutdown().await;
+        Ok(())
+    })
+}
