@@ -154,7 +154,13 @@ impl SseDecoder {
         if line.starts_with(':') {
             return;
         }
-        let (name, value_start) = match line.find(':') {
+        // Most lines are data: name them without a search.
+        let colon = if line.starts_with("data:") {
+            Some(4)
+        } else {
+            memchr::memchr(b':', line.as_bytes())
+        };
+        let (name, value_start) = match colon {
             Some(colon) => {
                 let skip = usize::from(line[colon + 1..].starts_with(' '));
                 (&line[..colon], start + colon + 1 + skip)

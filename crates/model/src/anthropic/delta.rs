@@ -119,7 +119,8 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// A string, borrowed when it has no escapes.
+    /// A string, borrowed when it has no escapes; `None` at a control
+    /// character (serde's path reports it).
     fn string(&mut self) -> Option<Cow<'a, str>> {
         let bytes = self.bytes();
         if bytes.get(self.at) != Some(&b'"') {
@@ -129,17 +130,17 @@ impl<'a> Reader<'a> {
         let mut i = start;
         let mut escaped = false;
         loop {
-            i += memchr::memchr2(b'"', b'\\', bytes.get(i..)?)?;
-            if bytes[i] == b'"' {
-                break;
+            i += special(bytes.get(i..)?)?;
+            match bytes[i] {
+                b'"' => break,
+                b'\\' => {
+                    escaped = true;
+                    i += 2;
+                }
+                _ => return None,
             }
-            escaped = true;
-            i += 2;
         }
         let raw = self.text.get(start..i)?;
-        if raw.bytes().any(|b| b < 0x20) {
-            return None;
-        }
         self.at = i + 1;
         if escaped {
             unescape(raw).map(Cow::Owned)
@@ -160,6 +161,36 @@ impl<'a> Reader<'a> {
         }
         digits.parse().ok()
     }
+}
+
+/// Where the first byte that ends a plain run inside a JSON string is (`"`,
+/// `\\` or a control character), eight bytes at a time: payloads are tens
+/// of bytes, too short for a vectorised search's set-up, too long for a
+/// byte loop. The classic "has a zero byte" bit trick; a borrow can only
+/// flag bytes above a real hit, so the lowest flag is exact.
+fn special(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = u64::from_le_bytes([1; 8]);
+    const HIGH: u64 = ONES * 0x80;
+    let zero = |x: u64| x.wrapping_sub(ONES) & !x;
+    let mut words = bytes.chunks_exact(8);
+    let mut at = 0;
+    for word in words.by_ref() {
+        let mut w = [0; 8];
+        w.copy_from_slice(word);
+        let w = u64::from_le_bytes(w);
+        let hits = (zero(w ^ (ONES * u64::from(b'"')))
+            | zero(w ^ (ONES * u64::from(b'\\')))
+            | (w.wrapping_sub(ONES * 0x20) & !w))
+            & HIGH;
+        if hits != 0 {
+            return Some(at + hits.trailing_zeros() as usize / 8);
+        }
+        at += 8;
+    }
+    let tail = words.remainder().iter();
+    tail.clone()
+        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+        .map(|p| at + p)
 }
 
 /// The text of a JSON string body with escapes (`\\n`, `\\uXXXX`, …)
@@ -197,7 +228,13 @@ fn unescape(raw: &str) -> Option<String> {
 /// `XXXX` (after `\\u`), or a surrogate pair `XXXX\\uYYYY`: the character
 /// and how many bytes it took.
 fn unicode_escape(s: &str) -> Option<(char, usize)> {
-    let hex = |s: &str| u32::from_str_radix(s.get(..4)?, 16).ok();
+    // `from_str_radix` alone would take a sign: `\u+041` is not JSON.
+    let hex = |s: &str| {
+        let digits = s
+            .get(..4)
+            .filter(|d| d.bytes().all(|b| b.is_ascii_hexdigit()))?;
+        u32::from_str_radix(digits, 16).ok()
+    };
     let first = hex(s)?;
     if (0xD800..0xDC00).contains(&first) {
         let low = s
@@ -257,7 +294,14 @@ mod tests {
             let expected: String = serde_json::from_str(&quoted).unwrap();
             assert_eq!(unescape(raw).unwrap(), expected, "{raw}");
         }
-        for bad in [r#"\x"#, r#"\u12"#, r#"\ud83e"#, r#"\ud83e\u0041"#, "\\"] {
+        for bad in [
+            r#"\x"#,
+            r#"\u12"#,
+            r#"\u+041"#,
+            r#"\ud83e"#,
+            r#"\ud83e\u0041"#,
+            "\\",
+        ] {
             assert_eq!(unescape(bad), None, "{bad}");
         }
     }
@@ -282,6 +326,15 @@ mod tests {
     }
 
     proptest! {
+        /// The word-at-a-time search finds what a byte loop finds.
+        #[test]
+        fn special_finds_the_first_stop(
+            bytes in prop::collection::vec(prop_oneof![20 => 0x23u8..0x5c, 20 => 0x80u8..=0xff, 1 => any::<u8>()], 0..40)
+        ) {
+            let expected = bytes.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20);
+            prop_assert_eq!(special(&bytes), expected);
+        }
+
         /// Whatever the fast path accepts, serde reads the same way.
         #[test]
         fn agrees_with_serde(
