@@ -81,6 +81,8 @@ pub(crate) struct Inner {
     pub(crate) config: EngineConfig,
     /// Whether this kernel enforces Landlock (checked once, at open).
     pub(crate) landlock: bool,
+    /// The holder of the empty network namespace contained runs share.
+    pub(crate) net_holder: Option<crate::contain::NetHolder>,
     pub(crate) slots: Slots,
     pub(crate) subs: Subscriptions,
 }
@@ -111,8 +113,17 @@ impl Engine {
         if let crate::contain::Containment::Off = config.containment {
             tracing::warn!("containment is off: programs run with all of this user's privileges");
         }
+        let net_holder = match &config.containment {
+            crate::contain::Containment::On { exe, args }
+                if landlock && crate::contain::landlock_scopes_available() =>
+            {
+                crate::contain::NetHolder::start(exe, args)
+            }
+            _ => None,
+        };
         let inner = Arc::new(Inner {
             landlock,
+            net_holder,
             subs: Subscriptions::default(),
             slots: Slots::default(),
             db,

@@ -424,6 +424,7 @@ fn spawn(engine: &Engine, id: &str, plan: &Plan) -> std::io::Result<tokio::proce
                 tmp.clone(),
                 program,
                 argv,
+                engine.inner.net_holder.as_ref().map(|h| h.pid()),
             );
             let policy = serde_json::to_string(&policy).map_err(std::io::Error::other)?;
             let mut command = tokio::process::Command::new(exe);

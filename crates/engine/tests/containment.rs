@@ -210,6 +210,88 @@ async fn the_same_program_can_when_the_capability_is_granted() {
     );
 }
 
+/// Starts the probe with `actions`; its results once it ends.
+async fn run_probe(h: &Harness, actions: Value, capabilities: Capabilities) -> String {
+    let mut args = Harness::task(json!({"mode": "probe", "actions": actions}));
+    args.capabilities = Some(capabilities);
+    h.engine.run(&Context::host(), "probe", args).unwrap()
+}
+
+async fn results_of(h: &Harness, id: &str) -> Vec<String> {
+    let done = h.wait(id).await;
+    assert_eq!(
+        status(&done).0,
+        "completed",
+        "{:?}",
+        done.scopes[0].body_value()
+    );
+    output(&done)["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn programs_without_network_share_an_empty_network_namespace_but_not_its_sockets() {
+    let h = Harness::new();
+    let p = places();
+    probe_program(&h, &p);
+    let host_netns = std::fs::read_link("/proc/self/ns/net").unwrap();
+    for network in [false, true] {
+        let caps = Capabilities {
+            network,
+            ..closed(&p)
+        };
+        let name = format!("hc-test-{}-{network}", std::process::id());
+        let ready = p.work.path().join(format!("listening-{network}"));
+        let server = run_probe(
+            &h,
+            json!([
+                {"do": "netns"},
+                {"do": "unix-serve", "name": name, "ready": path(&ready), "seconds": 3}
+            ]),
+            caps.clone(),
+        )
+        .await;
+        for _ in 0..200 {
+            if ready.exists() {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+        }
+        assert!(ready.exists(), "the first program never listened");
+        let client = run_probe(
+            &h,
+            json!([{"do": "netns"}, {"do": "unix-connect", "name": name}]),
+            caps,
+        )
+        .await;
+        let (client, server) = (results_of(&h, &client).await, results_of(&h, &server).await);
+        if network {
+            assert_eq!(
+                server[0],
+                host_netns.to_string_lossy(),
+                "the host's network"
+            );
+            assert_eq!((client[1].as_str(), server[1].as_str()), ("ok", "heard"));
+        } else {
+            assert_ne!(
+                server[0],
+                host_netns.to_string_lossy(),
+                "not the host's network"
+            );
+            assert_eq!(client[0], server[0], "one namespace, shared");
+            assert!(
+                client[1].starts_with("denied"),
+                "another program's socket: {client:?}"
+            );
+            assert_eq!(server[1], "silent");
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn uncontained_the_probe_can_even_ptrace_and_every_run_says_so() {
     let h = Harness::uncontained();

@@ -7,9 +7,13 @@
 pub mod policy;
 mod sandbox;
 
-pub use sandbox::{CONTAIN_FAILED, landlock_available, trampoline_main};
+pub use sandbox::{
+    CONTAIN_FAILED, HOLD_NETNS, landlock_available, landlock_scopes_available, trampoline_main,
+};
 
-use std::path::PathBuf;
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
 
 /// Whether and how the engine contains programs.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -31,3 +35,49 @@ pub const NO_LANDLOCK: &str = "this kernel does not enforce Landlock (Linux 5.13
      `landlock` in the `lsm=` boot list), so hermitcrab will not run programs: they would run with \
      all your privileges. To run them uncontained anyway, set `containment = \"off\"` in \
      .hermitcrab/config.toml or pass --no-contain";
+
+/// The process holding the empty network namespace that contained runs
+/// without `network` share (`hc __contain --hold-netns`; see `sandbox.rs`).
+/// It ends when this is dropped, or when the engine's process ends and its
+/// stdin closes.
+pub(crate) struct NetHolder {
+    child: Child,
+}
+
+impl NetHolder {
+    /// Starts the holder and waits for its namespace; `None` when it cannot
+    /// make one, and every run then makes its own.
+    pub(crate) fn start(exe: &Path, args: &[String]) -> Option<NetHolder> {
+        let mut child = Command::new(exe)
+            .args(args)
+            .arg(HOLD_NETNS)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .ok()?;
+        let mut line = String::new();
+        let ready = child
+            .stdout
+            .take()
+            .map(std::io::BufReader::new)
+            .is_some_and(|mut out| out.read_line(&mut line).is_ok() && line.trim() == "ready");
+        let holder = NetHolder { child };
+        if !ready {
+            tracing::debug!("no shared network namespace: each contained run makes its own");
+        }
+        ready.then_some(holder)
+    }
+
+    /// Its process id (the namespace is `/proc/PID/ns/net`).
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+impl Drop for NetHolder {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -31,6 +31,10 @@ pub struct Policy {
     pub protect: Vec<PathBuf>,
     /// Whether non-Unix sockets are allowed.
     pub network: bool,
+    /// Without `network`: the process holding the shared empty network
+    /// namespace to join (`None`: make one for this run).
+    #[serde(default)]
+    pub shared_net: Option<u32>,
     /// The process's own writable temp dir (`TMPDIR`).
     pub tmp: PathBuf,
     /// The program to run and its arguments.
@@ -128,6 +132,7 @@ pub fn policy(
     tmp: PathBuf,
     program: String,
     args: Vec<String>,
+    shared_net: Option<u32>,
 ) -> Policy {
     let write: Vec<PathBuf> = caps
         .filesystem
@@ -174,6 +179,7 @@ pub fn policy(
         write,
         protect,
         network: caps.network,
+        shared_net: shared_net.filter(|_| !caps.network),
         tmp,
         program,
         args,

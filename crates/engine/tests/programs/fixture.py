@@ -135,6 +135,29 @@ def probe(action):
             s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
             s.sendto(b"hello over udp", ("127.0.0.1", action["port"]))
             s.close()
+        elif kind == "unix-connect":
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                s.connect("\0" + action["name"])  # an abstract socket
+            finally:
+                s.close()
+        elif kind == "unix-serve":
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                s.bind("\0" + action["name"])
+                s.listen(1)
+                with open(action["ready"], "w") as f:
+                    f.write("listening")
+                s.settimeout(action["seconds"])
+                try:
+                    s.accept()[0].close()
+                except socket.timeout:
+                    return "silent"
+            finally:
+                s.close()
+            return "heard"
+        elif kind == "netns":
+            return os.readlink("/proc/self/ns/net")
         elif kind == "ptrace":
             # a process of its own, so the target is surely visible to it
             target = subprocess.Popen(["sleep", "30"])
