@@ -9,9 +9,10 @@
 //! * `engine/commit_to_1000_subscriptions`: a commit delivered as
 //!   `scope_changed` to 1,000 subscriptions.
 //! * `contain/run_await_trivial_{contained,uncontained}`: the same run and
-//!   await with and without containment (Landlock, seccomp, namespaces).
+//!   await with and without containment (Landlock, seccomp, namespaces), and
+//!   `contain/added_paired`, the difference measured pair by pair.
 //!
-//! Every figure but the last pair runs programs uncontained, to measure the
+//! Every figure but the `contain/` ones runs programs uncontained, to measure the
 //! engine alone.
 //!
 //! When the engine starts this binary as a program (`HC_PROCESS_ID` set), it
@@ -236,6 +237,23 @@ fn containment(c: &mut Criterion) {
     });
     group.bench_function("run_await_trivial_uncontained", |b| {
         b.iter(|| run_and_await(&uncontained, "trivial", RunArgs::default()))
+    });
+    // The figure itself, paired: each sample runs one of each, back to back,
+    // and counts only the difference, so the machine's drift between two
+    // separately timed benchmarks does not enter it.
+    group.bench_function("added_paired", |b| {
+        b.iter_custom(|iters| {
+            let mut added = Duration::ZERO;
+            for _ in 0..iters {
+                let start = Instant::now();
+                run_and_await(&contained, "trivial", RunArgs::default());
+                let with = start.elapsed();
+                let start = Instant::now();
+                run_and_await(&uncontained, "trivial", RunArgs::default());
+                added += with.saturating_sub(start.elapsed());
+            }
+            added
+        })
     });
     group.finish();
 }

@@ -8,7 +8,8 @@ pub mod policy;
 mod sandbox;
 
 pub use sandbox::{
-    CONTAIN_FAILED, HOLD_NETNS, landlock_available, landlock_scopes_available, trampoline_main,
+    CONTAIN_FAILED, HOLD_NETNS, landlock_available, landlock_scopes_available, trampoline,
+    trampoline_main,
 };
 
 use std::io::BufRead;

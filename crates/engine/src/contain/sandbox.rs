@@ -71,6 +71,12 @@ pub const HOLD_NETNS: &str = "--hold-netns";
 
 /// The trampoline's `main`: `args` is the policy as JSON, or [`HOLD_NETNS`].
 pub fn trampoline_main(args: &[String]) -> ExitCode {
+    ExitCode::from(trampoline(args))
+}
+
+/// The same as [`trampoline_main`], as the exit status itself (for an entry
+/// point that returns it to the C runtime).
+pub fn trampoline(args: &[String]) -> u8 {
     if args.first().map(String::as_str) == Some(HOLD_NETNS) {
         return hold_netns();
     }
@@ -88,7 +94,7 @@ pub fn trampoline_main(args: &[String]) -> ExitCode {
 /// Makes an empty network namespace (in a user namespace of its own when not
 /// root), says `ready` on stdout, and keeps it until stdin closes — that is,
 /// until the engine that started it is gone.
-fn hold_netns() -> ExitCode {
+fn hold_netns() -> u8 {
     let made =
         own_user_namespace().and_then(|()| nix::sched::unshare(CloneFlags::CLONE_NEWNET).ok());
     if made.is_none() {
@@ -96,20 +102,20 @@ fn hold_netns() -> ExitCode {
     }
     let mut out = std::io::stdout();
     if writeln!(out, "ready").and_then(|()| out.flush()).is_err() {
-        return ExitCode::from(CONTAIN_FAILED);
+        return CONTAIN_FAILED;
     }
     let mut sink = [0u8; 64];
     let mut stdin = std::io::stdin();
     while matches!(stdin.read(&mut sink), Ok(n) if n > 0) {}
-    ExitCode::SUCCESS
+    0
 }
 
-fn fail(why: &str) -> ExitCode {
+fn fail(why: &str) -> u8 {
     eprintln!("hermitcrab containment: {why}");
-    ExitCode::from(CONTAIN_FAILED)
+    CONTAIN_FAILED
 }
 
-fn contain(policy: &Policy) -> Result<ExitCode, String> {
+fn contain(policy: &Policy) -> Result<u8, String> {
     let namespaces = enter_namespaces(policy);
     if namespaces.is_none() && !policy.protect.is_empty() {
         return Err(format!(
@@ -266,20 +272,20 @@ fn init(policy: &Policy, own_mounts: bool, report: OwnedFd) -> i32 {
 }
 
 /// The trampoline's own ending mirrors the program's.
-fn relay(init: Pid, from_init: OwnedFd) -> Result<ExitCode, String> {
+fn relay(init: Pid, from_init: OwnedFd) -> Result<u8, String> {
     let mut report = String::new();
     let _ = std::fs::File::from(from_init).read_to_string(&mut report);
     let _ = waitpid(init, None);
     let mut words = report.splitn(2, ' ');
     match (words.next(), words.next()) {
-        (Some("exit"), Some(code)) => Ok(ExitCode::from(code.trim().parse::<u8>().unwrap_or(1))),
+        (Some("exit"), Some(code)) => Ok(code.trim().parse::<u8>().unwrap_or(1)),
         (Some("signal"), Some(number)) => {
             let number: i32 = number.trim().parse().unwrap_or(libc::SIGKILL);
             if let Ok(signal) = nix::sys::signal::Signal::try_from(number) {
                 let _ = std::io::stderr().flush();
                 let _ = nix::sys::signal::raise(signal);
             }
-            Ok(ExitCode::from(128u8.saturating_add(number as u8)))
+            Ok(128u8.saturating_add(number as u8))
         }
         (Some("fail"), Some(why)) => Err(why.to_owned()),
         _ => Err("the program's init ended without a report".into()),
