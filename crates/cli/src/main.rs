@@ -114,6 +114,23 @@ fn program(name: &str) -> Result<()> {
     Ok(())
 }
 
+/// Contained programs go through the `hc-contain` built and installed with
+/// `hc` when it is there: a small binary that skips Rust's runtime set-up
+/// starts about 0.5 ms sooner than `hc __contain`, on every tool call.
+fn containment_beside_hc(default: engine::contain::Containment) -> engine::contain::Containment {
+    let sibling = std::env::current_exe()
+        .map(|exe| exe.with_file_name("hc-contain"))
+        .ok()
+        .filter(|p| p.is_file());
+    match (sibling, default) {
+        (Some(exe), engine::contain::Containment::On { .. }) => engine::contain::Containment::On {
+            exe,
+            args: Vec::new(),
+        },
+        (_, default) => default,
+    }
+}
+
 fn serve(stdio: bool, no_contain: bool) -> Result<()> {
     if !stdio {
         anyhow::bail!("say how to serve: `hc serve --stdio` (the only transport for now)");
@@ -123,6 +140,7 @@ fn serve(stdio: bool, no_contain: bool) -> Result<()> {
     let settings = project.settings()?;
     let (db, _) = project.open()?;
     let mut config = EngineConfig::new(&project.root);
+    config.containment = containment_beside_hc(config.containment);
     if no_contain || settings.containment_off {
         eprintln!("hc: containment is off: programs run with all of your privileges");
         config.containment = engine::contain::Containment::Off;

@@ -175,7 +175,16 @@ async fn a_bad_line_from_a_host_is_answered_not_fatal() {
 /// Runs echo through `hc serve --stdio` with `extra` flags; returns the
 /// process body and what hc said on stderr.
 async fn echo_through_serve(dir: &std::path::Path, extra: &[&str]) -> (serde_json::Value, String) {
-    let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_hc"))
+    echo_through(env!("CARGO_BIN_EXE_hc").as_ref(), dir, extra).await
+}
+
+/// The same, with the `hc` at `exe`.
+async fn echo_through(
+    exe: &std::path::Path,
+    dir: &std::path::Path,
+    extra: &[&str],
+) -> (serde_json::Value, String) {
+    let mut server = tokio::process::Command::new(exe)
         .args(["serve", "--stdio"])
         .args(extra)
         .current_dir(dir)
@@ -235,4 +244,42 @@ async fn programs_run_contained_unless_the_person_opts_out() {
         !out.status.success() && err.contains("`containment` is \"on\" or \"off\""),
         "{err}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn hc_contains_through_the_trampoline_beside_it_or_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(hc(dir.path(), &["init"]).status.success());
+    let bin = tempfile::tempdir().unwrap();
+    let exe = bin.path().join("hc");
+    std::fs::copy(env!("CARGO_BIN_EXE_hc"), &exe).unwrap();
+    // Alone, `hc` is its own trampoline (`hc __contain`).
+    let (body, _) = echo_through(&exe, dir.path(), &[]).await;
+    assert_eq!(
+        (body["status"].as_str(), body["containment"].as_str()),
+        (Some("completed"), Some("on")),
+        "{body}"
+    );
+    // Beside it, `hc-contain` is used: here a script that notes each run (a
+    // policy, not the namespace holder's flag), then is the real one.
+    let log = bin.path().join("used");
+    let real = std::path::Path::new(env!("CARGO_BIN_EXE_hc")).with_file_name("hc-contain");
+    assert!(real.is_file(), "cargo builds hc-contain with hc");
+    let sibling = bin.path().join("hc-contain");
+    std::fs::write(
+        &sibling,
+        format!(
+            "#!/bin/sh\ncase \"$1\" in {{*) echo run >> '{}';; esac\nexec '{}' \"$@\"\n",
+            log.display(),
+            real.display()
+        ),
+    )
+    .unwrap();
+    let mut perms = std::fs::metadata(&sibling).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&sibling, perms).unwrap();
+    assert!(!log.exists());
+    let (body, _) = echo_through(&exe, dir.path(), &[]).await;
+    assert_eq!(body["status"], "completed", "{body}");
+    assert!(log.exists(), "the trampoline beside hc ran the program");
 }

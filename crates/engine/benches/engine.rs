@@ -227,7 +227,7 @@ fn subscriptions(c: &mut Criterion) {
 
 fn containment(c: &mut Criterion) {
     let contained = setup_with(engine::contain::Containment::On {
-        exe: env!("CARGO_BIN_EXE_hc-contain").into(),
+        exe: env!("CARGO_BIN_EXE_hc-contain-test").into(),
         args: Vec::new(),
     });
     let uncontained = setup();

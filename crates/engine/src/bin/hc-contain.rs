@@ -1,6 +1,8 @@
-//! The containment trampoline on its own (`hc __contain` is the same code):
-//! the engine's tests and benchmarks run every contained program through
-//! it.
+//! The containment trampoline on its own. The cli package ships it as
+//! `hc-contain`, beside `hc`, which runs contained programs through it (or
+//! through `hc __contain`, the same code, when it is missing); the engine's
+//! tests and benchmarks run every contained program through it as
+//! `hc-contain-test`.
 //!
 //! It starts without Rust's runtime set-up (`no_main`): that set-up finds
 //! the main thread's stack by reading `/proc/self/maps` and installs

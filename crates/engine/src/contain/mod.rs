@@ -21,7 +21,7 @@ use std::process::{Child, Command, Stdio};
 pub enum Containment {
     /// Every `vm` program runs through the trampoline `exe args… POLICY`.
     On {
-        /// The trampoline executable (`hc`, or the engine's `hc-contain`).
+        /// The trampoline executable (`hc-contain` beside `hc`, or `hc` itself).
         exe: PathBuf,
         /// Arguments before the policy (`["__contain"]` for `hc`).
         args: Vec<String>,

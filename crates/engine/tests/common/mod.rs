@@ -28,7 +28,7 @@ pub fn fixture_path() -> PathBuf {
 pub fn config(root: &std::path::Path) -> EngineConfig {
     let mut config = EngineConfig::new(root);
     config.containment = engine::contain::Containment::On {
-        exe: PathBuf::from(env!("CARGO_BIN_EXE_hc-contain")),
+        exe: PathBuf::from(env!("CARGO_BIN_EXE_hc-contain-test")),
         args: Vec::new(),
     };
     config
