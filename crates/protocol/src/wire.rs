@@ -427,19 +427,46 @@ pub enum Incoming {
 
 impl Incoming {
     /// Parses one line from the engine: an `event` key makes it an event.
+    /// A response is read in one pass (its result straight into a
+    /// [`Value`]), not through an intermediate map: results are the large
+    /// lines.
     pub fn parse(line: &[u8]) -> Result<Incoming, String> {
-        let map: Map<String, Value> =
+        let parts: LineParts =
             serde_json::from_slice(line).map_err(|e| format!("not a JSON object: {e}"))?;
-        if map.contains_key("event") {
-            serde_json::from_value(Value::Object(map))
+        if parts.event.is_some() {
+            return serde_json::from_slice(line)
                 .map(Incoming::Event)
-                .map_err(|e| format!("bad event: {e}"))
-        } else {
-            serde_json::from_value(Value::Object(map))
-                .map(Incoming::Response)
-                .map_err(|e| format!("bad response: {e}"))
+                .map_err(|e| format!("bad event: {e}"));
         }
+        let outcome = match (parts.result, parts.error) {
+            (Some(result), None) => Outcome::Result(result),
+            (None, Some(error)) => Outcome::Error(error),
+            (Some(_), Some(_)) => return Err("bad response: both `result` and `error`".into()),
+            (None, None) => return Err("bad response: neither `result` nor `error`".into()),
+        };
+        Ok(Incoming::Response(Response {
+            id: parts.id,
+            outcome,
+        }))
     }
+}
+
+/// What tells a line from the engine apart, read in one pass.
+#[derive(Deserialize)]
+struct LineParts<'a> {
+    #[serde(default, borrow)]
+    event: Option<&'a serde_json::value::RawValue>,
+    #[serde(default)]
+    id: Option<u64>,
+    /// Present (even `null`) or absent.
+    #[serde(default, deserialize_with = "present")]
+    result: Option<Value>,
+    #[serde(default)]
+    error: Option<ErrorBody>,
+}
+
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
 }
 
 /// `run`'s result.

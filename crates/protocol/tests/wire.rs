@@ -178,3 +178,38 @@ mod never_panics {
         }
     }
 }
+
+#[test]
+fn responses_are_told_apart_by_result_or_error() {
+    let parse = |line: &str| Incoming::parse(line.as_bytes());
+    let Ok(Incoming::Response(r)) = parse(r#"{"id":5,"result":{"process":"p_2"},"extra":1}"#)
+    else {
+        panic!("a result")
+    };
+    assert_eq!(
+        (r.id, r.outcome),
+        (Some(5), Outcome::Result(json!({"process":"p_2"})))
+    );
+    let Ok(Incoming::Response(r)) = parse(r#"{"id":6,"result":null}"#) else {
+        panic!("a null result is still a result")
+    };
+    assert_eq!(r.outcome, Outcome::Result(serde_json::Value::Null));
+    let Ok(Incoming::Response(r)) =
+        parse(r#"{"id":null,"error":{"code":"INVALID_REQUEST","message":"x"}}"#)
+    else {
+        panic!("an error without a usable id")
+    };
+    assert_eq!(r.id, None);
+    assert!(parse(r#"{"id":7}"#).unwrap_err().contains("neither"));
+    assert!(
+        parse(r#"{"id":7,"result":{},"error":{"code":"INTERNAL","message":""}}"#)
+            .unwrap_err()
+            .contains("both")
+    );
+    assert!(parse("[1]").is_err());
+    assert!(
+        parse(r#"{"event":"lagged"}"#)
+            .unwrap_err()
+            .contains("bad event")
+    );
+}
