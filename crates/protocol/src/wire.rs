@@ -3,7 +3,7 @@
 
 use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize, Serializer};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::sync::Arc;
 use substrate::spec::kind_of;
 use substrate::{ChunkDecl, Commit, Declaration, ScopeOpts};
