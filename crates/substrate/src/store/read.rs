@@ -163,35 +163,17 @@ impl Snapshot<'_> {
         scopes: Vec<Arc<ChunkItem>>,
         opts: &ScopeOpts,
     ) -> Result<ScopeResult> {
-        let sql = format!(
-            "SELECT p.kind, p.seq, p.began, p.pos, c.vid \
-             FROM {} CROSS JOIN chunks c INDEXED BY chunks_by_key ON c.key = p.ckey AND {} \
-             WHERE p.scope = ?1 AND {}",
-            self.at.by_scope(),
-            self.at.live("c"),
-            self.at.live("p")
-        );
-        let mut keyed: Vec<(i64, i64, i64, i64)> = Vec::new();
         let mut kinds = [false; 2];
-        rows(self.conn, &sql, &[&id], self.at, |r| {
-            let kind = kind_from(r.get(0)?);
-            if opts.kind.admits(kind) {
-                kinds[kind as usize] = true;
-                let seq = r.get::<_, Option<i64>>(1)?.unwrap_or(i64::MAX);
-                keyed.push((seq, r.get(2)?, r.get(3)?, r.get(4)?));
-            }
-            Ok(())
-        })?;
-        keyed.sort_unstable();
+        let keyed = match self.at {
+            At::Head => self.members_in_index_order(id, opts, &mut kinds)?,
+            At::Commit(_) => self.members_sorted(id, opts, &mut kinds)?,
+        };
         let vids: Vec<i64> = if kinds == [true, true] {
             // A chunk placed both instance and relates is listed once, first place.
             let mut seen = HashSet::with_capacity(keyed.len());
-            keyed
-                .into_iter()
-                .filter_map(|(.., vid)| seen.insert(vid).then_some(vid))
-                .collect()
+            keyed.into_iter().filter(|vid| seen.insert(*vid)).collect()
         } else {
-            keyed.into_iter().map(|(.., vid)| vid).collect()
+            keyed
         };
         let chunks = self.versions(&vids, opts.include.body)?;
         let dimensions = if opts.include.dimensions {
@@ -208,6 +190,74 @@ impl Snapshot<'_> {
             dimensions,
             as_of: self.commit_id(),
         })
+    }
+
+    /// At head, a scope's members' version ids in the order reads return
+    /// (by `seq`, then by placing commit and position), which is the index's
+    /// own order: no sort, and only the columns the result needs.
+    /// Unsequenced members (NULL `seq`, first in SQL's order) go after the
+    /// sequenced ones. `kinds` notes which placement types were seen.
+    fn members_in_index_order(
+        &self,
+        id: &str,
+        opts: &ScopeOpts,
+        kinds: &mut [bool; 2],
+    ) -> Result<Vec<i64>> {
+        let sql = format!(
+            "SELECT p.kind, p.seq IS NULL, c.vid \
+             FROM {} CROSS JOIN chunks c INDEXED BY chunks_by_key ON c.key = p.ckey AND {} \
+             WHERE p.scope = ?1 AND {} ORDER BY p.seq, p.began, p.pos",
+            self.at.by_scope(),
+            self.at.live("c"),
+            self.at.live("p")
+        );
+        let (mut ordered, mut unordered) = (Vec::new(), Vec::new());
+        rows(self.conn, &sql, &[&id], self.at, |r| {
+            let kind = kind_from(r.get(0)?);
+            if opts.kind.admits(kind) {
+                kinds[kind as usize] = true;
+                let vid: i64 = r.get(2)?;
+                if r.get(1)? {
+                    unordered.push(vid);
+                } else {
+                    ordered.push(vid);
+                }
+            }
+            Ok(())
+        })?;
+        ordered.append(&mut unordered);
+        Ok(ordered)
+    }
+
+    /// The same as of a past commit, where live rows are not contiguous in
+    /// the index: read the ordering columns and sort here, which is cheaper
+    /// than SQLite's sorter.
+    fn members_sorted(
+        &self,
+        id: &str,
+        opts: &ScopeOpts,
+        kinds: &mut [bool; 2],
+    ) -> Result<Vec<i64>> {
+        let sql = format!(
+            "SELECT p.kind, p.seq, p.began, p.pos, c.vid \
+             FROM {} CROSS JOIN chunks c INDEXED BY chunks_by_key ON c.key = p.ckey AND {} \
+             WHERE p.scope = ?1 AND {}",
+            self.at.by_scope(),
+            self.at.live("c"),
+            self.at.live("p")
+        );
+        let mut keyed: Vec<(i64, i64, i64, i64)> = Vec::new();
+        rows(self.conn, &sql, &[&id], self.at, |r| {
+            let kind = kind_from(r.get(0)?);
+            if opts.kind.admits(kind) {
+                kinds[kind as usize] = true;
+                let seq = r.get::<_, Option<i64>>(1)?.unwrap_or(i64::MAX);
+                keyed.push((seq, r.get(2)?, r.get(3)?, r.get(4)?));
+            }
+            Ok(())
+        })?;
+        keyed.sort_unstable();
+        Ok(keyed.into_iter().map(|(.., vid)| vid).collect())
     }
 
     /// The requested chunks, in request order; a missing one is `NOT_FOUND`.
