@@ -24,10 +24,19 @@ fn event(name: &str, data: &serde_json::Value) -> String {
     format!("event: {name}\ndata: {data}\n\n")
 }
 
+/// A `content_block_delta` laid out as the API sends it (keys in its order:
+/// `type`, `index`, `delta`; inside, `type` then the payload), which
+/// `json!` would not keep.
 fn delta(index: usize, delta: serde_json::Value) -> String {
-    event(
-        "content_block_delta",
-        &json!({"type": "content_block_delta", "index": index, "delta": delta}),
+    let kind = delta["type"].as_str().unwrap().to_owned();
+    let (key, payload) = delta
+        .as_object()
+        .unwrap()
+        .iter()
+        .find(|(k, _)| *k != "type")
+        .unwrap();
+    format!(
+        "event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":{index},\"delta\":{{\"type\":\"{kind}\",\"{key}\":{payload}}}}}\n\n"
     )
 }
 

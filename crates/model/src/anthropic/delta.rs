@@ -16,8 +16,42 @@ pub(crate) struct ContentDelta<'a> {
     pub payload: Cow<'a, str>,
 }
 
+/// How the API lays the event out, byte for byte, up to the index.
+const API_HEAD: &str = r#"{"type":"content_block_delta","index":"#;
+
 /// The delta in `data`, if it has the common shape.
 pub(crate) fn parse_content_delta(data: &str) -> Option<ContentDelta<'_>> {
+    data.strip_prefix(API_HEAD)
+        .and_then(|_| api_layout(data))
+        .or_else(|| any_layout(data))
+}
+
+/// The event exactly as the API lays it out —
+/// `{"type":"content_block_delta","index":N,"delta":{"type":"K","P":"…"}}`
+/// — read by matching its fixed parts instead of parsing its keys.
+fn api_layout(data: &str) -> Option<ContentDelta<'_>> {
+    let mut r = Reader {
+        text: data,
+        at: API_HEAD.len(),
+    };
+    let index = r.unsigned()?;
+    r.literal(r#","delta":{"type":"#)?;
+    let kind = r.plain_string()?;
+    r.literal(",\"")?;
+    r.literal(payload_key(kind)?)?;
+    r.literal("\":")?;
+    let payload = r.string()?;
+    r.literal("}}")?;
+    r.skip_ws();
+    (r.at == data.len()).then_some(ContentDelta {
+        index,
+        kind,
+        payload,
+    })
+}
+
+/// The same event with its keys in any order and any whitespace.
+fn any_layout(data: &str) -> Option<ContentDelta<'_>> {
     let mut r = Reader { text: data, at: 0 };
     let (mut is_delta, mut index, mut delta) = (false, None, None);
     r.object(|r, key| {
@@ -66,6 +100,13 @@ impl<'a> Reader<'a> {
         ) {
             self.at += 1;
         }
+    }
+
+    /// Exactly `text`, next.
+    fn literal(&mut self, text: &str) -> Option<()> {
+        self.text[self.at..]
+            .starts_with(text)
+            .then(|| self.at += text.len())
     }
 
     fn eat(&mut self, byte: u8) -> Option<()> {
@@ -320,6 +361,10 @@ mod tests {
             r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x"#,
             r#"{"type":"content_block_delta","index":0}"#,
             r#"{"type":"ping"}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","thinking":"x"}}"#,
+            r#"{"type":"content_block_delta","index":01,"delta":{"type":"text_delta","text":"x"}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x"}}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x","citation":{}}}"#,
         ] {
             assert_eq!(parse_content_delta(data), None, "{data}");
         }
@@ -333,6 +378,25 @@ mod tests {
         ) {
             let expected = bytes.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20);
             prop_assert_eq!(special(&bytes), expected);
+        }
+
+        /// The API's own layout takes the quickest path, and reads as serde
+        /// does.
+        #[test]
+        fn the_api_layout_agrees_with_serde(
+            payload in "[ -~éß🦀\n\t\"\\\\]{0,40}",
+            index in 0usize..1000,
+            kind in prop::sample::select(vec!["text_delta", "input_json_delta", "thinking_delta", "signature_delta"]),
+            trail in prop::sample::select(vec!["", " ", "\n"]),
+        ) {
+            let key = payload_key(kind).unwrap();
+            let p = serde_json::to_string(&payload).unwrap();
+            let data = format!("{{\"type\":\"content_block_delta\",\"index\":{index},\"delta\":{{\"type\":\"{kind}\",\"{key}\":{p}}}}}{trail}");
+            let value: serde_json::Value = serde_json::from_str(&data).unwrap();
+            let fast = api_layout(&data).unwrap();
+            prop_assert_eq!(fast.index as u64, value["index"].as_u64().unwrap());
+            prop_assert_eq!(fast.kind, value["delta"]["type"].as_str().unwrap());
+            prop_assert_eq!(&*fast.payload, value["delta"][key].as_str().unwrap());
         }
 
         /// Whatever the fast path accepts, serde reads the same way.
