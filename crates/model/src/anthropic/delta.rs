@@ -370,6 +370,20 @@ mod tests {
         }
     }
 
+    /// `fast` is what serde reads in `data` (whose payload is under `key`).
+    fn read_as_serde_does(
+        fast: Option<ContentDelta>,
+        data: &str,
+        key: &str,
+    ) -> Result<(), TestCaseError> {
+        let value: serde_json::Value = serde_json::from_str(data).unwrap();
+        let fast = fast.unwrap();
+        prop_assert_eq!(fast.index as u64, value["index"].as_u64().unwrap());
+        prop_assert_eq!(fast.kind, value["delta"]["type"].as_str().unwrap());
+        prop_assert_eq!(&*fast.payload, value["delta"][key].as_str().unwrap());
+        Ok(())
+    }
+
     proptest! {
         /// The word-at-a-time search finds what a byte loop finds.
         #[test]
@@ -392,11 +406,7 @@ mod tests {
             let key = payload_key(kind).unwrap();
             let p = serde_json::to_string(&payload).unwrap();
             let data = format!("{{\"type\":\"content_block_delta\",\"index\":{index},\"delta\":{{\"type\":\"{kind}\",\"{key}\":{p}}}}}{trail}");
-            let value: serde_json::Value = serde_json::from_str(&data).unwrap();
-            let fast = api_layout(&data).unwrap();
-            prop_assert_eq!(fast.index as u64, value["index"].as_u64().unwrap());
-            prop_assert_eq!(fast.kind, value["delta"]["type"].as_str().unwrap());
-            prop_assert_eq!(&*fast.payload, value["delta"][key].as_str().unwrap());
+            read_as_serde_does(api_layout(&data), &data, key)?;
         }
 
         /// Whatever the fast path accepts, serde reads the same way.
@@ -416,11 +426,7 @@ mod tests {
                 format!("{{\"type\":\"{kind}\",{space}\"{key}\":{p}}}")
             };
             let data = format!("{{\"index\":{index},{space}\"delta\":{inner},\"type\":\"content_block_delta\"}}");
-            let value: serde_json::Value = serde_json::from_str(&data).unwrap();
-            let fast = parse_content_delta(&data).unwrap();
-            prop_assert_eq!(fast.index as u64, value["index"].as_u64().unwrap());
-            prop_assert_eq!(fast.kind, value["delta"]["type"].as_str().unwrap());
-            prop_assert_eq!(&*fast.payload, value["delta"][key].as_str().unwrap());
+            read_as_serde_does(parse_content_delta(&data), &data, key)?;
         }
     }
 }
