@@ -115,19 +115,38 @@ fn program(name: &str) -> Result<()> {
 }
 
 /// Contained programs go through the `hc-contain` built and installed with
-/// `hc` when it is there: a small binary that skips Rust's runtime set-up
-/// starts about 0.5 ms sooner than `hc __contain`, on every tool call.
+/// `hc` when it is there and from the same source (`--build-id`; `cargo run
+/// -p cli` rebuilds only `hc`, and could leave an older one beside it): a
+/// small binary that skips Rust's runtime set-up starts about 0.5 ms sooner
+/// than `hc __contain`, on every tool call.
 fn containment_beside_hc(default: engine::contain::Containment) -> engine::contain::Containment {
-    let sibling = std::env::current_exe()
+    let engine::contain::Containment::On { .. } = default else {
+        return default;
+    };
+    let Some(sibling) = std::env::current_exe()
         .map(|exe| exe.with_file_name("hc-contain"))
         .ok()
-        .filter(|p| p.is_file());
-    match (sibling, default) {
-        (Some(exe), engine::contain::Containment::On { .. }) => engine::contain::Containment::On {
-            exe,
-            args: Vec::new(),
-        },
-        (_, default) => default,
+        .filter(|p| p.is_file())
+    else {
+        return default;
+    };
+    let same_build = std::process::Command::new(&sibling)
+        .arg(engine::contain::BUILD_ID_FLAG)
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()
+        .and_then(|out| u64::from_str_radix(String::from_utf8_lossy(&out.stdout).trim(), 16).ok())
+        == Some(engine::contain::BUILD_ID);
+    if !same_build {
+        tracing::debug!(
+            ?sibling,
+            "not from this build; containing through `hc __contain`"
+        );
+        return default;
+    }
+    engine::contain::Containment::On {
+        exe: sibling,
+        args: Vec::new(),
     }
 }
 

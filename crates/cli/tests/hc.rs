@@ -282,4 +282,18 @@ async fn hc_contains_through_the_trampoline_beside_it_or_itself() {
     let (body, _) = echo_through(&exe, dir.path(), &[]).await;
     assert_eq!(body["status"], "completed", "{body}");
     assert!(log.exists(), "the trampoline beside hc ran the program");
+    // One from another build (it says a different build id) is passed over.
+    std::fs::remove_file(&log).unwrap();
+    std::fs::write(
+        &sibling,
+        format!(
+            "#!/bin/sh\ncase \"$1\" in --build-id) echo 0000000000000001; exit 0;; {{*) echo run >> '{}';; esac\nexec '{}' \"$@\"\n",
+            log.display(),
+            real.display()
+        ),
+    )
+    .unwrap();
+    let (body, _) = echo_through(&exe, dir.path(), &[]).await;
+    assert_eq!(body["status"], "completed", "{body}");
+    assert!(!log.exists(), "a trampoline from another build is not used");
 }

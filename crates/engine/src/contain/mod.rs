@@ -13,6 +13,28 @@ pub use sandbox::{
 };
 
 use std::io::BufRead;
+
+/// Identifies the trampoline's code — this module's policy format and the
+/// sandbox — so `hc` can tell a `hc-contain` from the same source from one
+/// left by another build (`hc-contain --build-id` prints it).
+pub const BUILD_ID: u64 = fnv1a(include_bytes!("policy.rs"))
+    ^ fnv1a(include_bytes!("sandbox.rs")).rotate_left(17)
+    ^ fnv1a(env!("CARGO_PKG_VERSION").as_bytes()).rotate_left(41);
+
+/// FNV-1a, at compile time.
+const fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut i = 0;
+    while i < bytes.len() {
+        hash ^= bytes[i] as u64;
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+        i += 1;
+    }
+    hash
+}
+
+/// The argument that makes the trampoline print [`BUILD_ID`].
+pub const BUILD_ID_FLAG: &str = "--build-id";
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 

@@ -77,8 +77,13 @@ pub fn trampoline_main(args: &[String]) -> ExitCode {
 /// The same as [`trampoline_main`], as the exit status itself (for an entry
 /// point that returns it to the C runtime).
 pub fn trampoline(args: &[String]) -> u8 {
-    if args.first().map(String::as_str) == Some(HOLD_NETNS) {
-        return hold_netns();
+    match args.first().map(String::as_str) {
+        Some(HOLD_NETNS) => return hold_netns(),
+        Some(super::BUILD_ID_FLAG) => {
+            println!("{:016x}", super::BUILD_ID);
+            return 0;
+        }
+        _ => {}
     }
     let policy: Policy = match args.first().map(|a| serde_json::from_str(a)) {
         Some(Ok(policy)) => policy,
