@@ -260,8 +260,9 @@ async fn hc_contains_through_the_trampoline_beside_it_or_itself() {
         (Some("completed"), Some("on")),
         "{body}"
     );
-    // Beside it, `hc-contain` is used: here a script that notes each run (a
-    // policy, not the namespace holder's flag), then is the real one.
+    // Beside it, `hc-contain` is used: here a script that notes when it
+    // runs programs (the zygote runs, or a run's policy; not the namespace
+    // holder or the build id), then is the real one.
     let log = bin.path().join("used");
     let real = std::path::Path::new(env!("CARGO_BIN_EXE_hc")).with_file_name("hc-contain");
     assert!(real.is_file(), "cargo builds hc-contain with hc");
@@ -269,7 +270,7 @@ async fn hc_contains_through_the_trampoline_beside_it_or_itself() {
     std::fs::write(
         &sibling,
         format!(
-            "#!/bin/sh\ncase \"$1\" in {{*) echo run >> '{}';; esac\nexec '{}' \"$@\"\n",
+            "#!/bin/sh\ncase \"$1\" in --zygote|{{*) echo run >> '{}';; esac\nexec '{}' \"$@\"\n",
             log.display(),
             real.display()
         ),
@@ -287,7 +288,7 @@ async fn hc_contains_through_the_trampoline_beside_it_or_itself() {
     std::fs::write(
         &sibling,
         format!(
-            "#!/bin/sh\ncase \"$1\" in --build-id) echo 0000000000000001; exit 0;; {{*) echo run >> '{}';; esac\nexec '{}' \"$@\"\n",
+            "#!/bin/sh\ncase \"$1\" in --build-id) echo 0000000000000001; exit 0;; --zygote|{{*) echo run >> '{}';; esac\nexec '{}' \"$@\"\n",
             log.display(),
             real.display()
         ),

@@ -83,6 +83,8 @@ pub(crate) struct Inner {
     pub(crate) landlock: bool,
     /// The holder of the empty network namespace contained runs share.
     pub(crate) net_holder: Option<crate::contain::NetHolder>,
+    /// The pre-forked trampoline contained runs are forked from.
+    pub(crate) zygote: Option<crate::contain::Zygote>,
     pub(crate) slots: Slots,
     pub(crate) subs: Subscriptions,
 }
@@ -121,9 +123,16 @@ impl Engine {
             }
             _ => None,
         };
+        let zygote = match &config.containment {
+            crate::contain::Containment::On { exe, args } if landlock => {
+                crate::contain::Zygote::start(exe, args)
+            }
+            _ => None,
+        };
         let inner = Arc::new(Inner {
             landlock,
             net_holder,
+            zygote,
             subs: Subscriptions::default(),
             slots: Slots::default(),
             db,

@@ -190,7 +190,7 @@ pub(crate) fn run(
             return Ok(id);
         }
     };
-    let pid = child.id();
+    let pid = child.pid;
     engine.inner.db.commit(
         Declaration::of(vec![
             ChunkDecl::with_id(&id)
@@ -409,10 +409,41 @@ fn resolve_executable(
         .ok_or_else(|| not_found(format!("no `{executable}` on PATH")))
 }
 
-fn spawn(engine: &Engine, id: &str, plan: &Plan) -> std::io::Result<tokio::process::Child> {
+fn spawn(engine: &Engine, id: &str, plan: &Plan) -> std::io::Result<Started> {
     let config = &engine.inner.config;
     let (program, mut argv) = resolve_executable(config, &plan.executable)?;
     argv.extend(plan.extra_args.iter().cloned());
+    if let (Some(caps), Some(zygote)) = (&plan.contained, &engine.inner.zygote) {
+        let tmp = temp_dir(id);
+        std::fs::create_dir_all(&tmp)?;
+        let mut policy = crate::contain::policy::policy(
+            caps,
+            &config.project_root,
+            tmp.clone(),
+            program.to_string_lossy().into_owned(),
+            argv.clone(),
+            engine.inner.net_holder.as_ref().map(|h| h.pid()),
+        );
+        let root = config.project_root.to_string_lossy().into_owned();
+        let mut env: Vec<(String, String)> = vec![
+            ("TMPDIR".into(), tmp.to_string_lossy().into_owned()),
+            (protocol::env::PROCESS_ID.into(), id.to_owned()),
+            (protocol::env::PROTOCOL.into(), "1".into()),
+            (protocol::env::PROJECT_ROOT.into(), root),
+        ];
+        for name in contained_env(caps) {
+            if let Ok(value) = std::env::var(name) {
+                env.push((name.to_owned(), value));
+            }
+        }
+        policy.env = Some(env);
+        policy.cwd = Some(config.project_root.clone());
+        match Started::forked(zygote, &policy) {
+            Ok(started) => return Ok(started),
+            // A zygote that died: this run, and the next, start their own.
+            Err(e) => tracing::warn!("containment zygote: {e}; spawning the trampoline instead"),
+        }
+    }
     let mut command = match (&plan.contained, &config.containment) {
         (Some(caps), crate::contain::Containment::On { exe, args }) => {
             let tmp = temp_dir(id);
@@ -433,11 +464,7 @@ fn spawn(engine: &Engine, id: &str, plan: &Plan) -> std::io::Result<tokio::proce
                 .arg(policy)
                 .env_clear()
                 .env("TMPDIR", &tmp);
-            let allowed = crate::contain::policy::BASE_ENV
-                .iter()
-                .copied()
-                .chain(caps.env.iter().map(String::as_str));
-            for name in allowed {
+            for name in contained_env(caps) {
                 if let Some(value) = std::env::var_os(name) {
                     command.env(name, value);
                 }
@@ -461,7 +488,103 @@ fn spawn(engine: &Engine, id: &str, plan: &Plan) -> std::io::Result<tokio::proce
         // Its own process group, so ending it ends whatever it forked.
         .process_group(0)
         .kill_on_drop(true);
-    command.spawn()
+    command.spawn().map(Started::child)
+}
+
+/// The variables a contained program gets from the host's environment.
+fn contained_env(caps: &protocol::Capabilities) -> impl Iterator<Item = &str> {
+    crate::contain::policy::BASE_ENV
+        .iter()
+        .copied()
+        .chain(caps.env.iter().map(String::as_str))
+}
+
+type Input = Box<dyn tokio::io::AsyncRead + Send + Unpin>;
+
+/// A started process: its pid, its stdio, and how its end is learnt.
+pub(crate) struct Started {
+    pid: Option<u32>,
+    stdin: Option<Box<dyn tokio::io::AsyncWrite + Send + Unpin>>,
+    stdout: Option<Input>,
+    stderr: Option<Input>,
+    end: End,
+}
+
+enum End {
+    /// The engine's own child.
+    Child(tokio::process::Child),
+    /// A trampoline the zygote forked: the zygote reports its status.
+    Forked {
+        pid: u32,
+        status: tokio::sync::oneshot::Receiver<std::process::ExitStatus>,
+        done: bool,
+    },
+}
+
+impl Started {
+    fn child(mut child: tokio::process::Child) -> Started {
+        Started {
+            pid: child.id(),
+            stdin: child.stdin.take().map(|s| Box::new(s) as _),
+            stdout: child.stdout.take().map(|s| Box::new(s) as Input),
+            stderr: child.stderr.take().map(|s| Box::new(s) as Input),
+            end: End::Child(child),
+        }
+    }
+
+    /// Through the zygote: the program's pipes made here, their far ends
+    /// handed over.
+    fn forked(
+        zygote: &crate::contain::Zygote,
+        policy: &crate::contain::policy::Policy,
+    ) -> std::io::Result<Started> {
+        use nix::fcntl::OFlag;
+        use tokio::net::unix::pipe;
+        let cloexec = |p: nix::Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd)>| {
+            p.map_err(std::io::Error::from)
+        };
+        let (in_r, in_w) = cloexec(nix::unistd::pipe2(OFlag::O_CLOEXEC))?;
+        let (out_r, out_w) = cloexec(nix::unistd::pipe2(OFlag::O_CLOEXEC))?;
+        let (err_r, err_w) = cloexec(nix::unistd::pipe2(OFlag::O_CLOEXEC))?;
+        let (pid, status) = zygote.spawn(policy, [&in_r, &out_w, &err_w])?;
+        drop((in_r, out_w, err_w));
+        Ok(Started {
+            pid: Some(pid),
+            stdin: Some(Box::new(pipe::Sender::from_owned_fd(in_w)?)),
+            stdout: Some(Box::new(pipe::Receiver::from_owned_fd(out_r)?)),
+            stderr: Some(Box::new(pipe::Receiver::from_owned_fd(err_r)?)),
+            end: End::Forked {
+                pid,
+                status,
+                done: false,
+            },
+        })
+    }
+}
+
+impl End {
+    async fn wait(&mut self) -> std::io::Result<std::process::ExitStatus> {
+        match self {
+            End::Child(child) => child.wait().await,
+            End::Forked { status, done, .. } => {
+                let ended = status.await;
+                *done = true;
+                ended.map_err(|_| std::io::Error::other("the containment zygote is gone"))
+            }
+        }
+    }
+}
+
+impl Drop for End {
+    fn drop(&mut self) {
+        // As `kill_on_drop` does for the engine's own children.
+        if let End::Forked {
+            pid, done: false, ..
+        } = self
+        {
+            kill_group(Some(*pid));
+        }
+    }
 }
 
 /// Kills the process group `pid` leads (the program and what it forked).
@@ -510,13 +633,8 @@ impl Ending {
 }
 
 /// Watches one process from spawn to its terminal commit.
-async fn supervise(
-    engine: Engine,
-    slot: Arc<Slot>,
-    mut child: tokio::process::Child,
-    budget: Duration,
-) {
-    let pid = child.id();
+async fn supervise(engine: Engine, slot: Arc<Slot>, mut child: Started, budget: Duration) {
+    let pid = child.pid;
     let (out_tx, out_rx) = mpsc::channel::<String>(crate::connection::OUT_QUEUE);
     let writer = match child.stdin.take() {
         Some(stdin) => tokio::spawn(crate::connection::pump(out_rx, stdin)),
@@ -554,7 +672,7 @@ async fn supervise(
                     kill_group(pid);
                 }
             }
-            status = child.wait(), if exit.is_none() => {
+            status = child.end.wait(), if exit.is_none() => {
                 exit = Some(status.unwrap_or_else(|_| std::process::ExitStatus::from_raw(9)));
                 exited_at = Some(Instant::now());
                 kill_group(pid); // whatever it forked and left behind
@@ -609,7 +727,7 @@ async fn expiry(mut paused: watch::Receiver<usize>, budget: Duration) {
 }
 
 /// The last [`STDERR_TAIL_BYTES`] of a stream, as text.
-async fn read_tail(stderr: Option<tokio::process::ChildStderr>) -> String {
+async fn read_tail(stderr: Option<Input>) -> String {
     let Some(mut stderr) = stderr else {
         return String::new();
     };

@@ -90,7 +90,8 @@ fn actions(p: &Places, tcp: u16, udp: u16) -> Value {
         {"do": "udp", "port": udp},
         {"do": "ptrace"},
         {"do": "read", "path": path(&o.join("secret.txt"))},
-        {"do": "env", "name": "CARGO_MANIFEST_DIR"}
+        {"do": "env", "name": "CARGO_MANIFEST_DIR"},
+        {"do": "file-contains", "path": "/proc/1/environ", "needle": env!("CARGO_MANIFEST_DIR")}
     ])
 }
 
@@ -108,19 +109,7 @@ async fn probe(
     let mut args = Harness::task(task);
     args.capabilities = capabilities;
     let id = h.engine.run(&Context::host(), "probe", args).unwrap();
-    let done = h.wait(&id).await;
-    assert_eq!(
-        status(&done).0,
-        "completed",
-        "{:?}",
-        done.scopes[0].body_value()
-    );
-    let results = output(&done)["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r.as_str().unwrap().to_owned())
-        .collect();
+    let results = results_of(h, &id).await;
     let heard_tcp = tcp.accept().is_ok();
     let mut buf = [0u8; 64];
     let heard_udp = udp.recv(&mut buf).is_ok();
@@ -170,6 +159,10 @@ async fn a_contained_program_cannot_reach_past_its_capabilities() {
         r[8]
     );
     assert_eq!(r[9], "unset", "the host's environment");
+    assert_ne!(
+        r[10], "found",
+        "the host's environment, through its init's /proc"
+    );
     assert!(!p.outside.path().join("direct.txt").exists());
     assert!(!p.outside.path().join("through-link").exists());
     assert!(!p.outside.path().join("dotdot.txt").exists());
@@ -441,4 +434,69 @@ async fn without_landlock_programs_are_refused_with_the_way_out() {
         );
     }
     assert_eq!(h.db.head().unwrap(), before, "nothing was created");
+}
+
+/// This process's children started with `--zygote`.
+fn zygotes() -> Vec<i64> {
+    let me = std::process::id().to_string();
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i64>() else {
+            continue;
+        };
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        let parent = status
+            .lines()
+            .find_map(|l| l.strip_prefix("PPid:"))
+            .map(str::trim);
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        if parent == Some(me.as_str()) && cmdline.split(|b| *b == 0).any(|a| a == b"--zygote") {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+fn parent_of(pid: i64) -> Option<i64> {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("PPid:"))?
+        .trim()
+        .parse()
+        .ok()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn contained_runs_are_forked_by_the_zygote_and_go_on_without_it() {
+    let h = Harness::new();
+    let id = h.run("fixture", json!({"mode": "hang"}));
+    let start = Instant::now();
+    let trampoline = loop {
+        if let Some(pid) = h.body(&id)["pid"].as_i64() {
+            break pid;
+        }
+        assert!(start.elapsed() < Duration::from_secs(30));
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    // (Tests run side by side: each engine has a zygote of its own.)
+    let zygote = parent_of(trampoline).unwrap();
+    assert!(zygotes().contains(&zygote), "forked by a zygote");
+    h.engine.cancel(&Context::host(), &id).unwrap();
+    let done = h.wait(&id).await;
+    assert_eq!(status(&done).0, "failed");
+    // Without its zygote the engine spawns trampolines itself.
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(zygote as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    let id = h.run("fixture", json!({"mode": "output"}));
+    let done = h.wait(&id).await;
+    assert_eq!(
+        status(&done).0,
+        "completed",
+        "{:?}",
+        done.scopes[0].body_value()
+    );
 }

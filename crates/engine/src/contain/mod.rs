@@ -6,6 +6,9 @@
 
 pub mod policy;
 mod sandbox;
+mod zygote;
+
+pub(crate) use zygote::Zygote;
 
 pub use sandbox::{
     CONTAIN_FAILED, HOLD_NETNS, landlock_available, landlock_scopes_available, trampoline,
@@ -74,6 +77,7 @@ impl NetHolder {
         let mut child = Command::new(exe)
             .args(args)
             .arg(HOLD_NETNS)
+            .env_clear()
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

@@ -41,6 +41,13 @@ pub struct Policy {
     pub program: String,
     /// Its arguments.
     pub args: Vec<String>,
+    /// Its whole environment, when the trampoline's own is not it (a
+    /// trampoline forked by the zygote).
+    #[serde(default)]
+    pub env: Option<Vec<(String, String)>>,
+    /// Its working directory, likewise.
+    #[serde(default)]
+    pub cwd: Option<PathBuf>,
 }
 
 /// Narrows `program`'s capabilities by `run`'s; widening is an error that
@@ -183,6 +190,8 @@ pub fn policy(
         tmp,
         program,
         args,
+        env: None,
+        cwd: None,
     }
 }
 

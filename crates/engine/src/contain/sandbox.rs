@@ -79,6 +79,7 @@ pub fn trampoline_main(args: &[String]) -> ExitCode {
 pub fn trampoline(args: &[String]) -> u8 {
     match args.first().map(String::as_str) {
         Some(HOLD_NETNS) => return hold_netns(),
+        Some(super::zygote::ZYGOTE) => return super::zygote::zygote_main(),
         Some(super::BUILD_ID_FLAG) => {
             println!("{:016x}", super::BUILD_ID);
             return 0;
@@ -90,7 +91,12 @@ pub fn trampoline(args: &[String]) -> u8 {
         Some(Err(e)) => return fail(&format!("bad policy: {e}")),
         None => return fail("no policy given (usage: hc __contain POLICY_JSON)"),
     };
-    match contain(&policy) {
+    contain_policy(&policy)
+}
+
+/// Contains and runs the program `policy` names; the exit status.
+pub(crate) fn contain_policy(policy: &Policy) -> u8 {
+    match contain(policy) {
         Ok(code) => code,
         Err(e) => fail(&e),
     }
@@ -244,8 +250,12 @@ fn init(policy: &Policy, own_mounts: bool, report: OwnedFd) -> i32 {
     let outcome = landlock(policy)
         .and_then(|()| seccomp(policy))
         .and_then(|()| {
-            std::process::Command::new(&policy.program)
-                .args(&policy.args)
+            let mut program = std::process::Command::new(&policy.program);
+            program.args(&policy.args);
+            if let Some(env) = &policy.env {
+                program.env_clear().envs(env.iter().map(|(k, v)| (k, v)));
+            }
+            program
                 .spawn()
                 .map_err(|e| format!("cannot start `{}`: {e}", policy.program))
         });

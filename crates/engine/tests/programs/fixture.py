@@ -156,6 +156,9 @@ def probe(action):
             finally:
                 s.close()
             return "heard"
+        elif kind == "file-contains":
+            with open(action["path"], "rb") as f:
+                return "found" if action["needle"].encode() in f.read() else "absent"
         elif kind == "netns":
             return os.readlink("/proc/self/ns/net")
         elif kind == "ptrace":
