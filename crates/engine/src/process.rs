@@ -124,7 +124,21 @@ struct Plan {
 
 /// The process's own temp dir (writable when contained; removed at its end).
 fn temp_dir(id: &str) -> std::path::PathBuf {
-    std::env::temp_dir().join("hermitcrab").join(id)
+    // One directory per user: a shared one would belong to whoever made it
+    // first, and no one else could run a contained program.
+    let uid = nix::unistd::getuid();
+    std::env::temp_dir()
+        .join(format!("hermitcrab-{uid}"))
+        .join(id)
+}
+
+/// Makes a process's temp dir (and the user's directory above it) private.
+fn make_temp_dir(dir: &std::path::Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
 }
 
 /// `run`, in the seed's order: slot, one atomic commit, spawn, `running`.
@@ -415,7 +429,7 @@ fn spawn(engine: &Engine, id: &str, plan: &Plan) -> std::io::Result<Started> {
     argv.extend(plan.extra_args.iter().cloned());
     if let (Some(caps), Some(zygote)) = (&plan.contained, &engine.inner.zygote) {
         let tmp = temp_dir(id);
-        std::fs::create_dir_all(&tmp)?;
+        make_temp_dir(&tmp)?;
         let mut policy = crate::contain::policy::policy(
             caps,
             &config.project_root,
@@ -447,7 +461,7 @@ fn spawn(engine: &Engine, id: &str, plan: &Plan) -> std::io::Result<Started> {
     let mut command = match (&plan.contained, &config.containment) {
         (Some(caps), crate::contain::Containment::On { exe, args }) => {
             let tmp = temp_dir(id);
-            std::fs::create_dir_all(&tmp)?;
+            make_temp_dir(&tmp)?;
             let program = program.to_string_lossy().into_owned();
             let policy = crate::contain::policy::policy(
                 caps,

@@ -91,7 +91,8 @@ fn actions(p: &Places, tcp: u16, udp: u16) -> Value {
         {"do": "ptrace"},
         {"do": "read", "path": path(&o.join("secret.txt"))},
         {"do": "env", "name": "CARGO_MANIFEST_DIR"},
-        {"do": "file-contains", "path": "/proc/1/environ", "needle": env!("CARGO_MANIFEST_DIR")}
+        {"do": "file-contains", "path": "/proc/1/environ", "needle": env!("CARGO_MANIFEST_DIR")},
+        {"do": "env", "name": "TMPDIR"}
     ])
 }
 
@@ -162,6 +163,18 @@ async fn a_contained_program_cannot_reach_past_its_capabilities() {
     assert_ne!(
         r[10], "found",
         "the host's environment, through its init's /proc"
+    );
+    // Its temp dir sits in a private directory of this user's.
+    let tmp = std::path::PathBuf::from(r[11].strip_prefix("set: ").unwrap());
+    let mine = tmp.parent().unwrap();
+    assert_eq!(
+        mine.file_name().unwrap().to_string_lossy(),
+        format!("hermitcrab-{}", nix::unistd::getuid())
+    );
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(mine).unwrap().permissions().mode() & 0o777,
+        0o700
     );
     assert!(!p.outside.path().join("direct.txt").exists());
     assert!(!p.outside.path().join("through-link").exists());
