@@ -463,6 +463,10 @@ fn reconcile(db: &Substrate) -> Result<()> {
         })
         .collect();
     db.commit(Declaration::of(chunks), None)?;
+    for id in &stale {
+        // What the engine that ran them never got to clean up.
+        let _ = std::fs::remove_dir_all(process::temp_dir(id));
+    }
     tracing::info!(
         "marked {} process(es) failed after an engine restart",
         stale.len()

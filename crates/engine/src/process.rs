@@ -123,7 +123,7 @@ struct Plan {
 }
 
 /// The process's own temp dir (writable when contained; removed at its end).
-fn temp_dir(id: &str) -> std::path::PathBuf {
+pub(crate) fn temp_dir(id: &str) -> std::path::PathBuf {
     // One directory per user: a shared one would belong to whoever made it
     // first, and no one else could run a contained program.
     let uid = nix::unistd::getuid();

@@ -84,8 +84,22 @@ fn a_killed_host_leaves_runs_that_reopening_marks_failed() {
     }
     child.kill().unwrap(); // SIGKILL: no cleanup of any kind
     child.wait().unwrap();
+    let temp = |p: &str| {
+        std::env::temp_dir()
+            .join(format!("hermitcrab-{}", nix::unistd::getuid()))
+            .join(p)
+    };
+    for p in &running {
+        assert!(temp(p).is_dir(), "a contained run has its temp dir");
+    }
 
     let h = rt.block_on(async { Harness::reopen(dir) });
+    for p in &running {
+        assert!(
+            !temp(p).exists(),
+            "reopening removes a stale run's temp dir"
+        );
+    }
     for p in &running {
         let body = h.body(p);
         assert_eq!(body["status"], "failed", "{body}");
