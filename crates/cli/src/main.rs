@@ -117,8 +117,8 @@ fn program(name: &str) -> Result<()> {
 /// Contained programs go through the `hc-contain` built and installed with
 /// `hc` when it is there and from the same source (`--build-id`; `cargo run
 /// -p cli` rebuilds only `hc`, and could leave an older one beside it): a
-/// small binary that skips Rust's runtime set-up starts about 0.5 ms sooner
-/// than `hc __contain`, on every tool call.
+/// small binary that skips Rust's runtime set-up, started as the engine's
+/// zygote and namespace holder (and per run if the zygote is gone).
 fn containment_beside_hc(default: engine::contain::Containment) -> engine::contain::Containment {
     let engine::contain::Containment::On { .. } = default else {
         return default;

@@ -427,62 +427,22 @@ fn spawn(engine: &Engine, id: &str, plan: &Plan) -> std::io::Result<Started> {
     let config = &engine.inner.config;
     let (program, mut argv) = resolve_executable(config, &plan.executable)?;
     argv.extend(plan.extra_args.iter().cloned());
-    if let (Some(caps), Some(zygote)) = (&plan.contained, &engine.inner.zygote) {
-        let tmp = temp_dir(id);
-        make_temp_dir(&tmp)?;
-        let mut policy = crate::contain::policy::policy(
-            caps,
-            &config.project_root,
-            tmp.clone(),
-            program.to_string_lossy().into_owned(),
-            argv.clone(),
-            engine.inner.net_holder.as_ref().map(|h| h.pid()),
-        );
-        let root = config.project_root.to_string_lossy().into_owned();
-        let mut env: Vec<(String, String)> = vec![
-            ("TMPDIR".into(), tmp.to_string_lossy().into_owned()),
-            (protocol::env::PROCESS_ID.into(), id.to_owned()),
-            (protocol::env::PROTOCOL.into(), "1".into()),
-            (protocol::env::PROJECT_ROOT.into(), root),
-        ];
-        for name in contained_env(caps) {
-            if let Ok(value) = std::env::var(name) {
-                env.push((name.to_owned(), value));
-            }
-        }
-        policy.env = Some(env);
-        policy.cwd = Some(config.project_root.clone());
-        match Started::forked(zygote, &policy) {
-            Ok(started) => return Ok(started),
-            // A zygote that died: this run, and the next, start their own.
-            Err(e) => tracing::warn!("containment zygote: {e}; spawning the trampoline instead"),
-        }
-    }
     let mut command = match (&plan.contained, &config.containment) {
         (Some(caps), crate::contain::Containment::On { exe, args }) => {
-            let tmp = temp_dir(id);
-            make_temp_dir(&tmp)?;
-            let program = program.to_string_lossy().into_owned();
-            let policy = crate::contain::policy::policy(
-                caps,
-                &config.project_root,
-                tmp.clone(),
-                program,
-                argv,
-                engine.inner.net_holder.as_ref().map(|h| h.pid()),
-            );
-            let policy = serde_json::to_string(&policy).map_err(std::io::Error::other)?;
-            let mut command = tokio::process::Command::new(exe);
-            command
-                .args(args)
-                .arg(policy)
-                .env_clear()
-                .env("TMPDIR", &tmp);
-            for name in contained_env(caps) {
-                if let Some(value) = std::env::var_os(name) {
-                    command.env(name, value);
+            let policy = contained_policy(engine, id, caps, &program, argv)?;
+            if let Some(zygote) = &engine.inner.zygote {
+                match Started::forked(zygote, &policy) {
+                    Ok(started) => return Ok(started),
+                    // A zygote that died: this run, and the next, start their own.
+                    Err(e) => {
+                        tracing::warn!("containment zygote: {e}; spawning the trampoline instead");
+                    }
                 }
             }
+            let policy = serde_json::to_string(&policy).map_err(std::io::Error::other)?;
+            let mut command = tokio::process::Command::new(exe);
+            // The program's environment travels in the policy.
+            command.args(args).arg(policy).env_clear();
             command
         }
         _ => {
@@ -505,12 +465,46 @@ fn spawn(engine: &Engine, id: &str, plan: &Plan) -> std::io::Result<Started> {
     command.spawn().map(Started::child)
 }
 
-/// The variables a contained program gets from the host's environment.
-fn contained_env(caps: &protocol::Capabilities) -> impl Iterator<Item = &str> {
-    crate::contain::policy::BASE_ENV
+/// The policy of a contained run, its temp dir made: the capabilities made
+/// concrete, and the program's whole environment (its temp dir, the
+/// protocol's variables, and what the allowlist takes from the host's).
+fn contained_policy(
+    engine: &Engine,
+    id: &str,
+    caps: &protocol::Capabilities,
+    program: &std::path::Path,
+    argv: Vec<String>,
+) -> std::io::Result<crate::contain::policy::Policy> {
+    let root = &engine.inner.config.project_root;
+    let tmp = temp_dir(id);
+    make_temp_dir(&tmp)?;
+    let mut policy = crate::contain::policy::policy(
+        caps,
+        root,
+        tmp.clone(),
+        program.to_string_lossy().into_owned(),
+        argv,
+        engine.inner.net_holder.as_ref().map(|h| h.pid()),
+    );
+    policy.env = vec![
+        ("TMPDIR".into(), tmp.to_string_lossy().into_owned()),
+        (protocol::env::PROCESS_ID.into(), id.to_owned()),
+        (protocol::env::PROTOCOL.into(), "1".into()),
+        (
+            protocol::env::PROJECT_ROOT.into(),
+            root.to_string_lossy().into_owned(),
+        ),
+    ];
+    let allowed = crate::contain::policy::BASE_ENV
         .iter()
         .copied()
-        .chain(caps.env.iter().map(String::as_str))
+        .chain(caps.env.iter().map(String::as_str));
+    for name in allowed {
+        if let Ok(value) = std::env::var(name) {
+            policy.env.push((name.to_owned(), value));
+        }
+    }
+    Ok(policy)
 }
 
 type Input = Box<dyn tokio::io::AsyncRead + Send + Unpin>;

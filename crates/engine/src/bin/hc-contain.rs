@@ -6,9 +6,10 @@
 //!
 //! It starts without Rust's runtime set-up (`no_main`): that set-up finds
 //! the main thread's stack by reading `/proc/self/maps` and installs
-//! stack-overflow handlers, which costs about 0.3 ms here — on every
-//! contained run, for a process that lives a few milliseconds and runs no
-//! deep recursion. Arguments still come from `std::env::args` (glibc hands
+//! stack-overflow handlers, which costs about 0.3 ms here (timed by hand)
+//! each time it starts — as the zygote, the namespace holder, or a
+//! trampoline when there is no zygote — for a process that runs no deep
+//! recursion. Arguments still come from `std::env::args` (glibc hands
 //! them to std before `main`); a stack overflow would end it by SIGSEGV
 //! instead of a message.
 #![no_main]

@@ -16,6 +16,8 @@ pub use sandbox::{
 };
 
 use std::io::BufRead;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
 
 /// Identifies the trampoline's code — this module's policy format and the
 /// sandbox — so `hc` can tell a `hc-contain` from the same source from one
@@ -23,6 +25,9 @@ use std::io::BufRead;
 pub const BUILD_ID: u64 = fnv1a(include_bytes!("policy.rs"))
     ^ fnv1a(include_bytes!("sandbox.rs")).rotate_left(17)
     ^ fnv1a(env!("CARGO_PKG_VERSION").as_bytes()).rotate_left(41);
+
+/// The argument that makes the trampoline print [`BUILD_ID`].
+pub const BUILD_ID_FLAG: &str = "--build-id";
 
 /// FNV-1a, at compile time.
 const fn fnv1a(bytes: &[u8]) -> u64 {
@@ -35,11 +40,6 @@ const fn fnv1a(bytes: &[u8]) -> u64 {
     }
     hash
 }
-
-/// The argument that makes the trampoline print [`BUILD_ID`].
-pub const BUILD_ID_FLAG: &str = "--build-id";
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 
 /// Whether and how the engine contains programs.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -41,13 +41,11 @@ pub struct Policy {
     pub program: String,
     /// Its arguments.
     pub args: Vec<String>,
-    /// Its whole environment, when the trampoline's own is not it (a
-    /// trampoline forked by the zygote).
+    /// Its whole environment (the trampoline's own is not it).
     #[serde(default)]
-    pub env: Option<Vec<(String, String)>>,
-    /// Its working directory, likewise.
-    #[serde(default)]
-    pub cwd: Option<PathBuf>,
+    pub env: Vec<(String, String)>,
+    /// Its working directory: the project root.
+    pub cwd: PathBuf,
 }
 
 /// Narrows `program`'s capabilities by `run`'s; widening is an error that
@@ -190,8 +188,8 @@ pub fn policy(
         tmp,
         program,
         args,
-        env: None,
-        cwd: None,
+        env: Vec::new(),
+        cwd: root.to_path_buf(),
     }
 }
 

@@ -170,7 +170,7 @@ fn fork_trampoline(policy: &Policy, stdio: Vec<OwnedFd>, blocked: &SigSet) -> St
 }
 
 /// In the forked child: its own process group, the program's stdio, the
-/// signal mask a program expects, the working directory; then contain.
+/// signal mask a program expects; then contain.
 fn become_trampoline(
     policy: &Policy,
     stdin: OwnedFd,
@@ -187,15 +187,6 @@ fn become_trampoline(
     }
     drop((stdin, stdout, stderr));
     let _ = sigprocmask(SigmaskHow::SIG_UNBLOCK, Some(blocked), None);
-    if let Some(cwd) = &policy.cwd
-        && let Err(e) = std::env::set_current_dir(cwd)
-    {
-        eprintln!(
-            "hermitcrab containment: cannot enter {}: {e}",
-            cwd.display()
-        );
-        return super::CONTAIN_FAILED;
-    }
     super::sandbox::contain_policy(policy)
 }
 
