@@ -95,24 +95,27 @@ fn serve() -> Result<(), String> {
     }
 }
 
-/// One request: the policy, and the program's stdin, stdout and stderr.
-/// `None` when the engine has closed its end.
-#[allow(clippy::type_complexity)]
-fn receive(
-    sock: &OwnedFd,
-    buf: &mut [u8],
-) -> Result<Option<(Result<Policy, String>, Vec<OwnedFd>)>, String> {
+/// A request: its policy (or why it is not one), and the program's stdin,
+/// stdout and stderr.
+type Request = (Result<Policy, String>, Vec<OwnedFd>);
+
+/// One request. `None` when the engine has closed its end.
+fn receive(sock: &OwnedFd, buf: &mut [u8]) -> Result<Option<Request>, String> {
     let mut space = nix::cmsg_space!([RawFd; 3]);
     let mut iov = [IoSliceMut::new(buf)];
-    let msg = match recvmsg::<()>(
-        sock.as_raw_fd(),
-        &mut iov,
-        Some(&mut space),
-        MsgFlags::MSG_CMSG_CLOEXEC,
-    ) {
-        Ok(msg) => msg,
-        Err(nix::errno::Errno::EINTR) => return Ok(Some((Err("interrupted".into()), Vec::new()))),
-        Err(e) => return Err(format!("recvmsg: {e}")),
+    // A signal cannot interrupt it (SIGCHLD is blocked), but if one did, the
+    // request is still there to read: never answer one that was not read.
+    let msg = loop {
+        match recvmsg::<()>(
+            sock.as_raw_fd(),
+            &mut iov,
+            Some(&mut space),
+            MsgFlags::MSG_CMSG_CLOEXEC,
+        ) {
+            Ok(msg) => break msg,
+            Err(nix::errno::Errno::EINTR) => {}
+            Err(e) => return Err(format!("recvmsg: {e}")),
+        }
     };
     let mut fds = Vec::new();
     for cmsg in msg.cmsgs().map_err(|e| format!("cmsgs: {e}"))? {
