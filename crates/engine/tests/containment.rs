@@ -377,14 +377,7 @@ async fn a_grandchild_that_leaves_the_process_group_is_contained_and_killed() {
     );
     h.engine.cancel(&Context::host(), &id).unwrap();
     h.wait(&id).await;
-    // the kernel tears a namespace down after its init dies: allow it a moment
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while members.iter().any(|pid| alive(*pid)) && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    for pid in members {
-        assert!(!alive(pid), "{pid} survived its program's cancel");
-    }
+    assert_all_die(&members, "its program's cancel").await;
 }
 
 /// Host pids of the processes in the PID namespace the trampoline made.

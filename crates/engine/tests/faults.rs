@@ -107,9 +107,7 @@ async fn cancel_kills_the_program_and_everything_it_forked() {
     h.engine.cancel(&Context::host(), &p).unwrap(); // idempotent
     let done = h.wait(&p).await;
     assert_eq!(status(&done), ("failed".into(), Some("cancelled".into())));
-    for pid in &members {
-        assert!(!alive(*pid), "pid {pid} outlived the cancel");
-    }
+    assert_all_die(&members, "the cancel").await;
     h.engine.cancel(&Context::host(), "p_unknown").unwrap();
 }
 

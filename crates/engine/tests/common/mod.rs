@@ -201,6 +201,19 @@ pub fn alive(pid: i64) -> bool {
     }
 }
 
+/// Asserts that every one of `pids` is dead within a few seconds: SIGKILL
+/// is delivered asynchronously, and a PID namespace is torn down after its
+/// init dies, so "dead" lags the process's recorded end a little.
+pub async fn assert_all_die(pids: &[i64], what: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while pids.iter().any(|pid| alive(*pid)) && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    for pid in pids {
+        assert!(!alive(*pid), "pid {pid} outlived {what}");
+    }
+}
+
 /// Host pids of every live process in the process group `leader` leads.
 pub fn group_members(leader: i64) -> Vec<i64> {
     let mut out = Vec::new();
