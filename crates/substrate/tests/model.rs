@@ -325,20 +325,22 @@ impl Model {
         if ids.iter().any(|id| !self.chunks.contains_key(*id)) {
             return Err("NOT_FOUND");
         }
-        let order = if ids.len() > 1 {
-            ids.iter()
-                .position(|id| self.composed(id).ordered)
-                .unwrap_or(0)
-        } else {
-            0
-        };
+        // The first ordered scope orders the read (by `seq`); with none, the
+        // first id does, by the commit that placed each member — a `seq`
+        // left from when a scope was ordered does not count.
+        let ordered_at = ids.iter().position(|id| self.composed(id).ordered);
+        let order = ordered_at.unwrap_or(0);
         let mut keys: HashMap<String, (i64, u64, i64)> = HashMap::new();
         for p in self
             .placements
             .iter()
             .filter(|p| p.scope == ids[order] && filter.admits(p.kind))
         {
-            let k = (p.seq.unwrap_or(i64::MAX), p.began, p.pos);
+            let seq = match ordered_at {
+                Some(_) => p.seq.unwrap_or(i64::MAX),
+                None => 0,
+            };
+            let k = (seq, p.began, p.pos);
             let e = keys.entry(p.chunk.clone()).or_insert(k);
             if k < *e {
                 *e = k;
@@ -392,10 +394,12 @@ fn read_store(
     ids: &[&str],
     filter: TypeFilter,
     as_of: Option<u64>,
+    paged: bool,
 ) -> Result<Vec<Item>, &'static str> {
     let opts = ScopeOpts {
         kind: filter,
         as_of,
+        limit: paged.then_some(1_000),
         ..ScopeOpts::default()
     };
     match db.scope(ids, &opts) {
@@ -481,7 +485,39 @@ fn chunk_decl() -> impl Strategy<Value = ChunkDecl> {
         })
 }
 
+/// `O` is an ordered template no random spec changes: placing a scope
+/// instance on it makes that scope ordered, removing the placement makes it
+/// unordered again while its members keep their `seq`s.
+const TEMPLATE: &str = "O";
+
+/// Adds or removes a template placement, so scopes' orderedness changes.
+fn orderedness_change() -> impl Strategy<Value = Declaration> {
+    (prop::sample::select(vec!["A", "B", "x"]), any::<bool>()).prop_map(|(scope, add)| {
+        let key = PlacementKey {
+            chunk: scope.to_owned(),
+            scope: TEMPLATE.to_owned(),
+            kind: PlacementType::Instance,
+        };
+        let mut decl = Declaration::default();
+        if add {
+            decl.placements.push(PlacementDecl {
+                chunk: key.chunk,
+                scope: key.scope,
+                kind: key.kind,
+                seq: None,
+            });
+        } else {
+            decl.remove.placements.push(key);
+        }
+        decl
+    })
+}
+
 fn declaration() -> impl Strategy<Value = Declaration> {
+    prop_oneof![3 => random_declaration(), 1 => orderedness_change()]
+}
+
+fn random_declaration() -> impl Strategy<Value = Declaration> {
     (
         prop::collection::vec(chunk_decl(), 0..3),
         prop::collection::vec((id(), id(), kind(), seq()), 0..2),
@@ -512,14 +548,20 @@ fn declaration() -> impl Strategy<Value = Declaration> {
 
 // ---------------------------------------------------------------- the property
 
-fn reads_to_compare() -> Vec<(Vec<&'static str>, TypeFilter)> {
-    let mut out: Vec<(Vec<&str>, TypeFilter)> =
-        IDS.iter().map(|id| (vec![*id], TypeFilter::Both)).collect();
-    out.push((vec![], TypeFilter::Both));
-    out.push((vec!["A", "T"], TypeFilter::Both));
-    out.push((vec!["T", "A"], TypeFilter::Both));
-    out.push((vec!["B", "U"], TypeFilter::Instance));
-    out.push((vec!["A"], TypeFilter::Relates));
+/// Reads to compare: ids, placement type, and whether to page (a `limit`
+/// takes the general path instead of a whole scope's fast one).
+fn reads_to_compare() -> Vec<(Vec<&'static str>, TypeFilter, bool)> {
+    let mut out: Vec<(Vec<&str>, TypeFilter, bool)> = IDS
+        .iter()
+        .map(|id| (vec![*id], TypeFilter::Both, false))
+        .collect();
+    out.push((vec![], TypeFilter::Both, false));
+    out.push((vec!["A", "T"], TypeFilter::Both, false));
+    out.push((vec!["T", "A"], TypeFilter::Both, false));
+    out.push((vec!["B", "U"], TypeFilter::Instance, false));
+    out.push((vec!["A"], TypeFilter::Relates, false));
+    out.push((vec!["A"], TypeFilter::Both, true));
+    out.push((vec!["B"], TypeFilter::Both, true));
     out
 }
 
@@ -540,6 +582,7 @@ proptest! {
             ChunkDecl::with_id("x").body(json!({"k": 1})).on(NewPlacement::instance("A")),
             ChunkDecl::with_id("y").body(json!({"k": 2})).on(NewPlacement::instance("B")),
             ChunkDecl::with_id("z").body(json!({"k": 2})).on(NewPlacement::instance("A")).on(NewPlacement::instance("B")),
+            ChunkDecl::with_id(TEMPLATE).spec(json!({"propagate": true, "ordered": true})),
         ]);
         db.commit(seed.clone(), None).unwrap();
         let mut model = Model::default().apply(&seed, 1).unwrap();
@@ -557,13 +600,13 @@ proptest! {
                 (Err(code), Err(e)) => prop_assert_eq!(*code, e.code(), "{:?}: {}", decl, e),
                 _ => prop_assert!(false, "model {:?} vs store {:?} for {:?}", expected.as_ref().map(|_| ()), actual, decl),
             }
-            for (ids, filter) in reads_to_compare() {
-                prop_assert_eq!(model.read(&ids, filter), read_store(&db, &ids, filter, None), "read {:?} after {:?}", ids, decl);
+            for (ids, filter, paged) in reads_to_compare() {
+                prop_assert_eq!(model.read(&ids, filter), read_store(&db, &ids, filter, None, paged), "read {:?} after {:?}", ids, decl);
             }
         }
         for (n, past) in history.iter().enumerate() {
-            for (ids, filter) in reads_to_compare() {
-                prop_assert_eq!(past.read(&ids, filter), read_store(&db, &ids, filter, Some(n as u64)), "as_of {} read {:?}", n, ids);
+            for (ids, filter, paged) in reads_to_compare() {
+                prop_assert_eq!(past.read(&ids, filter), read_store(&db, &ids, filter, Some(n as u64), paged), "as_of {} read {:?}", n, ids);
             }
         }
     }

@@ -476,3 +476,58 @@ fn several_reads_share_one_snapshot() {
         .unwrap();
     assert_eq!(a.as_of, b.as_of);
 }
+
+/// Issue 13: a scope that stops being ordered lists its members by the
+/// commit that placed them, not by the `seq`s they still carry — at head,
+/// as of a past commit, paged, and as the first id of an intersection.
+#[test]
+fn a_scope_no_longer_ordered_lists_by_placing_commit_not_leftover_seq() {
+    let (_d, db) = empty();
+    let steps = [
+        json!({"chunks":[{"id":"tmpl","spec":{"propagate":true,"ordered":true}},
+                         {"id":"s","placements":[{"scope":"tmpl","type":"instance"}]},
+                         {"id":"a"},{"id":"b"},{"id":"t"}]}),
+        json!({"placements":[{"chunk":"a","scope":"s","type":"instance","seq":2},
+                             {"chunk":"a","scope":"t","type":"instance"}]}),
+        json!({"placements":[{"chunk":"b","scope":"s","type":"instance","seq":1},
+                             {"chunk":"b","scope":"t","type":"instance"}]}),
+    ];
+    for step in steps {
+        commit_json(&db, step).unwrap();
+    }
+    let ordered_at = db.head().unwrap();
+    assert_eq!(
+        member_ids(&read(&db, &["s"])),
+        vec!["b", "a"],
+        "ordered: by seq"
+    );
+    commit_json(
+        &db,
+        json!({"remove":{"placements":[{"chunk":"s","scope":"tmpl","type":"instance"}]}}),
+    )
+    .unwrap();
+    let unordered_at = db.head().unwrap();
+    let by_placing = vec!["a".to_owned(), "b".to_owned()];
+    assert_eq!(member_ids(&read(&db, &["s"])), by_placing);
+    let paged = ScopeOpts {
+        limit: Some(10),
+        ..opts()
+    };
+    assert_eq!(member_ids(&db.scope(&["s"], &paged).unwrap()), by_placing);
+    assert_eq!(member_ids(&read(&db, &["s", "t"])), by_placing);
+    let at = |n: u64, ids: &[&str]| {
+        let o = ScopeOpts {
+            as_of: Some(n),
+            ..opts()
+        };
+        member_ids(&db.scope(ids, &o).unwrap())
+    };
+    assert_eq!(at(unordered_at, &["s"]), by_placing);
+    assert_eq!(at(unordered_at, &["s", "t"]), by_placing);
+    assert_eq!(
+        at(ordered_at, &["s"]),
+        vec!["b", "a"],
+        "as of when it was ordered"
+    );
+    assert_eq!(at(ordered_at, &["t", "s"]), vec!["b", "a"]);
+}

@@ -52,6 +52,17 @@ impl SortKey {
     }
 }
 
+/// A member's place by `seq`: in an ordered scope its `seq` (unsequenced
+/// last); in a scope that is not ordered, none — a `seq` left from when it
+/// was ordered does not count, and members go by the commit that placed them.
+fn sequence(ordered: bool, seq: Option<i64>) -> i64 {
+    match (ordered, seq) {
+        (true, Some(seq)) => seq,
+        (true, None) => i64::MAX,
+        (false, _) => 0,
+    }
+}
+
 /// Checks a read's arguments before any storage is touched.
 pub(crate) fn check_request(ids: &[String], opts: &ScopeOpts) -> Result<()> {
     for id in ids {
@@ -165,8 +176,21 @@ impl Snapshot<'_> {
     ) -> Result<ScopeResult> {
         let mut kinds = [false; 2];
         let keyed = match self.at {
-            At::Head => self.members_in_index_order(id, opts, &mut kinds)?,
-            At::Commit(_) => self.members_sorted(id, opts, &mut kinds)?,
+            At::Head => {
+                let (vids, sequenced) = self.members_in_index_order(id, opts, &mut kinds)?;
+                // `seq`s left on a scope that is no longer ordered do not
+                // order it: only then is the index's order not the read's.
+                if sequenced && !self.composed_spec(id)?.ordered {
+                    kinds = [false; 2];
+                    self.members_sorted(id, opts, false, &mut kinds)?
+                } else {
+                    vids
+                }
+            }
+            At::Commit(_) => {
+                let ordered = self.composed_spec(id)?.ordered;
+                self.members_sorted(id, opts, ordered, &mut kinds)?
+            }
         };
         let vids: Vec<i64> = if kinds == [true, true] {
             // A chunk placed both instance and relates is listed once, first place.
@@ -196,13 +220,15 @@ impl Snapshot<'_> {
     /// (by `seq`, then by placing commit and position), which is the index's
     /// own order: no sort, and only the columns the result needs.
     /// Unsequenced members (NULL `seq`, first in SQL's order) go after the
-    /// sequenced ones. `kinds` notes which placement types were seen.
+    /// sequenced ones. `kinds` notes which placement types were seen; the
+    /// flag says whether any member carries a `seq` (with none, this is
+    /// also the order of an unordered scope).
     fn members_in_index_order(
         &self,
         id: &str,
         opts: &ScopeOpts,
         kinds: &mut [bool; 2],
-    ) -> Result<Vec<i64>> {
+    ) -> Result<(Vec<i64>, bool)> {
         let sql = format!(
             "SELECT p.kind, p.seq IS NULL, c.vid \
              FROM {} CROSS JOIN chunks c INDEXED BY chunks_by_key ON c.key = p.ckey AND {} \
@@ -225,17 +251,20 @@ impl Snapshot<'_> {
             }
             Ok(())
         })?;
+        let sequenced = !ordered.is_empty();
         ordered.append(&mut unordered);
-        Ok(ordered)
+        Ok((ordered, sequenced))
     }
 
     /// The same as of a past commit, where live rows are not contiguous in
-    /// the index: read the ordering columns and sort here, which is cheaper
-    /// than SQLite's sorter.
+    /// the index (or for a scope no longer ordered whose members still
+    /// carry `seq`s): read the ordering columns and sort here, which is
+    /// cheaper than SQLite's sorter. `seq` orders only an `ordered` scope.
     fn members_sorted(
         &self,
         id: &str,
         opts: &ScopeOpts,
+        ordered: bool,
         kinds: &mut [bool; 2],
     ) -> Result<Vec<i64>> {
         let sql = format!(
@@ -251,7 +280,7 @@ impl Snapshot<'_> {
             let kind = kind_from(r.get(0)?);
             if opts.kind.admits(kind) {
                 kinds[kind as usize] = true;
-                let seq = r.get::<_, Option<i64>>(1)?.unwrap_or(i64::MAX);
+                let seq = sequence(ordered, r.get(1)?);
                 keyed.push((seq, r.get(2)?, r.get(3)?, r.get(4)?));
             }
             Ok(())
@@ -286,15 +315,13 @@ impl Snapshot<'_> {
     }
 
     /// Members of every id, keyed by the order of the first ordered scope
-    /// among them (else of the first id).
+    /// among them (else by the commit that placed them on the first id).
     fn members(&self, ids: &[String], opts: &ScopeOpts) -> Result<Vec<SortKey>> {
-        let mut order = 0;
-        if ids.len() > 1 {
-            for (i, id) in ids.iter().enumerate() {
-                if self.composed_spec(id)?.ordered {
-                    order = i;
-                    break;
-                }
+        let (mut order, mut ordered) = (0, false);
+        for (i, id) in ids.iter().enumerate() {
+            if self.composed_spec(id)?.ordered {
+                (order, ordered) = (i, true);
+                break;
             }
         }
         let mut keyed: HashMap<i64, SortKey> = HashMap::new();
@@ -308,7 +335,7 @@ impl Snapshot<'_> {
                 return Ok(());
             }
             let key = SortKey {
-                seq: r.get::<_, Option<i64>>(2)?.unwrap_or(i64::MAX),
+                seq: sequence(ordered, r.get(2)?),
                 began: r.get(3)?,
                 pos: r.get(4)?,
                 key: r.get(0)?,
