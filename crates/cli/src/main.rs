@@ -2,6 +2,8 @@
 //! opens the substrate, starts the engine, runs programs for the person,
 //! and carries every built-in program (`hc program NAME`).
 
+mod builtins;
+mod config;
 mod project;
 
 use anyhow::{Context as _, Result};
@@ -102,11 +104,18 @@ fn init() -> Result<()> {
 }
 
 fn program(name: &str) -> Result<()> {
+    let Some(builtin) = builtins::find(name) else {
+        let names: Vec<&str> = builtins::all().map(|b| b.name).collect();
+        anyhow::bail!(
+            "no built-in program `{name}`; the built-ins are: {}",
+            names.join(", ")
+        );
+    };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let outcome = rt.block_on(programs::run(name));
+    let outcome = rt.block_on((builtin.main)());
     // The stdin reader is a blocking thread parked in read(2) until the
     // engine closes the pipe; do not wait for it.
     rt.shutdown_background();
@@ -150,20 +159,29 @@ fn containment_beside_hc(default: engine::contain::Containment) -> engine::conta
     }
 }
 
+/// The engine's configuration for `project`: containment (off when the
+/// person said so, by flag or configuration) and what configuration grants
+/// programs.
+fn engine_config(project: &Project, no_contain: bool) -> Result<EngineConfig> {
+    let files = project.config()?;
+    let mut config = EngineConfig::new(&project.root);
+    config.containment = containment_beside_hc(config.containment);
+    if no_contain || files.containment_off()? {
+        eprintln!("hc: containment is off: programs run with all of your privileges");
+        config.containment = engine::contain::Containment::Off;
+    }
+    config.grants = files.grants()?;
+    Ok(config)
+}
+
 fn serve(stdio: bool, no_contain: bool) -> Result<()> {
     if !stdio {
         anyhow::bail!("say how to serve: `hc serve --stdio` (the only transport for now)");
     }
     let here = std::env::current_dir().context("cannot read the working directory")?;
     let project = Project::find(&here)?;
-    let settings = project.settings()?;
+    let config = engine_config(&project, no_contain)?;
     let (db, _) = project.open()?;
-    let mut config = EngineConfig::new(&project.root);
-    config.containment = containment_beside_hc(config.containment);
-    if no_contain || settings.containment_off {
-        eprintln!("hc: containment is off: programs run with all of your privileges");
-        config.containment = engine::contain::Containment::Off;
-    }
     runtime()?.block_on(async move {
         let engine = Engine::open_with(db, config)?;
         engine::serve_host(engine.clone(), tokio::io::stdin(), tokio::io::stdout()).await;

@@ -9,13 +9,6 @@ use substrate::Substrate;
 /// The project's state directory name.
 pub const DIR: &str = ".hermitcrab";
 
-/// What `.hermitcrab/config.toml` says (only what `hc` reads so far).
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct Settings {
-    /// `containment = "off"`.
-    pub containment_off: bool,
-}
-
 /// A found project.
 pub struct Project {
     /// The directory that holds `.hermitcrab/`.
@@ -25,7 +18,19 @@ pub struct Project {
 const CONFIG_TEMPLATE: &str = "\
 # hermitcrab project configuration.
 # Settings here override the user file ($XDG_CONFIG_HOME/hermitcrab/config.toml).
+#
+# What a program may touch beyond what it declares, e.g. let `shell` use the
+# network and write a cache outside the project:
+#
+# [programs.shell]
+# network = true
+# write = [\"~/.cache/my-tool\"]
+# env = [\"GITHUB_TOKEN\"]
 ";
+
+/// The substrate and configuration are the project's own, not its
+/// history's: git (and every tool that reads .gitignore) leaves them out.
+const GITIGNORE: &str = "# hermitcrab's own state: not part of the project's history.\n*\n";
 
 impl Project {
     /// The project containing `start` (or `start` itself), searching upward.
@@ -49,10 +54,12 @@ impl Project {
         let dir = root.join(DIR);
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("cannot create {}", dir.display()))?;
-        let config = dir.join("config.toml");
-        if !config.exists() {
-            std::fs::write(&config, CONFIG_TEMPLATE)
-                .with_context(|| format!("cannot write {}", config.display()))?;
+        for (name, text) in [("config.toml", CONFIG_TEMPLATE), (".gitignore", GITIGNORE)] {
+            let path = dir.join(name);
+            if !path.exists() {
+                std::fs::write(&path, text)
+                    .with_context(|| format!("cannot write {}", path.display()))?;
+            }
         }
         let project = Project {
             root: root.to_path_buf(),
@@ -61,27 +68,9 @@ impl Project {
         Ok((project, changed))
     }
 
-    /// The project's settings.
-    pub fn settings(&self) -> Result<Settings> {
-        let path = self.root.join(DIR).join("config.toml");
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Settings::default()),
-            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
-        };
-        let table: toml::Table = text
-            .parse()
-            .with_context(|| format!("{} is not valid TOML", path.display()))?;
-        let containment_off = match table.get("containment") {
-            None => false,
-            Some(toml::Value::String(s)) if s == "on" => false,
-            Some(toml::Value::String(s)) if s == "off" => true,
-            Some(other) => bail!(
-                "{}: `containment` is \"on\" or \"off\", not {other:?}",
-                path.display()
-            ),
-        };
-        Ok(Settings { containment_off })
+    /// The configuration files (the user's and this project's).
+    pub fn config(&self) -> Result<crate::config::Files> {
+        crate::config::Files::read(&self.root.join(DIR).join("config.toml"))
     }
 
     /// The substrate file.
@@ -95,12 +84,8 @@ impl Project {
         let path = self.database();
         let db =
             Substrate::open(&path).with_context(|| format!("cannot open {}", path.display()))?;
-        let programs = programs::definitions()
-            .iter()
-            .flat_map(|d| d.chunks())
-            .collect();
         let changed = db
-            .init(programs)
+            .init(crate::builtins::vocabulary())
             .context("cannot bootstrap the substrate")?
             .is_some();
         Ok((Arc::new(db), changed))

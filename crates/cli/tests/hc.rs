@@ -53,7 +53,10 @@ fn a_builtin_program_explains_itself_when_run_by_hand() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("the engine runs it"));
     let out = hc(dir.path(), &["program", "nope"]);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("built-ins are: echo"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("built-ins are: read, write, edit, glob, grep, shell, web-fetch, echo")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -78,7 +78,7 @@ fn setup_with(containment: engine::contain::Containment) -> Setup {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let db = Arc::new(Substrate::open(dir.path().join("substrate.db")).unwrap());
-    db.init(vec![]).unwrap();
+    db.init(engine::vocabulary()).unwrap();
     let exe = std::env::current_exe().unwrap();
     for (name, args) in [
         ("trivial", json!(["trivial"])),

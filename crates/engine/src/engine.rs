@@ -5,14 +5,14 @@ use crate::boundary::{EffectiveBoundary, Reach, View, judge_write, topology};
 use crate::error::{EngineError, Result};
 use crate::process::{self, Slots};
 use crate::subs::{EventStream, Sink, Subscriptions};
-use protocol::{Boundary, ErrorCode, RunArgs, SubscribeOpts};
+use protocol::{Boundary, RunArgs, SubscribeOpts};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use substrate::{
-    ChunkDecl, Commit, Declaration, NewPlacement, PlacementType, ScopeOpts, ScopeResult, Snapshot,
-    Substrate, TypeFilter, ids::COMMITS_ROOT,
+    ChunkDecl, Commit, Declaration, PlacementType, ScopeOpts, ScopeResult, Snapshot, Substrate,
+    TypeFilter, ids::COMMITS_ROOT,
 };
 
 /// A process id (`p_…`).
@@ -54,6 +54,9 @@ pub struct EngineConfig {
     pub default_timeout_ms: u64,
     /// How `vm` programs are contained.
     pub containment: crate::contain::Containment,
+    /// What configuration grants programs beyond their declarations, by
+    /// program name (`[programs.NAME]`); checked at open.
+    pub grants: std::collections::BTreeMap<String, crate::contain::grant::Grant>,
     /// `None` (the default): ask the kernel whether it enforces Landlock.
     /// `Some`: assume so — to exercise and diagnose the refusal path.
     pub assume_landlock: Option<bool>,
@@ -66,7 +69,8 @@ impl EngineConfig {
         EngineConfig {
             project_root: project_root.into(),
             builtin_exe: exe.clone(),
-            default_timeout_ms: substrate::bootstrap::TOOL_TIMEOUT_MS,
+            default_timeout_ms: protocol::program::TOOL_TIMEOUT_MS,
+            grants: std::collections::BTreeMap::new(),
             containment: crate::contain::Containment::On {
                 exe,
                 args: vec!["__contain".into()],
@@ -107,6 +111,11 @@ impl Engine {
     /// `pending` or `running` (`"engine restart"`), then starts relaying
     /// commits to subscribers.
     pub fn open_with(db: Arc<Substrate>, config: EngineConfig) -> Result<Engine> {
+        for (program, grant) in &config.grants {
+            grant
+                .check(program, &config.project_root)
+                .map_err(EngineError::invalid)?;
+        }
         reconcile(&db)?;
         let landlock = matches!(config.containment, crate::contain::Containment::On { .. })
             && config
@@ -472,54 +481,4 @@ fn reconcile(db: &Substrate) -> Result<()> {
         stale.len()
     );
     Ok(())
-}
-
-/// Resolves `program` (an id, else a unique name) among the programs.
-pub(crate) fn resolve_program(snap: &Snapshot<'_>, program: &str) -> Result<String> {
-    if snap.is_instance_of(program, "engine/program")? {
-        return Ok(program.to_owned());
-    }
-    let all = snap.scope(
-        &["engine/program".to_owned()],
-        &ScopeOpts {
-            kind: TypeFilter::Instance,
-            include: substrate::Include {
-                body: false,
-                dimensions: false,
-            },
-            ..ScopeOpts::default()
-        },
-    )?;
-    let named: Vec<&str> = all
-        .chunks
-        .iter()
-        .filter(|c| c.name.as_deref() == Some(program))
-        .map(|c| c.id.as_str())
-        .collect();
-    match named.as_slice() {
-        [one] => Ok((*one).to_owned()),
-        [] => Err(EngineError::not_found(format!(
-            "no program `{program}`: name a program chunk id or the name of one (see the members of `engine/program`)"
-        ))),
-        many => Err(EngineError::new(
-            ErrorCode::InvalidRequest,
-            format!(
-                "program name `{program}` is ambiguous: it names {}; use an id",
-                many.join(", ")
-            ),
-        )),
-    }
-}
-
-/// Placements of a new process: its program, `engine/process`, and the
-/// caller's process or the host's session.
-pub(crate) fn process_placements(program: &str, parent: Option<&str>) -> Vec<NewPlacement> {
-    let mut out = vec![
-        NewPlacement::instance(program),
-        NewPlacement::instance("engine/process"),
-    ];
-    if let Some(parent) = parent {
-        out.push(NewPlacement::instance(parent));
-    }
-    out
 }

@@ -30,11 +30,14 @@ mod connection;
 pub mod contain;
 mod engine;
 mod error;
+mod plan;
 mod process;
 mod subs;
+mod vocabulary;
 
 pub use connection::serve_host;
 pub use engine::{Context, Engine, EngineConfig, ProcessId, SubscriptionId};
 pub use error::{EngineError, Result};
 pub use process::STDERR_TAIL_BYTES;
 pub use subs::EventStream;
+pub use vocabulary::vocabulary;

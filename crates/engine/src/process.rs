@@ -3,12 +3,13 @@
 //! awaits its own children), cancel, and the terminal transition with its
 //! cascade to children.
 
-use crate::boundary::{EffectiveBoundary, Reach, View, judge_write};
+use crate::boundary::{Reach, View, judge_write};
 use crate::connection::{Connection, ReadEnd};
-use crate::engine::{Context, Engine, ProcessId, process_placements, resolve_program};
+use crate::engine::{Context, Engine, ProcessId};
 use crate::error::{EngineError, Result};
+use crate::plan::{Plan, Planner, resolve_executable};
 use protocol::{Boundary, RunArgs};
-use serde_json::{Value, json};
+use serde_json::json;
 use std::collections::HashMap;
 use std::os::unix::process::ExitStatusExt;
 use std::process::Stdio;
@@ -110,18 +111,6 @@ impl Slots {
     }
 }
 
-/// What `run` resolved about the program.
-struct Plan {
-    program_id: String,
-    program_name: String,
-    executable: String,
-    extra_args: Vec<String>,
-    timeout_ms: u64,
-    reach: Reach,
-    /// `Some` when the program runs contained, with these capabilities.
-    contained: Option<protocol::Capabilities>,
-}
-
 /// The process's own temp dir (writable when contained; removed at its end).
 pub(crate) fn temp_dir(id: &str) -> std::path::PathBuf {
     // One directory per user: a shared one would belong to whoever made it
@@ -150,10 +139,14 @@ pub(crate) fn run(
 ) -> Result<ProcessId> {
     let caller = engine.reach(ctx)?;
     let id = new_id("p");
+    let planner = Planner {
+        config: &engine.inner.config,
+        landlock: engine.inner.landlock,
+    };
     let plan = engine
         .inner
         .db
-        .read(|snap| plan(engine, snap, ctx, &caller, program, &args, &id))?;
+        .read(|snap| planner.plan(snap, ctx, &caller, program, &args, &id))?;
     if ctx.process_id.is_some() && args.session.is_some() {
         return Err(EngineError::invalid(
             "`session` is for host runs: a program's runs are placed on its own process",
@@ -219,108 +212,17 @@ pub(crate) fn run(
     Ok(id)
 }
 
-#[allow(clippy::too_many_arguments)]
-fn plan(
-    engine: &Engine,
-    snap: &substrate::Snapshot<'_>,
-    ctx: &Context,
-    caller: &Reach,
-    program: &str,
-    args: &RunArgs,
-    id: &str,
-) -> Result<Plan> {
-    let program_id = resolve_program(snap, program)?;
-    if !caller.read.admits(&mut View::new(snap), &program_id)? {
-        return Err(EngineError::boundary(format!(
-            "cannot run `{program_id}`: the program is outside this process's read boundary"
-        )));
+/// Placements of a new process: its program, `engine/process`, and the
+/// caller's process or the host's session.
+fn process_placements(program: &str, parent: Option<&str>) -> Vec<NewPlacement> {
+    let mut out = vec![
+        NewPlacement::instance(program),
+        NewPlacement::instance("engine/process"),
+    ];
+    if let Some(parent) = parent {
+        out.push(NewPlacement::instance(parent));
     }
-    let item = snap
-        .chunk(&program_id)?
-        .ok_or_else(|| EngineError::not_found(format!("no program `{program_id}`")))?;
-    let body = item.body_value();
-    let name = item.name.clone().unwrap_or_else(|| program_id.clone());
-    if body["runtime"] == "webview" {
-        return Err(EngineError::invalid(format!(
-            "program `{name}` has runtime `webview`, and no host that can show a webview is attached \
-             (the browser host comes later); run a `vm` program instead"
-        )));
-    }
-    let executable = body["executable"]
-        .as_str()
-        .ok_or_else(|| {
-            EngineError::invalid(format!("program `{name}` has no `executable` string"))
-        })?
-        .to_owned();
-    let extra_args = body["args"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default();
-    if let Some(session) = &args.session
-        && ctx.process_id.is_none()
-        && !snap.exists(session)?
-    {
-        return Err(EngineError::not_found(format!(
-            "no session `{session}` to run on"
-        )));
-    }
-    let intrinsic: Boundary = match &body["boundary"] {
-        Value::Null => Boundary::Roots(Vec::new()),
-        other => serde_json::from_value(other.clone()).map_err(|e| {
-            EngineError::invalid(format!("program `{name}` has a malformed `boundary`: {e}"))
-        })?,
-    };
-    let side = |run: &Option<Boundary>, caller: &EffectiveBoundary| {
-        let mut levels = vec![intrinsic.clone(), run.clone().unwrap_or(Boundary::Open)];
-        levels.extend(caller.inherited());
-        EffectiveBoundary {
-            own: Some(id.to_owned()),
-            levels,
-        }
-    };
-    let contained = match (&engine.inner.config.containment, &body["runtime"]) {
-        (crate::contain::Containment::Off, _) => None,
-        (crate::contain::Containment::On { .. }, runtime)
-            if runtime.is_null() || runtime == "vm" =>
-        {
-            if !engine.inner.landlock {
-                return Err(EngineError::internal(crate::contain::NO_LANDLOCK));
-            }
-            let declared: protocol::Capabilities = match &body["capabilities"] {
-                Value::Null => protocol::Capabilities::default(),
-                other => serde_json::from_value(other.clone()).map_err(|e| {
-                    EngineError::invalid(format!(
-                        "program `{name}` has malformed `capabilities`: {e}"
-                    ))
-                })?,
-            };
-            let root = &engine.inner.config.project_root;
-            let caps = crate::contain::policy::narrow(&declared, args.capabilities.as_ref(), root)
-                .map_err(|why| EngineError::boundary(format!("cannot run `{name}`: {why}; a run may narrow capabilities, never widen them")))?;
-            Some(caps)
-        }
-        (crate::contain::Containment::On { .. }, _) => None,
-    };
-    let timeout_ms = args
-        .timeout_ms
-        .or_else(|| body["timeout_ms"].as_u64())
-        .unwrap_or(engine.inner.config.default_timeout_ms);
-    Ok(Plan {
-        program_id,
-        program_name: name,
-        executable,
-        extra_args,
-        timeout_ms,
-        reach: Reach {
-            read: side(&args.read_boundary, &caller.read),
-            write: side(&args.write_boundary, &caller.write),
-        },
-        contained,
-    })
+    out
 }
 
 /// The one commit that creates a process: its chunk, its two boundary
@@ -347,7 +249,7 @@ fn declaration(id: &str, ctx: &Context, plan: &Plan, args: &RunArgs) -> (Declara
             "program": plan.program_id,
             "timeout_ms": plan.timeout_ms,
             "arguments": arguments,
-            "containment": if plan.contained.is_some() { "on" } else { "off" },
+            "containment": if plan.contained { "on" } else { "off" },
         }));
     process.placements = process_placements(&plan.program_id, parent);
     chunks.push(process);
@@ -386,50 +288,13 @@ fn declaration(id: &str, ctx: &Context, plan: &Plan, args: &RunArgs) -> (Declara
     )
 }
 
-/// The file `executable` names: a built-in (this binary), a path relative
-/// to the project root, or a command found on `PATH`.
-fn resolve_executable(
-    config: &crate::EngineConfig,
-    executable: &str,
-) -> std::io::Result<(std::path::PathBuf, Vec<String>)> {
-    use std::os::unix::fs::PermissionsExt;
-    let runnable = |p: &std::path::Path| {
-        p.metadata()
-            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    };
-    let not_found = |what: String| std::io::Error::new(std::io::ErrorKind::NotFound, what);
-    if let Some(name) = executable.strip_prefix("builtin:") {
-        return Ok((
-            config.builtin_exe.clone(),
-            vec!["program".into(), name.into()],
-        ));
-    }
-    if executable.contains('/') {
-        let path = config.project_root.join(executable);
-        return if runnable(&path) {
-            Ok((path, Vec::new()))
-        } else {
-            Err(not_found(format!(
-                "{} is not an executable file",
-                path.display()
-            )))
-        };
-    }
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(executable))
-        .find(|p| runnable(p))
-        .map(|p| (p, Vec::new()))
-        .ok_or_else(|| not_found(format!("no `{executable}` on PATH")))
-}
-
 fn spawn(engine: &Engine, id: &str, plan: &Plan) -> std::io::Result<Started> {
     let config = &engine.inner.config;
     let (program, mut argv) = resolve_executable(config, &plan.executable)?;
     argv.extend(plan.extra_args.iter().cloned());
-    let mut command = match (&plan.contained, &config.containment) {
-        (Some(caps), crate::contain::Containment::On { exe, args }) => {
-            let policy = contained_policy(engine, id, caps, &program, argv)?;
+    let mut command = match (plan.contained, &config.containment) {
+        (true, crate::contain::Containment::On { exe, args }) => {
+            let policy = contained_policy(engine, id, &plan.capabilities, &program, argv)?;
             if let Some(zygote) = &engine.inner.zygote {
                 match Started::forked(zygote, &policy) {
                     Ok(started) => return Ok(started),
@@ -447,7 +312,8 @@ fn spawn(engine: &Engine, id: &str, plan: &Plan) -> std::io::Result<Started> {
         }
         _ => {
             let mut command = tokio::process::Command::new(program);
-            command.args(argv);
+            let granted = granted_env(&config.project_root, &plan.capabilities);
+            command.args(argv).env(protocol::env::CAPABILITIES, granted);
             command
         }
     };
@@ -488,6 +354,7 @@ fn contained_policy(
     );
     policy.env = vec![
         ("TMPDIR".into(), tmp.to_string_lossy().into_owned()),
+        (protocol::env::CAPABILITIES.into(), granted_env(root, caps)),
         (protocol::env::PROCESS_ID.into(), id.to_owned()),
         (protocol::env::PROTOCOL.into(), "1".into()),
         (
@@ -505,6 +372,28 @@ fn contained_policy(
         }
     }
     Ok(policy)
+}
+
+/// A program's capabilities for this run as it can check them itself,
+/// containment or not: `{"read": "all" | [absolute paths], "write":
+/// [absolute paths], "network": bool}`.
+fn granted_env(root: &std::path::Path, caps: &protocol::Capabilities) -> String {
+    let absolute = |paths: &[String]| -> Vec<String> {
+        paths
+            .iter()
+            .map(|p| {
+                crate::contain::policy::resolve(root, p)
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect()
+    };
+    let read = match &caps.filesystem.read {
+        protocol::ReadAccess::All => json!("all"),
+        protocol::ReadAccess::Paths(paths) => json!(absolute(paths)),
+    };
+    json!({"read": read, "write": absolute(&caps.filesystem.write), "network": caps.network})
+        .to_string()
 }
 
 type Input = Box<dyn tokio::io::AsyncRead + Send + Unpin>;

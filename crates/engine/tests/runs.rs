@@ -159,7 +159,9 @@ async fn programs_are_named_by_id_or_by_a_unique_name() {
         e.message.contains("ambiguous") && e.message.contains("program/other-fixture"),
         "{e}"
     );
-    // `agent` names the agent program, never the `agent` archetype
+    // `agent` names the agent program, never an `agent` archetype
+    h.commit(vec![ChunkDecl::with_id("agent").name("agent")]);
+    h.program("agent", json!([]), 30_000);
     let p = h
         .engine
         .run(&Context::host(), "agent", RunArgs::default())

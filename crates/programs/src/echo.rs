@@ -1,46 +1,50 @@
-//! `echo`: commits its input's `text` back as its output. The smallest
-//! complete program: read arguments, commit an output, exit 0.
+//! `echo`: answers with its input's `text`. The smallest complete program;
+//! not a tool the model sees.
 
-use crate::ProgramError;
-use protocol::Client;
-use serde_json::json;
-use substrate::bootstrap::{ProgramDef, TOOL_TIMEOUT_MS};
-use substrate::{ChunkDecl, Declaration, NewPlacement, PlacementType, ScopeOpts};
+use protocol::program::{Output, ProgramDef, ProgramFuture, TOOL_TIMEOUT_MS, serve};
+use protocol::{Capabilities, FilesystemAccess, ReadAccess};
+use serde::Deserialize;
+use serde_json::{Value, json};
 
-pub(crate) fn definition() -> ProgramDef {
+fn schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {"text": {"type": "string", "description": "The text to echo."}},
+        "required": ["text"]
+    })
+}
+
+fn definition() -> ProgramDef {
     ProgramDef {
-        name: "echo".into(),
-        text: "Echoes its input's text back as its output.".into(),
-        schema: json!({
-            "type": "object",
-            "properties": {"text": {"type": "string", "description": "The text to echo."}},
-            "required": ["text"]
-        }),
-        capabilities: json!({"filesystem": {"read": [], "write": []}, "network": false, "env": []}),
-        boundary: json!([]),
+        name: "echo",
+        text: "Answers with its input's text. For trying the engine out; not a tool for models.",
+        schema: schema(),
+        capabilities: Capabilities {
+            filesystem: FilesystemAccess {
+                read: ReadAccess::Paths(Vec::new()),
+                write: Vec::new(),
+            },
+            network: false,
+            env: Vec::new(),
+        },
         timeout_ms: TOOL_TIMEOUT_MS,
         concurrency_safe: true,
+        read_only: true,
+        tool: false,
     }
 }
 
-pub(crate) async fn run(me: &str) -> Result<(), ProgramError> {
-    let (engine, _events) = Client::from_stdio();
-    let process = engine.scope(&[me], ScopeOpts::default()).await?;
-    let texts: Vec<String> = process
-        .chunks
-        .iter()
-        .filter(|c| c.is_on("input/echo", PlacementType::Instance))
-        .filter_map(|c| c.body_value()["text"].as_str().map(str::to_owned))
-        .collect();
-    if texts.is_empty() {
-        return Err(ProgramError::BadInput(
-            "echo needs an `input/echo` argument with `text`".into(),
-        ));
-    }
-    let output = ChunkDecl::generated()
-        .body(json!({"text": texts.join("\n")}))
-        .on(NewPlacement::instance(me))
-        .on(NewPlacement::instance("engine/output"));
-    engine.commit(Declaration::of(vec![output])).await?;
-    Ok(())
+pub(crate) fn chunks() -> Vec<substrate::ChunkDecl> {
+    definition().chunks()
+}
+
+#[derive(Deserialize)]
+struct Input {
+    text: String,
+}
+
+pub(crate) fn main() -> ProgramFuture {
+    Box::pin(serve("input/echo", schema(), async |_, input: Input| {
+        Output::ok(input.text, Value::Null)
+    }))
 }

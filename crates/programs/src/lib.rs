@@ -1,78 +1,79 @@
 //! # programs
 //!
-//! hermitcrab's built-in programs. Each is an ordinary protocol program —
-//! it learns its arguments with `scope([$HC_PROCESS_ID])` and answers by
-//! committing `engine/output` chunks onto its own process — run as
-//! `hc program NAME` (a program chunk whose executable is `builtin:NAME`).
-//! [`definitions`] are their program chunks, committed by `hc init`.
+//! hermitcrab's built-in tool programs (`design/programs.md`): `read`,
+//! `write`, `edit`, `glob`, `grep`, `shell`, `web-fetch`, and `echo`. Each
+//! is an ordinary protocol program — it reads its typed argument with
+//! `scope([$HC_PROCESS_ID])` and answers by committing one `engine/output`
+//! chunk onto its own process — run as `hc program NAME` (a program chunk
+//! whose executable is `builtin:NAME`). [`BUILTINS`] is the one table of
+//! them: each row is a program's chunks and its entry point.
 //!
-//! Invariant: a built-in reaches the substrate only through the protocol,
-//! exactly as a program in another language would.
+//! Invariants: a built-in reaches the substrate only through the protocol,
+//! exactly as a program in another language would; a request that fails
+//! is an error *result* (`is_error: true`) and the program still completes
+//! — its process fails only when it could not answer at all; a request
+//! that fails changes nothing on disk.
 
 mod echo;
+mod edit;
+mod files;
+mod glob;
+mod grep;
+mod paths;
+mod read;
+mod shell;
+mod text;
+mod web_fetch;
+mod write;
 
-use protocol::ClientError;
-use substrate::bootstrap::ProgramDef;
+pub use protocol::program::{Builtin, ProgramError};
 
-/// Every built-in program's definition.
-pub fn definitions() -> Vec<ProgramDef> {
-    vec![echo::definition()]
-}
+/// Every built-in tool program: its chunks and its entry point.
+pub static BUILTINS: &[Builtin] = &[
+    Builtin {
+        name: "read",
+        chunks: read::chunks,
+        main: read::main,
+    },
+    Builtin {
+        name: "write",
+        chunks: write::chunks,
+        main: write::main,
+    },
+    Builtin {
+        name: "edit",
+        chunks: edit::chunks,
+        main: edit::main,
+    },
+    Builtin {
+        name: "glob",
+        chunks: glob::chunks,
+        main: glob::main,
+    },
+    Builtin {
+        name: "grep",
+        chunks: grep::chunks,
+        main: grep::main,
+    },
+    Builtin {
+        name: "shell",
+        chunks: shell::chunks,
+        main: shell::main,
+    },
+    Builtin {
+        name: "web-fetch",
+        chunks: web_fetch::chunks,
+        main: web_fetch::main,
+    },
+    Builtin {
+        name: "echo",
+        chunks: echo::chunks,
+        main: echo::main,
+    },
+];
 
-/// The names of the built-ins, for messages.
-pub fn names() -> Vec<String> {
-    definitions().into_iter().map(|d| d.name).collect()
-}
-
-/// Why a built-in could not do its work.
-#[derive(Debug)]
-pub enum ProgramError {
-    /// Not started by the engine.
-    NotUnderEngine,
-    /// No built-in has that name.
-    Unknown(String),
-    /// The engine refused a request, or the connection failed.
-    Engine(ClientError),
-    /// The arguments were not what the program accepts.
-    BadInput(String),
-}
-
-impl std::fmt::Display for ProgramError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ProgramError::NotUnderEngine => write!(
-                f,
-                "this is a hermitcrab program: the engine runs it (with HC_PROCESS_ID set), not a person"
-            ),
-            ProgramError::Unknown(name) => write!(
-                f,
-                "no built-in program `{name}`; the built-ins are: {}",
-                names().join(", ")
-            ),
-            ProgramError::Engine(e) => write!(f, "{e}"),
-            ProgramError::BadInput(why) => write!(f, "bad input: {why}"),
-        }
-    }
-}
-
-impl std::error::Error for ProgramError {}
-
-impl From<ClientError> for ProgramError {
-    fn from(e: ClientError) -> ProgramError {
-        ProgramError::Engine(e)
-    }
-}
-
-/// Runs the built-in `name` on this process's stdio, to completion.
-pub async fn run(name: &str) -> Result<(), ProgramError> {
-    if !names().iter().any(|n| n == name) {
-        return Err(ProgramError::Unknown(name.to_owned()));
-    }
-    let Some(me) = protocol::env::process_id() else {
-        return Err(ProgramError::NotUnderEngine);
-    };
-    match name {
-        "echo" => echo::run(&me).await,
-        other => Err(ProgramError::Unknown(other.to_owned())),
-    }
+/// The search itself of `grep`, for benchmarks: the output lines a `grep`
+/// run would give for `input` (its JSON input) under `root`.
+pub fn grep_search(root: &std::path::Path, input: serde_json::Value) -> Result<String, String> {
+    grep::search_for_bench(root, input)
 }

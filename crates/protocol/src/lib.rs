@@ -23,6 +23,8 @@
 //! ```
 
 mod client;
+pub mod program;
+pub mod schema;
 mod wire;
 
 pub use client::{Client, ClientError, Events, run_args};
@@ -39,6 +41,11 @@ pub mod env {
     pub const PROTOCOL: &str = "HC_PROTOCOL";
     /// The project root directory.
     pub const PROJECT_ROOT: &str = "HC_PROJECT_ROOT";
+    /// What the program may touch in this run, as JSON: `{"read": "all" |
+    /// [absolute paths], "write": [absolute paths], "network": bool}` — so
+    /// a program can refuse a path itself, with a message, before
+    /// containment would.
+    pub const CAPABILITIES: &str = "HC_CAPABILITIES";
 
     /// `$HC_PROCESS_ID`, when the engine started this program.
     pub fn process_id() -> Option<String> {

@@ -33,12 +33,22 @@ fn stored(name: &str, build: impl FnOnce(&Substrate) -> String) -> (Substrate, S
     if !marker.exists() {
         let _ = std::fs::remove_file(&path);
         let db = Substrate::open(&path).unwrap();
-        db.init(vec![]).unwrap();
+        db.init(vocabulary()).unwrap();
         let note = build(&db);
         std::fs::write(&marker, note).unwrap();
     }
     let note = std::fs::read_to_string(&marker).unwrap();
     (Substrate::open(&path).unwrap(), note)
+}
+
+/// Sessions and prompts, shaped as the agent defines them (the substrate
+/// knows none of it).
+fn vocabulary() -> Vec<ChunkDecl> {
+    vec![
+        ChunkDecl::with_id("session")
+            .spec(json!({"propagate": true, "ordered": true, "accepts": ["prompt"]})),
+        ChunkDecl::with_id("prompt").spec(json!({"required": ["text"]})),
+    ]
 }
 
 fn prompt(session: &str, text: String) -> ChunkDecl {
@@ -61,7 +71,7 @@ fn new_session(db: &Substrate, id: &str) {
 fn append(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
     let db = Substrate::open(dir.path().join("append.db")).unwrap();
-    db.init(vec![]).unwrap();
+    db.init(vocabulary()).unwrap();
     new_session(&db, "s");
     let mut i = 0u64;
     c.bench_function("append/substrate", |b| {

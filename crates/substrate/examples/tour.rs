@@ -14,12 +14,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| dir.path().join("substrate.db"));
     let db = Substrate::open(&path)?;
-    if let Some(c) = db.init(vec![])? {
-        println!(
-            "bootstrapped {} archetypes in commit {}",
-            c.created.len(),
-            c.id
-        );
+    // The substrate knows no types: a host brings its vocabulary. Here, a
+    // session type (ordered, for prompts and answers) and the two content types.
+    let vocabulary = vec![
+        ChunkDecl::with_id("session")
+            .spec(json!({"propagate": true, "ordered": true, "accepts": ["prompt", "answer"]})),
+        ChunkDecl::with_id("prompt").spec(json!({"required": ["text"]})),
+        ChunkDecl::with_id("answer").spec(json!({"required": ["text"]})),
+    ];
+    if let Some(c) = db.init(vocabulary)? {
+        println!("bootstrapped {} types in commit {}", c.created.len(), c.id);
     }
     let session = format!("s_{}", std::process::id());
     let first = db.commit(

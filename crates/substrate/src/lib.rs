@@ -31,7 +31,10 @@
 //!
 //! let dir = tempfile::tempdir()?;
 //! let db = Substrate::open(dir.path().join("substrate.db"))?;
-//! db.init(vec![])?;
+//! db.init(vec![
+//!     ChunkDecl::with_id("session").spec(json!({"propagate": true, "ordered": true})),
+//!     ChunkDecl::with_id("prompt").spec(json!({"required": ["text"]})),
+//! ])?;
 //! let session = ChunkDecl::with_id("s_1").name("chat").on(NewPlacement::instance("session"));
 //! let prompt = ChunkDecl::generated()
 //!     .body(json!({"text": "fix the failing test"}))
@@ -45,7 +48,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-pub mod bootstrap;
+mod bootstrap;
 mod error;
 pub mod ids;
 mod json;

@@ -260,50 +260,36 @@ fn touched_scopes_cover_chunks_placement_ends_and_where_modified_chunks_sit() {
 #[test]
 fn init_is_idempotent_and_upgrades() {
     let (_d, db) = empty();
-    let first = db.init(vec![]).unwrap().expect("first init commits");
+    let first = db.init(vocabulary()).unwrap().expect("first init commits");
     assert!(first.created.contains(&"session".to_owned()));
     assert!(first.created.contains(&"program/agent".to_owned()));
     assert!(
-        db.init(vec![]).unwrap().is_none(),
+        db.init(vocabulary()).unwrap().is_none(),
         "second init commits nothing"
     );
-    let tool = substrate::bootstrap::ProgramDef {
-        name: "echo".into(),
-        text: "Echoes".into(),
-        schema: json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
-        capabilities: json!({}),
-        boundary: json!([]),
-        timeout_ms: 1000,
-        concurrency_safe: true,
+    let tool = |timeout: u64| {
+        vec![
+            ChunkDecl::with_id("program/echo")
+                .name("echo")
+                .spec(json!({"propagate": true, "accepts": ["input/echo"]}))
+                .body(json!({"executable": "builtin:echo", "timeout_ms": timeout}))
+                .on(NewPlacement::instance("engine/program")),
+            ChunkDecl::with_id("input/echo")
+                .spec(json!({"required": ["text"]}))
+                .on(NewPlacement::relates("program/echo")),
+        ]
     };
-    let c = db.init(tool.chunks()).unwrap().unwrap();
+    let c = db.init(tool(1000)).unwrap().unwrap();
     assert_eq!(c.created, vec!["program/echo", "input/echo"]);
-    let input = db.read(|s| s.chunk("input/echo")).unwrap().unwrap();
-    assert_eq!(input.spec, json!({"required": ["text"]}));
-    let mut newer = tool.clone();
-    newer.timeout_ms = 2000;
-    let c = db.init(newer.chunks()).unwrap().unwrap();
+    let c = db.init(tool(2000)).unwrap().unwrap();
     assert_eq!(c.chunks_modified, vec!["program/echo"]);
     assert_eq!(
         db.read(|s| s.body("program/echo")).unwrap().unwrap()["timeout_ms"],
         2000
     );
-    assert!(db.init(newer.chunks()).unwrap().is_none());
-}
-
-#[test]
-fn bootstrap_runs_resolve_the_agent_program_by_name() {
-    let (_d, db) = fresh();
-    let r = db
-        .scope(&["engine/program"], &ScopeOpts::default())
-        .unwrap();
-    let agent = r
-        .chunks
-        .iter()
-        .find(|c| c.name.as_deref() == Some("agent"))
-        .unwrap();
-    assert_eq!(agent.id, "program/agent");
-    assert_eq!(agent.body_value()["boundary"], "open");
+    assert!(db.init(tool(2000)).unwrap().is_none());
+    let unnamed = db.init(vec![ChunkDecl::generated()]).unwrap_err();
+    assert_eq!(unnamed.code(), "INVALID_REQUEST");
 }
 
 #[test]

@@ -4,6 +4,7 @@
 //! `PRAGMA integrity_check` says ok, and every commit the child reported as
 //! acknowledged is there.
 
+mod common;
 use rand::Rng;
 use serde_json::json;
 use std::io::{BufRead, BufReader};
@@ -21,7 +22,7 @@ fn crash_child() {
         return;
     };
     let db = Substrate::open(&path).unwrap();
-    db.init(vec![]).unwrap();
+    db.init(common::vocabulary()).unwrap();
     let session = format!("s_{}", std::process::id());
     db.commit(
         Declaration::of(vec![

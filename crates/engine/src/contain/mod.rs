@@ -4,6 +4,7 @@
 //! See `sandbox.rs` for what the trampoline does, `policy.rs` for how
 //! capabilities become a policy.
 
+pub mod grant;
 pub mod policy;
 mod sandbox;
 mod zygote;

@@ -104,10 +104,10 @@ pub fn narrow(
     })
 }
 
-/// `path` relative to `root` (or absolute), made absolute and, when it
-/// exists, free of symlinks and `..`.
+/// `path` relative to `root` (or absolute, or under `~`), made absolute
+/// and, when it exists, free of symlinks and `..`.
 pub fn resolve(root: &Path, path: &str) -> PathBuf {
-    let joined = root.join(path);
+    let joined = root.join(super::grant::expand_home(path));
     joined.canonicalize().unwrap_or_else(|_| normalize(&joined))
 }
 

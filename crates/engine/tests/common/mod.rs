@@ -13,6 +13,18 @@ use substrate::{
 };
 use tempfile::TempDir;
 
+/// The engine's vocabulary, and the session types a host brings (shaped as
+/// the agent's: a session is ordered and takes prompts and processes).
+pub fn vocabulary() -> Vec<ChunkDecl> {
+    let mut out = engine::vocabulary();
+    out.push(ChunkDecl::with_id("session").spec(
+        json!({"propagate": true, "ordered": true, "accepts": ["prompt", "engine/process"]}),
+    ));
+    out.push(ChunkDecl::with_id("prompt").spec(json!({"required": ["text"]})));
+    out.push(ChunkDecl::with_id("culture"));
+    out
+}
+
 pub struct Harness {
     pub dir: TempDir,
     pub db: Arc<Substrate>,
@@ -54,7 +66,7 @@ impl Harness {
     pub fn with(make: impl FnOnce(&std::path::Path) -> EngineConfig) -> Harness {
         let dir = tempfile::tempdir().unwrap();
         let db = Arc::new(Substrate::open(dir.path().join("substrate.db")).unwrap());
-        db.init(vec![]).unwrap();
+        db.init(vocabulary()).unwrap();
         let engine = Engine::open_with(Arc::clone(&db), make(dir.path())).unwrap();
         let h = Harness { dir, db, engine };
         h.commit(vec![

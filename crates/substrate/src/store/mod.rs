@@ -260,7 +260,16 @@ mod tests {
     fn hot_statements_never_scan_a_table() {
         let dir = tempfile::tempdir().unwrap();
         let db = Substrate::open(dir.path().join("p.db")).unwrap();
-        db.init(vec![]).unwrap();
+        let session = json!({"propagate": true, "ordered": true, "accepts": ["prompt"]});
+        db.init(vec![
+            ChunkDecl::with_id("agent"),
+            ChunkDecl::with_id("session")
+                .spec(session)
+                .on(NewPlacement::instance("agent")),
+            ChunkDecl::with_id("prompt").on(NewPlacement::instance("agent")),
+            ChunkDecl::with_id("answer").on(NewPlacement::instance("agent")),
+        ])
+        .unwrap();
         db.commit(
             Declaration::of(vec![
                 ChunkDecl::with_id("s").on(NewPlacement::instance("session")),

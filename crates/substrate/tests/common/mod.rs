@@ -5,12 +5,66 @@ use serde_json::{Value, json};
 use substrate::{ChunkDecl, Commit, Declaration, NewPlacement, ScopeOpts, ScopeResult, Substrate};
 use tempfile::TempDir;
 
-/// A fresh, bootstrapped substrate in a temporary directory.
+/// A fresh substrate in a temporary directory, with [`vocabulary`].
 pub fn fresh() -> (TempDir, Substrate) {
     let dir = tempfile::tempdir().unwrap();
     let db = Substrate::open(dir.path().join("substrate.db")).unwrap();
-    db.init(vec![]).unwrap();
+    db.init(vocabulary()).unwrap();
     (dir, db)
+}
+
+fn archetype(id: &str, spec: Value) -> ChunkDecl {
+    ChunkDecl::with_id(id).name(id).spec(spec).body(json!({}))
+}
+
+/// A vocabulary shaped like the one the engine and the agent define (the
+/// substrate knows none of it): process and program types, sessions and
+/// their content types, culture.
+pub fn vocabulary() -> Vec<ChunkDecl> {
+    let accepts = [
+        "prompt",
+        "answer",
+        "tool-call",
+        "tool-result",
+        "context",
+        "engine/process",
+    ];
+    let mut out = vec![
+        archetype("engine/program", json!({"required": ["executable"]})),
+        archetype(
+            "engine/process",
+            json!({"propagate": true, "ordered": true, "accepts": ["engine/process", "engine/output"]}),
+        ),
+        archetype("engine/output", json!({})),
+        archetype("agent", json!({})),
+        archetype(
+            "session",
+            json!({"propagate": true, "ordered": true, "accepts": accepts}),
+        )
+        .on(NewPlacement::instance("agent")),
+    ];
+    for (id, spec) in [
+        ("prompt", json!({"required": ["text"]})),
+        ("answer", json!({"required": ["text"]})),
+        ("tool-call", json!({"required": ["program"]})),
+        ("tool-result", json!({"required": ["program"]})),
+        ("context", json!({"propagate": true, "ordered": true})),
+    ] {
+        out.push(
+            archetype(id, spec)
+                .on(NewPlacement::instance("agent"))
+                .on(NewPlacement::relates("session")),
+        );
+    }
+    out.push(archetype("culture", json!({})));
+    out.push(
+        ChunkDecl::with_id("program/agent")
+            .name("agent")
+            .spec(json!({"propagate": true, "accepts": ["prompt", "context"]}))
+            .body(json!({"executable": "builtin:agent", "boundary": "open"}))
+            .on(NewPlacement::instance("engine/program")),
+    );
+    out
 }
 
 /// A substrate with no bootstrap chunks.

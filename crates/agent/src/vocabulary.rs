@@ -1,0 +1,158 @@
+//! The agent's vocabulary: the chunks `hc init` commits for it.
+
+use protocol::program::{ProgramBody, Runtime};
+use protocol::{Boundary, Capabilities, FilesystemAccess, ReadAccess};
+use serde_json::{Value, json};
+use substrate::{ChunkDecl, NewPlacement};
+
+/// What every session accepts as members.
+pub const SESSION_ACCEPTS: &[&str] = &[
+    "prompt",
+    "answer",
+    "tool-call",
+    "tool-result",
+    "context",
+    "compaction",
+    "engine/process",
+    "permission-request",
+    "permission-decision",
+    "user-question",
+    "user-answer",
+    "todo",
+    "interrupt",
+];
+
+/// The default timeout of an agent run: an hour (real coding runs are
+/// long; configuration overrides it per run).
+pub const AGENT_TIMEOUT_MS: u64 = 3_600_000;
+
+/// Variables the agent program receives from the host: the model API's
+/// and the proxy and certificate ones. Nothing else reaches it.
+pub const AGENT_ENV: &[&str] = &[
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_BASE_URL",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "all_proxy",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+];
+
+fn archetype(id: &str, spec: Value) -> ChunkDecl {
+    ChunkDecl::with_id(id).name(id).spec(spec).body(json!({}))
+}
+
+/// A session content type: instance on `agent`, relates on `session`.
+fn session_type(id: &str, spec: Value, body: Value) -> ChunkDecl {
+    ChunkDecl::with_id(id)
+        .name(id)
+        .spec(spec)
+        .body(body)
+        .on(NewPlacement::instance("agent"))
+        .on(NewPlacement::relates("session"))
+}
+
+/// Every chunk of the agent's vocabulary, in an order that commits in one
+/// declaration (after the engine's).
+pub fn vocabulary() -> Vec<ChunkDecl> {
+    let mut out = vec![
+        archetype("agent", json!({})),
+        archetype(
+            "session",
+            json!({"propagate": true, "ordered": true, "accepts": SESSION_ACCEPTS}),
+        )
+        .on(NewPlacement::instance("agent")),
+        session_type(
+            "prompt",
+            json!({"required": ["text"]}),
+            json!({
+                "text": "A task or message for the agent.",
+                "schema": prompt_schema(),
+            }),
+        ),
+        session_type("answer", json!({"required": ["text"]}), json!({})),
+        session_type("tool-call", json!({"required": ["program"]}), json!({})),
+        session_type("tool-result", json!({"required": ["program"]}), json!({})),
+        session_type(
+            "context",
+            json!({"propagate": true, "ordered": true}),
+            json!({}),
+        ),
+        session_type("compaction", json!({"required": ["text"]}), json!({})),
+    ];
+    for id in [
+        "permission-request",
+        "permission-decision",
+        "user-question",
+        "user-answer",
+        "todo",
+        "interrupt",
+    ] {
+        out.push(session_type(id, json!({}), json!({})));
+    }
+    out.push(archetype("agent-config", json!({})).on(NewPlacement::instance("agent")));
+    out.push(archetype("culture", json!({})));
+    out.push(agent_program());
+    out
+}
+
+/// The input of the agent as a tool (a sub-agent's task).
+pub fn prompt_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "text": {"type": "string", "description": "The task, stated fully: the sub-agent sees nothing else of this conversation."},
+            "description": {"type": "string", "description": "The task in three to five words, for the person watching."},
+            "model": {"type": "string", "description": "A model for the sub-agent (default: this agent's)."}
+        },
+        "required": ["text"]
+    })
+}
+
+/// `program/agent`: accepts a prompt, context, configuration, and every
+/// type a session accepts (a sub-agent's process is its own session).
+fn agent_program() -> ChunkDecl {
+    let mut accepts: Vec<&str> = vec!["prompt", "context", "agent-config"];
+    for t in SESSION_ACCEPTS {
+        if !accepts.contains(t) {
+            accepts.push(t);
+        }
+    }
+    let body = ProgramBody {
+        executable: "builtin:agent".into(),
+        args: Vec::new(),
+        runtime: Runtime::Vm,
+        text: "Runs a sub-agent on a task: it reads, searches, plans, calls tools and answers \
+               with its result. Give it the whole task in `text` — it sees nothing else of \
+               this conversation. Use it for independent pieces of work (several may run at \
+               once) and for searches whose details you do not need to keep."
+            .into(),
+        input_type: Some("prompt".into()),
+        capabilities: Capabilities {
+            filesystem: FilesystemAccess {
+                read: ReadAccess::All,
+                write: Vec::new(),
+            },
+            network: true,
+            env: AGENT_ENV.iter().map(|s| (*s).to_owned()).collect(),
+        },
+        boundary: Boundary::Open,
+        timeout_ms: Some(AGENT_TIMEOUT_MS),
+        concurrency_safe: true,
+        read_only: false,
+        tool: true,
+    };
+    ChunkDecl::with_id("program/agent")
+        .name("agent")
+        .spec(json!({"propagate": true, "accepts": accepts}))
+        .body(serde_json::to_value(body).unwrap_or_default())
+        .on(NewPlacement::instance("engine/program"))
+}

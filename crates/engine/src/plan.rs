@@ -1,0 +1,192 @@
+//! What a `run` resolves before anything is committed: the program (by id
+//! or name), its typed body, the run's boundaries, its capabilities
+//! (declared, widened by configuration, narrowed by the run) and timeout,
+//! and the file its executable names.
+
+use crate::boundary::{EffectiveBoundary, Reach, View};
+use crate::contain::Containment;
+use crate::engine::{Context, EngineConfig};
+use crate::error::{EngineError, Result};
+use protocol::program::{ProgramBody, Runtime};
+use protocol::{Boundary, Capabilities, ErrorCode, RunArgs};
+use std::path::PathBuf;
+use substrate::{ScopeOpts, Snapshot, TypeFilter};
+
+/// What `run` resolved about the program.
+pub(crate) struct Plan {
+    pub program_id: String,
+    pub program_name: String,
+    pub executable: String,
+    pub extra_args: Vec<String>,
+    pub timeout_ms: u64,
+    pub reach: Reach,
+    /// Its capabilities for this run, whether or not it runs contained.
+    pub capabilities: Capabilities,
+    /// Whether it runs contained.
+    pub contained: bool,
+}
+
+/// The engine's state a plan reads besides the substrate.
+pub(crate) struct Planner<'a> {
+    pub config: &'a EngineConfig,
+    /// Whether this kernel enforces Landlock.
+    pub landlock: bool,
+}
+
+impl Planner<'_> {
+    /// Resolves `program` for a run by `ctx` (whose reach is `caller`) that
+    /// will create process `id`.
+    pub fn plan(
+        &self,
+        snap: &Snapshot<'_>,
+        ctx: &Context,
+        caller: &Reach,
+        program: &str,
+        args: &RunArgs,
+        id: &str,
+    ) -> Result<Plan> {
+        let program_id = resolve_program(snap, program)?;
+        if !caller.read.admits(&mut View::new(snap), &program_id)? {
+            return Err(EngineError::boundary(format!(
+                "cannot run `{program_id}`: the program is outside this process's read boundary"
+            )));
+        }
+        let item = snap
+            .chunk(&program_id)?
+            .ok_or_else(|| EngineError::not_found(format!("no program `{program_id}`")))?;
+        let name = item.name.clone().unwrap_or_else(|| program_id.clone());
+        let body = ProgramBody::parse(&name, &item.body_value()).map_err(EngineError::invalid)?;
+        if body.runtime == Runtime::Webview {
+            return Err(EngineError::invalid(format!(
+                "program `{name}` has runtime `webview`, and no host that can show a webview is \
+                 attached (the browser host comes later); run a `vm` program instead"
+            )));
+        }
+        if let Some(session) = &args.session
+            && ctx.process_id.is_none()
+            && !snap.exists(session)?
+        {
+            return Err(EngineError::not_found(format!(
+                "no session `{session}` to run on"
+            )));
+        }
+        let side = |run: &Option<Boundary>, caller: &EffectiveBoundary| {
+            let mut levels = vec![body.boundary.clone(), run.clone().unwrap_or(Boundary::Open)];
+            levels.extend(caller.inherited());
+            EffectiveBoundary {
+                own: Some(id.to_owned()),
+                levels,
+            }
+        };
+        let capabilities = self.capabilities(&name, &body, args)?;
+        let contained = matches!(self.config.containment, Containment::On { .. });
+        if contained && !self.landlock {
+            return Err(EngineError::internal(crate::contain::NO_LANDLOCK));
+        }
+        Ok(Plan {
+            timeout_ms: args
+                .timeout_ms
+                .or(body.timeout_ms)
+                .unwrap_or(self.config.default_timeout_ms),
+            reach: Reach {
+                read: side(&args.read_boundary, &caller.read),
+                write: side(&args.write_boundary, &caller.write),
+            },
+            program_id,
+            program_name: name,
+            executable: body.executable,
+            extra_args: body.args,
+            capabilities,
+            contained,
+        })
+    }
+
+    /// The program's declared capabilities, widened by what configuration
+    /// grants it, narrowed by the run.
+    fn capabilities(&self, name: &str, body: &ProgramBody, args: &RunArgs) -> Result<Capabilities> {
+        let granted = match self.config.grants.get(name) {
+            Some(grant) => grant.apply(&body.capabilities),
+            None => body.capabilities.clone(),
+        };
+        let root = &self.config.project_root;
+        crate::contain::policy::narrow(&granted, args.capabilities.as_ref(), root).map_err(|why| {
+            EngineError::boundary(format!(
+                "cannot run `{name}`: {why}; a run may narrow capabilities, never widen them"
+            ))
+        })
+    }
+}
+
+/// Resolves `program` (an id, else a unique name) among the programs.
+pub(crate) fn resolve_program(snap: &Snapshot<'_>, program: &str) -> Result<String> {
+    if snap.is_instance_of(program, "engine/program")? {
+        return Ok(program.to_owned());
+    }
+    let all = snap.scope(
+        &["engine/program".to_owned()],
+        &ScopeOpts {
+            kind: TypeFilter::Instance,
+            include: substrate::Include {
+                body: false,
+                dimensions: false,
+            },
+            ..ScopeOpts::default()
+        },
+    )?;
+    let named: Vec<&str> = all
+        .chunks
+        .iter()
+        .filter(|c| c.name.as_deref() == Some(program))
+        .map(|c| c.id.as_str())
+        .collect();
+    match named.as_slice() {
+        [one] => Ok((*one).to_owned()),
+        [] => Err(EngineError::not_found(format!(
+            "no program `{program}`: name a program chunk id or the name of one (see the members of `engine/program`)"
+        ))),
+        many => Err(EngineError::new(
+            ErrorCode::InvalidRequest,
+            format!(
+                "program name `{program}` is ambiguous: it names {}; use an id",
+                many.join(", ")
+            ),
+        )),
+    }
+}
+
+/// The file `executable` names: a built-in (this binary), a path relative
+/// to the project root, or a command found on `PATH`.
+pub(crate) fn resolve_executable(
+    config: &EngineConfig,
+    executable: &str,
+) -> std::io::Result<(PathBuf, Vec<String>)> {
+    use std::os::unix::fs::PermissionsExt;
+    let runnable = |p: &std::path::Path| {
+        p.metadata()
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    let not_found = |what: String| std::io::Error::new(std::io::ErrorKind::NotFound, what);
+    if let Some(name) = executable.strip_prefix("builtin:") {
+        return Ok((
+            config.builtin_exe.clone(),
+            vec!["program".into(), name.into()],
+        ));
+    }
+    if executable.contains('/') {
+        let path = config.project_root.join(executable);
+        return if runnable(&path) {
+            Ok((path, Vec::new()))
+        } else {
+            Err(not_found(format!(
+                "{} is not an executable file",
+                path.display()
+            )))
+        };
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(executable))
+        .find(|p| runnable(p))
+        .map(|p| (p, Vec::new()))
+        .ok_or_else(|| not_found(format!("no `{executable}` on PATH")))
+}
