@@ -44,7 +44,7 @@ struct Input {
 }
 
 pub(crate) fn main() -> ProgramFuture {
-    Box::pin(serve("input/echo", schema(), async |_, input: Input| {
+    Box::pin(serve("input/echo", async |_, input: Input| {
         Output::ok(input.text, Value::Null)
     }))
 }

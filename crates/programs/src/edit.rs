@@ -65,14 +65,10 @@ struct Input {
 }
 
 pub(crate) fn main() -> ProgramFuture {
-    Box::pin(serve(
-        "input/edit",
-        schema(),
-        async |program, input: Input| {
-            let paths = Paths::from_env(program.root());
-            edit(&paths, &input).unwrap_or_else(Output::error)
-        },
-    ))
+    Box::pin(serve("input/edit", async |program, input: Input| {
+        let paths = Paths::from_env(program.root());
+        edit(&paths, &input).unwrap_or_else(Output::error)
+    }))
 }
 
 fn edit(paths: &Paths, input: &Input) -> Result<Output, String> {

@@ -59,14 +59,10 @@ struct Input {
 }
 
 pub(crate) fn main() -> ProgramFuture {
-    Box::pin(serve(
-        "input/glob",
-        schema(),
-        async |program, input: Input| {
-            let paths = Paths::from_env(program.root());
-            glob(&paths, &input).unwrap_or_else(Output::error)
-        },
-    ))
+    Box::pin(serve("input/glob", async |program, input: Input| {
+        let paths = Paths::from_env(program.root());
+        glob(&paths, &input).unwrap_or_else(Output::error)
+    }))
 }
 
 /// A directory walk that honours `.gitignore` (repository or not) and

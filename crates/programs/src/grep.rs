@@ -104,14 +104,10 @@ struct Input {
 }
 
 pub(crate) fn main() -> ProgramFuture {
-    Box::pin(serve(
-        "input/grep",
-        schema(),
-        async |program, input: Input| {
-            let paths = Paths::from_env(program.root());
-            grep(&paths, &input).unwrap_or_else(Output::error)
-        },
-    ))
+    Box::pin(serve("input/grep", async |program, input: Input| {
+        let paths = Paths::from_env(program.root());
+        grep(&paths, &input).unwrap_or_else(Output::error)
+    }))
 }
 
 /// For benchmarks: the search alone, in this process.

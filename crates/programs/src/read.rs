@@ -60,17 +60,16 @@ struct Input {
 }
 
 pub(crate) fn main() -> ProgramFuture {
-    Box::pin(serve(
-        "input/read",
-        schema(),
-        async |program, input: Input| {
-            let paths = Paths::from_env(program.root());
-            read(&paths, &input).unwrap_or_else(Output::error)
-        },
-    ))
+    Box::pin(serve("input/read", async |program, input: Input| {
+        let paths = Paths::from_env(program.root());
+        read(&paths, &input).unwrap_or_else(Output::error)
+    }))
 }
 
 fn read(paths: &Paths, input: &Input) -> Result<Output, String> {
+    if input.offset == Some(0) || input.limit == Some(0) {
+        return Err("`offset` and `limit` count lines from 1; give 1 or more".into());
+    }
     let path = paths.absolute(&input.file_path);
     paths.check_read(&path)?;
     let shown = paths.show(&path);

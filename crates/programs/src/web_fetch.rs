@@ -83,11 +83,9 @@ struct Input {
 }
 
 pub(crate) fn main() -> ProgramFuture {
-    Box::pin(serve(
-        "input/web-fetch",
-        schema(),
-        async |_, input: Input| fetch(&input).await.unwrap_or_else(Output::error),
-    ))
+    Box::pin(serve("input/web-fetch", async |_, input: Input| {
+        fetch(&input).await.unwrap_or_else(Output::error)
+    }))
 }
 
 async fn fetch(input: &Input) -> Result<Output, String> {
@@ -104,7 +102,13 @@ async fn fetch(input: &Input) -> Result<Output, String> {
             url.scheme()
         ));
     }
-    let timeout = Duration::from_millis(input.timeout.unwrap_or(DEFAULT_TIMEOUT_MS));
+    let timeout = input.timeout.unwrap_or(DEFAULT_TIMEOUT_MS);
+    if timeout == 0 || timeout > MAX_TIMEOUT_MS || input.max_bytes == Some(0) {
+        return Err(format!(
+            "`timeout` is 1 to {MAX_TIMEOUT_MS} ms and `max_bytes` at least 1"
+        ));
+    }
+    let timeout = Duration::from_millis(timeout);
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::limited(MAX_REDIRECTS))
         .timeout(timeout)

@@ -56,14 +56,10 @@ struct Input {
 }
 
 pub(crate) fn main() -> ProgramFuture {
-    Box::pin(serve(
-        "input/write",
-        schema(),
-        async |program, input: Input| {
-            let paths = Paths::from_env(program.root());
-            write(&paths, &input).unwrap_or_else(Output::error)
-        },
-    ))
+    Box::pin(serve("input/write", async |program, input: Input| {
+        let paths = Paths::from_env(program.root());
+        write(&paths, &input).unwrap_or_else(Output::error)
+    }))
 }
 
 fn write(paths: &Paths, input: &Input) -> Result<Output, String> {

@@ -337,11 +337,14 @@ impl Program {
     }
 }
 
-/// Runs a typed program: connects, reads its `input_type` argument, checks
-/// it against `schema` and its Rust type, runs `work`, and commits the
-/// result. Input that does not fit is answered with an error result (the
-/// program still completes): only a lost engine fails the process.
-pub async fn serve<I, F>(input_type: &str, schema: Value, work: F) -> Result<(), ProgramError>
+/// Runs a typed program: connects, reads its `input_type` argument, reads
+/// it as `I` (whose fields, types and enums are its schema's — the agent
+/// checked the schema itself before the run; checking it again here would
+/// cost a JSON Schema compiler's start-up in every run), runs `work`, and
+/// commits the result. Input that does not fit is answered with an error
+/// result naming the field (the program still completes): only a lost
+/// engine fails the process.
+pub async fn serve<I, F>(input_type: &str, work: F) -> Result<(), ProgramError>
 where
     I: DeserializeOwned,
     F: AsyncFnOnce(&Program, I) -> Output,
@@ -351,10 +354,11 @@ where
         None => Output::error(format!(
             "no `{input_type}` argument: this program takes one chunk typed `{input_type}`"
         )),
-        Some(value) => match crate::schema::check(&schema, &value)
-            .and_then(|()| serde_json::from_value::<I>(value).map_err(|e| e.to_string()))
-        {
-            Err(why) => Output::error(format!("invalid input: {why}")),
+        Some(value) => match serde_path_to_error::deserialize::<_, I>(value) {
+            Err(why) if why.path().iter().next().is_none() => {
+                Output::error(format!("invalid input: {}", why.inner()))
+            }
+            Err(why) => Output::error(format!("invalid input: `{}`: {}", why.path(), why.inner())),
             Ok(input) => work(&program, input).await,
         },
     };

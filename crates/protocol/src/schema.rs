@@ -6,6 +6,9 @@ use serde_json::Value;
 /// Checks `value` against `schema`: `Ok`, or every problem found, each
 /// naming the field at fault.
 pub fn check(schema: &Value, value: &Value) -> Result<(), String> {
+    // Not checked against the meta-schema: that costs milliseconds on the
+    // first call of a process (every tool run is a new process), and a
+    // broken schema still fails to build.
     let validator = jsonschema::validator_for(schema)
         .map_err(|e| format!("the input schema itself is not valid JSON Schema: {e}"))?;
     let problems: Vec<String> = validator

@@ -603,6 +603,11 @@ proptest! {
             for (ids, filter, paged) in reads_to_compare() {
                 prop_assert_eq!(model.read(&ids, filter), read_store(&db, &ids, filter, None, paged), "read {:?} after {:?}", ids, decl);
             }
+            // the kept member counts agree with the members
+            for id in IDS.iter().chain([&TEMPLATE]) {
+                let members = model.read(&[id], TypeFilter::Both).map_or(0, |m| m.len() as u64);
+                prop_assert_eq!(db.read(|s| s.member_count(id)).unwrap(), members, "count of {} after {:?}", id, decl);
+            }
         }
         for (n, past) in history.iter().enumerate() {
             for (ids, filter, paged) in reads_to_compare() {

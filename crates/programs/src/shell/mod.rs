@@ -90,17 +90,13 @@ struct Input {
 }
 
 pub(crate) fn main() -> ProgramFuture {
-    Box::pin(serve(
-        "input/shell",
-        schema(),
-        async |program, input: Input| {
-            let paths = Paths::from_env(program.root());
-            match prepare(&paths, &input) {
-                Err(why) => Output::error(why),
-                Ok(run) => run.execute(program).await,
-            }
-        },
-    ))
+    Box::pin(serve("input/shell", async |program, input: Input| {
+        let paths = Paths::from_env(program.root());
+        match prepare(&paths, &input) {
+            Err(why) => Output::error(why),
+            Ok(run) => run.execute(program).await,
+        }
+    }))
 }
 
 /// A command ready to run.
@@ -113,6 +109,9 @@ struct Run {
 
 fn prepare(paths: &Paths, input: &Input) -> Result<Run, String> {
     let timeout = input.timeout.unwrap_or(DEFAULT_TIMEOUT_MS);
+    if timeout == 0 {
+        return Err("timeout is in milliseconds and must be at least 1".into());
+    }
     if timeout > MAX_TIMEOUT_MS {
         return Err(format!(
             "timeout {timeout} ms is above the maximum of {MAX_TIMEOUT_MS} ms (10 minutes); \

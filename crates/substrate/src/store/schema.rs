@@ -64,6 +64,35 @@ const MIGRATIONS: &[&str] = &[
 
     CREATE VIRTUAL TABLE chunk_text USING fts5(text, content='', contentless_delete=1);
     "#,
+    // 2: how many chunks each scope holds now, kept by triggers, so a
+    // scope's size (topology, facets) is one row, not a count of its rows.
+    r#"
+    CREATE TABLE scope_counts (
+        scope   TEXT PRIMARY KEY,
+        members INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    INSERT INTO scope_counts
+        SELECT scope, count(DISTINCT ckey) FROM placements WHERE ended IS NULL GROUP BY scope;
+
+    -- A chunk counts once on a scope, however many placement types put it
+    -- there: only its first live placement adds, only its last one ending
+    -- takes away.
+    CREATE TRIGGER scope_counts_placed AFTER INSERT ON placements
+    WHEN NEW.ended IS NULL AND NOT EXISTS (
+        SELECT 1 FROM placements INDEXED BY placements_head
+        WHERE chunk = NEW.chunk AND scope = NEW.scope AND kind != NEW.kind AND ended IS NULL)
+    BEGIN
+        INSERT INTO scope_counts (scope, members) VALUES (NEW.scope, 1)
+            ON CONFLICT (scope) DO UPDATE SET members = members + 1;
+    END;
+    CREATE TRIGGER scope_counts_ended AFTER UPDATE OF ended ON placements
+    WHEN OLD.ended IS NULL AND NEW.ended IS NOT NULL AND NOT EXISTS (
+        SELECT 1 FROM placements INDEXED BY placements_head
+        WHERE chunk = NEW.chunk AND scope = NEW.scope AND kind != NEW.kind AND ended IS NULL)
+    BEGIN
+        UPDATE scope_counts SET members = members - 1 WHERE scope = NEW.scope;
+    END;
+    "#,
 ];
 
 /// The schema version this build writes.
