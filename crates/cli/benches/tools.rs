@@ -161,7 +161,7 @@ impl Setup {
             let p = self.engine.run(&ctx, program, args).unwrap();
             let done = self
                 .engine
-                .await_processes(&ctx, &[p.clone()])
+                .await_processes(&ctx, std::slice::from_ref(&p))
                 .await
                 .unwrap();
             let out = done[&p]

@@ -85,13 +85,8 @@ fn read(paths: &Paths, input: &Input) -> Result<Output, String> {
             "{shown} is a directory, not a file; list it with glob (pattern `*`, path `{shown}`)"
         ));
     }
-    let bytes = std::fs::read(&path).map_err(|e| format!("cannot read {shown}: {e}"))?;
-    // The hash of the whole file runs beside the line scan (two cores).
-    let (sha256, page) = std::thread::scope(|s| {
-        let hashing = s.spawn(|| text::sha256_hex(&bytes));
-        let page = page_of(&bytes, input);
-        (hashing.join().unwrap_or_default(), page)
-    });
+    let file = std::fs::File::open(&path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    let (sha256, page) = scan(file, input).map_err(|e| format!("cannot read {shown}: {e}"))?;
     let page = page.map_err(|why| format!("{shown}: {why}"))?;
     let mtime = meta.modified().map(text::rfc3339).unwrap_or_default();
     let data = json!({
@@ -109,58 +104,161 @@ struct Page {
     end: usize,
 }
 
-fn page_of(bytes: &[u8], input: &Input) -> Result<Page, String> {
-    if memchr::memchr(0, bytes).is_some() {
-        return Err(
-            "a binary file (it has NUL bytes); read does text only — inspect it with \
-                    shell, e.g. `file` or `xxd | head`"
-                .to_owned(),
-        );
-    }
-    let total = text::count_lines(bytes);
-    if total == 0 {
-        return Ok(Page {
-            text: "(the file is empty)".to_owned(),
-            total,
-            start: 0,
-            end: 0,
-        });
-    }
+/// Size of the pieces a file is read in.
+const PIECE: usize = 1 << 20;
+
+/// Reads the file once, in pieces: this thread finds the page's lines, the
+/// NUL bytes and the line count while another hashes the pieces it has
+/// finished with (SHA-256 of the whole file costs more than the rest
+/// together; two cores overlap them). Memory stays a few pieces, whatever
+/// the file's size.
+fn scan(mut file: std::fs::File, input: &Input) -> std::io::Result<(String, Result<Page, String>)> {
+    use std::io::Read as _;
     let start = input.offset.unwrap_or(1);
-    if start > total {
-        return Err(format!(
-            "offset {start} is past the end: the file has {total} line{}",
-            if total == 1 { "" } else { "s" }
-        ));
-    }
     let limit = input.limit.unwrap_or(DEFAULT_LIMIT);
-    let from = if start == 1 {
-        0
-    } else {
-        memchr::memchr_iter(b'\n', bytes)
-            .nth(start - 2)
-            .map_or(bytes.len(), |i| i + 1)
-    };
-    let mut out = String::with_capacity(limit.min(total) * 64);
-    let mut end = start - 1;
-    for line in bytes[from..].split(|b| *b == b'\n').take(limit) {
-        if end == total {
-            break; // the empty piece after a final newline
+    let mut lines = Lines::new(start, limit);
+    let (to_hash, hashing) = std::sync::mpsc::sync_channel::<Vec<u8>>(2);
+    let (to_reuse, reusable) = std::sync::mpsc::channel::<Vec<u8>>();
+    std::thread::scope(|s| {
+        let hasher = s.spawn(move || {
+            let mut ctx = ring::digest::Context::new(&ring::digest::SHA256);
+            for piece in hashing {
+                ctx.update(&piece);
+                let _ = to_reuse.send(piece);
+            }
+            text::hex(ctx.finish().as_ref())
+        });
+        let mut outcome = Ok(());
+        loop {
+            let mut piece = reusable
+                .try_recv()
+                .unwrap_or_else(|_| Vec::with_capacity(PIECE));
+            piece.clear();
+            // Into the buffer's spare capacity: nothing is zeroed first.
+            let n = match (&mut file).take(PIECE as u64).read_to_end(&mut piece) {
+                Ok(n) => n,
+                Err(e) => {
+                    outcome = Err(e);
+                    break;
+                }
+            };
+            if n == 0 {
+                break;
+            }
+            lines.take(&piece);
+            if to_hash.send(piece).is_err() || n < PIECE {
+                break;
+            }
         }
-        end += 1;
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        text::push_numbered(&mut out, end, &String::from_utf8_lossy(line));
-    }
-    if end < total {
-        out.push_str(&format!(
-            "\n(lines {start}–{end} of {total}; read on with offset {})\n",
-            end + 1
-        ));
-    }
-    Ok(Page {
-        text: out,
-        total,
-        start,
-        end,
+        drop(to_hash);
+        let sha256 = hasher.join().unwrap_or_default();
+        outcome.map(|()| (sha256, lines.finish()))
     })
+}
+
+/// The state of a scan: where it is, and the page's bytes so far.
+struct Lines {
+    start: usize,
+    limit: usize,
+    /// The 1-based number of the line the next byte belongs to.
+    line: usize,
+    newlines: usize,
+    bytes: usize,
+    last: u8,
+    binary: bool,
+    page: Vec<u8>,
+}
+
+impl Lines {
+    fn new(start: usize, limit: usize) -> Lines {
+        Lines {
+            start,
+            limit,
+            line: 1,
+            newlines: 0,
+            bytes: 0,
+            last: b'\n',
+            binary: false,
+            page: Vec::new(),
+        }
+    }
+
+    fn in_page(&self) -> bool {
+        self.line >= self.start && self.line < self.start.saturating_add(self.limit)
+    }
+
+    fn take(&mut self, piece: &[u8]) {
+        self.binary |= memchr::memchr(0, piece).is_some();
+        self.bytes += piece.len();
+        self.last = piece.last().copied().unwrap_or(self.last);
+        let page_end = self.start.saturating_add(self.limit);
+        if self.line >= page_end {
+            // Past the page: only count.
+            let count = memchr::memchr_iter(b'\n', piece).count();
+            self.newlines += count;
+            self.line += count;
+            return;
+        }
+        let mut from = 0;
+        for at in memchr::memchr_iter(b'\n', piece) {
+            if self.in_page() {
+                self.page.extend_from_slice(&piece[from..=at]);
+            }
+            from = at + 1;
+            self.newlines += 1;
+            self.line += 1;
+        }
+        if self.in_page() {
+            self.page.extend_from_slice(&piece[from..]);
+        }
+    }
+
+    fn finish(self) -> Result<Page, String> {
+        if self.binary {
+            return Err(
+                "a binary file (it has NUL bytes); read does text only — inspect it \
+                        with shell, e.g. `file` or `xxd | head`"
+                    .to_owned(),
+            );
+        }
+        let total = self.newlines + usize::from(self.bytes > 0 && self.last != b'\n');
+        if total == 0 {
+            return Ok(Page {
+                text: "(the file is empty)".to_owned(),
+                total,
+                start: 0,
+                end: 0,
+            });
+        }
+        if self.start > total {
+            return Err(format!(
+                "offset {} is past the end: the file has {total} line{}",
+                self.start,
+                if total == 1 { "" } else { "s" }
+            ));
+        }
+        let mut out = String::with_capacity(self.page.len() + self.limit.min(total) * 8);
+        let mut end = self.start - 1;
+        for line in self.page.split(|b| *b == b'\n').take(self.limit) {
+            if end == total {
+                break; // the empty piece after a final newline
+            }
+            end += 1;
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            text::push_numbered(&mut out, end, &String::from_utf8_lossy(line));
+        }
+        if end < total {
+            out.push_str(&format!(
+                "\n(lines {}–{end} of {total}; read on with offset {})\n",
+                self.start,
+                end + 1
+            ));
+        }
+        Ok(Page {
+            text: out,
+            total,
+            start: self.start,
+            end,
+        })
+    }
 }

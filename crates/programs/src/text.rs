@@ -55,9 +55,13 @@ pub(crate) fn head_and_tail(text: &str, max: usize) -> (String, bool) {
 
 /// The SHA-256 of `bytes`, lowercase hex.
 pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
-    let digest = ring::digest::digest(&ring::digest::SHA256, bytes);
-    let mut out = String::with_capacity(64);
-    for b in digest.as_ref() {
+    hex(ring::digest::digest(&ring::digest::SHA256, bytes).as_ref())
+}
+
+/// Bytes as lowercase hex.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
         let _ = write!(out, "{b:02x}");
     }
     out

@@ -278,3 +278,45 @@ async fn edit_refuses_and_leaves_the_file_byte_identical() {
         .await;
     assert!(several.text.contains("lines 1, 3"), "{}", several.text);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn read_finds_pages_and_hashes_across_a_large_file() {
+    let p = Project::new();
+    // lines of varying length, so pages straddle the reader's 1 MiB pieces
+    let lines: Vec<String> = (1..=60_000)
+        .map(|i| format!("{i}:{}", "x".repeat(i % 97)))
+        .collect();
+    let content = lines.join("\n");
+    p.file("big.txt", &content);
+    let hash = sha256(content.as_bytes());
+    for offset in [1usize, 20_000, 21_111, 40_000, 59_990] {
+        let a = p
+            .tool(
+                "read",
+                json!({"file_path": "big.txt", "offset": offset, "limit": 50}),
+            )
+            .await
+            .ok();
+        assert_eq!(a.data["sha256"], hash);
+        assert_eq!(a.data["total_lines"], 60_000);
+        let end = (offset + 49).min(60_000);
+        let expected: String = (offset..=end)
+            .map(|n| format!("{n:>6}\t{}\n", lines[n - 1]))
+            .collect();
+        assert!(
+            a.text.starts_with(&expected),
+            "offset {offset}: {}",
+            &a.text[..200.min(a.text.len())]
+        );
+        assert_eq!(a.data["end"], end);
+    }
+    let mut late_nul = content.into_bytes();
+    late_nul[2_500_000] = 0;
+    p.file("late.bin", &late_nul);
+    p.tool(
+        "read",
+        json!({"file_path": "late.bin", "offset": 1, "limit": 5}),
+    )
+    .await
+    .refused("binary");
+}

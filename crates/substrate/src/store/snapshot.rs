@@ -315,9 +315,11 @@ impl<'c> Snapshot<'c> {
     pub fn member_count(&self, id: &str) -> Result<u64> {
         if let At::Head = self.at {
             let sql = "SELECT members FROM scope_counts WHERE scope = ?1";
-            return Ok(row(self.conn, sql, &[&id], self.at, |r| r.get::<_, i64>(0))?
-                .unwrap_or(0)
-                .max(0) as u64);
+            return Ok(
+                row(self.conn, sql, &[&id], self.at, |r| r.get::<_, i64>(0))?
+                    .unwrap_or(0)
+                    .max(0) as u64,
+            );
         }
         let sql = format!(
             "SELECT count(DISTINCT p.ckey) FROM {} WHERE p.scope = ?1 AND {}",
