@@ -59,6 +59,8 @@ pub struct HttpConfig {
     pub idle_timeout: Duration,
     /// Retries.
     pub retry: RetryPolicy,
+    /// Told of each retry before its wait (an agent shows it as status).
+    pub on_retry: Option<RetryObserver>,
 }
 
 impl Default for HttpConfig {
@@ -67,7 +69,35 @@ impl Default for HttpConfig {
             connect_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(600),
             retry: RetryPolicy::default(),
+            on_retry: None,
         }
+    }
+}
+
+/// A retry about to happen.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RetryNotice {
+    /// Which retry this is (1 for the first).
+    pub attempt: u32,
+    /// How long until it is sent.
+    pub wait: Duration,
+    /// What failed.
+    pub error: String,
+}
+
+/// A function told of every retry.
+#[derive(Clone)]
+pub struct RetryObserver(pub std::sync::Arc<dyn Fn(&RetryNotice) + Send + Sync>);
+
+impl std::fmt::Debug for RetryObserver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RetryObserver")
+    }
+}
+
+impl PartialEq for RetryObserver {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
     }
 }
 

@@ -57,6 +57,7 @@ mod anthropic;
 mod config;
 mod content;
 mod error;
+mod limits;
 mod openai;
 mod price;
 mod provider;
@@ -71,13 +72,14 @@ mod transport;
 pub use anthropic::AnthropicClient;
 pub use config::{
     ANTHROPIC_VERSION, AnthropicAuth, AnthropicConfig, DEFAULT_ANTHROPIC_BASE_URL,
-    DEFAULT_OPENAI_BASE_URL, HttpConfig, OpenAiConfig, RetryPolicy,
+    DEFAULT_OPENAI_BASE_URL, HttpConfig, OpenAiConfig, RetryNotice, RetryObserver, RetryPolicy,
 };
 pub use content::{
     CacheControl, CacheTtl, ContentBlock, RawBlock, RedactedThinkingBlock, TextBlock,
     ThinkingBlock, ToolResultBlock, ToolResultContent, ToolUseBlock,
 };
 pub use error::{ApiError, ApiErrorKind, ModelError};
+pub use limits::{Limits, LimitsTable};
 pub use openai::OpenAiClient;
 pub use price::{Price, PriceTable};
 pub use provider::{Provider, ProviderConfig};

@@ -75,6 +75,13 @@ impl Transport {
         let wait = retry::delay(&self.config.retry, *retries, failure.headers.as_ref());
         *retries += 1;
         tracing::debug!(retry = *retries, ?wait, error = %failure.error, "retrying model call");
+        if let Some(observer) = &self.config.on_retry {
+            (observer.0)(&crate::config::RetryNotice {
+                attempt: *retries,
+                wait,
+                error: failure.error.to_string(),
+            });
+        }
         tokio::time::sleep(wait).await;
         Ok(())
     }

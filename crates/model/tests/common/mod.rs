@@ -32,6 +32,7 @@ pub fn config(fake: &FakeModel) -> AnthropicConfig {
             connect_timeout: Duration::from_secs(5),
             idle_timeout: Duration::from_secs(10),
             retry: fast_retries(),
+            on_retry: None,
         },
     }
 }
