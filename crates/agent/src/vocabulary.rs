@@ -60,8 +60,9 @@ fn session_type(id: &str, spec: Value, body: Value) -> ChunkDecl {
         .on(NewPlacement::relates("session"))
 }
 
-/// Every chunk of the agent's vocabulary, in an order that commits in one
-/// declaration (after the engine's).
+/// The agent's types, in an order that commits in one declaration (after
+/// the engine's); `program/agent` is [`agent_program`], in the table of
+/// built-ins.
 pub fn vocabulary() -> Vec<ChunkDecl> {
     let mut out = vec![
         archetype("agent", json!({})),
@@ -100,7 +101,6 @@ pub fn vocabulary() -> Vec<ChunkDecl> {
     }
     out.push(archetype("agent-config", json!({})).on(NewPlacement::instance("agent")));
     out.push(archetype("culture", json!({})));
-    out.push(agent_program());
     out
 }
 
@@ -119,7 +119,7 @@ pub fn prompt_schema() -> Value {
 
 /// `program/agent`: accepts a prompt, context, configuration, and every
 /// type a session accepts (a sub-agent's process is its own session).
-fn agent_program() -> ChunkDecl {
+pub fn agent_program() -> ChunkDecl {
     let mut accepts: Vec<&str> = vec!["prompt", "context", "agent-config"];
     for t in SESSION_ACCEPTS {
         if !accepts.contains(t) {

@@ -6,7 +6,7 @@ use substrate::ChunkDecl;
 
 /// Every built-in program: the tools, then the agent.
 pub fn all() -> impl Iterator<Item = &'static Builtin> {
-    programs::BUILTINS.iter()
+    programs::BUILTINS.iter().chain(agent::BUILTINS)
 }
 
 /// The built-in called `name`.

@@ -11,16 +11,25 @@ use std::path::{Path, PathBuf};
 /// Where a setting's value came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Source {
+    /// A command-line flag.
+    Flag(String),
+    /// An environment variable.
+    Env(String),
     /// The project's file.
     Project(PathBuf),
     /// The user's file.
     User(PathBuf),
+    /// Built in.
+    Default,
 }
 
 impl std::fmt::Display for Source {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
+            Source::Flag(flag) => write!(f, "flag {flag}"),
+            Source::Env(name) => write!(f, "environment {name}"),
             Source::Project(path) | Source::User(path) => write!(f, "{}", path.display()),
+            Source::Default => write!(f, "default"),
         }
     }
 }

@@ -5,6 +5,10 @@
 mod builtins;
 mod config;
 mod project;
+mod render;
+mod run;
+mod settings;
+mod trace;
 
 use anyhow::{Context as _, Result};
 use clap::{Parser, Subcommand};
@@ -39,12 +43,92 @@ enum Command {
         #[arg(long)]
         no_contain: bool,
     },
+    /// Run the agent on a prompt and print its answer.
+    #[command(after_help = RUN_HELP)]
+    Run(RunFlags),
+    /// Show a session: `--request N` prints the exact body of its N-th model call.
+    Trace {
+        /// The session id (or a unique prefix of it).
+        session: String,
+        /// The model call to rebuild (from 1).
+        #[arg(long)]
+        request: Option<usize>,
+    },
     /// The containment trampoline the engine runs programs through.
     #[command(name = "__contain", hide = true)]
     Contain {
         /// The policy (JSON).
         args: Vec<String>,
     },
+}
+
+const RUN_HELP: &str = "\
+Examples:
+  hc run \"fix the failing test\"
+  git diff | hc run \"review this change\"
+  hc run --permission-mode accept-edits --allow 'shell(cargo test:*)' \"make the tests pass\"
+
+Exit codes: 0 success, 1 run error, 2 usage error, 3 stopped by a gate (turns, budget), 130 interrupted.
+The API key comes only from the environment (ANTHROPIC_API_KEY, or OPENAI_API_KEY with --api openai).";
+
+/// `hc run`'s flags.
+#[derive(clap::Args)]
+struct RunFlags {
+    /// What to do (`-` or none: read it from stdin).
+    prompt: Option<String>,
+    /// The model (else HC_MODEL, the config files, the default).
+    #[arg(long)]
+    model: Option<String>,
+    /// Stop after this many model calls.
+    #[arg(long)]
+    max_turns: Option<u32>,
+    /// Stop once this many dollars are spent.
+    #[arg(long)]
+    max_budget_usd: Option<f64>,
+    /// default | accept-edits | plan | bypass.
+    #[arg(long)]
+    permission_mode: Option<String>,
+    /// Allow calls matching RULE without asking, e.g. 'shell(git status:*)' (repeatable).
+    #[arg(long = "allow", value_name = "RULE")]
+    allow: Vec<String>,
+    /// Refuse calls matching RULE (repeatable).
+    #[arg(long = "deny", value_name = "RULE")]
+    deny: Vec<String>,
+    /// Pin a scope of the substrate into the agent's knowledge (repeatable).
+    #[arg(long = "context", value_name = "ID")]
+    context: Vec<String>,
+    /// Run programs uncontained, with all your privileges.
+    #[arg(long)]
+    no_contain: bool,
+}
+
+impl RunFlags {
+    fn into_request(self) -> run::RunRequest {
+        let mut flags = settings::Flags::default();
+        let scalars = [
+            ("model", self.model),
+            ("max_turns", self.max_turns.map(|n| n.to_string())),
+            ("max_budget_usd", self.max_budget_usd.map(|n| n.to_string())),
+            ("permission_mode", self.permission_mode),
+        ];
+        for (name, value) in scalars {
+            if let Some(value) = value {
+                flags.scalars.push((name, value));
+            }
+        }
+        flags
+            .rules
+            .extend(self.allow.into_iter().map(|r| ("allow", r)));
+        flags
+            .rules
+            .extend(self.deny.into_iter().map(|r| ("deny", r)));
+        run::RunRequest {
+            prompt: self.prompt,
+            flags,
+            no_contain: self.no_contain,
+            context: self.context,
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -57,7 +141,14 @@ fn main() -> ExitCode {
     init_logging();
     let cli = Cli::parse();
     let outcome = match cli.command {
+        Command::Run(flags) => return exit_code(run::run(flags.into_request())),
         Command::Init => init(),
+        Command::Trace { session, request } => match request {
+            Some(n) => trace::request(&session, n),
+            None => Err(anyhow::anyhow!(
+                "say which model call: `hc trace {session} --request N`"
+            )),
+        },
         Command::Program { name } => program(&name),
         Command::Serve { stdio, no_contain } => serve(stdio, no_contain),
         Command::Contain { args } => return engine::contain::trampoline_main(&args),
@@ -67,6 +158,19 @@ fn main() -> ExitCode {
         Err(e) => {
             eprintln!("hc: {e:#}");
             ExitCode::FAILURE
+        }
+    }
+}
+
+/// The exit code of a command that chooses its own: its errors say what
+/// to do, with the code they carry (else 1).
+fn exit_code(outcome: Result<u8>) -> ExitCode {
+    match outcome {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            let code = e.downcast_ref::<run::Exit>().map_or(1, |x| x.code);
+            eprintln!("hc: {e:#}");
+            ExitCode::from(code)
         }
     }
 }
@@ -81,7 +185,7 @@ fn init_logging() {
     }
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime> {
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -119,8 +223,17 @@ fn program(name: &str) -> Result<()> {
     // The stdin reader is a blocking thread parked in read(2) until the
     // engine closes the pipe; do not wait for it.
     rt.shutdown_background();
-    outcome?;
-    Ok(())
+    match outcome {
+        Ok(()) => Ok(()),
+        // The program answered and chose its exit code.
+        Err(protocol::program::ProgramError::Exit(code, message)) => {
+            if !message.is_empty() {
+                eprintln!("{message}");
+            }
+            std::process::exit(code)
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// Contained programs go through the `hc-contain` built and installed with
@@ -162,7 +275,7 @@ fn containment_beside_hc(default: engine::contain::Containment) -> engine::conta
 /// The engine's configuration for `project`: containment (off when the
 /// person said so, by flag or configuration) and what configuration grants
 /// programs.
-fn engine_config(project: &Project, no_contain: bool) -> Result<EngineConfig> {
+pub(crate) fn engine_config(project: &Project, no_contain: bool) -> Result<EngineConfig> {
     let files = project.config()?;
     let mut config = EngineConfig::new(&project.root);
     config.containment = containment_beside_hc(config.containment);

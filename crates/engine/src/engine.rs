@@ -347,6 +347,18 @@ impl Engine {
         crate::subs::notify(&self.inner, from, data)
     }
 
+    /// A protocol client with host reach, in this process (an in-memory
+    /// pipe to [`serve_host`](crate::serve_host)): code written against
+    /// the protocol — the agent's request rebuild, say — runs on a host's
+    /// engine unchanged.
+    pub fn host_client(&self) -> (protocol::Client, protocol::Events) {
+        let (ours, theirs) = tokio::io::duplex(1 << 20);
+        let (read, write) = tokio::io::split(theirs);
+        tokio::spawn(crate::serve_host(self.clone(), read, write));
+        let (read, write) = tokio::io::split(ours);
+        protocol::Client::connect(read, write)
+    }
+
     /// Cancels every running process and waits for them to end.
     pub async fn shutdown(&self) {
         for slot in self.inner.slots.all() {

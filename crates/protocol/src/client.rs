@@ -242,6 +242,20 @@ impl Client {
     pub async fn notify(&self, data: Value) -> Result<(), ClientError> {
         self.request(Op::Notify { data }).await.map(drop)
     }
+
+    /// Sends `data` to live subscribers without waiting for the engine's
+    /// answer (streamed text: the next delta need not wait a round trip).
+    /// Lines go out in the order they are sent; an error is lost.
+    pub fn notify_now(&self, data: Value) {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        if let Ok(mut line) = serde_json::to_string(&Request {
+            id,
+            op: Op::Notify { data },
+        }) {
+            line.push('\n');
+            let _ = self.out.send(line);
+        }
+    }
 }
 
 /// A shorthand for [`RunArgs`] with argument chunks and both boundaries.

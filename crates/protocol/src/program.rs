@@ -208,6 +208,10 @@ pub enum ProgramError {
     /// Something else that leaves no answer possible.
     #[error("{0}")]
     Other(String),
+    /// The program answered and ends with this exit code (non-zero: its
+    /// process is `failed`), saying why.
+    #[error("{1}")]
+    Exit(i32, String),
 }
 
 /// A program's answer: `engine/output` with `text`, `data`, `is_error`.

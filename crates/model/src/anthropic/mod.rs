@@ -137,10 +137,15 @@ impl AnthropicClient {
         Ok(count.input_tokens)
     }
 
+    /// The exact bytes sent as the body of `request`.
+    pub fn body(request: &MessagesRequest, stream: bool) -> Result<Vec<u8>, ModelError> {
+        serde_json::to_vec(&Body { request, stream })
+            .map_err(|e| ModelError::InvalidRequest(format!("cannot serialize: {e}")))
+    }
+
     fn call(&self, request: &MessagesRequest, stream: bool) -> Result<HttpCall, ModelError> {
         request.validate().map_err(ModelError::InvalidRequest)?;
-        let body = serde_json::to_vec(&Body { request, stream })
-            .map_err(|e| ModelError::InvalidRequest(format!("cannot serialize: {e}")))?;
+        let body = AnthropicClient::body(request, stream)?;
         Ok(HttpCall {
             url: self.inner.messages_url.clone(),
             headers: self.headers(request)?,

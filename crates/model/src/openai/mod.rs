@@ -85,11 +85,17 @@ impl OpenAiClient {
         MessageStream::open(self.inner.transport.clone(), call, WireFormat::OpenAiChat).await
     }
 
+    /// The exact bytes sent as the body of `request` (mapped to chat
+    /// completions).
+    pub fn body(request: &MessagesRequest, stream: bool) -> Result<Vec<u8>, ModelError> {
+        let body = wire::chat_request(request, stream)?;
+        serde_json::to_vec(&body)
+            .map_err(|e| ModelError::InvalidRequest(format!("cannot serialize: {e}")))
+    }
+
     fn call(&self, request: &MessagesRequest, stream: bool) -> Result<HttpCall, ModelError> {
         request.validate().map_err(ModelError::InvalidRequest)?;
-        let body = wire::chat_request(request, stream)?;
-        let body = serde_json::to_vec(&body)
-            .map_err(|e| ModelError::InvalidRequest(format!("cannot serialize: {e}")))?;
+        let body = OpenAiClient::body(request, stream)?;
         Ok(HttpCall {
             url: self.inner.url.clone(),
             headers: self.inner.headers.clone(),

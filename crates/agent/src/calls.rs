@@ -1,0 +1,427 @@
+//! Tool calls are runs (`design/agent.md`): each call is checked against
+//! its schema, filled from the session (`expect_sha256`, `cwd`), decided by
+//! the permissions, run as a program and awaited; its `tool-call` and
+//! `tool-result` chunks go on the session. Consecutive calls of
+//! `concurrency_safe` programs run together (all run, one await); any
+//! other call runs alone, in order.
+
+use crate::catalog::{ProgramTool, is_own_tool};
+use crate::permissions::{Call, Decision};
+use crate::request::Sent;
+use crate::run::{Run, Stop};
+use model::ToolUseBlock;
+use protocol::{ChunkDecl, NewPlacement, PlacementType, RunArgs};
+use serde_json::{Value, json};
+
+/// What a call came to.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Outcome {
+    pub text: String,
+    pub is_error: bool,
+    pub data: Value,
+    pub process: Option<String>,
+    /// Refused by the permissions.
+    pub denied: bool,
+}
+
+impl Outcome {
+    pub(crate) fn error(text: impl Into<String>) -> Outcome {
+        Outcome {
+            text: text.into(),
+            is_error: true,
+            ..Outcome::default()
+        }
+    }
+}
+
+/// A call after its checks: answered already, or to be run.
+enum Prepared {
+    Done(Outcome),
+    Run {
+        tool: Box<ProgramTool>,
+        input: Value,
+    },
+}
+
+impl Run {
+    /// Runs the calls of one reply, in batches.
+    pub(crate) async fn run_calls(&mut self, calls: Vec<ToolUseBlock>) -> Result<(), Stop> {
+        let mut start = 0;
+        while start < calls.len() {
+            if self.inbox.interrupted() {
+                self.record_unfinished(&calls[start..]).await;
+                return Err(Stop::Interrupted);
+            }
+            let end = if self.parallel(&calls[start]) {
+                start
+                    + calls[start..]
+                        .iter()
+                        .take_while(|c| self.parallel(c))
+                        .count()
+            } else {
+                start + 1
+            };
+            self.run_batch(&calls[start..end]).await?;
+            start = end;
+        }
+        Ok(())
+    }
+
+    /// Whether a call may run beside others.
+    fn parallel(&self, call: &ToolUseBlock) -> bool {
+        self.tool(&call.name)
+            .is_some_and(|t| t.body.concurrency_safe)
+    }
+
+    fn tool(&self, name: &str) -> Option<&ProgramTool> {
+        self.tools.iter().find(|t| t.def.name == name)
+    }
+
+    async fn run_batch(&mut self, calls: &[ToolUseBlock]) -> Result<(), Stop> {
+        let mut prepared = Vec::with_capacity(calls.len());
+        for call in calls {
+            prepared.push(self.prepare(call).await?);
+        }
+        let started = futures_util::future::join_all(prepared.iter().map(|p| async {
+            match p {
+                Prepared::Run { tool, input } => Some(self.start_run(tool, input).await),
+                Prepared::Done(_) => None,
+            }
+        }))
+        .await;
+        let mut outcomes: Vec<Option<Outcome>> = Vec::new();
+        let mut running: Vec<String> = Vec::new();
+        for (p, s) in prepared.iter().zip(started) {
+            match (p, s) {
+                (Prepared::Done(o), _) => outcomes.push(Some(o.clone())),
+                (_, Some(Ok(process))) => {
+                    running.push(process.clone());
+                    outcomes.push(Some(Outcome {
+                        process: Some(process),
+                        ..Outcome::default()
+                    }));
+                }
+                (_, Some(Err(why))) => outcomes.push(Some(Outcome::error(why))),
+                (_, None) => outcomes.push(None),
+            }
+        }
+        self.record_calls(calls, &prepared, &outcomes).await;
+        let interrupted = self.await_runs(&running, &mut outcomes).await;
+        let finished: Vec<Outcome> = outcomes
+            .into_iter()
+            .map(Option::unwrap_or_default)
+            .collect();
+        self.record_results(calls, &finished).await;
+        if interrupted {
+            return Err(Stop::Interrupted);
+        }
+        Ok(())
+    }
+
+    /// Starts a program run for a call; answers its process id.
+    async fn start_run(&self, tool: &ProgramTool, input: &Value) -> Result<String, String> {
+        let input_type = tool.body.input_type.clone().unwrap_or_default();
+        let args = RunArgs {
+            chunks: vec![
+                ChunkDecl::generated()
+                    .body(input.clone())
+                    .on(NewPlacement::instance(input_type)),
+            ],
+            ..RunArgs::default()
+        };
+        self.client
+            .run(&tool.def.name, args)
+            .await
+            .map_err(|e| format!("the `{}` program could not be started: {e}", tool.def.name))
+    }
+
+    /// Schema, fill, permission — or the agent's own tool, answered here.
+    async fn prepare(&mut self, call: &ToolUseBlock) -> Result<Prepared, Stop> {
+        let input = call.input_value();
+        if is_own_tool(&call.name) {
+            return Ok(Prepared::Done(self.own_tool(call, &input).await?));
+        }
+        let Some(tool) = self.tool(&call.name).cloned() else {
+            let names: Vec<&str> = self.tools.iter().map(|t| t.def.name.as_str()).collect();
+            return Ok(Prepared::Done(Outcome::error(format!(
+                "there is no tool `{}`; the tools are: {}",
+                call.name,
+                names.join(", ")
+            ))));
+        };
+        if let Err(why) = protocol::schema::check(&tool.def.schema, &input) {
+            return Ok(Prepared::Done(Outcome::error(format!(
+                "invalid input for `{}`: {why}",
+                call.name
+            ))));
+        }
+        let decision = self.permissions.decide(&Call {
+            program: &call.name,
+            input: &input,
+            root: &self.root,
+            read_only: tool.body.read_only,
+        });
+        if let Some(refusal) = self.permit(call, &input, decision).await? {
+            return Ok(Prepared::Done(refusal));
+        }
+        let input = self.fill(&call.name, input);
+        Ok(Prepared::Run {
+            tool: Box::new(tool),
+            input,
+        })
+    }
+
+    /// What tools need from earlier calls: the hash of the last read of a
+    /// file being written or edited, the directory the last command ended in.
+    fn fill(&self, program: &str, mut input: Value) -> Value {
+        match program {
+            "write" | "edit" => {
+                let path = input["file_path"].as_str().unwrap_or_default();
+                let path = crate::permissions::absolute(&self.root, path);
+                if let (Some(hash), Some(fields)) =
+                    (self.derived.hashes.get(&path), input.as_object_mut())
+                {
+                    fields.insert("expect_sha256".into(), json!(hash));
+                }
+            }
+            "shell" => {
+                if let (Some(cwd), Some(fields)) = (&self.derived.cwd, input.as_object_mut())
+                    && !fields.contains_key("cwd")
+                {
+                    fields.insert("cwd".into(), json!(cwd));
+                }
+            }
+            _ => {}
+        }
+        input
+    }
+
+    /// `None` when the call may run; else its refusal. Asking commits a
+    /// `permission-request` and waits for the host's decision.
+    async fn permit(
+        &mut self,
+        call: &ToolUseBlock,
+        input: &Value,
+        decision: Decision,
+    ) -> Result<Option<Outcome>, Stop> {
+        let probe = Call {
+            program: &call.name,
+            input,
+            root: &self.root,
+            read_only: false,
+        };
+        let rule = probe.suggested_rule();
+        let refusal = match decision {
+            Decision::Allow => return Ok(None),
+            Decision::Deny(why) => format!("permission denied: {why}"),
+            Decision::Ask(why) if !self.config.interactive => format!(
+                "permission denied: `{}` needs permission ({why}) and no one is attached to \
+                 give it. To allow it, run with --allow '{rule}' or add \"{rule}\" to `allow` \
+                 in .hermitcrab/config.toml",
+                call.name
+            ),
+            Decision::Ask(why) => match self.ask_permission(call, input, &why, &rule).await? {
+                None => return Ok(None),
+                Some(refusal) => refusal,
+            },
+        };
+        self.tally.denials.push(json!({
+            "tool_use_id": call.id, "program": call.name, "input": input, "reason": refusal,
+        }));
+        Ok(Some(Outcome {
+            text: refusal,
+            is_error: true,
+            denied: true,
+            ..Outcome::default()
+        }))
+    }
+
+    /// Asks the person; `None` when they allow it.
+    async fn ask_permission(
+        &mut self,
+        call: &ToolUseBlock,
+        input: &Value,
+        why: &str,
+        rule: &str,
+    ) -> Result<Option<String>, Stop> {
+        let body = json!({
+            "tool_use_id": call.id, "program": call.name, "input": input,
+            "reason": why, "rule": rule, "process": self.me,
+        });
+        let commit = self
+            .commit_on_session(vec![("permission-request", body)], None)
+            .await
+            .map_err(|e| Stop::Error(format!("cannot ask for permission: {e}")))?;
+        let Some(request) = commit.created.first().cloned() else {
+            return Err(Stop::Error(
+                "the permission request was not recorded".into(),
+            ));
+        };
+        self.status(&format!("waiting for permission to run `{}`", call.name));
+        let Some(answer) = self.inbox.answer_to(&request).await else {
+            return Err(Stop::Interrupted);
+        };
+        match answer["decision"].as_str() {
+            Some("allow") => Ok(None),
+            Some("always") => {
+                self.permissions
+                    .allow_always(answer["rule"].as_str().unwrap_or(rule));
+                Ok(None)
+            }
+            _ => Ok(Some(match answer["message"].as_str() {
+                Some(m) if !m.is_empty() => format!("permission denied by the person: {m}"),
+                _ => "permission denied by the person".to_owned(),
+            })),
+        }
+    }
+
+    /// Waits for the runs (one await); an interrupt cancels them. Answers
+    /// whether it was interrupted.
+    async fn await_runs(&self, running: &[String], outcomes: &mut [Option<Outcome>]) -> bool {
+        if running.is_empty() {
+            return false;
+        }
+        let ids: Vec<&str> = running.iter().map(String::as_str).collect();
+        let done = tokio::select! {
+            done = self.client.await_processes(&ids) => done,
+            () = self.inbox.wait_interrupt() => {
+                for id in &ids {
+                    let _ = self.client.cancel(id).await;
+                }
+                for o in outcomes.iter_mut().flatten().filter(|o| o.process.is_some()) {
+                    *o = Outcome { text: "interrupted: the person stopped the run".into(), is_error: true, process: o.process.clone(), ..Outcome::default() };
+                }
+                return true;
+            }
+        };
+        let Ok(done) = done else {
+            for o in outcomes
+                .iter_mut()
+                .flatten()
+                .filter(|o| o.process.is_some())
+            {
+                o.is_error = true;
+                o.text = "the engine did not report how the run ended".into();
+            }
+            return false;
+        };
+        for o in outcomes.iter_mut().flatten() {
+            if let Some(result) = o.process.as_ref().and_then(|p| done.get(p)) {
+                *o = outcome_of(o.process.clone(), result);
+            }
+        }
+        false
+    }
+
+    /// The `tool-call` chunks of a batch, with their processes.
+    async fn record_calls(
+        &mut self,
+        calls: &[ToolUseBlock],
+        prepared: &[Prepared],
+        outcomes: &[Option<Outcome>],
+    ) {
+        let mut chunks = Vec::new();
+        for ((call, p), o) in calls.iter().zip(prepared).zip(outcomes) {
+            let input = match p {
+                Prepared::Run { input, .. } => input.clone(),
+                Prepared::Done(_) => call.input_value(),
+            };
+            let process = o.as_ref().and_then(|o| o.process.clone());
+            self.client.notify_now(json!({
+                "kind": "tool_start", "tool_use_id": call.id, "program": call.name, "input": input,
+            }));
+            chunks.push(("tool-call", json!({
+                "program": call.name, "process": process, "tool_use_id": call.id, "input": input,
+            })));
+        }
+        if let Err(e) = self.commit_on_session(chunks, None).await {
+            eprintln!("agent: cannot record tool calls: {e}");
+        }
+    }
+
+    /// The `tool-result` chunks of a batch, in call order.
+    pub(crate) async fn record_results(&mut self, calls: &[ToolUseBlock], outcomes: &[Outcome]) {
+        let mut chunks = Vec::new();
+        for (call, o) in calls.iter().zip(outcomes) {
+            let mut body = json!({
+                "program": call.name, "process": o.process, "tool_use_id": call.id,
+                "text": o.text, "is_error": o.is_error,
+            });
+            if !o.data.is_null() {
+                body["data"] = o.data.clone();
+            }
+            if o.denied {
+                body["denied"] = json!(true);
+            }
+            self.derived
+                .observe(&self.root, &call.name, &o.data, o.is_error);
+            self.client.notify_now(json!({
+                "kind": "tool_end", "tool_use_id": call.id, "process": o.process, "is_error": o.is_error,
+            }));
+            chunks.push(("tool-result", body));
+        }
+        let bodies: Vec<Value> = chunks.iter().map(|(_, b)| b.clone()).collect();
+        if let Err(e) = self.commit_on_session(chunks, None).await {
+            eprintln!("agent: cannot record tool results: {e}");
+        }
+        for body in bodies {
+            self.remember(Sent::ToolResult, &body);
+        }
+    }
+
+    /// Calls a stop left without a run: each answered "interrupted".
+    async fn record_unfinished(&mut self, calls: &[ToolUseBlock]) {
+        let outcomes: Vec<Outcome> = calls
+            .iter()
+            .map(|_| Outcome::error("interrupted: the person stopped the run before this call"))
+            .collect();
+        self.record_results(calls, &outcomes).await;
+    }
+}
+
+/// What a finished process answered: its output, or why it failed.
+fn outcome_of(process: Option<String>, result: &substrate::ScopeResult) -> Outcome {
+    let body = result
+        .scopes
+        .first()
+        .map(|s| s.body_value())
+        .unwrap_or_default();
+    let output = result
+        .chunks
+        .iter()
+        .find(|c| c.is_on("engine/output", PlacementType::Instance))
+        .map(|c| c.body_value());
+    let failed = body["status"] != "completed";
+    match output {
+        Some(out) => Outcome {
+            text: out["text"].as_str().unwrap_or_default().to_owned(),
+            is_error: failed || out["is_error"].as_bool().unwrap_or(false),
+            data: out["data"].clone(),
+            process,
+            denied: false,
+        },
+        None => {
+            let error = body["error"].as_str().unwrap_or("no answer");
+            let tail = body["stderr_tail"].as_str().unwrap_or_default();
+            let tail: String = tail
+                .chars()
+                .rev()
+                .take(2000)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            Outcome {
+                text: format!(
+                    "the program failed ({error}) without answering{}{}",
+                    if tail.is_empty() { "" } else { ":\n" },
+                    tail.trim_end()
+                ),
+                is_error: true,
+                data: Value::Null,
+                process,
+                denied: false,
+            }
+        }
+    }
+}

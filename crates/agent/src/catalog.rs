@@ -1,0 +1,206 @@
+//! The tools a model is offered, read from the substrate: every program
+//! in the read boundary with `runtime: vm` and `tool` true (its name, its
+//! `body.text`, its input type's `body.schema`), sorted by name; and the
+//! agent's own tools. Also the pinned scopes of a context event. Both are
+//! read as of the context event's commit, by the live agent and by a
+//! rebuild alike.
+
+use crate::request::{Pinned, ToolDef};
+use protocol::program::{ProgramBody, Runtime};
+use protocol::{Client, ClientError, PlacementType, ScopeOpts};
+use serde_json::{Value, json};
+use substrate::TypeFilter;
+
+/// A program offered as a tool: how it is described, and its body.
+#[derive(Clone, Debug)]
+pub struct ProgramTool {
+    /// What the model is told.
+    pub def: ToolDef,
+    /// The program chunk's body (`concurrency_safe`, `read_only`, …).
+    pub body: ProgramBody,
+}
+
+/// Programs never offered as tools by this issue's agent.
+const NOT_TOOLS: &[&str] = &["agent"];
+
+/// The program tools as of `as_of` (head when `None`), sorted by name —
+/// only those named in `only`, when given. Answers the commit read at.
+pub async fn program_tools(
+    client: &Client,
+    as_of: Option<u64>,
+    only: Option<&[String]>,
+) -> Result<(u64, Vec<ProgramTool>), ClientError> {
+    let programs = client
+        .scope(
+            &["engine/program"],
+            ScopeOpts {
+                kind: TypeFilter::Instance,
+                as_of,
+                ..ScopeOpts::default()
+            },
+        )
+        .await?;
+    let at = programs.as_of;
+    let mut wanted = Vec::new();
+    for item in &programs.chunks {
+        let Some(name) = item.name.clone() else {
+            continue;
+        };
+        let Ok(body) = ProgramBody::parse(&name, &item.body_value()) else {
+            continue;
+        };
+        let eligible = match only {
+            Some(names) => names.contains(&name),
+            None => body.tool && body.runtime == Runtime::Vm && !NOT_TOOLS.contains(&name.as_str()),
+        };
+        if let (true, Some(input_type)) = (eligible, body.input_type.clone()) {
+            wanted.push((item.id.clone(), name, input_type, body));
+        }
+    }
+    let schemas = futures_util::future::join_all(
+        wanted
+            .iter()
+            .map(|(id, _, input_type, _)| input_schema(client, id, input_type, at)),
+    )
+    .await;
+    let mut tools = Vec::new();
+    for ((_, name, _, body), schema) in wanted.into_iter().zip(schemas) {
+        if let Some(schema) = schema? {
+            tools.push(ProgramTool {
+                def: ToolDef {
+                    name,
+                    description: body.text.clone(),
+                    schema,
+                },
+                body,
+            });
+        }
+    }
+    tools.sort_by(|a, b| a.def.name.cmp(&b.def.name));
+    Ok((at, tools))
+}
+
+/// The `body.schema` of `program`'s input type (related to it).
+async fn input_schema(
+    client: &Client,
+    program: &str,
+    input_type: &str,
+    at: u64,
+) -> Result<Option<Value>, ClientError> {
+    let related = client
+        .scope(
+            &[program],
+            ScopeOpts {
+                kind: TypeFilter::Relates,
+                as_of: Some(at),
+                ..ScopeOpts::default()
+            },
+        )
+        .await?;
+    Ok(related
+        .chunks
+        .iter()
+        .find(|c| c.id == input_type)
+        .map(|c| c.body_value()["schema"].clone())
+        .filter(Value::is_object))
+}
+
+/// The pinned scopes of context event `event` (placed relates on it, in
+/// order), each read as of `at`.
+pub async fn pinned(client: &Client, event: &str, at: u64) -> Result<Vec<Pinned>, ClientError> {
+    let pins = client
+        .scope(
+            &[event],
+            ScopeOpts {
+                kind: TypeFilter::Relates,
+                ..ScopeOpts::default()
+            },
+        )
+        .await?;
+    let ids: Vec<String> = pins
+        .chunks
+        .iter()
+        .filter(|c| c.is_on(event, PlacementType::Relates))
+        .map(|c| c.id.clone())
+        .collect();
+    let mut out = Vec::new();
+    for id in ids {
+        let read = client
+            .scope(
+                &[id.as_str()],
+                ScopeOpts {
+                    as_of: Some(at),
+                    ..ScopeOpts::default()
+                },
+            )
+            .await?;
+        if let Some(scope) = read.scopes.into_iter().next() {
+            out.push(Pinned {
+                scope: (*scope).clone(),
+                members: read.chunks.iter().map(|c| (**c).clone()).collect(),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The agent's own tools, answered without a run.
+pub fn own_tools() -> Vec<Value> {
+    vec![
+        json!({
+            "name": "ask_user",
+            "description": "Asks the person a question and waits for the answer. Use it when \
+                you cannot go on without a decision only they can make; not for permission \
+                (tools ask for that themselves). When no one is attached, the answer says so \
+                and you must decide yourself.",
+            "input_schema": {
+                "type": "object",
+                "properties": {
+                    "question": {"type": "string", "description": "The question, complete on its own."},
+                    "options": {"type": "array", "items": {"type": "string"}, "description": "Suggested answers, if there are a few."}
+                },
+                "required": ["question"]
+            }
+        }),
+        json!({
+            "name": "scope",
+            "description": "Reads the substrate hermitcrab keeps: scopes (a session, a \
+                process, a type such as `prompt`) by id, or a full-text search over \
+                everything with `match`. A scope you read is added to your knowledge from the \
+                next turn on. Earlier sessions are reachable this way.",
+            "input_schema": {
+                "type": "object",
+                "properties": {
+                    "ids": {"type": "array", "items": {"type": "string"}, "description": "Scope ids; several mean their intersection."},
+                    "match": {"type": "string", "description": "Full-text query."},
+                    "limit": {"type": "integer", "minimum": 1, "description": "At most this many members (default 50)."}
+                }
+            }
+        }),
+        json!({
+            "name": "todo",
+            "description": "Keeps your plan for multi-step work: the whole list each call \
+                (it replaces the previous one), each item pending, in_progress or completed. \
+                The person sees it. Use it for work of three steps or more.",
+            "input_schema": {
+                "type": "object",
+                "properties": {
+                    "items": {"type": "array", "items": {
+                        "type": "object",
+                        "properties": {
+                            "content": {"type": "string"},
+                            "status": {"type": "string", "enum": ["pending", "in_progress", "completed"]}
+                        },
+                        "required": ["content", "status"]
+                    }}
+                },
+                "required": ["items"]
+            }
+        }),
+    ]
+}
+
+/// Whether `name` is one of the agent's own tools.
+pub fn is_own_tool(name: &str) -> bool {
+    matches!(name, "ask_user" | "scope" | "todo")
+}

@@ -1,0 +1,116 @@
+//! The `agent-config` chunk's body: the run's model and limits, resolved
+//! by the host (flags over environment over the project's file over the
+//! user's over the defaults) so a run can be understood — and rebuilt —
+//! from the substrate alone.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// How tool calls are allowed (`design/agent.md`, "Permissions").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PermissionMode {
+    /// Ask before anything that is not read-only.
+    #[default]
+    Default,
+    /// File edits in the project are allowed; other changes ask.
+    AcceptEdits,
+    /// Nothing that is not read-only.
+    Plan,
+    /// Everything is allowed.
+    Bypass,
+}
+
+impl PermissionMode {
+    /// Its name in configuration and flags.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PermissionMode::Default => "default",
+            PermissionMode::AcceptEdits => "accept-edits",
+            PermissionMode::Plan => "plan",
+            PermissionMode::Bypass => "bypass",
+        }
+    }
+
+    /// The mode named `name`.
+    pub fn parse(name: &str) -> Option<PermissionMode> {
+        Some(match name {
+            "default" => PermissionMode::Default,
+            "accept-edits" | "acceptEdits" => PermissionMode::AcceptEdits,
+            "plan" => PermissionMode::Plan,
+            "bypass" | "bypassPermissions" => PermissionMode::Bypass,
+            _ => return None,
+        })
+    }
+}
+
+/// Which API the model is reached through.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ApiKind {
+    /// The Anthropic Messages API (`ANTHROPIC_*`).
+    #[default]
+    Anthropic,
+    /// An OpenAI-compatible chat-completions server (`OPENAI_*`).
+    Openai,
+}
+
+/// The body of an `agent-config` chunk.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AgentConfig {
+    /// The model id.
+    pub model: String,
+    /// Which API serves it.
+    pub api: ApiKind,
+    /// Model calls this run may make.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_turns: Option<u32>,
+    /// Dollars this run may spend.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_budget_usd: Option<f64>,
+    /// The most tokens one reply may have (default: the model's, capped).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_output_tokens: Option<u32>,
+    /// Extended thinking's budget in tokens (none: no thinking).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<u32>,
+    /// How tool calls are allowed.
+    pub permission_mode: PermissionMode,
+    /// Rules that allow a call without asking (`shell(git status:*)`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub allow: Vec<String>,
+    /// Rules that refuse a call.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub deny: Vec<String>,
+    /// Rules that ask first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ask: Vec<String>,
+    /// Server-side tools, as the API takes them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub server_tools: Vec<Value>,
+    /// Text added at the end of the system prompt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub system_append: Option<String>,
+    /// Whether a person can answer questions.
+    pub interactive: bool,
+    /// The model's context window, when the built-in table does not know it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<u64>,
+    /// The user's configuration directory (its `AGENTS.md` is read).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user_config_dir: Option<String>,
+}
+
+impl AgentConfig {
+    /// Reads a body, with a message naming the field at fault.
+    pub fn parse(body: &Value) -> Result<AgentConfig, String> {
+        serde_path_to_error::deserialize(body.clone()).map_err(|e| {
+            format!(
+                "the agent-config chunk is malformed at `{}`: {}",
+                e.path(),
+                e.inner()
+            )
+        })
+    }
+}

@@ -1,0 +1,275 @@
+//! The cycle (`design/agent.md`): check the gates, call the model
+//! streaming (its text and tool input forwarded as `notify`), record the
+//! answer, run the tools it asked for, and again — until the model ends
+//! its turn or a gate, an interrupt or an error ends the run.
+
+use crate::request::{Sent, mark_breakpoint};
+use crate::run::{Run, Stop};
+use model::{ContentBlock, MessageResponse, ModelError, StopReason, StreamEvent};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::time::Instant;
+
+/// `max_tokens` continuations allowed in a row.
+const MAX_CONTINUATIONS: u32 = 3;
+/// Whole calls retried after a stream broke mid-reply.
+const STREAM_RETRIES: u32 = 2;
+
+/// How a model call ended, when not with a reply.
+enum Failed {
+    Stop(Stop),
+    /// The stream broke after some of the reply was shown.
+    Broken(ModelError),
+}
+
+impl Run {
+    /// Runs the cycle to its end.
+    pub async fn cycle(&mut self) -> Stop {
+        let mut continuations = 0;
+        let mut warned_price = false;
+        loop {
+            if self.inbox.interrupted() {
+                return Stop::Interrupted;
+            }
+            if let Some(stop) = self.tally.gate(&self.config) {
+                return stop;
+            }
+            if !self.tally.priced && !warned_price {
+                warned_price = true;
+                self.status(&format!(
+                    "no price is known for model `{}`: counting tokens only{}",
+                    self.config.model,
+                    if self.config.max_budget_usd.is_some() {
+                        "; the budget cannot be enforced"
+                    } else {
+                        ""
+                    }
+                ));
+            }
+            let reply = match self.call_with_retries().await {
+                Ok(reply) => reply,
+                Err(stop) => return stop,
+            };
+            let stop_reason = reply.stop_reason.clone();
+            let calls: Vec<model::ToolUseBlock> = reply.tool_uses().cloned().collect();
+            if let Err(e) = self.record_answer(&reply, stop_reason.as_ref()).await {
+                return Stop::Error(format!("cannot record the answer: {e}"));
+            }
+            match stop_reason {
+                Some(StopReason::ToolUse) if !calls.is_empty() => {
+                    continuations = 0;
+                    if let Err(stop) = self.run_calls(calls).await {
+                        return stop;
+                    }
+                }
+                Some(StopReason::MaxTokens) if continuations < MAX_CONTINUATIONS => {
+                    continuations += 1;
+                    self.status("the reply hit max_tokens; asking the model to continue");
+                }
+                Some(StopReason::PauseTurn) => {}
+                _ => return Stop::EndTurn,
+            }
+        }
+    }
+
+    /// A model call, made again (with a `discard` to hosts) when its stream
+    /// breaks after text was shown.
+    async fn call_with_retries(&mut self) -> Result<MessageResponse, Stop> {
+        let mut attempt = 0;
+        loop {
+            match self.call_model().await {
+                Ok(reply) => return Ok(reply),
+                Err(Failed::Stop(stop)) => return Err(stop),
+                Err(Failed::Broken(e)) if attempt < STREAM_RETRIES => {
+                    attempt += 1;
+                    self.client.notify_now(json!({"kind": "discard"}));
+                    self.status(&format!("the reply broke off ({e}); asking again"));
+                }
+                Err(Failed::Broken(e)) => return Err(Stop::Error(e.to_string())),
+            }
+        }
+    }
+
+    /// One streamed call; the request is the closed messages plus the open
+    /// one, with the conversation's cache breakpoint on its last block.
+    async fn call_model(&mut self) -> Result<MessageResponse, Failed> {
+        let provider = match &self.provider {
+            Ok(p) => std::sync::Arc::clone(p),
+            Err(why) => return Err(Failed::Stop(Stop::Error(why.clone()))),
+        };
+        let closed = self.request.messages.len();
+        self.request.messages.extend(self.conversation.tail());
+        mark_breakpoint(&mut self.request.messages, true);
+        let started = Instant::now();
+        let outcome = self.stream(&provider).await;
+        mark_breakpoint(&mut self.request.messages, false);
+        self.request.messages.truncate(closed);
+        let api_ms = started.elapsed().as_millis() as u64;
+        let reply = outcome?;
+        let cost = self.tally.add_call(&reply.model, &reply.usage, api_ms);
+        self.last_cost = cost;
+        Ok(reply)
+    }
+
+    /// Streams the current request, forwarding deltas; an interrupt stops
+    /// it and records what had come.
+    async fn stream(&mut self, provider: &model::Provider) -> Result<MessageResponse, Failed> {
+        let mut stream = match provider.stream(&self.request).await {
+            Ok(s) => s,
+            Err(e) => return Err(Failed::Stop(self.stop_for(e))),
+        };
+        let mut shown = String::new();
+        let mut tool_ids: HashMap<usize, String> = HashMap::new();
+        loop {
+            let event = tokio::select! {
+                event = stream.next_event() => event,
+                () = self.inbox.wait_interrupt() => {
+                    self.record_partial(&shown).await;
+                    return Err(Failed::Stop(Stop::Interrupted));
+                }
+            };
+            match event {
+                Ok(Some(event)) => self.forward(event, &mut shown, &mut tool_ids),
+                Ok(None) => break,
+                Err(e) if retryable(&e) => return Err(Failed::Broken(e)),
+                Err(e) => return Err(Failed::Stop(self.stop_for(e))),
+            }
+        }
+        match stream.finish().await {
+            Ok(reply) => Ok(reply),
+            Err(e) if retryable(&e) => Err(Failed::Broken(e)),
+            Err(e) => Err(Failed::Stop(self.stop_for(e))),
+        }
+    }
+
+    fn forward(
+        &self,
+        event: StreamEvent,
+        shown: &mut String,
+        tool_ids: &mut HashMap<usize, String>,
+    ) {
+        let data = match event {
+            StreamEvent::TextDelta { text, .. } => {
+                shown.push_str(&text);
+                json!({"kind": "text_delta", "text": text})
+            }
+            StreamEvent::ThinkingDelta { thinking, .. } => {
+                json!({"kind": "thinking_delta", "text": thinking})
+            }
+            StreamEvent::BlockStart {
+                index,
+                block: ContentBlock::ToolUse(tool),
+            } => {
+                tool_ids.insert(index, tool.id);
+                return;
+            }
+            StreamEvent::InputJsonDelta {
+                index,
+                partial_json,
+            } if !partial_json.is_empty() => json!({
+                "kind": "tool_input_delta",
+                "tool_use_id": tool_ids.get(&index).cloned().unwrap_or_default(),
+                "json": partial_json,
+            }),
+            _ => return,
+        };
+        self.client.notify_now(data);
+    }
+
+    /// The stop an error means, with what to do.
+    fn stop_for(&self, e: ModelError) -> Stop {
+        if e.is_prompt_too_long() {
+            return Stop::PromptTooLong(format!(
+                "the conversation no longer fits the context window of `{}` ({e}); start a new session, or compact this one",
+                self.config.model
+            ));
+        }
+        match &e {
+            ModelError::Api(api) if api.kind == model::ApiErrorKind::NotFound => {
+                Stop::Error(format!(
+                    "the model API does not know the model `{}` ({e}); choose another with --model or `model` in .hermitcrab/config.toml",
+                    self.config.model
+                ))
+            }
+            ModelError::Api(api) if api.kind == model::ApiErrorKind::Authentication => {
+                Stop::Error(format!(
+                    "the model API refused the credentials ({e}); check ANTHROPIC_API_KEY (or OPENAI_API_KEY)"
+                ))
+            }
+            ModelError::Connect { .. } | ModelError::Timeout { .. } => Stop::Error(format!(
+                "cannot reach the model API ({e}); check your network, or ANTHROPIC_BASE_URL / OPENAI_BASE_URL"
+            )),
+            _ => Stop::Error(e.to_string()),
+        }
+    }
+
+    /// Commits the reply as an `answer` (its blocks verbatim, its usage and
+    /// cost, the commit the request was built from), with the run's totals
+    /// on the process, and maps it into the conversation.
+    async fn record_answer(
+        &mut self,
+        reply: &MessageResponse,
+        stop_reason: Option<&StopReason>,
+    ) -> Result<(), protocol::ClientError> {
+        let body = json!({
+            "text": reply.text(),
+            "content": serde_json::to_value(&reply.content).unwrap_or(Value::Null),
+            "model": reply.model,
+            "stop_reason": stop_reason.map(StopReason::as_str),
+            "usage": serde_json::to_value(&reply.usage).unwrap_or(Value::Null),
+            "cost_usd": if self.tally.priced { json!(self.last_cost) } else { Value::Null },
+            "process": self.me,
+            "as_of": self.as_of,
+            "call": self.tally.turns,
+        });
+        let totals = self.tally.body(&self.config);
+        self.commit_on_session(vec![("answer", body.clone())], Some(totals))
+            .await?;
+        self.remember(Sent::Answer, &body);
+        Ok(())
+    }
+
+    /// What had streamed when an interrupt came, kept as an answer.
+    async fn record_partial(&mut self, shown: &str) {
+        if shown.is_empty() {
+            return;
+        }
+        let body = json!({
+            "text": shown,
+            "content": [{"type": "text", "text": shown}],
+            "model": self.config.model,
+            "stop_reason": "interrupted",
+            "process": self.me,
+            "as_of": self.as_of,
+        });
+        if self
+            .commit_on_session(vec![("answer", body.clone())], None)
+            .await
+            .is_ok()
+        {
+            self.remember(Sent::Answer, &body);
+        }
+    }
+
+    /// Tells hosts what the run is doing (never stored).
+    pub(crate) fn status(&self, text: &str) {
+        self.client
+            .notify_now(json!({"kind": "status", "text": text}));
+    }
+}
+
+/// Whether a failure after text was shown is worth a whole new call.
+fn retryable(e: &ModelError) -> bool {
+    match e {
+        ModelError::Interrupted { .. }
+        | ModelError::Timeout { .. }
+        | ModelError::Connect { .. } => true,
+        ModelError::Api(api) => matches!(
+            api.kind,
+            model::ApiErrorKind::Overloaded
+                | model::ApiErrorKind::Server
+                | model::ApiErrorKind::RateLimit
+        ),
+        _ => false,
+    }
+}

@@ -1,0 +1,298 @@
+//! `hc run "prompt"`: one agent run in print mode. A new session; the
+//! prompt, the pinned context and the resolved configuration placed on it
+//! in the run's own declaration; the answer streamed to stdout, each tool
+//! call one line on stderr, permission questions asked on the terminal
+//! when there is one; a closing line of turns, tokens, cost and time.
+
+use crate::project::Project;
+use crate::render::Renderer;
+use crate::settings::{self, Flags};
+use anyhow::{Context as _, Result};
+use engine::{Context, Engine};
+use protocol::{Boundary, RunArgs, SubscribeOpts};
+use serde_json::{Value, json};
+use std::time::Instant;
+use substrate::{ChunkDecl, Declaration, NewPlacement, PlacementDecl, PlacementType};
+
+/// What `hc run` was asked.
+pub struct RunRequest {
+    /// The prompt (`None`: read it from stdin).
+    pub prompt: Option<String>,
+    /// Settings given as flags.
+    pub flags: Flags,
+    /// `--no-contain`.
+    pub no_contain: bool,
+    /// `--context ID`: scopes to pin.
+    pub context: Vec<String>,
+}
+
+/// An exit code with a message for the person.
+#[derive(Debug)]
+pub struct Exit {
+    /// The code.
+    pub code: u8,
+    /// What to say (nothing when already said).
+    pub message: String,
+}
+
+impl std::fmt::Display for Exit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Exit {}
+
+fn exit(code: u8, message: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(Exit {
+        code,
+        message: message.into(),
+    })
+}
+
+/// Runs the agent once; answers the exit code.
+pub fn run(request: RunRequest) -> Result<u8> {
+    let started = Instant::now();
+    let prompt = read_prompt(request.prompt)?;
+    let here = std::env::current_dir().context("cannot read the working directory")?;
+    let project = match Project::find(&here) {
+        Ok(project) => project,
+        Err(_) => Project::init(&here)?.0,
+    };
+    let files = project.config()?;
+    let interactive = std::fs::File::open("/dev/tty").is_ok()
+        && std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let (_, config) = settings::resolve(&files, &request.flags, interactive)?;
+    check_credentials(&config)?;
+    let engine_config = crate::engine_config(&project, request.no_contain)?;
+    let (db, _) = project.open()?;
+    crate::runtime()?.block_on(async move {
+        let engine = Engine::open_with(db, engine_config)?;
+        let code = drive(&engine, &prompt, &config, &request.context, started).await;
+        engine.shutdown().await;
+        code
+    })
+}
+
+fn read_prompt(given: Option<String>) -> Result<String> {
+    let prompt = match given.filter(|p| p != "-") {
+        Some(p) => p,
+        None => {
+            if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+                return Err(exit(
+                    2,
+                    "say what to do: `hc run \"fix the failing test\"` (or pipe the prompt on stdin)",
+                ));
+            }
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+                .context("cannot read the prompt from stdin")?;
+            text
+        }
+    };
+    if prompt.trim().is_empty() {
+        return Err(exit(2, "the prompt is empty; say what to do"));
+    }
+    Ok(prompt)
+}
+
+/// Refuses early, with what to set, when the default API has no key.
+fn check_credentials(config: &agent::AgentConfig) -> Result<()> {
+    let set = |v: &str| std::env::var(v).is_ok_and(|x| !x.trim().is_empty());
+    let missing = match config.api {
+        agent::ApiKind::Anthropic => {
+            !set("ANTHROPIC_API_KEY") && !set("ANTHROPIC_AUTH_TOKEN") && !set("ANTHROPIC_BASE_URL")
+        }
+        agent::ApiKind::Openai => !set("OPENAI_API_KEY") && !set("OPENAI_BASE_URL"),
+    };
+    if missing {
+        let var = match config.api {
+            agent::ApiKind::Anthropic => "ANTHROPIC_API_KEY",
+            agent::ApiKind::Openai => "OPENAI_API_KEY",
+        };
+        return Err(exit(
+            1,
+            format!(
+                "no API key: set {var} (or, to try hermitcrab without one, run `hc-fake-model` and set ANTHROPIC_BASE_URL to the address it prints)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A new session for `prompt`: its title is the prompt's first line, cut.
+pub fn new_session(engine: &Engine, prompt: &str) -> Result<String> {
+    let id = substrate::ids::new_id("s");
+    let first = prompt
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    let mut title: String = first.chars().take(80).collect();
+    if first.chars().count() > 80 {
+        title.push('…');
+    }
+    let created = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
+    engine.commit(
+        &Context::host(),
+        Declaration::of(vec![
+            ChunkDecl::with_id(&id)
+                .name(title.clone())
+                .body(json!({"title": title, "created": created}))
+                .on(NewPlacement::instance("session")),
+        ]),
+    )?;
+    Ok(id)
+}
+
+/// The run's arguments: the prompt and the context event on the session,
+/// and the configuration; boundaries: read the session, the programs and
+/// the pins, write the session.
+pub fn run_args(
+    engine: &Engine,
+    session: &str,
+    prompt: &str,
+    config: &agent::AgentConfig,
+    pins: &[String],
+) -> Result<RunArgs> {
+    let host = Context::host();
+    let exists = |id: &str| engine.db().read(|s| s.exists(id)).unwrap_or(false);
+    let mut pinned: Vec<String> = Vec::new();
+    if exists("culture") {
+        pinned.push("culture".into());
+    }
+    for id in pins {
+        if !exists(id) {
+            return Err(exit(
+                2,
+                format!("--context {id}: no such chunk in this project's substrate"),
+            ));
+        }
+        if !pinned.contains(id) {
+            pinned.push(id.clone());
+        }
+    }
+    let context = if pinned.is_empty() {
+        ChunkDecl::generated()
+            .body(json!({}))
+            .on(NewPlacement::instance("context"))
+            .on(NewPlacement::instance(session))
+    } else {
+        let id = substrate::ids::new_id("c");
+        engine.commit(
+            &host,
+            Declaration {
+                chunks: vec![
+                    ChunkDecl::with_id(&id)
+                        .body(json!({}))
+                        .on(NewPlacement::instance("context"))
+                        .on(NewPlacement::instance(session)),
+                ],
+                placements: pinned
+                    .iter()
+                    .map(|p| PlacementDecl {
+                        chunk: p.clone(),
+                        scope: id.clone(),
+                        kind: PlacementType::Relates,
+                        seq: None,
+                    })
+                    .collect(),
+                ..Declaration::default()
+            },
+        )?;
+        ChunkDecl::with_id(id)
+    };
+    let mut read = vec![session.to_owned(), "engine/program".to_owned()];
+    read.extend(pinned);
+    Ok(RunArgs {
+        chunks: vec![
+            ChunkDecl::generated()
+                .body(json!({"text": prompt}))
+                .on(NewPlacement::instance("prompt"))
+                .on(NewPlacement::instance(session)),
+            context,
+            ChunkDecl::generated()
+                .body(serde_json::to_value(config)?)
+                .on(NewPlacement::instance("agent-config")),
+        ],
+        read_boundary: Some(Boundary::Roots(read)),
+        write_boundary: Some(Boundary::Roots(vec![session.to_owned()])),
+        session: Some(session.to_owned()),
+        ..RunArgs::default()
+    })
+}
+
+/// Starts the run, renders it to its end, and answers the exit code.
+async fn drive(
+    engine: &Engine,
+    prompt: &str,
+    config: &agent::AgentConfig,
+    pins: &[String],
+    started: Instant,
+) -> Result<u8> {
+    let host = Context::host();
+    let session = new_session(engine, prompt)?;
+    let sub = engine.subscribe(
+        &host,
+        std::slice::from_ref(&session),
+        SubscribeOpts { deep: true },
+    )?;
+    let events = engine
+        .events(&sub)
+        .ok_or_else(|| anyhow::anyhow!("cannot follow the session's events"))?;
+    let args = run_args(engine, &session, prompt, config, pins)?;
+    let process = engine.run(&host, "agent", args)?;
+    let mut renderer = Renderer::new(engine.clone(), session.clone(), config.interactive);
+    let body = renderer.follow(events, &process).await?;
+    Ok(finish(&body, started))
+}
+
+/// The closing line and the exit code of a finished run.
+pub fn finish(body: &Value, started: Instant) -> u8 {
+    let stop = body["stop_reason"].as_str().unwrap_or("");
+    let usage = &body["usage"];
+    let tokens = |k: &str| usage[k].as_u64().unwrap_or(0);
+    let input = tokens("input_tokens")
+        + tokens("cache_creation_input_tokens")
+        + tokens("cache_read_input_tokens");
+    let cost = match body["cost_usd"].as_f64() {
+        Some(c) => format!("${c:.4}"),
+        None => "cost unknown".to_owned(),
+    };
+    eprintln!(
+        "— {} turn{} · {} in / {} out tokens · {cost} · {:.1} s",
+        body["turns"].as_u64().unwrap_or(0),
+        if body["turns"].as_u64() == Some(1) {
+            ""
+        } else {
+            "s"
+        },
+        input,
+        tokens("output_tokens"),
+        started.elapsed().as_secs_f64()
+    );
+    let code = match stop {
+        "end_turn" => 0,
+        "max_turns" | "max_budget" => 3,
+        "interrupted" => 130,
+        _ => 1,
+    };
+    if code != 0 {
+        let message = body["stop_message"]
+            .as_str()
+            .map(str::to_owned)
+            .or_else(|| {
+                body["error"]
+                    .as_str()
+                    .map(|e| format!("the agent failed ({e})"))
+            })
+            .unwrap_or_else(|| "the run did not finish".into());
+        eprintln!("hc: {message}");
+        if stop.is_empty()
+            && let Some(tail) = body["stderr_tail"].as_str()
+        {
+            eprintln!("{}", tail.trim_end());
+        }
+    }
+    code
+}

@@ -1,0 +1,210 @@
+//! The agent's configuration, resolved once by the host into the
+//! `agent-config` chunk (`design/agent.md`): command-line flags over the
+//! environment (`HC_MODEL`, …) over the project's file over the user's over
+//! the built-in defaults. Every value remembers where it came from, for
+//! `hc config`. The one place a model name appears in code is [`DEFAULTS`].
+
+use crate::config::{Files, Source};
+use agent::{AgentConfig, ApiKind, PermissionMode};
+use anyhow::{Result, bail};
+use serde_json::{Value, json};
+
+/// Built-in defaults: setting name → value.
+pub const DEFAULTS: &[(&str, &str)] = &[
+    ("model", "claude-sonnet-4-5"),
+    ("api", "anthropic"),
+    ("permission_mode", "default"),
+];
+
+/// Settings that take one value, with their environment variable.
+pub const SCALARS: &[(&str, &str)] = &[
+    ("model", "HC_MODEL"),
+    ("api", "HC_API"),
+    ("max_turns", "HC_MAX_TURNS"),
+    ("max_budget_usd", "HC_MAX_BUDGET_USD"),
+    ("max_output_tokens", "HC_MAX_OUTPUT_TOKENS"),
+    ("thinking", "HC_THINKING"),
+    ("permission_mode", "HC_PERMISSION_MODE"),
+    ("system_append", "HC_SYSTEM_APPEND"),
+    ("context_window", "HC_CONTEXT_WINDOW"),
+];
+
+/// Rule lists, under `[permissions]` (lists from every source add up).
+pub const RULE_LISTS: &[&str] = &["allow", "deny", "ask"];
+
+/// What flags say (each `None` or empty when not given).
+#[derive(Clone, Debug, Default)]
+pub struct Flags {
+    /// `--model` etc., by setting name.
+    pub scalars: Vec<(&'static str, String)>,
+    /// `--allow`, `--deny`, `--ask`.
+    pub rules: Vec<(&'static str, String)>,
+}
+
+/// One resolved setting.
+#[derive(Clone, Debug)]
+pub struct Resolved {
+    /// Its name.
+    pub name: String,
+    /// Its value (JSON).
+    pub value: Value,
+    /// Where it came from.
+    pub source: Source,
+}
+
+/// Resolves every setting; answers them (for `hc config`) and the
+/// `agent-config` body they make.
+pub fn resolve(
+    files: &Files,
+    flags: &Flags,
+    interactive: bool,
+) -> Result<(Vec<Resolved>, AgentConfig)> {
+    let mut resolved = Vec::new();
+    for (name, var) in SCALARS {
+        let found = flags
+            .scalars
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| {
+                (
+                    json!(v),
+                    Source::Flag(format!("--{}", name.replace('_', "-"))),
+                )
+            })
+            .or_else(|| {
+                std::env::var(var)
+                    .ok()
+                    .filter(|v| !v.is_empty())
+                    .map(|v| (json!(v), Source::Env((*var).to_owned())))
+            })
+            .or_else(|| files.get(name).map(|(v, source)| (toml_to_json(v), source)))
+            .or_else(|| {
+                DEFAULTS
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .map(|(_, v)| (json!(v), Source::Default))
+            });
+        if let Some((value, source)) = found {
+            resolved.push(Resolved {
+                name: (*name).to_owned(),
+                value,
+                source,
+            });
+        }
+    }
+    for list in RULE_LISTS {
+        for file in &files.files {
+            if let Some(rules) = file.table.get("permissions").and_then(|p| p.get(list)) {
+                let Some(rules) = rules.as_array() else {
+                    bail!(
+                        "{}: [permissions] {list} must be a list of rules",
+                        file.path.display()
+                    );
+                };
+                for rule in rules {
+                    resolved.push(Resolved {
+                        name: (*list).to_owned(),
+                        value: toml_to_json(rule),
+                        source: file.source(),
+                    });
+                }
+            }
+        }
+        for (name, rule) in flags.rules.iter().filter(|(n, _)| n == list) {
+            resolved.push(Resolved {
+                name: (*name).to_owned(),
+                value: json!(rule),
+                source: Source::Flag(format!("--{name}")),
+            });
+        }
+    }
+    let config = agent_config(&resolved, files, interactive)?;
+    Ok((resolved, config))
+}
+
+/// The `agent-config` body of resolved settings; a value of the wrong kind
+/// is an error naming where it came from.
+fn agent_config(resolved: &[Resolved], files: &Files, interactive: bool) -> Result<AgentConfig> {
+    let mut config = AgentConfig {
+        interactive,
+        user_config_dir: crate::config::user_file()
+            .and_then(|p| p.parent().map(|d| d.to_string_lossy().into_owned())),
+        ..AgentConfig::default()
+    };
+    for r in resolved {
+        let text = match &r.value {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let bad =
+            |what: &str| anyhow::anyhow!("{}: `{}` must be {what}, not {text}", r.source, r.name);
+        match r.name.as_str() {
+            "model" => config.model = text,
+            "api" => {
+                config.api = match text.as_str() {
+                    "anthropic" => ApiKind::Anthropic,
+                    "openai" => ApiKind::Openai,
+                    _ => return Err(bad("\"anthropic\" or \"openai\"")),
+                }
+            }
+            "max_turns" => {
+                config.max_turns = Some(text.parse().map_err(|_| bad("a whole number"))?)
+            }
+            "max_budget_usd" => {
+                let usd: f64 = text.parse().map_err(|_| bad("a number of dollars"))?;
+                if usd.is_nan() || usd <= 0.0 {
+                    return Err(bad("a positive number of dollars"));
+                }
+                config.max_budget_usd = Some(usd);
+            }
+            "max_output_tokens" => {
+                config.max_output_tokens = Some(text.parse().map_err(|_| bad("a whole number"))?)
+            }
+            "thinking" => {
+                config.thinking = Some(
+                    text.parse()
+                        .map_err(|_| bad("a token budget (a whole number)"))?,
+                )
+            }
+            "context_window" => {
+                config.context_window = Some(text.parse().map_err(|_| bad("a whole number"))?)
+            }
+            "permission_mode" => {
+                config.permission_mode = PermissionMode::parse(&text)
+                    .ok_or_else(|| bad("one of default, accept-edits, plan, bypass"))?
+            }
+            "system_append" => config.system_append = Some(text),
+            "allow" => config.allow.push(text),
+            "deny" => config.deny.push(text),
+            "ask" => config.ask.push(text),
+            _ => {}
+        }
+    }
+    for rule in config.allow.iter().chain(&config.deny).chain(&config.ask) {
+        agent::permissions::Rule::parse(rule).map_err(anyhow::Error::msg)?;
+    }
+    if let Some((tools, source)) = files.get("server_tools") {
+        match toml_to_json(tools) {
+            Value::Array(list) => config.server_tools = list,
+            _ => bail!("{source}: `server_tools` must be a list of tables"),
+        }
+    }
+    Ok(config)
+}
+
+/// A TOML value as JSON.
+pub fn toml_to_json(value: &toml::Value) -> Value {
+    match value {
+        toml::Value::String(s) => json!(s),
+        toml::Value::Integer(i) => json!(i),
+        toml::Value::Float(f) => json!(f),
+        toml::Value::Boolean(b) => json!(b),
+        toml::Value::Datetime(d) => json!(d.to_string()),
+        toml::Value::Array(a) => Value::Array(a.iter().map(toml_to_json).collect()),
+        toml::Value::Table(t) => Value::Object(
+            t.iter()
+                .map(|(k, v)| (k.clone(), toml_to_json(v)))
+                .collect(),
+        ),
+    }
+}

@@ -1,0 +1,238 @@
+//! A project, the fake model on 127.0.0.1, and `hc` as a person or a
+//! script runs it: `hc run` as a process, or `hc serve --stdio` driven as
+//! a host (for answering the agent's questions through the substrate).
+
+use protocol::{Client, Events};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use substrate::{PlacementType, ScopeOpts, Substrate};
+use testkit::{FakeModel, Script};
+
+pub const HC: &str = env!("CARGO_BIN_EXE_hc");
+
+/// Variables of the test's own environment that must not reach `hc`.
+const SCRUB: &[&str] = &[
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_BASE_URL",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "HC_MODEL",
+    "HC_MAX_TURNS",
+    "HC_PERMISSION_MODE",
+    "HC_API",
+];
+
+pub struct Setup {
+    pub dir: tempfile::TempDir,
+    pub root: PathBuf,
+    pub fake: FakeModel,
+}
+
+/// What `hc run` did.
+#[derive(Debug)]
+pub struct Ran {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Setup {
+    /// A project (`hc init`) and a fake model serving `script` (JSON).
+    pub async fn new(script: Value) -> Setup {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let out = std::process::Command::new(HC)
+            .arg("init")
+            .current_dir(&root)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let fake = FakeModel::start(Script::from_json(&script.to_string()).unwrap())
+            .await
+            .unwrap();
+        Setup { dir, root, fake }
+    }
+
+    pub fn file(&self, rel: &str, content: &str) -> PathBuf {
+        let path = self.root.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, content).unwrap();
+        path
+    }
+
+    /// A command for `hc` in the project, talking to the fake.
+    pub fn hc(&self, args: &[&str]) -> tokio::process::Command {
+        let mut command = tokio::process::Command::new(HC);
+        command.args(args).current_dir(&self.root);
+        for var in SCRUB {
+            command.env_remove(var);
+        }
+        command
+            .env("ANTHROPIC_BASE_URL", self.fake.base_url())
+            .env("XDG_CONFIG_HOME", self.root.join(".no-user-config"))
+            .stdin(Stdio::null())
+            .kill_on_drop(true);
+        command
+    }
+
+    /// `hc run ARGS…` to its end.
+    pub async fn run(&self, args: &[&str]) -> Ran {
+        let mut all = vec!["run"];
+        all.extend_from_slice(args);
+        let out = tokio::time::timeout(std::time::Duration::from_secs(120), self.hc(&all).output())
+            .await
+            .expect("hc run did not end within 120 s")
+            .unwrap();
+        Ran {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    /// The substrate, opened beside whatever `hc` left.
+    pub fn db(&self) -> Arc<Substrate> {
+        Arc::new(Substrate::open(self.root.join(".hermitcrab/substrate.db")).unwrap())
+    }
+
+    /// The project's sessions, oldest first.
+    pub fn sessions(&self) -> Vec<String> {
+        let read = self
+            .db()
+            .scope(
+                &["session"],
+                &ScopeOpts {
+                    kind: substrate::TypeFilter::Instance,
+                    ..ScopeOpts::default()
+                },
+            )
+            .unwrap();
+        read.chunks.iter().map(|c| c.id.clone()).collect()
+    }
+
+    /// A session's chunks of type `ty`, bodies in order.
+    pub fn of_type(&self, session: &str, ty: &str) -> Vec<Value> {
+        self.db()
+            .scope(&[session, ty], &ScopeOpts::default())
+            .unwrap()
+            .chunks
+            .iter()
+            .map(|c| c.body_value())
+            .collect()
+    }
+
+    /// The bodies the fake received at `/v1/messages`, raw.
+    pub fn sent(&self) -> Vec<Vec<u8>> {
+        self.fake
+            .requests_to("/v1/messages")
+            .into_iter()
+            .map(|r| r.raw_body.to_vec())
+            .collect()
+    }
+
+    /// `hc trace SESSION --request N`'s output.
+    pub async fn rebuilt(&self, session: &str, n: usize) -> Vec<u8> {
+        let out = self
+            .hc(&["trace", session, "--request", &n.to_string()])
+            .output()
+            .await
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "hc trace: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut body = out.stdout;
+        assert_eq!(body.pop(), Some(b'\n'));
+        body
+    }
+
+    /// The agent processes of a session (their final bodies).
+    pub fn processes(&self, session: &str) -> Vec<Value> {
+        self.of_type(session, "engine/process")
+    }
+
+    /// `hc serve --stdio` as a host.
+    pub fn serve(&self) -> (tokio::process::Child, Client, Events) {
+        let mut command = self.hc(&["serve", "--stdio"]);
+        command.stdin(Stdio::piped()).stdout(Stdio::piped());
+        let mut child = command.spawn().unwrap();
+        let (client, events) =
+            Client::connect(child.stdout.take().unwrap(), child.stdin.take().unwrap());
+        (child, client, events)
+    }
+}
+
+/// A reply turn: `content` blocks, a stop reason, usage.
+pub fn reply(content: Value, stop: &str) -> Value {
+    json!({"reply": {"content": content, "stop_reason": stop,
+        "usage": {"input_tokens": 1000, "output_tokens": 50, "cache_read_input_tokens": 0}}})
+}
+
+/// A `tool_use` block.
+pub fn call(id: &str, name: &str, input: Value) -> Value {
+    json!({"type": "tool_use", "id": id, "name": name, "input": input})
+}
+
+pub fn text(t: &str) -> Value {
+    json!({"type": "text", "text": t})
+}
+
+/// A session's processes that ran `program`: (started, ended) times.
+pub fn spans(
+    db: &Substrate,
+    program: &str,
+) -> Vec<(std::time::SystemTime, std::time::SystemTime, Value)> {
+    let read = db
+        .scope(
+            &[format!("program/{program}")],
+            &ScopeOpts {
+                kind: substrate::TypeFilter::Instance,
+                ..ScopeOpts::default()
+            },
+        )
+        .unwrap();
+    read.chunks
+        .iter()
+        .filter(|c| c.is_on("engine/process", PlacementType::Instance))
+        .map(|c| {
+            let b = c.body_value();
+            let t = |k: &str| humantime::parse_rfc3339(b[k].as_str().unwrap()).unwrap();
+            (t("started"), t("ended"), b)
+        })
+        .collect()
+}
+
+/// The host's run of the agent on `session`, as `hc run` makes it.
+pub fn run_args(session: &str, prompt: &str, config: Value) -> protocol::RunArgs {
+    use substrate::{ChunkDecl, NewPlacement};
+    protocol::RunArgs {
+        chunks: vec![
+            ChunkDecl::generated()
+                .body(json!({"text": prompt}))
+                .on(NewPlacement::instance("prompt"))
+                .on(NewPlacement::instance(session)),
+            ChunkDecl::generated()
+                .body(json!({}))
+                .on(NewPlacement::instance("context"))
+                .on(NewPlacement::instance(session)),
+            ChunkDecl::generated()
+                .body(config)
+                .on(NewPlacement::instance("agent-config")),
+        ],
+        read_boundary: Some(protocol::Boundary::Roots(vec![
+            session.into(),
+            "engine/program".into(),
+        ])),
+        write_boundary: Some(protocol::Boundary::Roots(vec![session.into()])),
+        session: Some(session.into()),
+        ..protocol::RunArgs::default()
+    }
+}
+
+pub fn root_of(path: &Path) -> String {
+    path.to_string_lossy().into_owned()
+}

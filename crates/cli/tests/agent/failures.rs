@@ -1,0 +1,125 @@
+//! Gates, and the failures a person meets first: no key, a bad model, the
+//! API down — each a clear message and a non-zero exit.
+
+use crate::common::*;
+use serde_json::json;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_turn_gate_stops_the_run_with_exit_3() {
+    let s = Setup::new(json!({"turns": [
+        reply(json!([call("t1", "read", json!({"file_path": "a.txt"}))]), "tool_use"),
+        reply(json!([text("never")]), "end_turn"),
+    ]}))
+    .await;
+    s.file("a.txt", "a");
+    let ran = s.run(&["--max-turns", "1", "go"]).await;
+    assert_eq!(ran.code, 3, "{ran:#?}");
+    assert!(
+        ran.stderr.contains("max_turns") && ran.stderr.contains("--max-turns"),
+        "{}",
+        ran.stderr
+    );
+    assert_eq!(s.sent().len(), 1);
+    let session = s.sessions().pop().unwrap();
+    let agent = s
+        .processes(&session)
+        .into_iter()
+        .find(|p| p["program"] == "program/agent")
+        .unwrap();
+    assert_eq!(agent["stop_reason"], "max_turns");
+    assert_eq!(agent["status"], "failed");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_budget_gate_stops_the_run_with_exit_3() {
+    let costly = json!({"reply": {"content": [call("t1", "read", json!({"file_path": "a.txt"}))], "stop_reason": "tool_use",
+        "usage": {"input_tokens": 200000, "output_tokens": 1000}}});
+    let s = Setup::new(json!({"turns": [costly, reply(json!([text("never")]), "end_turn")]})).await;
+    s.file("a.txt", "a");
+    let ran = s.run(&["--max-budget-usd", "0.5", "go"]).await;
+    assert_eq!(ran.code, 3, "{ran:#?}");
+    assert!(ran.stderr.contains("budget of $0.50"), "{}", ran.stderr);
+    assert_eq!(s.sent().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn no_key_says_which_variable_to_set() {
+    let s = Setup::new(json!({"turns": [reply(json!([text("unused")]), "end_turn")]})).await;
+    let out = s
+        .hc(&["run", "hi"])
+        .env_remove("ANTHROPIC_BASE_URL")
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("ANTHROPIC_API_KEY"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unknown_model_is_named() {
+    let s = Setup::new(json!({"turns": [{"error": {"status": 404, "type": "not_found_error", "message": "model: claude-nope"}}]})).await;
+    let ran = s.run(&["--model", "claude-nope", "hi"]).await;
+    assert_eq!(ran.code, 1, "{ran:#?}");
+    assert!(
+        ran.stderr.contains("does not know the model `claude-nope`")
+            && ran.stderr.contains("--model"),
+        "{}",
+        ran.stderr
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unreachable_api_says_what_to_check() {
+    let s = Setup::new(json!({"turns": [reply(json!([text("unused")]), "end_turn")]})).await;
+    let out = s
+        .hc(&["run", "hi"])
+        .env("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cannot reach the model API") && err.contains("ANTHROPIC_BASE_URL"),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_api_key_never_reaches_a_tool() {
+    let s = Setup::new(json!({"turns": [
+        reply(json!([call("t1", "shell", json!({"command": "env; tr '\\0' '\\n' < /proc/1/environ; echo END"}))]), "tool_use"),
+        reply(json!([text("ok")]), "end_turn"),
+    ]})).await;
+    let out = s
+        .hc(&["run", "--permission-mode", "bypass", "look"])
+        .env("ANTHROPIC_API_KEY", "sk-ant-secret-4242")
+        .output()
+        .await
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let session = s.sessions().pop().unwrap();
+    let text = s.of_type(&session, "tool-result")[0]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(text.contains("END"), "{text}");
+    assert!(
+        !text.contains("sk-ant-secret-4242"),
+        "the key leaked into a tool: {text}"
+    );
+    // and the agent did send it
+    assert_eq!(
+        s.fake.requests()[0].header("x-api-key"),
+        Some("sk-ant-secret-4242")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_empty_prompt_is_a_usage_error() {
+    let s = Setup::new(json!({"turns": [reply(json!([text("unused")]), "end_turn")]})).await;
+    let ran = s.run(&["   "]).await;
+    assert_eq!(ran.code, 2);
+    assert!(ran.stderr.contains("empty"));
+}

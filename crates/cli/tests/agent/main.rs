@@ -1,0 +1,8 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
+//! The agent and `hc run` against the fake model server: real contained
+//! tool programs, a real substrate, every request rebuilt byte for byte.
+
+mod common;
+mod cycle;
+mod failures;
+mod permissions;

@@ -1,0 +1,162 @@
+//! Permissions: modes, rules, asking through the substrate, and the
+//! refusal that says which rule to add when no one can answer.
+
+use crate::common::*;
+use protocol::Event;
+use serde_json::json;
+use substrate::{ChunkDecl, Declaration, NewPlacement, PlacementType, ScopeOpts};
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_no_person_ask_is_a_denial_that_names_the_rule() {
+    let s = Setup::new(json!({"turns": [
+        reply(json!([call("t1", "shell", json!({"command": "rm -rf build"}))]), "tool_use"),
+        reply(json!([text("could not")]), "end_turn"),
+    ]}))
+    .await;
+    std::fs::create_dir(s.root.join("build")).unwrap();
+    let ran = s.run(&["clean up"]).await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    assert!(s.root.join("build").exists(), "nothing ran");
+    let session = s.sessions().pop().unwrap();
+    let result = &s.of_type(&session, "tool-result")[0];
+    assert_eq!(result["is_error"], true);
+    assert_eq!(result["denied"], true);
+    let text = result["text"].as_str().unwrap();
+    assert!(
+        text.contains("--allow 'shell(rm -rf:*)'") && text.contains("allow"),
+        "{text}"
+    );
+    let agent = s
+        .processes(&session)
+        .into_iter()
+        .find(|p| p["program"] == "program/agent")
+        .unwrap();
+    assert_eq!(agent["permission_denials"].as_array().unwrap().len(), 1);
+    assert!(
+        s.processes(&session)
+            .iter()
+            .all(|p| p["program"] != "program/shell"),
+        "no shell process"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rules_deny_before_they_allow_and_plan_mode_changes_nothing() {
+    let s = Setup::new(json!({"turns": [
+        reply(json!([call("t1", "shell", json!({"command": "echo allowed"})), call("t2", "shell", json!({"command": "rm notes.txt"}))]), "tool_use"),
+        reply(json!([text("ok")]), "end_turn"),
+        reply(json!([call("t3", "write", json!({"file_path": "x.txt", "content": "x"})), call("t4", "read", json!({"file_path": "notes.txt"}))]), "tool_use"),
+        reply(json!([text("ok")]), "end_turn"),
+    ]})).await;
+    s.file("notes.txt", "keep me\n");
+    let ran = s
+        .run(&["--allow", "shell", "--deny", "shell(rm:*)", "go"])
+        .await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    let first = s.sessions().pop().unwrap();
+    let results = s.of_type(&first, "tool-result");
+    assert!(
+        results[0]["text"].as_str().unwrap().contains("allowed") && results[0]["is_error"] == false
+    );
+    assert!(
+        results[1]["text"]
+            .as_str()
+            .unwrap()
+            .contains("denied by the rule `shell(rm:*)`"),
+        "{results:#?}"
+    );
+    assert!(s.root.join("notes.txt").exists());
+    let ran = s.run(&["--permission-mode", "plan", "go"]).await;
+    assert_eq!(ran.code, 0);
+    let sessions = s.sessions();
+    let second = sessions.iter().find(|x| **x != first).unwrap();
+    let results = s.of_type(second, "tool-result");
+    assert!(
+        results[0]["text"].as_str().unwrap().contains("plan mode"),
+        "{results:#?}"
+    );
+    assert_eq!(results[1]["is_error"], false, "reads are fine in plan mode");
+    assert!(!s.root.join("x.txt").exists());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_host_answers_permission_questions_through_the_substrate() {
+    let s = Setup::new(json!({"turns": [
+        reply(json!([call("t1", "shell", json!({"command": "echo approved"}))]), "tool_use"),
+        reply(json!([call("t2", "shell", json!({"command": "echo refused"}))]), "tool_use"),
+        reply(json!([call("t3", "shell", json!({"command": "echo again"}))]), "tool_use"),
+        reply(json!([text("done")]), "end_turn"),
+    ]}))
+    .await;
+    let (_server, client, mut events) = s.serve();
+    client
+        .commit(Declaration::of(vec![
+            ChunkDecl::with_id("s_ask").on(NewPlacement::instance("session")),
+        ]))
+        .await
+        .unwrap();
+    client.subscribe(&["s_ask"], false).await.unwrap();
+    let config = json!({"model": "claude-sonnet-4-5", "interactive": true});
+    let p = client
+        .run("agent", run_args("s_ask", "go", config))
+        .await
+        .unwrap();
+    // the host: allow, deny, then "always" — asked twice in all
+    let mut answers = vec![("allow", ""), ("deny", "not that one")].into_iter();
+    let mut asked = 0;
+    let host =
+        async {
+            while let Some(event) = events.recv().await {
+                let Event::ScopeChanged { commit, .. } = event else {
+                    continue;
+                };
+                for id in &commit.created {
+                    let read = client
+                        .scope(&[id.as_str()], ScopeOpts::default())
+                        .await
+                        .unwrap();
+                    if !read.scopes[0].is_on("permission-request", PlacementType::Instance) {
+                        continue;
+                    }
+                    asked += 1;
+                    let (decision, message) = answers.next().unwrap_or(("always", ""));
+                    client
+                        .commit(Declaration::of(vec![ChunkDecl::generated()
+                    .body(json!({"request": id, "decision": decision, "message": message}))
+                    .on(NewPlacement::instance("s_ask"))
+                    .on(NewPlacement::instance("permission-decision"))]))
+                        .await
+                        .unwrap();
+                }
+            }
+        };
+    let ids = [p.as_str()];
+    let done = tokio::select! {
+        done = client.await_processes(&ids) => done.unwrap(),
+        () = host => panic!("events ended"),
+    };
+    assert_eq!(done[&p].scopes[0].body_value()["stop_reason"], "end_turn");
+    assert_eq!(asked, 3);
+    let results: Vec<serde_json::Value> = client
+        .scope(&["s_ask", "tool-result"], ScopeOpts::default())
+        .await
+        .unwrap()
+        .chunks
+        .iter()
+        .map(|c| c.body_value())
+        .collect();
+    assert!(results[0]["text"].as_str().unwrap().contains("approved"));
+    assert!(
+        results[1]["text"]
+            .as_str()
+            .unwrap()
+            .contains("denied by the person: not that one"),
+        "{results:#?}"
+    );
+    assert!(results[2]["text"].as_str().unwrap().contains("again"));
+    let requests = client
+        .scope(&["s_ask", "permission-request"], ScopeOpts::default())
+        .await
+        .unwrap();
+    assert_eq!(requests.chunks.len(), 3, "every question is on the session");
+}
