@@ -185,6 +185,16 @@ fn init_logging() {
     }
 }
 
+/// Ends a command's engine: every process cancelled and awaited, then the
+/// substrate's log checkpointed (a short-lived `hc` would otherwise leave
+/// it to grow across runs).
+pub(crate) async fn close(engine: &Engine) {
+    engine.shutdown().await;
+    if let Err(e) = engine.db().checkpoint() {
+        tracing::debug!("checkpoint at exit: {e}");
+    }
+}
+
 pub(crate) fn runtime() -> Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -298,7 +308,7 @@ fn serve(stdio: bool, no_contain: bool) -> Result<()> {
     runtime()?.block_on(async move {
         let engine = Engine::open_with(db, config)?;
         engine::serve_host(engine.clone(), tokio::io::stdin(), tokio::io::stdout()).await;
-        engine.shutdown().await;
+        crate::close(&engine).await;
         Ok(())
     })
 }

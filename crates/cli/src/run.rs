@@ -69,7 +69,7 @@ pub fn run(request: RunRequest) -> Result<u8> {
     crate::runtime()?.block_on(async move {
         let engine = Engine::open_with(db, engine_config)?;
         let code = drive(&engine, &prompt, &config, &request.context, started).await;
-        engine.shutdown().await;
+        crate::close(&engine).await;
         code
     })
 }
@@ -158,7 +158,17 @@ pub fn run_args(
     let host = Context::host();
     let exists = |id: &str| engine.db().read(|s| s.exists(id)).unwrap_or(false);
     let mut pinned: Vec<String> = Vec::new();
-    if exists("culture") {
+    // Culture first — when there is any: an empty archetype pinned on
+    // every run would only grow a placement a run.
+    let culture = engine
+        .scope(
+            &host,
+            &["culture".to_owned()],
+            &protocol::ScopeOpts::default(),
+        )
+        .ok();
+    if culture.is_some_and(|c| !c.chunks.is_empty() || c.scopes[0].body_value()["text"].is_string())
+    {
         pinned.push("culture".into());
     }
     for id in pins {

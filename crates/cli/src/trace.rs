@@ -57,6 +57,7 @@ pub fn request(session: &str, n: usize) -> Result<()> {
         let mut out = std::io::stdout().lock();
         out.write_all(&body)?;
         out.write_all(b"\n")?;
+        crate::close(&engine).await;
         Ok(())
     })
 }

@@ -8,7 +8,7 @@ use crate::connection::{Connection, ReadEnd};
 use crate::engine::{Context, Engine, ProcessId};
 use crate::error::{EngineError, Result};
 use crate::plan::{Plan, Planner, resolve_executable};
-use protocol::{Boundary, RunArgs};
+use protocol::RunArgs;
 use serde_json::json;
 use std::collections::HashMap;
 use std::os::unix::process::ExitStatusExt;
@@ -226,8 +226,8 @@ fn process_placements(program: &str, parent: Option<&str>) -> Vec<NewPlacement> 
 }
 
 /// The one commit that creates a process: its chunk, its two boundary
-/// chunks (relates on it, each with its run-level roots related to it) and
-/// its argument chunks (instance on it).
+/// chunks (relates on it, their levels in their bodies) and its argument
+/// chunks (instance on it).
 fn declaration(id: &str, ctx: &Context, plan: &Plan, args: &RunArgs) -> (Declaration, Vec<String>) {
     let parent = ctx.process_id.as_deref().or(args.session.as_deref());
     let mut arguments = Vec::new();
@@ -253,35 +253,26 @@ fn declaration(id: &str, ctx: &Context, plan: &Plan, args: &RunArgs) -> (Declara
         }));
     process.placements = process_placements(&plan.program_id, parent);
     chunks.push(process);
-    let mut placements = Vec::new();
-    for (kind, side, run_level) in [
-        ("read-boundary", &plan.reach.read, &args.read_boundary),
-        ("write-boundary", &plan.reach.write, &args.write_boundary),
+    // The levels are the boundary, in the body. The roots are not placed
+    // on the boundary chunk: a root (`culture`, `engine/program`) reached by
+    // every run would gain a placement each run, and its every version and
+    // read would grow with the number of runs.
+    for (kind, side) in [
+        ("read-boundary", &plan.reach.read),
+        ("write-boundary", &plan.reach.write),
     ] {
-        let boundary_id = new_id("c");
         chunks.push(
-            ChunkDecl::with_id(&boundary_id)
+            ChunkDecl::with_id(new_id("c"))
                 .name(format!("{kind} of {id}"))
                 .body(json!({"levels": side.levels}))
                 .on(NewPlacement::instance(kind))
                 .on(NewPlacement::relates(id)),
         );
-        if let Some(Boundary::Roots(roots)) = run_level {
-            for root in roots {
-                placements.push(substrate::PlacementDecl {
-                    chunk: root.clone(),
-                    scope: boundary_id.clone(),
-                    kind: substrate::PlacementType::Relates,
-                    seq: None,
-                });
-            }
-        }
     }
     chunks.extend(argument_chunks);
     (
         Declaration {
             chunks,
-            placements,
             ..Declaration::default()
         },
         arguments,

@@ -49,6 +49,13 @@ impl Checkpointer {
         })
     }
 
+    /// Asks for a checkpoint now, without waiting.
+    pub(crate) fn request(&self) {
+        if let Some(wake) = &self.wake {
+            let _ = wake.try_send(());
+        }
+    }
+
     /// Counts a commit; every [`EVERY`] commits, asks for a checkpoint
     /// without waiting (a request already pending is enough).
     pub(crate) fn committed(&self) {

@@ -81,6 +81,9 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// A write-ahead log longer than this at open is checkpointed at once.
+const LONG_WAL_BYTES: u64 = 8 << 20;
+
 impl Substrate {
     /// Opens (creating if needed) the substrate at `path` with default options.
     pub fn open(path: impl AsRef<Path>) -> Result<Substrate> {
@@ -100,6 +103,12 @@ impl Substrate {
         schema::migrate(&mut writer)?;
         let (events, _) = broadcast::channel(options.broadcast_capacity.max(1));
         let checkpointer = checkpoint::Checkpointer::start(&path)?;
+        // A log left long by short-lived processes (each exits before its
+        // own checkpoint comes due) slows every read: fold it back now.
+        let wal = path.with_extension("db-wal");
+        if std::fs::metadata(&wal).is_ok_and(|m| m.len() > LONG_WAL_BYTES) {
+            checkpointer.request();
+        }
         let cache = cache::VersionCache::new(options.cache_bytes);
         Ok(Substrate {
             path,
@@ -110,6 +119,31 @@ impl Substrate {
             checkpointer,
             cache,
         })
+    }
+
+    /// Copies the write-ahead log back into the database and empties it
+    /// when no other connection is reading (else copies what they allow);
+    /// never waits. A short-lived host calls it before it exits: the next
+    /// process to open the store would otherwise read the whole log to
+    /// recover its index, and the log would grow across processes that
+    /// each commit less than a checkpoint's worth.
+    pub fn checkpoint(&self) -> Result<()> {
+        let writer = self
+            .writer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // Truncate the log when no one else is reading it — the next
+        // process to open the store then has no log to recover — but never
+        // wait for another process to let go: then a passive checkpoint.
+        writer.busy_timeout(std::time::Duration::ZERO)?;
+        let truncated = writer.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
+            r.get::<_, i64>(0)
+        });
+        writer.busy_timeout(std::time::Duration::from_secs(10))?;
+        if !matches!(truncated, Ok(0)) {
+            writer.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))?;
+        }
+        Ok(())
     }
 
     /// The database file.

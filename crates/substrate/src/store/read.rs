@@ -63,6 +63,16 @@ fn sequence(ordered: bool, seq: Option<i64>) -> i64 {
     }
 }
 
+/// The SQL that keeps only the placement type a read asks for (the type
+/// is in the scope index, so rows of the other type never reach the join).
+fn kind_clause(opts: &ScopeOpts) -> &'static str {
+    match opts.kind {
+        crate::types::TypeFilter::Both => "",
+        crate::types::TypeFilter::Instance => " AND p.kind = 0",
+        crate::types::TypeFilter::Relates => " AND p.kind = 1",
+    }
+}
+
 /// Checks a read's arguments before any storage is touched.
 pub(crate) fn check_request(ids: &[String], opts: &ScopeOpts) -> Result<()> {
     for id in ids {
@@ -232,10 +242,11 @@ impl Snapshot<'_> {
         let sql = format!(
             "SELECT p.kind, p.seq IS NULL, c.vid \
              FROM {} CROSS JOIN chunks c INDEXED BY chunks_by_key ON c.key = p.ckey AND {} \
-             WHERE p.scope = ?1 AND {} ORDER BY p.seq, p.began, p.pos",
+             WHERE p.scope = ?1 AND {}{} ORDER BY p.seq, p.began, p.pos",
             self.at.by_scope(),
             self.at.live("c"),
-            self.at.live("p")
+            self.at.live("p"),
+            kind_clause(opts)
         );
         let (mut ordered, mut unordered) = (Vec::new(), Vec::new());
         rows(self.conn, &sql, &[&id], self.at, |r| {
@@ -270,10 +281,11 @@ impl Snapshot<'_> {
         let sql = format!(
             "SELECT p.kind, p.seq, p.began, p.pos, c.vid \
              FROM {} CROSS JOIN chunks c INDEXED BY chunks_by_key ON c.key = p.ckey AND {} \
-             WHERE p.scope = ?1 AND {}",
+             WHERE p.scope = ?1 AND {}{}",
             self.at.by_scope(),
             self.at.live("c"),
-            self.at.live("p")
+            self.at.live("p"),
+            kind_clause(opts)
         );
         let mut keyed: Vec<(i64, i64, i64, i64)> = Vec::new();
         rows(self.conn, &sql, &[&id], self.at, |r| {
@@ -326,9 +338,10 @@ impl Snapshot<'_> {
         }
         let mut keyed: HashMap<i64, SortKey> = HashMap::new();
         let sql = format!(
-            "SELECT p.ckey, p.kind, p.seq, p.began, p.pos FROM {} WHERE p.scope = ?1 AND {}",
+            "SELECT p.ckey, p.kind, p.seq, p.began, p.pos FROM {} WHERE p.scope = ?1 AND {}{}",
             self.at.by_scope(),
-            self.at.live("p")
+            self.at.live("p"),
+            kind_clause(opts)
         );
         rows(self.conn, &sql, &[&ids[order]], self.at, |r| {
             if !opts.kind.admits(kind_from(r.get(1)?)) {

@@ -128,6 +128,8 @@ pub(crate) fn configure(conn: &Connection, synchronous_full: bool) -> Result<()>
     // Checkpoints run on a thread of their own (`checkpoint.rs`); this is
     // only the backstop should that thread fall far behind.
     conn.pragma_update(None, "wal_autocheckpoint", 20_000)?;
+    // Once a checkpoint resets the log, its file shrinks back to this.
+    conn.pragma_update(None, "journal_size_limit", 16_i64 << 20)?;
     conn.pragma_update(None, "cache_size", -65_536)?;
     configure_reader(conn)
 }
