@@ -105,7 +105,7 @@ impl Run {
                 (_, None) => outcomes.push(None),
             }
         }
-        self.record_calls(calls, &prepared, &outcomes).await;
+        self.record_calls(calls, &prepared, &outcomes);
         let interrupted = self.await_runs(&running, &mut outcomes).await;
         let finished: Vec<Outcome> = outcomes
             .into_iter()
@@ -314,7 +314,7 @@ impl Run {
     }
 
     /// The `tool-call` chunks of a batch, with their processes.
-    async fn record_calls(
+    fn record_calls(
         &mut self,
         calls: &[ToolUseBlock],
         prepared: &[Prepared],
@@ -334,9 +334,8 @@ impl Run {
                 "program": call.name, "process": process, "tool_use_id": call.id, "input": input,
             })));
         }
-        if let Err(e) = self.commit_on_session(chunks, None).await {
-            eprintln!("agent: cannot record tool calls: {e}");
-        }
+        // Committed while the calls run.
+        self.commit_in_background(chunks);
     }
 
     /// The `tool-result` chunks of a batch, in call order.
@@ -360,13 +359,13 @@ impl Run {
             }));
             chunks.push(("tool-result", body));
         }
-        let bodies: Vec<Value> = chunks.iter().map(|(_, b)| b.clone()).collect();
-        if let Err(e) = self.commit_on_session(chunks, None).await {
-            eprintln!("agent: cannot record tool results: {e}");
+        for (_, body) in &chunks {
+            self.remember(Sent::ToolResult, body);
         }
-        for body in bodies {
-            self.remember(Sent::ToolResult, &body);
-        }
+        // Committed while the next model call is made; settled before its
+        // answer, which records the commit its request was built from.
+        self.settle().await;
+        self.commit_in_background(chunks);
     }
 
     /// Calls a stop left without a run: each answered "interrupted".

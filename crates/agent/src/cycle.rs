@@ -211,6 +211,9 @@ impl Run {
         reply: &MessageResponse,
         stop_reason: Option<&StopReason>,
     ) -> Result<(), protocol::ClientError> {
+        // The results the request carried are committed by now: `as_of`
+        // names the commit that holds them.
+        self.settle().await;
         let body = json!({
             "text": reply.text(),
             "content": serde_json::to_value(&reply.content).unwrap_or(Value::Null),

@@ -133,6 +133,9 @@ pub struct Run {
     pub(crate) context: ContextBody,
     /// The scopes it pins, in order.
     pub(crate) pins: Vec<String>,
+    /// A commit sent and not yet answered.
+    pub(crate) in_flight:
+        Option<tokio::task::JoinHandle<Result<substrate::Commit, protocol::ClientError>>>,
 }
 
 impl Run {
@@ -228,6 +231,7 @@ impl Run {
             as_of: as_of.max(commit.id),
             context,
             pins,
+            in_flight: None,
         })
     }
 
@@ -273,12 +277,47 @@ impl Run {
     }
 
     /// Commits on the session: each chunk is placed instance on it and on
-    /// its type. Answers the commit.
+    /// its type. Answers the commit. A commit sent earlier and not yet
+    /// answered is settled first, so the session keeps their order.
     pub(crate) async fn commit_on_session(
         &mut self,
         chunks: Vec<(&str, Value)>,
         process_patch: Option<Value>,
     ) -> Result<substrate::Commit, protocol::ClientError> {
+        self.settle().await;
+        let commit = self.session_commit(chunks, process_patch).await?;
+        self.as_of = self.as_of.max(commit.id);
+        Ok(commit)
+    }
+
+    /// The same, sent now and answered later: the run goes on (a tool
+    /// runs, the next model call is made) while the engine commits.
+    /// [`settle`](Self::settle) collects it.
+    pub(crate) fn commit_in_background(&mut self, chunks: Vec<(&str, Value)>) {
+        let sending = tokio::spawn(self.session_commit(chunks, None));
+        self.in_flight = Some(sending);
+    }
+
+    /// Waits for a commit sent in the background, if any.
+    pub(crate) async fn settle(&mut self) {
+        let Some(sending) = self.in_flight.take() else {
+            return;
+        };
+        match sending.await {
+            Ok(Ok(commit)) => self.as_of = self.as_of.max(commit.id),
+            Ok(Err(e)) => eprintln!("agent: a commit failed: {e}"),
+            Err(e) => eprintln!("agent: a commit was lost: {e}"),
+        }
+    }
+
+    /// The commit of `chunks` on the session (and a patch of the process).
+    fn session_commit(
+        &self,
+        chunks: Vec<(&str, Value)>,
+        process_patch: Option<Value>,
+    ) -> impl std::future::Future<Output = Result<substrate::Commit, protocol::ClientError>>
+    + Send
+    + 'static {
         let mut decls: Vec<ChunkDecl> = chunks
             .into_iter()
             .map(|(ty, body)| {
@@ -291,13 +330,13 @@ impl Run {
         if let Some(patch) = process_patch {
             decls.push(ChunkDecl::with_id(&self.me).merge_body(patch));
         }
-        let commit = self.client.commit(Declaration::of(decls)).await?;
-        self.as_of = self.as_of.max(commit.id);
-        Ok(commit)
+        let client = self.client.clone();
+        async move { client.commit(Declaration::of(decls)).await }
     }
 
     /// Writes how the run ended on its process, and answers the exit.
-    pub async fn finish(self, stop: Stop) -> Result<(), ProgramError> {
+    pub async fn finish(mut self, stop: Stop) -> Result<(), ProgramError> {
+        self.settle().await;
         let mut patch = self.tally.body(&self.config);
         patch["stop_reason"] = json!(stop.reason());
         if let Some(message) = stop.message() {
