@@ -158,7 +158,7 @@ async fn the_binary_serves_a_script_file() {
     child.kill().unwrap();
     child.wait().unwrap();
     assert_eq!(message["stop_reason"], "tool_use");
-    assert_eq!(message["content"][1]["name"], "filesystem");
+    assert_eq!(message["content"][1]["name"], "read");
 }
 
 #[test]
