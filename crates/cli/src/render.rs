@@ -250,8 +250,8 @@ impl Renderer {
     fn end_line(&mut self) {
         if self.open_line && self.stdout_tty {
             println!();
+            self.open_line = false;
         }
-        self.open_line = false;
     }
 }
 
