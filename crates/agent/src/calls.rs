@@ -13,6 +13,9 @@ use model::ToolUseBlock;
 use protocol::{ChunkDecl, NewPlacement, PlacementType, RunArgs};
 use serde_json::{Value, json};
 
+/// The program that is a sub-agent.
+pub(crate) const SUB_AGENT: &str = "agent";
+
 /// What a call came to.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Outcome {
@@ -121,7 +124,7 @@ impl Run {
     /// Starts a program run for a call; answers its process id.
     async fn start_run(&self, tool: &ProgramTool, input: &Value) -> Result<String, String> {
         let input_type = tool.body.input_type.clone().unwrap_or_default();
-        let args = RunArgs {
+        let mut args = RunArgs {
             chunks: vec![
                 ChunkDecl::generated()
                     .body(input.clone())
@@ -129,6 +132,9 @@ impl Run {
             ],
             ..RunArgs::default()
         };
+        if tool.def.name == SUB_AGENT {
+            self.sub_agent_args(&mut args, input);
+        }
         self.client
             .run(&tool.def.name, args)
             .await
@@ -149,6 +155,11 @@ impl Run {
                 names.join(", ")
             ))));
         };
+        if call.name == SUB_AGENT
+            && let Some(refusal) = self.depth_refusal()
+        {
+            return Ok(Prepared::Done(Outcome::error(refusal)));
+        }
         if let Err(why) = protocol::schema::check(&tool.def.schema, &input) {
             return Ok(Prepared::Done(Outcome::error(format!(
                 "invalid input for `{}`: {why}",
@@ -354,6 +365,11 @@ impl Run {
             }
             self.derived
                 .observe(&self.root, &call.name, &o.data, o.is_error);
+            if call.name == SUB_AGENT
+                && let Some(process) = &o.process
+            {
+                self.tally.add_child(process, &o.data);
+            }
             self.client.notify_now(json!({
                 "kind": "tool_end", "tool_use_id": call.id, "process": o.process, "is_error": o.is_error,
             }));

@@ -20,9 +20,6 @@ pub struct ProgramTool {
     pub body: ProgramBody,
 }
 
-/// Programs never offered as tools by this agent.
-const NOT_TOOLS: &[&str] = &["agent"];
-
 /// The program tools as of `as_of` (head when `None`), sorted by name —
 /// only those named in `only`, when given. Answers the commit read at.
 pub async fn program_tools(
@@ -51,7 +48,7 @@ pub async fn program_tools(
         };
         let eligible = match only {
             Some(names) => names.contains(&name),
-            None => body.tool && body.runtime == Runtime::Vm && !NOT_TOOLS.contains(&name.as_str()),
+            None => body.tool && body.runtime == Runtime::Vm,
         };
         if let (true, Some(input_type)) = (eligible, body.input_type.clone()) {
             wanted.push((item.id.clone(), name, input_type, body));

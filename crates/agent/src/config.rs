@@ -56,7 +56,7 @@ pub enum ApiKind {
 }
 
 /// The body of an `agent-config` chunk.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct AgentConfig {
     /// The model id.
@@ -100,6 +100,48 @@ pub struct AgentConfig {
     /// The user's configuration directory (its `AGENTS.md` is read).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub user_config_dir: Option<String>,
+    /// How deep this agent is: 1 for a host's run, one more for each
+    /// agent it was spawned by.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub depth: u32,
+    /// How deep sub-agents may nest (default 3).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_depth: Option<u32>,
+}
+
+/// The depth sub-agents may nest to when the configuration says nothing.
+pub const DEFAULT_MAX_DEPTH: u32 = 3;
+
+fn one() -> u32 {
+    1
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        AgentConfig {
+            model: String::new(),
+            api: ApiKind::default(),
+            max_turns: None,
+            max_budget_usd: None,
+            max_output_tokens: None,
+            thinking: None,
+            permission_mode: PermissionMode::default(),
+            allow: Vec::new(),
+            deny: Vec::new(),
+            ask: Vec::new(),
+            server_tools: Vec::new(),
+            system_append: None,
+            interactive: false,
+            context_window: None,
+            user_config_dir: None,
+            depth: 1,
+            max_depth: None,
+        }
+    }
 }
 
 impl AgentConfig {

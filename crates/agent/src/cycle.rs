@@ -229,6 +229,10 @@ impl Run {
         self.commit_on_session(vec![("answer", body.clone())], Some(totals))
             .await?;
         self.remember(Sent::Answer, &body);
+        let text = reply.text();
+        if !text.trim().is_empty() {
+            self.last_answer = text;
+        }
         Ok(())
     }
 

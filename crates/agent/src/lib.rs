@@ -34,6 +34,7 @@ pub mod permissions;
 mod rebuild;
 pub mod request;
 pub mod run;
+mod sub;
 mod tally;
 mod vocabulary;
 

@@ -133,6 +133,8 @@ pub struct Run {
     pub(crate) context: ContextBody,
     /// The scopes it pins, in order.
     pub(crate) pins: Vec<String>,
+    /// The text of the run's last answer.
+    pub(crate) last_answer: String,
     /// A commit sent and not yet answered.
     pub(crate) in_flight:
         Option<tokio::task::JoinHandle<Result<substrate::Commit, protocol::ClientError>>>,
@@ -232,6 +234,7 @@ impl Run {
             context,
             pins,
             in_flight: None,
+            last_answer: String::new(),
         })
     }
 
@@ -342,10 +345,29 @@ impl Run {
         if let Some(message) = stop.message() {
             patch["stop_message"] = json!(message);
         }
+        // Its answer, as any program's: what a parent agent reads as the
+        // sub-agent's result, and what a host shows.
+        let text = match (&stop, stop.message()) {
+            (Stop::EndTurn, _) | (_, None) => self.last_answer.clone(),
+            (_, Some(message)) if self.last_answer.is_empty() => message,
+            (_, Some(message)) => format!("{}\n\n[{message}]", self.last_answer),
+        };
+        let output = protocol::program::Output {
+            text,
+            data: json!({
+                "stop_reason": stop.reason(), "usage": patch["usage"], "cost_usd": patch["cost_usd"],
+                "turns": patch["turns"], "model": patch["model"],
+            }),
+            is_error: stop != Stop::EndTurn,
+        };
         let done = self
             .client
             .commit(Declaration::of(vec![
                 ChunkDecl::with_id(&self.me).merge_body(patch),
+                ChunkDecl::generated()
+                    .body(output.body())
+                    .on(NewPlacement::instance(&self.me))
+                    .on(NewPlacement::instance("engine/output")),
             ]))
             .await;
         if let Err(e) = done {

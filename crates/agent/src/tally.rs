@@ -48,6 +48,9 @@ pub struct Tally {
     pub context_percent: f64,
     /// Calls refused: `{tool_use_id, program, input, reason}`.
     pub denials: Vec<Value>,
+    /// Sub-agents' totals, each: `{process, usage, cost_usd, turns}`
+    /// (their usage and cost are also in this run's).
+    pub children: Vec<Value>,
     prices: PriceTable,
     window: u64,
 }
@@ -69,6 +72,7 @@ impl Tally {
             api_ms: 0,
             context_percent: 0.0,
             denials: Vec::new(),
+            children: Vec::new(),
             prices,
             window,
         }
@@ -84,6 +88,20 @@ impl Tally {
         self.context_percent =
             (usage.total_input_tokens() + usage.output_tokens) as f64 * 100.0 / self.window as f64;
         cost
+    }
+
+    /// Adds a sub-agent's totals (from its output's `data`) to this run's.
+    pub fn add_child(&mut self, process: &str, data: &Value) {
+        let Ok(usage) = serde_json::from_value::<Usage>(data["usage"].clone()) else {
+            return;
+        };
+        self.usage.add(&usage);
+        let cost = data["cost_usd"].as_f64().unwrap_or(0.0);
+        self.cost_usd += cost;
+        self.children.push(json!({
+            "process": process, "usage": data["usage"], "cost_usd": data["cost_usd"],
+            "turns": data["turns"], "model": data["model"],
+        }));
     }
 
     /// The gate that stops the next call, if one does.
@@ -117,6 +135,7 @@ impl Tally {
             "context_percent": (self.context_percent * 10.0).round() / 10.0,
             "duration_api_ms": self.api_ms,
             "permission_denials": self.denials,
+            "children": self.children,
         })
     }
 }

@@ -71,6 +71,8 @@ pub fn vocabulary() -> Vec<ChunkDecl> {
             json!({"propagate": true, "ordered": true, "accepts": SESSION_ACCEPTS}),
         )
         .on(NewPlacement::instance("agent")),
+        // The agent program's input type, related to it as `input/NAME`
+        // is to a tool: the sub-agent tool's schema is read from there.
         session_type(
             "prompt",
             json!({"required": ["text"]}),
@@ -78,7 +80,8 @@ pub fn vocabulary() -> Vec<ChunkDecl> {
                 "text": "A task or message for the agent.",
                 "schema": prompt_schema(),
             }),
-        ),
+        )
+        .on(NewPlacement::relates("program/agent")),
         session_type("answer", json!({"required": ["text"]}), json!({})),
         session_type("tool-call", json!({"required": ["program"]}), json!({})),
         session_type("tool-result", json!({"required": ["program"]}), json!({})),

@@ -50,7 +50,10 @@
 //!
 //! * `turns` — each request to `/v1/messages` or `/v1/chat/completions`
 //!   takes the next turn. When they run out the fake answers 400 saying
-//!   so, unless `cycle` is true (start again).
+//!   so, unless `cycle` is true (start again). A turn with `"when":
+//!   "text"` is taken only by a request whose last message holds that text
+//!   (the first such turn not yet taken): agents calling at once each get
+//!   the answer meant for them.
 //! * A turn is exactly one of:
 //!   * `reply` — a message in the Anthropic shape: `content` (blocks as the
 //!     API sends them: `text` with `citations`, `thinking` with

@@ -47,6 +47,10 @@ pub struct Turn {
     /// A fault in a streamed answer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fault: Option<Fault>,
+    /// Answer only a request whose last message holds this text (for
+    /// agents calling at once: each takes the turn meant for it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub when: Option<String>,
 }
 
 /// A scripted message, in the Anthropic shape.

@@ -51,7 +51,8 @@ impl RecordedRequest {
 
 struct Shared {
     script: Mutex<Script>,
-    next_turn: Mutex<usize>,
+    /// How many requests took a turn; which turns are taken this round.
+    next_turn: Mutex<(usize, Vec<bool>)>,
     records: Mutex<Vec<RecordedRequest>>,
     arrivals: std::sync::atomic::AtomicUsize,
 }
@@ -99,7 +100,7 @@ impl FakeModel {
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
             script: Mutex::new(script),
-            next_turn: Mutex::new(0),
+            next_turn: Mutex::new((0, Vec::new())),
             records: Mutex::new(Vec::new()),
             arrivals: std::sync::atomic::AtomicUsize::new(0),
         });
@@ -237,23 +238,36 @@ impl Shared {
         }
     }
 
-    /// The next turn, its number and its pacing; or why there is none.
-    fn next_turn(&self) -> Result<(usize, Turn, Pace), String> {
+    /// The turn for `request`, its number and its pacing; or why there is
+    /// none. Turns are taken in order, each once (all again, with `cycle`,
+    /// once every one is taken); a turn with `when` is taken only by a
+    /// request whose last message holds that text.
+    fn next_turn(&self, request: &Value) -> Result<(usize, Turn, Pace), String> {
         let script = lock(&self.script);
-        let mut next = lock(&self.next_turn);
+        let mut state = lock(&self.next_turn);
+        let (count, taken) = &mut *state;
         let n = script.turns.len();
-        let index = if script.cycle && n > 0 {
-            *next % n
-        } else {
-            *next
-        };
-        let Some(turn) = script.turns.get(index) else {
+        taken.resize(n, false);
+        if script.cycle && n > 0 && taken.iter().all(|t| *t) {
+            taken.iter_mut().for_each(|t| *t = false);
+        }
+        let last = request["messages"]
+            .as_array()
+            .and_then(|m| m.last())
+            .map(|m| m.to_string())
+            .unwrap_or_default();
+        let found = script.turns.iter().enumerate().position(|(i, turn)| {
+            !taken[i] && turn.when.as_ref().is_none_or(|w| last.contains(w.as_str()))
+        });
+        let Some(index) = found else {
             return Err(format!(
-                "the fake model's script is exhausted: it has {n} turn(s) and this is request {}; add turns or set \"cycle\": true",
-                *next + 1
+                "the fake model's script has no turn left for request {} ({n} turn(s)); add turns or set \"cycle\": true",
+                *count + 1
             ));
         };
-        *next += 1;
+        taken[index] = true;
+        *count += 1;
+        let turn = &script.turns[index];
         Ok((index, turn.clone(), turn.pace.over(script.pace)))
     }
 
@@ -369,7 +383,7 @@ async fn answer(
             return *response;
         }
     };
-    let (index, turn, pace) = match shared.next_turn() {
+    let (index, turn, pace) = match shared.next_turn(&request) {
         Ok(t) => t,
         Err(message) => {
             shared.served(record, None, Some(Instant::now()));

@@ -82,6 +82,7 @@ async fn a_session_is_rebuilt_byte_for_byte_from_the_substrate() {
     assert_eq!(
         names,
         [
+            "agent",
             "edit",
             "glob",
             "grep",

@@ -6,3 +6,4 @@ mod common;
 mod cycle;
 mod failures;
 mod permissions;
+mod subagents;

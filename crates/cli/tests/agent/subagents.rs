@@ -1,0 +1,165 @@
+//! Sub-agents: a tree of agents, siblings at once, depth refused, totals
+//! rolled up, cancellation reaching every descendant.
+
+use crate::common::*;
+use serde_json::{Value, json};
+use std::time::Duration;
+use substrate::{PlacementType, ScopeOpts, TypeFilter};
+
+fn when(w: &str, content: Value, stop: &str) -> Value {
+    let mut turn = reply(content, stop);
+    turn["when"] = json!(w);
+    turn
+}
+
+/// The agent processes of the store: (body, pid).
+fn agents(s: &Setup) -> Vec<Value> {
+    s.db()
+        .scope(
+            &["program/agent"],
+            &ScopeOpts {
+                kind: TypeFilter::Instance,
+                ..ScopeOpts::default()
+            },
+        )
+        .unwrap()
+        .chunks
+        .iter()
+        .filter(|c| c.is_on("engine/process", PlacementType::Instance))
+        .map(|c| c.body_value())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tree_of_sub_agents_runs_siblings_at_once_and_stops_at_depth_three() {
+    let s = Setup::new(json!({"turns": [
+        when("ROOT go", json!([text("Splitting the work."),
+            call("a", "agent", json!({"text": "SIB-A task", "description": "part a"})),
+            call("b", "agent", json!({"text": "SIB-B task"}))]), "tool_use"),
+        when("SIB-A task", json!([call("a1", "agent", json!({"text": "DEEP-A task"}))]), "tool_use"),
+        when("SIB-B task", json!([text("B done")]), "end_turn"),
+        when("DEEP-A task", json!([call("d1", "agent", json!({"text": "TOO DEEP"}))]), "tool_use"),
+        when("nest at most", json!([text("deep done")]), "end_turn"),
+        when("deep done", json!([text("A done")]), "end_turn"),
+        when("A done", json!([text("all done")]), "end_turn"),
+    ]})).await;
+    let ran = s.run(&["--permission-mode", "bypass", "ROOT go"]).await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    assert!(
+        ran.stdout.contains("all done") && !ran.stdout.contains("B done"),
+        "only the root streams: {}",
+        ran.stdout
+    );
+    let all = agents(&s);
+    assert_eq!(
+        all.len(),
+        4,
+        "root, two siblings, one grandchild; the fourth level never ran"
+    );
+    let session = s.sessions().pop().unwrap();
+    let results = s.of_type(&session, "tool-result");
+    assert_eq!(results.len(), 2);
+    assert!(
+        results[0]["text"].as_str().unwrap().contains("A done"),
+        "{results:#?}"
+    );
+    assert!(results[1]["text"].as_str().unwrap().contains("B done"));
+    // the siblings overlapped
+    let t = |b: &Value, k: &str| humantime::parse_rfc3339(b[k].as_str().unwrap()).unwrap();
+    let mut spans: Vec<_> = all
+        .iter()
+        .map(|b| (t(b, "started"), t(b, "ended")))
+        .collect();
+    spans.sort();
+    // spans[0] is the root; the next two started before either ended
+    assert!(
+        spans[1].0 < spans[2].1 && spans[2].0 < spans[1].1,
+        "siblings ran at once: {spans:?}"
+    );
+    // the refusal reached the grandchild as an error result, not a run
+    let refusal = s.fake.requests().iter().any(|r| {
+        r.body
+            .to_string()
+            .contains("sub-agents nest at most 3 deep")
+    });
+    assert!(refusal);
+    // the root's totals hold its children's, listed one by one
+    let root = all
+        .iter()
+        .find(|b| b["children"].as_array().is_some_and(|c| c.len() == 2))
+        .unwrap();
+    let calls = s.sent().len() as u64;
+    assert_eq!(calls, 7);
+    assert_eq!(
+        root["usage"]["input_tokens"],
+        1000 * calls,
+        "every call of the tree counts in the root's totals ({root:#})"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cancelling_the_root_ends_every_descendant() {
+    let slow = json!({"reply": {"content": [text("never")], "stop_reason": "end_turn"}, "pace": {"first_byte_delay_ms": 60000}, "when": "DEEP"});
+    let s = Setup::new(json!({"turns": [
+        when("ROOT", json!([call("a", "agent", json!({"text": "MID task"}))]), "tool_use"),
+        when("MID task", json!([call("b", "agent", json!({"text": "DEEP task"}))]), "tool_use"),
+        slow,
+    ]}))
+    .await;
+    let (_server, client, _events) = s.serve();
+    use substrate::{ChunkDecl, Declaration, NewPlacement};
+    client
+        .commit(Declaration::of(vec![
+            ChunkDecl::with_id("s_c").on(NewPlacement::instance("session")),
+        ]))
+        .await
+        .unwrap();
+    let root = client
+        .run(
+            "agent",
+            run_args(
+                "s_c",
+                "ROOT",
+                json!({"model": "claude-sonnet-4-5", "permission_mode": "bypass"}),
+            ),
+        )
+        .await
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while agents(&s)
+        .iter()
+        .filter(|b| b["status"] == "running")
+        .count()
+        < 3
+        && std::time::Instant::now() < deadline
+    {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let pids: Vec<i64> = agents(&s)
+        .iter()
+        .filter_map(|b| b["pid"].as_i64())
+        .collect();
+    assert_eq!(pids.len(), 3, "three agents running");
+    client.cancel(&root).await.unwrap();
+    let done = client.await_processes(&[root.as_str()]).await.unwrap();
+    assert_eq!(done[&root].scopes[0].body_value()["error"], "cancelled");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while pids.iter().any(|p| alive(*p)) && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    for pid in &pids {
+        assert!(!alive(*pid), "agent pid {pid} outlived its root");
+    }
+    let bodies = agents(&s);
+    assert!(
+        bodies.iter().all(|b| b["status"] == "failed"),
+        "{bodies:#?}"
+    );
+}
+
+fn alive(pid: i64) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat.split(") ").nth(1).unwrap_or("").starts_with('Z'),
+        Err(_) => false,
+    }
+}
