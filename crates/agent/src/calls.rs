@@ -64,7 +64,12 @@ impl Run {
             } else {
                 start + 1
             };
-            self.run_batch(&calls[start..end]).await?;
+            if let Err(stop) = self.run_batch(&calls[start..end]).await {
+                // Every call of the reply gets a result, so the session
+                // stays a conversation the API accepts.
+                self.record_unfinished(&calls[end..]).await;
+                return Err(stop);
+            }
             start = end;
         }
         Ok(())
@@ -83,7 +88,13 @@ impl Run {
     async fn run_batch(&mut self, calls: &[ToolUseBlock]) -> Result<(), Stop> {
         let mut prepared = Vec::with_capacity(calls.len());
         for call in calls {
-            prepared.push(self.prepare(call).await?);
+            match self.prepare(call).await {
+                Ok(p) => prepared.push(p),
+                Err(stop) => {
+                    self.record_unfinished(calls).await;
+                    return Err(stop);
+                }
+            }
         }
         let started = futures_util::future::join_all(prepared.iter().map(|p| async {
             match p {

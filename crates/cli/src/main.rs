@@ -94,6 +94,12 @@ struct RunFlags {
     /// Refuse calls matching RULE (repeatable).
     #[arg(long = "deny", value_name = "RULE")]
     deny: Vec<String>,
+    /// Go on with the latest session (its history is the agent's).
+    #[arg(long = "continue", short = 'c', conflicts_with = "resume")]
+    continue_: bool,
+    /// Go on with the session SESSION (an id, or a unique prefix of one).
+    #[arg(long, value_name = "SESSION")]
+    resume: Option<String>,
     /// Pin a scope of the substrate into the agent's knowledge (repeatable).
     #[arg(long = "context", value_name = "ID")]
     context: Vec<String>,
@@ -127,6 +133,11 @@ impl RunFlags {
             flags,
             no_contain: self.no_contain,
             context: self.context,
+            session: match (self.continue_, self.resume) {
+                (true, _) => run::SessionChoice::Latest,
+                (false, Some(id)) => run::SessionChoice::Resume(id),
+                (false, None) => run::SessionChoice::New,
+            },
         }
     }
 }

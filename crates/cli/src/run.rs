@@ -24,6 +24,19 @@ pub struct RunRequest {
     pub no_contain: bool,
     /// `--context ID`: scopes to pin.
     pub context: Vec<String>,
+    /// Which session the run goes on.
+    pub session: SessionChoice,
+}
+
+/// A new session, or one to go on with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SessionChoice {
+    /// A new one.
+    New,
+    /// The latest (`--continue`).
+    Latest,
+    /// This one (`--resume ID`).
+    Resume(String),
 }
 
 /// An exit code with a message for the person.
@@ -53,7 +66,7 @@ fn exit(code: u8, message: impl Into<String>) -> anyhow::Error {
 /// Runs the agent once; answers the exit code.
 pub fn run(request: RunRequest) -> Result<u8> {
     let started = Instant::now();
-    let prompt = read_prompt(request.prompt)?;
+    let prompt = read_prompt(request.prompt.clone())?;
     let here = std::env::current_dir().context("cannot read the working directory")?;
     let project = match Project::find(&here) {
         Ok(project) => project,
@@ -68,7 +81,7 @@ pub fn run(request: RunRequest) -> Result<u8> {
     let (db, _) = project.open()?;
     crate::runtime()?.block_on(async move {
         let engine = Engine::open_with(db, engine_config)?;
-        let code = drive(&engine, &prompt, &config, &request.context, started).await;
+        let code = drive(&engine, &prompt, &config, &request, started).await;
         crate::close(&engine).await;
         code
     })
@@ -118,6 +131,28 @@ fn check_credentials(config: &agent::AgentConfig) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// The session made last.
+pub fn latest_session(engine: &Engine) -> Result<String> {
+    let sessions = engine.scope(
+        &Context::host(),
+        &["session".to_owned()],
+        &protocol::ScopeOpts {
+            kind: substrate::TypeFilter::Instance,
+            include: substrate::Include {
+                body: false,
+                dimensions: false,
+            },
+            ..protocol::ScopeOpts::default()
+        },
+    )?;
+    sessions.chunks.last().map(|c| c.id.clone()).ok_or_else(|| {
+        exit(
+            2,
+            "there is no session to continue yet; start one with `hc run \"…\"`",
+        )
+    })
 }
 
 /// A new session for `prompt`: its title is the prompt's first line, cut.
@@ -237,11 +272,16 @@ async fn drive(
     engine: &Engine,
     prompt: &str,
     config: &agent::AgentConfig,
-    pins: &[String],
+    request: &RunRequest,
     started: Instant,
 ) -> Result<u8> {
     let host = Context::host();
-    let session = new_session(engine, prompt)?;
+    let pins = &request.context;
+    let session = match &request.session {
+        SessionChoice::New => new_session(engine, prompt)?,
+        SessionChoice::Latest => latest_session(engine)?,
+        SessionChoice::Resume(id) => crate::trace::resolve_session(engine, id)?,
+    };
     let sub = engine.subscribe(
         &host,
         std::slice::from_ref(&session),

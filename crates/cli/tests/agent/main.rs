@@ -6,4 +6,5 @@ mod common;
 mod cycle;
 mod failures;
 mod permissions;
+mod resume;
 mod subagents;

@@ -1,0 +1,205 @@
+//! Interrupt through a terminal, and going on with a session: the latest,
+//! a named one, one a killed `hc` left behind.
+
+use crate::common::*;
+use serde_json::{Value, json};
+use std::process::Stdio;
+use std::time::Duration;
+use substrate::{PlacementType, ScopeOpts, TypeFilter};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// Bodies of the processes of `program` in the store.
+fn processes_of(s: &Setup, program: &str) -> Vec<Value> {
+    s.db()
+        .scope(
+            &[format!("program/{program}")],
+            &ScopeOpts {
+                kind: TypeFilter::Instance,
+                ..ScopeOpts::default()
+            },
+        )
+        .unwrap()
+        .chunks
+        .iter()
+        .filter(|c| c.is_on("engine/process", PlacementType::Instance))
+        .map(|c| c.body_value())
+        .collect()
+}
+
+async fn wait_for(what: &str, mut ready: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !ready() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "waited 30 s for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+/// `hc run ARGS` under a pseudo-terminal (`script`), Ctrl-C typed once
+/// `ready` says so; answers its exit code and what the terminal showed.
+async fn run_then_ctrl_c(s: &Setup, args: &str, ready: impl Fn(&Setup) -> bool) -> (i32, String) {
+    let command = format!("{HC} run {args}");
+    let mut child = tokio::process::Command::new("script");
+    child
+        .args(["-qfec", &command, "/dev/null"])
+        .current_dir(&s.root)
+        .env("ANTHROPIC_BASE_URL", s.fake.base_url())
+        .env_remove("ANTHROPIC_API_KEY")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true);
+    let mut child = child.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    wait_for("the run to get going", || ready(s)).await;
+    stdin.write_all(b"\x03").await.unwrap();
+    stdin.flush().await.unwrap();
+    let mut out = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .await
+        .unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(30), child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    (status.code().unwrap_or(-1), out)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_c_mid_stream_keeps_the_partial_answer_and_exits_130() {
+    let long = "word ".repeat(400);
+    let s = Setup::new(json!({"turns": [
+        {"reply": {"content": [text(&long)], "stop_reason": "end_turn"}, "pace": {"delay_ms": 40, "text_chunk": 10}}
+    ]})).await;
+    let (code, shown) = run_then_ctrl_c(&s, "--permission-mode bypass go", |s| {
+        // some of the reply has streamed
+        s.fake
+            .requests()
+            .first()
+            .is_some_and(|r| r.received.elapsed() > Duration::from_millis(400))
+    })
+    .await;
+    assert_eq!(code, 130, "{shown}");
+    let session = s.sessions().pop().unwrap();
+    let answers = s.of_type(&session, "answer");
+    assert_eq!(answers.len(), 1, "{answers:#?}");
+    assert_eq!(answers[0]["stop_reason"], "interrupted");
+    let partial = answers[0]["text"].as_str().unwrap();
+    assert!(partial.len() < long.len(), "cut short");
+    let agent = processes_of(&s, "agent").pop().unwrap();
+    assert_eq!(agent["stop_reason"], "interrupted");
+    assert_eq!(
+        s.of_type(&session, "interrupt").len(),
+        1,
+        "the host's interrupt is on the session"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_c_mid_tool_cancels_it_and_records_why() {
+    let s = Setup::new(json!({"turns": [
+        reply(json!([call("t1", "shell", json!({"command": "sleep 30"}))]), "tool_use"),
+    ]}))
+    .await;
+    let (code, shown) = run_then_ctrl_c(&s, "--permission-mode bypass go", |s| {
+        processes_of(s, "shell")
+            .iter()
+            .any(|b| b["status"] == "running")
+    })
+    .await;
+    assert_eq!(code, 130, "{shown}");
+    let session = s.sessions().pop().unwrap();
+    let result = &s.of_type(&session, "tool-result")[0];
+    assert_eq!(result["is_error"], true);
+    assert!(
+        result["text"].as_str().unwrap().contains("interrupted"),
+        "{result:#}"
+    );
+    let shell = processes_of(&s, "shell").pop().unwrap();
+    assert_eq!(shell["status"], "failed");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_session_left_by_a_killed_hc_goes_on() {
+    let s = Setup::new(json!({"turns": [
+        reply(json!([text("Working on it."), call("t1", "shell", json!({"command": "sleep 60"}))]), "tool_use"),
+        reply(json!([text("Picking up where we left off.")]), "end_turn"),
+    ]})).await;
+    let mut first = s
+        .hc(&["run", "--permission-mode", "bypass", "start the work"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for("the tool to run", || {
+        processes_of(&s, "shell")
+            .iter()
+            .any(|b| b["status"] == "running")
+    })
+    .await;
+    first.start_kill().unwrap();
+    first.wait().await.unwrap();
+    let ran = s
+        .run(&["--continue", "--permission-mode", "bypass", "go on"])
+        .await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    assert!(ran.stdout.contains("Picking up"));
+    // every process the dead engine ran was failed at the next open
+    let shell = processes_of(&s, "shell").pop().unwrap();
+    assert_eq!(shell["status"], "failed");
+    assert_eq!(shell["error"], "engine restart");
+    let agents = processes_of(&s, "agent");
+    assert!(
+        agents.iter().any(|b| b["error"] == "engine restart"),
+        "{agents:#?}"
+    );
+    assert_eq!(s.sessions().len(), 1, "--continue went on with the session");
+    // the second run's request replayed the first, the dangling call answered
+    let second: Value = serde_json::from_slice(&s.sent()[1]).unwrap();
+    let messages = second["messages"].as_array().unwrap();
+    assert_eq!(messages[0]["content"][0]["text"], "start the work");
+    assert_eq!(messages[1]["content"][1]["name"], "shell");
+    let repair = &messages[2]["content"];
+    assert_eq!(repair[0]["tool_use_id"], "t1");
+    assert_eq!(repair[0]["content"], "interrupted before the tool returned");
+    assert_eq!(repair[0]["is_error"], true);
+    assert_eq!(repair[1]["text"], "go on");
+    let session = s.sessions().pop().unwrap();
+    assert!(s.rebuilt(&session, 2).await == s.sent()[1]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn continue_picks_the_latest_session_and_resume_names_one() {
+    let s =
+        Setup::new(json!({"cycle": true, "turns": [reply(json!([text("ok")]), "end_turn")]})).await;
+    assert_eq!(s.run(&["first"]).await.code, 0);
+    assert_eq!(s.run(&["second"]).await.code, 0);
+    let sessions = s.sessions();
+    assert_eq!(sessions.len(), 2);
+    let third = s.run(&["--continue", "third"]).await;
+    assert_eq!(third.code, 0, "{third:#?}");
+    assert_eq!(
+        s.of_type(&sessions[1], "prompt").len(),
+        2,
+        "--continue added to the latest"
+    );
+    let prefix = &sessions[0][..sessions[0].len() - 3];
+    assert_eq!(s.run(&["--resume", prefix, "fourth"]).await.code, 0);
+    assert_eq!(
+        s.of_type(&sessions[0], "prompt").len(),
+        2,
+        "--resume added to the one named"
+    );
+    let none = s.run(&["--resume", "s_nope", "x"]).await;
+    assert_ne!(none.code, 0);
+    assert!(
+        none.stderr.contains("no session `s_nope`"),
+        "{}",
+        none.stderr
+    );
+}
