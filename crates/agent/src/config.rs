@@ -107,6 +107,13 @@ pub struct AgentConfig {
     /// How deep sub-agents may nest (default 3).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_depth: Option<u32>,
+    /// Compact when a call's input fills this share of the context window
+    /// (default 0.7).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compact_at: Option<f64>,
+    /// Compact before the first call (a person asked for it).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub compact_first: bool,
 }
 
 /// The depth sub-agents may nest to when the configuration says nothing.
@@ -140,6 +147,8 @@ impl Default for AgentConfig {
             user_config_dir: None,
             depth: 1,
             max_depth: None,
+            compact_at: None,
+            compact_first: false,
         }
     }
 }

@@ -27,6 +27,7 @@ impl Run {
     pub async fn cycle(&mut self) -> Stop {
         let mut continuations = 0;
         let mut warned_price = false;
+        let (mut compacted, mut retried) = (false, false);
         loop {
             if self.inbox.interrupted() {
                 return Stop::Interrupted;
@@ -46,8 +47,24 @@ impl Run {
                     }
                 ));
             }
+            let first = self.tally.turns == 0 && !compacted;
+            if (first && self.config.compact_first) || self.needs_compaction() {
+                if let Err(stop) = self.compact().await {
+                    return stop;
+                }
+                compacted = true;
+            }
             let reply = match self.call_with_retries().await {
                 Ok(reply) => reply,
+                // Too long for the window: compact, and try once more.
+                Err(Stop::PromptTooLong(_)) if !retried => {
+                    retried = true;
+                    if let Err(stop) = self.compact().await {
+                        return stop;
+                    }
+                    compacted = true;
+                    continue;
+                }
                 Err(stop) => return stop,
             };
             let stop_reason = reply.stop_reason.clone();

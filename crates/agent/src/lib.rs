@@ -23,6 +23,7 @@
 
 mod calls;
 pub mod catalog;
+mod compact;
 pub mod config;
 pub mod context;
 mod cycle;

@@ -133,6 +133,8 @@ pub struct Run {
     pub(crate) context: ContextBody,
     /// The scopes it pins, in order.
     pub(crate) pins: Vec<String>,
+    /// The text of the session's last prompt (kept verbatim by a compaction).
+    pub(crate) prompt: Option<String>,
     /// The text of the run's last answer.
     pub(crate) last_answer: String,
     /// A commit sent and not yet answered.
@@ -235,6 +237,11 @@ impl Run {
             pins,
             in_flight: None,
             last_answer: String::new(),
+            prompt: history
+                .iter()
+                .rev()
+                .find(|c| c.is_on("prompt", PlacementType::Instance))
+                .and_then(|c| c.body_value()["text"].as_str().map(str::to_owned)),
         })
     }
 
@@ -266,6 +273,11 @@ impl Run {
         self.context = context;
         self.pins = pins;
         Ok(())
+    }
+
+    /// The session's last prompt.
+    pub(crate) fn last_prompt(&self) -> Option<&str> {
+        self.prompt.as_deref()
     }
 
     /// Maps a chunk the agent committed into the conversation, keeping the

@@ -81,12 +81,18 @@ impl Tally {
     /// Counts one call's usage; answers its cost (0 with no price).
     pub fn add_call(&mut self, model: &str, usage: &Usage, api_ms: u64) -> f64 {
         self.turns += 1;
+        let cost = self.add_usage(model, usage, api_ms);
+        self.context_percent =
+            (usage.total_input_tokens() + usage.output_tokens) as f64 * 100.0 / self.window as f64;
+        cost
+    }
+
+    /// Counts usage that is not a turn (a compaction's summary).
+    pub fn add_usage(&mut self, model: &str, usage: &Usage, api_ms: u64) -> f64 {
         self.usage.add(usage);
         self.api_ms += api_ms;
         let cost = self.prices.cost(model, usage).unwrap_or(0.0);
         self.cost_usd += cost;
-        self.context_percent =
-            (usage.total_input_tokens() + usage.output_tokens) as f64 * 100.0 / self.window as f64;
         cost
     }
 

@@ -100,6 +100,10 @@ struct RunFlags {
     /// Go on with the session SESSION (an id, or a unique prefix of one).
     #[arg(long, value_name = "SESSION")]
     resume: Option<String>,
+    /// Compact the session's conversation into a summary before going on
+    /// (with --continue or --resume).
+    #[arg(long)]
+    compact: bool,
     /// Pin a scope of the substrate into the agent's knowledge (repeatable).
     #[arg(long = "context", value_name = "ID")]
     context: Vec<String>,
@@ -133,6 +137,7 @@ impl RunFlags {
             flags,
             no_contain: self.no_contain,
             context: self.context,
+            compact: self.compact,
             session: match (self.continue_, self.resume) {
                 (true, _) => run::SessionChoice::Latest,
                 (false, Some(id)) => run::SessionChoice::Resume(id),

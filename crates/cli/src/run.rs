@@ -26,6 +26,8 @@ pub struct RunRequest {
     pub context: Vec<String>,
     /// Which session the run goes on.
     pub session: SessionChoice,
+    /// `--compact`: summarize the session before going on.
+    pub compact: bool,
 }
 
 /// A new session, or one to go on with.
@@ -75,7 +77,8 @@ pub fn run(request: RunRequest) -> Result<u8> {
     let files = project.config()?;
     let interactive = std::fs::File::open("/dev/tty").is_ok()
         && std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let (_, config) = settings::resolve(&files, &request.flags, interactive)?;
+    let (_, mut config) = settings::resolve(&files, &request.flags, interactive)?;
+    config.compact_first = request.compact;
     check_credentials(&config)?;
     let engine_config = crate::engine_config(&project, request.no_contain)?;
     let (db, _) = project.open()?;

@@ -27,6 +27,8 @@ pub const SCALARS: &[(&str, &str)] = &[
     ("permission_mode", "HC_PERMISSION_MODE"),
     ("system_append", "HC_SYSTEM_APPEND"),
     ("context_window", "HC_CONTEXT_WINDOW"),
+    ("compact_at", "HC_COMPACT_AT"),
+    ("max_depth", "HC_MAX_DEPTH"),
 ];
 
 /// Rule lists, under `[permissions]` (lists from every source add up).
@@ -174,6 +176,18 @@ fn agent_config(resolved: &[Resolved], files: &Files, interactive: bool) -> Resu
                     .ok_or_else(|| bad("one of default, accept-edits, plan, bypass"))?
             }
             "system_append" => config.system_append = Some(text),
+            "compact_at" => {
+                let at: f64 = text
+                    .parse()
+                    .map_err(|_| bad("a share of the window, e.g. 0.7"))?;
+                if !(0.05..=1.0).contains(&at) {
+                    return Err(bad("a share between 0.05 and 1"));
+                }
+                config.compact_at = Some(at);
+            }
+            "max_depth" => {
+                config.max_depth = Some(text.parse().map_err(|_| bad("a whole number"))?)
+            }
             "allow" => config.allow.push(text),
             "deny" => config.deny.push(text),
             "ask" => config.ask.push(text),

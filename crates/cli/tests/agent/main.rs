@@ -3,6 +3,7 @@
 //! tool programs, a real substrate, every request rebuilt byte for byte.
 
 mod common;
+mod compaction;
 mod cycle;
 mod failures;
 mod permissions;

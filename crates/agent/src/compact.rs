@@ -1,0 +1,87 @@
+//! Compaction (`seeds/agent-runtime-spec.txt`: above 70 % of the context
+//! window): the model summarizes the session so far; the summary is
+//! committed as a `compaction` chunk; the next call's messages start from
+//! it. Nothing is deleted — the whole session stays in the substrate, and
+//! `scope` still reaches it.
+
+use crate::request::{Conversation, Sent};
+use crate::run::{Run, Stop};
+use model::{ContentBlock, Message, Role, ToolChoice};
+use serde_json::json;
+use std::time::Instant;
+
+/// Compaction starts above this share of the context window, unless the
+/// configuration says otherwise.
+pub const DEFAULT_COMPACT_AT: f64 = 0.7;
+
+/// What the model is asked for.
+const INSTRUCTIONS: &str = "\
+The conversation so far is about to be replaced by your summary of it, to free the context \
+window. Write that summary now, for yourself to continue from: the user's requests and \
+intent; what has been done (files read and changed, commands run and what they showed, \
+decisions taken and why); errors met and how they were resolved; what is in progress and \
+what remains. Be specific: paths, names, exact values. Do not call tools; answer with the \
+summary only.";
+
+impl Run {
+    /// Whether the last call filled the context window past the threshold.
+    pub(crate) fn needs_compaction(&self) -> bool {
+        let at = self.config.compact_at.unwrap_or(DEFAULT_COMPACT_AT);
+        self.tally.context_percent >= at * 100.0
+    }
+
+    /// Summarizes the session and starts the messages over from the summary.
+    pub(crate) async fn compact(&mut self) -> Result<(), Stop> {
+        self.status("compacting the conversation");
+        let provider = match &self.provider {
+            Ok(p) => std::sync::Arc::clone(p),
+            Err(why) => return Err(Stop::Error(why.clone())),
+        };
+        let mut request = self.request.clone();
+        request.messages.extend(self.conversation.tail());
+        let ask = ContentBlock::text(INSTRUCTIONS);
+        match request.messages.last_mut() {
+            Some(last) if last.role == Role::User => last.content.push(ask),
+            _ => request.messages.push(Message {
+                role: Role::User,
+                content: vec![ask],
+            }),
+        }
+        request.tool_choice = Some(ToolChoice::None);
+        request.thinking = None;
+        let started = Instant::now();
+        let reply = provider.create(&request).await.map_err(|e| {
+            Stop::Error(format!(
+                "the conversation could not be compacted ({e}); the session is intact — resume \
+                 it with a model of a larger context window, or start a new one"
+            ))
+        })?;
+        let cost = self.tally.add_usage(
+            &reply.model,
+            &reply.usage,
+            started.elapsed().as_millis() as u64,
+        );
+        let mut text = format!(
+            "[A summary of the conversation so far, which it replaces]\n\n{}",
+            reply.text().trim()
+        );
+        if let Some(prompt) = self.last_prompt() {
+            text.push_str(&format!(
+                "\n\n[The user's latest request, verbatim]\n\n{prompt}"
+            ));
+        }
+        let body = json!({
+            "text": text, "usage": reply.usage, "model": reply.model, "cost_usd": cost,
+            "process": self.me, "as_of": self.as_of,
+        });
+        self.commit_on_session(vec![("compaction", body.clone())], None)
+            .await
+            .map_err(|e| Stop::Error(format!("cannot record the compaction: {e}")))?;
+        self.conversation = Conversation::default();
+        self.conversation.push_body(Sent::Prompt, &body);
+        self.request.messages.clear();
+        self.tally.context_percent = 0.0;
+        self.status("compacted; going on from the summary");
+        Ok(())
+    }
+}

@@ -1,0 +1,104 @@
+//! Compaction: by usage, by a prompt-too-long answer, and asked for;
+//! nothing deleted, the next request starting from the summary.
+
+use crate::common::*;
+use serde_json::{Value, json};
+
+fn heavy(content: Value, stop: &str, input_tokens: u64) -> Value {
+    json!({"reply": {"content": content, "stop_reason": stop, "usage": {"input_tokens": input_tokens, "output_tokens": 10}}})
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_full_window_is_compacted_and_the_next_request_starts_from_the_summary() {
+    let s = Setup::new(json!({"turns": [
+        heavy(json!([text("Reading."), call("t1", "read", json!({"file_path": "a.txt"}))]), "tool_use", 1500),
+        heavy(json!([text("SUMMARY: read a.txt, it says alpha.")]), "end_turn", 1500),
+        heavy(json!([text("Done after compaction.")]), "end_turn", 300),
+    ]})).await;
+    s.file("a.txt", "alpha\n");
+    s.file(".hermitcrab/config.toml", "context_window = 2000\n");
+    let ran = s
+        .run(&["--permission-mode", "bypass", "look at a.txt"])
+        .await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    assert!(ran.stderr.contains("compacting"), "{}", ran.stderr);
+    let sent: Vec<Value> = s
+        .sent()
+        .iter()
+        .map(|b| serde_json::from_slice(b).unwrap())
+        .collect();
+    assert_eq!(sent.len(), 3);
+    assert_eq!(
+        sent[1]["tool_choice"]["type"], "none",
+        "the summary call may not use tools"
+    );
+    let after = sent[2]["messages"].as_array().unwrap();
+    assert_eq!(after.len(), 1, "{after:#?}");
+    let first = after[0]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        first.contains("SUMMARY: read a.txt") && first.contains("look at a.txt"),
+        "{first}"
+    );
+    let session = s.sessions().pop().unwrap();
+    // nothing deleted: the whole history is still there
+    assert_eq!(s.of_type(&session, "tool-result").len(), 1);
+    assert_eq!(s.of_type(&session, "prompt").len(), 1);
+    assert_eq!(s.of_type(&session, "compaction").len(), 1);
+    assert!(
+        s.rebuilt(&session, 2).await == s.sent()[2],
+        "the call after the compaction rebuilds"
+    );
+    assert!(
+        s.rebuilt(&session, 1).await == s.sent()[0],
+        "and the one before it"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn prompt_too_long_compacts_and_tries_once_more() {
+    let s = Setup::new(json!({"turns": [
+        {"error": {"status": 400, "type": "invalid_request_error", "message": "prompt is too long: 210000 tokens > 200000 maximum"}},
+        heavy(json!([text("SUMMARY: nothing yet.")]), "end_turn", 100),
+        heavy(json!([text("Fits now.")]), "end_turn", 100),
+    ]})).await;
+    let ran = s.run(&["a very long story"]).await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    assert!(ran.stdout.contains("Fits now."));
+    assert_eq!(s.sent().len(), 3);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failed_summary_ends_the_run_clearly_and_keeps_the_session() {
+    let s = Setup::new(json!({"turns": [
+        {"error": {"status": 400, "type": "invalid_request_error", "message": "prompt is too long: 210000 tokens > 200000 maximum"}},
+        {"error": {"status": 400, "type": "invalid_request_error", "message": "prompt is too long: 210000 tokens > 200000 maximum"}},
+    ]})).await;
+    let ran = s.run(&["a very long story"]).await;
+    assert_eq!(ran.code, 1, "{ran:#?}");
+    assert!(
+        ran.stderr.contains("could not be compacted") && ran.stderr.contains("session is intact"),
+        "{}",
+        ran.stderr
+    );
+    let session = s.sessions().pop().unwrap();
+    assert_eq!(s.of_type(&session, "prompt").len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn compaction_can_be_asked_for_with_the_next_run() {
+    let s = Setup::new(json!({"turns": [
+        heavy(json!([text("First.")]), "end_turn", 100),
+        heavy(json!([text("SUMMARY: said first.")]), "end_turn", 100),
+        heavy(json!([text("Second.")]), "end_turn", 100),
+    ]}))
+    .await;
+    assert_eq!(s.run(&["one"]).await.code, 0);
+    let ran = s.run(&["--continue", "--compact", "two"]).await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    let third: Value = serde_json::from_slice(&s.sent()[2]).unwrap();
+    let text = third["messages"][0]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("SUMMARY: said first.") && text.contains("two"),
+        "{text}"
+    );
+}
