@@ -121,10 +121,13 @@ impl Run {
         }
         self.record_calls(calls, &prepared, &outcomes);
         let interrupted = self.await_runs(&running, &mut outcomes).await;
-        let finished: Vec<Outcome> = outcomes
+        let mut finished: Vec<Outcome> = outcomes
             .into_iter()
             .map(Option::unwrap_or_default)
             .collect();
+        if !interrupted {
+            self.post_tool_hooks(calls, &mut finished).await;
+        }
         self.record_results(calls, &finished).await;
         if interrupted {
             return Err(Stop::Interrupted);
@@ -177,12 +180,24 @@ impl Run {
                 call.name
             ))));
         }
-        let decision = self.permissions.decide(&Call {
+        let (input, hooked) = match self.pre_tool_hooks(call, input, &tool).await {
+            Ok(done) => done,
+            Err(outcome) => return Ok(Prepared::Done(outcome)),
+        };
+        let mut decision = self.permissions.decide(&Call {
             program: &call.name,
             input: &input,
             root: &self.root,
             read_only: tool.body.read_only,
         });
+        match (hooked.as_deref(), &decision) {
+            // A hook's approval stands in for asking, never for a deny rule.
+            (Some("allow"), Decision::Ask(_)) => decision = Decision::Allow,
+            (Some("ask"), Decision::Allow) => {
+                decision = Decision::Ask("a pre-tool hook asks first".into())
+            }
+            _ => {}
+        }
         if let Some(refusal) = self.permit(call, &input, decision).await? {
             return Ok(Prepared::Done(refusal));
         }
@@ -191,6 +206,96 @@ impl Run {
             tool: Box::new(tool),
             input,
         })
+    }
+
+    /// The `pre-tool` hooks of a call: the input (rewritten, when a hook
+    /// rewrote it, and checked again) and a hook's decision; or the
+    /// call's refusal.
+    async fn pre_tool_hooks(
+        &mut self,
+        call: &ToolUseBlock,
+        input: Value,
+        tool: &ProgramTool,
+    ) -> Result<(Value, Option<String>), Outcome> {
+        if self.config.hooks.iter().all(|h| h.event != "pre-tool") {
+            return Ok((input, None));
+        }
+        let root = self.root.clone();
+        let probe = Call {
+            program: &call.name,
+            input: &input,
+            root: &root,
+            read_only: tool.body.read_only,
+        };
+        let payload =
+            json!({"tool": {"program": call.name, "input": input, "tool_use_id": call.id}});
+        let verdict = self.run_hooks("pre-tool", Some(&probe), payload).await;
+        if let Some(said) = verdict.blocked {
+            return Err(Outcome {
+                text: format!("blocked by a pre-tool hook: {said}"),
+                is_error: true,
+                denied: true,
+                ..Outcome::default()
+            });
+        }
+        let input = match verdict.input {
+            Some(rewritten) => {
+                protocol::schema::check(&tool.def.schema, &rewritten).map_err(|why| {
+                    Outcome::error(format!(
+                        "a pre-tool hook rewrote the input into one that is not valid: {why}"
+                    ))
+                })?;
+                rewritten
+            }
+            None => input,
+        };
+        match verdict.decision {
+            Some((d, reason)) if d == "deny" => Err(Outcome {
+                text: format!(
+                    "denied by a pre-tool hook{}",
+                    if reason.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {reason}")
+                    }
+                ),
+                is_error: true,
+                denied: true,
+                ..Outcome::default()
+            }),
+            Some((d, _)) => Ok((input, Some(d))),
+            None => Ok((input, None)),
+        }
+    }
+
+    /// The `post-tool` hooks of each finished call: what they say is added
+    /// to the result the model reads.
+    async fn post_tool_hooks(&mut self, calls: &[ToolUseBlock], outcomes: &mut [Outcome]) {
+        if self.config.hooks.iter().all(|h| h.event != "post-tool") {
+            return;
+        }
+        let root = self.root.clone();
+        for (call, o) in calls.iter().zip(outcomes.iter_mut()) {
+            if o.process.is_none() {
+                continue; // never ran
+            }
+            let input = call.input_value();
+            let read_only = self.tool(&call.name).is_some_and(|t| t.body.read_only);
+            let probe = Call {
+                program: &call.name,
+                input: &input,
+                root: &root,
+                read_only,
+            };
+            let payload = json!({
+                "tool": {"program": call.name, "input": input, "tool_use_id": call.id},
+                "result": {"text": o.text, "is_error": o.is_error, "data": o.data},
+            });
+            let verdict = self.run_hooks("post-tool", Some(&probe), payload).await;
+            for said in verdict.blocked.iter().chain(&verdict.said) {
+                o.text.push_str(&format!("\n\n[post-tool hook] {said}"));
+            }
+        }
     }
 
     /// What tools need from earlier calls: the hash of the last read of a
@@ -317,6 +422,9 @@ impl Run {
             }
         };
         let Ok(done) = done else {
+            if self.client.is_closed() {
+                return true; // the engine is gone: the run ends here
+            }
             for o in outcomes
                 .iter_mut()
                 .flatten()

@@ -111,10 +111,32 @@ pub struct AgentConfig {
     /// (default 0.7).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub compact_at: Option<f64>,
+    /// Commands run before and after tool calls, on the prompt, at the end.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hooks: Vec<HookConfig>,
     /// Compact before the first call (a person asked for it).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub compact_first: bool,
 }
+
+/// A hook: a command run on an event, given it as JSON on stdin.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HookConfig {
+    /// `pre-tool`, `post-tool`, `user-prompt` or `stop`.
+    pub event: String,
+    /// For tool events: a program name or a rule pattern
+    /// (`shell(git push:*)`); none matches every call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matcher: Option<String>,
+    /// The command (`bash -c`), run in the project root.
+    pub command: String,
+    /// Milliseconds before it is killed (default 60,000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+}
+
+/// The events a hook may be run on.
+pub const HOOK_EVENTS: &[&str] = &["pre-tool", "post-tool", "user-prompt", "stop"];
 
 /// The depth sub-agents may nest to when the configuration says nothing.
 pub const DEFAULT_MAX_DEPTH: u32 = 3;
@@ -149,6 +171,7 @@ impl Default for AgentConfig {
             max_depth: None,
             compact_at: None,
             compact_first: false,
+            hooks: Vec::new(),
         }
     }
 }

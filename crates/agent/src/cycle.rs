@@ -12,6 +12,8 @@ use std::time::Instant;
 
 /// `max_tokens` continuations allowed in a row.
 const MAX_CONTINUATIONS: u32 = 3;
+/// Times `stop` hooks may send the model back to work in one run.
+const MAX_STOP_HOOK_TURNS: u32 = 3;
 /// Whole calls retried after a stream broke mid-reply.
 const STREAM_RETRIES: u32 = 2;
 
@@ -28,9 +30,16 @@ impl Run {
         let mut continuations = 0;
         let mut warned_price = false;
         let (mut compacted, mut retried) = (false, false);
+        let mut stop_hook_turns = 0;
+        if let Some(stop) = self.user_prompt_hooks().await {
+            return stop;
+        }
         loop {
             if self.inbox.interrupted() {
                 return Stop::Interrupted;
+            }
+            if self.client.is_closed() {
+                return Stop::Error("the engine is gone; nothing more can be recorded".into());
             }
             if let Some(stop) = self.tally.gate(&self.config) {
                 return stop;
@@ -84,6 +93,9 @@ impl Run {
                     self.status("the reply hit max_tokens; asking the model to continue");
                 }
                 Some(StopReason::PauseTurn) => {}
+                _ if stop_hook_turns < MAX_STOP_HOOK_TURNS && self.stop_hooks_go_on().await => {
+                    stop_hook_turns += 1;
+                }
                 _ => return Stop::EndTurn,
             }
         }
@@ -273,6 +285,41 @@ impl Run {
         {
             self.remember(Sent::Answer, &body);
         }
+    }
+
+    /// The `user-prompt` hooks, for a host's run: one that blocks ends it.
+    async fn user_prompt_hooks(&mut self) -> Option<Stop> {
+        if self.config.depth > 1 || self.config.hooks.iter().all(|h| h.event != "user-prompt") {
+            return None;
+        }
+        let payload = json!({"prompt": self.last_prompt()});
+        let verdict = self.run_hooks("user-prompt", None, payload).await;
+        verdict
+            .blocked
+            .map(|said| Stop::Error(format!("a user-prompt hook blocked the prompt: {said}")))
+    }
+
+    /// The `stop` hooks, when the model would end its turn: one that blocks
+    /// (exit 2) sends its stderr to the model as a message (a chunk on the
+    /// session, like a prompt), and the run goes on.
+    async fn stop_hooks_go_on(&mut self) -> bool {
+        if self.config.hooks.iter().all(|h| h.event != "stop") {
+            return false;
+        }
+        let payload = json!({"answer": self.last_answer});
+        let Some(said) = self.run_hooks("stop", None, payload).await.blocked else {
+            return false;
+        };
+        let body = json!({"text": format!("[stop hook] {said}"), "from": "hook"});
+        if self
+            .commit_on_session(vec![("prompt", body.clone())], None)
+            .await
+            .is_err()
+        {
+            return false;
+        }
+        self.remember(Sent::Prompt, &body);
+        true
     }
 
     /// Tells hosts what the run is doing (never stored).

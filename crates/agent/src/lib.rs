@@ -28,6 +28,7 @@ pub mod config;
 pub mod context;
 mod cycle;
 mod events;
+mod hooks;
 mod ids;
 pub mod knowledge;
 mod own;
@@ -39,7 +40,7 @@ mod sub;
 mod tally;
 mod vocabulary;
 
-pub use config::{AgentConfig, ApiKind, PermissionMode};
+pub use config::{AgentConfig, ApiKind, HOOK_EVENTS, HookConfig, PermissionMode};
 pub use rebuild::{calls, rebuild_request, request_body};
 pub use request::{Conversation, Prefix};
 pub use vocabulary::{

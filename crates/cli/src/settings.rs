@@ -197,6 +197,32 @@ fn agent_config(resolved: &[Resolved], files: &Files, interactive: bool) -> Resu
     for rule in config.allow.iter().chain(&config.deny).chain(&config.ask) {
         agent::permissions::Rule::parse(rule).map_err(anyhow::Error::msg)?;
     }
+    for file in &files.files {
+        let Some(hooks) = file.table.get("hooks") else {
+            continue;
+        };
+        let where_ = file.path.display();
+        let Value::Array(list) = toml_to_json(hooks) else {
+            bail!(
+                "{where_}: `hooks` is a list: write each as [[hooks]] with event, command, matcher, timeout_ms"
+            );
+        };
+        for hook in list {
+            let hook: agent::HookConfig = serde_json::from_value(hook.clone())
+                .map_err(|e| anyhow::anyhow!("{where_}: a [[hooks]] entry {hook} is not valid: {e} (it takes event, command, matcher, timeout_ms)"))?;
+            if !agent::HOOK_EVENTS.contains(&hook.event.as_str()) {
+                bail!(
+                    "{where_}: hook event `{}` is not one of {}",
+                    hook.event,
+                    agent::HOOK_EVENTS.join(", ")
+                );
+            }
+            if let Some(m) = hook.matcher.as_deref().filter(|m| *m != "*") {
+                agent::permissions::Rule::parse(m).map_err(anyhow::Error::msg)?;
+            }
+            config.hooks.push(hook);
+        }
+    }
     if let Some((tools, source)) = files.get("server_tools") {
         match toml_to_json(tools) {
             Value::Array(list) => config.server_tools = list,

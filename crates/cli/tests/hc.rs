@@ -53,10 +53,9 @@ fn a_builtin_program_explains_itself_when_run_by_hand() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("the engine runs it"));
     let out = hc(dir.path(), &["program", "nope"]);
-    assert!(
-        String::from_utf8_lossy(&out.stderr)
-            .contains("built-ins are: read, write, edit, glob, grep, shell, web-fetch, echo")
-    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains(
+        "built-ins are: read, write, edit, glob, grep, shell, web-fetch, echo, hook, agent"
+    ));
 }
 
 #[tokio::test(flavor = "multi_thread")]

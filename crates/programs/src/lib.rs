@@ -19,6 +19,7 @@ mod edit;
 mod files;
 mod glob;
 mod grep;
+mod hook;
 mod paths;
 mod read;
 mod shell;
@@ -69,6 +70,11 @@ pub static BUILTINS: &[Builtin] = &[
         name: "echo",
         chunks: echo::chunks,
         main: echo::main,
+    },
+    Builtin {
+        name: "hook",
+        chunks: hook::chunks,
+        main: hook::main,
     },
 ];
 

@@ -45,6 +45,7 @@ type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Outcome>>>>;
 /// A connection to the engine. Cheap to clone; every clone shares it.
 #[derive(Clone)]
 pub struct Client {
+    closed: Arc<std::sync::atomic::AtomicBool>,
     next_id: Arc<AtomicU64>,
     pending: Pending,
     out: mpsc::UnboundedSender<String>,
@@ -94,6 +95,8 @@ impl Client {
             }
         });
         let reading = Arc::clone(&pending);
+        let closed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let closing = Arc::clone(&closed);
         tokio::spawn(async move {
             let mut reader = BufReader::new(reader);
             let mut line = Vec::new();
@@ -122,6 +125,7 @@ impl Client {
                 }
             }
             // Closed: every request still waiting fails with `Closed`.
+            closing.store(true, Ordering::Relaxed);
             reading
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
@@ -129,6 +133,7 @@ impl Client {
         });
         (
             Client {
+                closed,
                 next_id: Arc::new(AtomicU64::new(1)),
                 pending,
                 out,
@@ -145,6 +150,12 @@ impl Client {
             Ok((input, output)) => Client::connect(input, output),
             Err(_) => Client::connect(tokio::io::stdin(), tokio::io::stdout()),
         }
+    }
+
+    /// Whether the engine's side of the connection has closed (a program
+    /// whose engine is gone has nothing left to do).
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Relaxed)
     }
 
     /// Sends one request and waits for its answer.

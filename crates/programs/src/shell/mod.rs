@@ -3,7 +3,7 @@
 //! directory it ended in reported so `cd` carries to the next call.
 
 mod capture;
-mod reap;
+pub(crate) mod reap;
 
 use crate::paths::Paths;
 use capture::{Capture, Utf8Carry};
