@@ -133,6 +133,20 @@ impl Connection {
                 {}
                 return;
             }
+            // Runs are answered on their own, so the runs a program starts
+            // together (its parallel tool calls) start together: each
+            // commits and forks, which a later request need not wait for.
+            op @ Op::Run { .. } => {
+                let me = Arc::clone(self);
+                tokio::spawn(async move {
+                    let answering = Arc::clone(&me);
+                    let line = tokio::task::spawn_blocking(move || answering.answer(id, op)).await;
+                    if let Ok(line) = line {
+                        let _ = me.out.send(line).await;
+                    }
+                });
+                return;
+            }
             // Commits may wait on the writer lock: keep them off the worker's
             // queue. Everything else is a short synchronous call.
             op @ Op::Commit { .. } => blocking(|| self.answer(id, op)),
