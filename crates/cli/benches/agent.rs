@@ -7,6 +7,10 @@
 //!   contained tool run (one sample: the gaps of one 20-turn run, averaged).
 //! * `agent/first_request`: from starting `hc run` to the fake receiving
 //!   its first request.
+//! * `agent/sub_agent_gap` and `agent/hook_gap`: the same gap when every
+//!   turn runs a trivial sub-agent (the fake answering it at once) instead
+//!   of `shell`, and when every `shell` call first runs a `pre-tool` hook
+//!   that runs `true` — each to set beside `turn_gap`.
 //! * Peak RSS of the whole process tree during a 20-turn run (sampled
 //!   every millisecond from `/proc`, in runs apart from the timed ones),
 //!   printed.
@@ -30,6 +34,71 @@ fn script() -> Script {
     }
     turns.push(json!({"reply": {"content": [{"type": "text", "text": "done"}], "stop_reason": "end_turn"}}));
     Script::from_json(&json!({"cycle": true, "turns": turns}).to_string()).unwrap()
+}
+
+/// Twenty turns of the root each calling a sub-agent, which answers at
+/// once (turns matched to their caller by `when`).
+fn sub_agent_script() -> Script {
+    let mut turns = Vec::new();
+    for n in 1..=TURNS {
+        // The root's first request ends with its prompt; each later one
+        // with the sub-agent's answer.
+        let when = if n == 1 { "ROOT" } else { "sub done" };
+        turns.push(json!({"when": when, "reply": {"content": [
+            {"type": "tool_use", "id": format!("toolu_{n}"), "name": "agent", "input": {"text": "SUB task"}}
+        ], "stop_reason": "tool_use", "usage": {"input_tokens": 10, "output_tokens": 5}}}));
+        turns.push(json!({"when": "SUB task", "reply": {"content": [{"type": "text", "text": "sub done"}], "stop_reason": "end_turn"}}));
+    }
+    turns.push(json!({"when": "sub done", "reply": {"content": [{"type": "text", "text": "done"}], "stop_reason": "end_turn"}}));
+    Script::from_json(&json!({"cycle": true, "turns": turns}).to_string()).unwrap()
+}
+
+/// One run with `prompt`; the mean gap between the requests whose first
+/// message is that prompt (the root's).
+fn root_gap(fake: &FakeModel, root: &Path, prompt: &str) -> Duration {
+    fake.clear_requests();
+    hc_run(root, &fake.base_url(), prompt).wait().unwrap();
+    let times: Vec<Instant> = fake
+        .requests_to("/v1/messages")
+        .iter()
+        .filter(|r| r.body["messages"][0]["content"][0]["text"] == prompt)
+        .map(|r| r.received)
+        .collect();
+    assert_eq!(times.len(), TURNS + 1, "one root request a turn");
+    let gaps: Vec<Duration> = times.windows(2).map(|w| w[1] - w[0]).collect();
+    gaps.iter().sum::<Duration>() / gaps.len() as u32
+}
+
+fn harness(c: &mut Criterion) {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let mut group = c.benchmark_group("agent");
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(20));
+    let subs = rt.block_on(FakeModel::start(sub_agent_script())).unwrap();
+    let dir = project();
+    group.bench_function("sub_agent_gap", |b| {
+        b.iter_custom(|iters| {
+            (0..iters)
+                .map(|_| root_gap(&subs, dir.path(), "ROOT go"))
+                .sum()
+        })
+    });
+    let shell = rt.block_on(FakeModel::start(script())).unwrap();
+    let hooked = project();
+    std::fs::write(
+        hooked.path().join(".hermitcrab/config.toml"),
+        "[[hooks]]\nevent = \"pre-tool\"\nmatcher = \"shell\"\ncommand = \"true\"\n",
+    )
+    .unwrap();
+    group.bench_function("hook_gap", |b| {
+        b.iter_custom(|iters| {
+            (0..iters)
+                .map(|_| root_gap(&shell, hooked.path(), "go"))
+                .sum()
+        })
+    });
+    group.finish();
 }
 
 fn project() -> tempfile::TempDir {
@@ -188,5 +257,5 @@ fn agent(c: &mut Criterion) {
     );
 }
 
-criterion_group!(benches, agent);
+criterion_group!(benches, agent, harness);
 criterion_main!(benches);

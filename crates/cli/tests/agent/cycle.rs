@@ -142,7 +142,10 @@ async fn reads_run_together_and_edits_in_order() {
     // however loaded the machine is.
     s.file("big.txt", &"lorem ipsum dolor sit amet\n".repeat(200_000));
     for i in 0..1500 {
-        s.file(&format!("tree/{}/f{i}.txt", i % 20), &"some text here\n".repeat(200));
+        s.file(
+            &format!("tree/{}/f{i}.txt", i % 20),
+            &"some text here\n".repeat(200),
+        );
     }
     let ran = s.run(&["--permission-mode", "accept-edits", "go"]).await;
     assert_eq!(ran.code, 0, "{ran:#?}");
