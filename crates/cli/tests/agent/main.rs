@@ -6,6 +6,7 @@ mod common;
 mod compaction;
 mod cycle;
 mod failures;
+mod faults;
 mod hooks;
 mod permissions;
 mod resume;
