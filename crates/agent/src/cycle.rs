@@ -178,12 +178,12 @@ impl Run {
         tool_ids: &mut HashMap<usize, String>,
     ) {
         let data = match event {
-            StreamEvent::TextDelta { text, .. } => {
+            StreamEvent::TextDelta { index, text } => {
                 shown.push_str(&text);
-                json!({"kind": "text_delta", "text": text})
+                json!({"kind": "text_delta", "index": index, "text": text})
             }
-            StreamEvent::ThinkingDelta { thinking, .. } => {
-                json!({"kind": "thinking_delta", "text": thinking})
+            StreamEvent::ThinkingDelta { index, thinking } => {
+                json!({"kind": "thinking_delta", "index": index, "text": thinking})
             }
             StreamEvent::BlockStart {
                 index,
@@ -197,6 +197,7 @@ impl Run {
                 partial_json,
             } if !partial_json.is_empty() => json!({
                 "kind": "tool_input_delta",
+                "index": index,
                 "tool_use_id": tool_ids.get(&index).cloned().unwrap_or_default(),
                 "json": partial_json,
             }),
@@ -247,6 +248,7 @@ impl Run {
             "text": reply.text(),
             "content": serde_json::to_value(&reply.content).unwrap_or(Value::Null),
             "model": reply.model,
+            "message_id": reply.id,
             "stop_reason": stop_reason.map(StopReason::as_str),
             "usage": serde_json::to_value(&reply.usage).unwrap_or(Value::Null),
             "cost_usd": if self.tally.priced { json!(self.last_cost) } else { Value::Null },

@@ -28,7 +28,8 @@ impl std::fmt::Display for Source {
         match self {
             Source::Flag(flag) => write!(f, "flag {flag}"),
             Source::Env(name) => write!(f, "environment {name}"),
-            Source::Project(path) | Source::User(path) => write!(f, "{}", path.display()),
+            Source::Project(path) => write!(f, "project file {}", path.display()),
+            Source::User(path) => write!(f, "user file {}", path.display()),
             Source::Default => write!(f, "default"),
         }
     }

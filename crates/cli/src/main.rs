@@ -2,150 +2,28 @@
 //! opens the substrate, starts the engine, runs programs for the person,
 //! and carries every built-in program (`hc program NAME`).
 
+mod args;
 mod builtins;
+mod chat;
 mod config;
+mod config_cmd;
+mod inspect;
+mod output;
 mod project;
 mod render;
 mod run;
 mod settings;
+mod spinner;
+mod style;
 mod trace;
+mod tree;
 
 use anyhow::{Context as _, Result};
-use clap::{Parser, Subcommand};
+use args::{Cli, Command};
+use clap::Parser;
 use engine::{Engine, EngineConfig};
 use project::Project;
 use std::process::ExitCode;
-
-/// hermitcrab: an agent runtime that keeps every step in one substrate.
-#[derive(Parser)]
-#[command(name = "hc", version, about)]
-struct Cli {
-    #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(Subcommand)]
-enum Command {
-    /// Create .hermitcrab/ here and bootstrap the substrate (safe to re-run).
-    Init,
-    /// Run a built-in program on this process's stdio (the engine does this).
-    Program {
-        /// The built-in's name, e.g. `echo`.
-        name: String,
-    },
-    /// Speak the protocol with host reach, for editors, scripts and tools.
-    Serve {
-        /// On stdin/stdout (the only transport for now).
-        #[arg(long)]
-        stdio: bool,
-        /// Run programs uncontained, with all your privileges (every run
-        /// records it). Also `containment = "off"` in .hermitcrab/config.toml.
-        #[arg(long)]
-        no_contain: bool,
-    },
-    /// Run the agent on a prompt and print its answer.
-    #[command(after_help = RUN_HELP)]
-    Run(RunFlags),
-    /// Show a session: `--request N` prints the exact body of its N-th model call.
-    Trace {
-        /// The session id (or a unique prefix of it).
-        session: String,
-        /// The model call to rebuild (from 1).
-        #[arg(long)]
-        request: Option<usize>,
-    },
-    /// The containment trampoline the engine runs programs through.
-    #[command(name = "__contain", hide = true)]
-    Contain {
-        /// The policy (JSON).
-        args: Vec<String>,
-    },
-}
-
-const RUN_HELP: &str = "\
-Examples:
-  hc run \"fix the failing test\"
-  git diff | hc run \"review this change\"
-  hc run --permission-mode accept-edits --allow 'shell(cargo test:*)' \"make the tests pass\"
-
-Exit codes: 0 success, 1 run error, 2 usage error, 3 stopped by a gate (turns, budget), 130 interrupted.
-The API key comes only from the environment (ANTHROPIC_API_KEY, or OPENAI_API_KEY with --api openai).";
-
-/// `hc run`'s flags.
-#[derive(clap::Args)]
-struct RunFlags {
-    /// What to do (`-` or none: read it from stdin).
-    prompt: Option<String>,
-    /// The model (else HC_MODEL, the config files, the default).
-    #[arg(long)]
-    model: Option<String>,
-    /// Stop after this many model calls.
-    #[arg(long)]
-    max_turns: Option<u32>,
-    /// Stop once this many dollars are spent.
-    #[arg(long)]
-    max_budget_usd: Option<f64>,
-    /// default | accept-edits | plan | bypass.
-    #[arg(long)]
-    permission_mode: Option<String>,
-    /// Allow calls matching RULE without asking, e.g. 'shell(git status:*)' (repeatable).
-    #[arg(long = "allow", value_name = "RULE")]
-    allow: Vec<String>,
-    /// Refuse calls matching RULE (repeatable).
-    #[arg(long = "deny", value_name = "RULE")]
-    deny: Vec<String>,
-    /// Go on with the latest session (its history is the agent's).
-    #[arg(long = "continue", short = 'c', conflicts_with = "resume")]
-    continue_: bool,
-    /// Go on with the session SESSION (an id, or a unique prefix of one).
-    #[arg(long, value_name = "SESSION")]
-    resume: Option<String>,
-    /// Compact the session's conversation into a summary before going on
-    /// (with --continue or --resume).
-    #[arg(long)]
-    compact: bool,
-    /// Pin a scope of the substrate into the agent's knowledge (repeatable).
-    #[arg(long = "context", value_name = "ID")]
-    context: Vec<String>,
-    /// Run programs uncontained, with all your privileges.
-    #[arg(long)]
-    no_contain: bool,
-}
-
-impl RunFlags {
-    fn into_request(self) -> run::RunRequest {
-        let mut flags = settings::Flags::default();
-        let scalars = [
-            ("model", self.model),
-            ("max_turns", self.max_turns.map(|n| n.to_string())),
-            ("max_budget_usd", self.max_budget_usd.map(|n| n.to_string())),
-            ("permission_mode", self.permission_mode),
-        ];
-        for (name, value) in scalars {
-            if let Some(value) = value {
-                flags.scalars.push((name, value));
-            }
-        }
-        flags
-            .rules
-            .extend(self.allow.into_iter().map(|r| ("allow", r)));
-        flags
-            .rules
-            .extend(self.deny.into_iter().map(|r| ("deny", r)));
-        run::RunRequest {
-            prompt: self.prompt,
-            flags,
-            no_contain: self.no_contain,
-            context: self.context,
-            compact: self.compact,
-            session: match (self.continue_, self.resume) {
-                (true, _) => run::SessionChoice::Latest,
-                (false, Some(id)) => run::SessionChoice::Resume(id),
-                (false, None) => run::SessionChoice::New,
-            },
-        }
-    }
-}
 
 fn main() -> ExitCode {
     // The trampoline runs before every contained program: no logging, no
@@ -158,13 +36,34 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {
         Command::Run(flags) => return exit_code(run::run(flags.into_request())),
+        Command::Chat(flags) => chat::chat(flags),
+        Command::Sessions { json } => inspect::sessions(json),
+        Command::Trace {
+            session,
+            request,
+            diff,
+            full,
+            json,
+        } => trace::trace(trace::TraceRequest {
+            session,
+            request,
+            diff,
+            full,
+            json,
+        }),
+        Command::Scope {
+            ids,
+            as_of,
+            query,
+            limit,
+            json,
+        } => inspect::scope(&ids, as_of, query, limit, json),
+        Command::Log { limit, json } => inspect::log(limit, json),
+        Command::Ps { json } => inspect::ps(json),
+        Command::Programs { json } => inspect::programs(json),
+        Command::Commit { file } => inspect::commit(file.as_deref()),
+        Command::Config { json, edit } => config_cmd::config(json, edit),
         Command::Init => init(),
-        Command::Trace { session, request } => match request {
-            Some(n) => trace::request(&session, n),
-            None => Err(anyhow::anyhow!(
-                "say which model call: `hc trace {session} --request N`"
-            )),
-        },
         Command::Program { name } => program(&name),
         Command::Serve { stdio, no_contain } => serve(stdio, no_contain),
         Command::Contain { args } => return engine::contain::trampoline_main(&args),

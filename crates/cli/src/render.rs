@@ -13,6 +13,20 @@ use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
+use crate::spinner::Spinner;
+use crate::style::paint_err;
+
+/// A tool call under way, as the person sees it.
+struct Call {
+    program: String,
+    /// One line: the program and its input in a few words.
+    line: String,
+    input: Value,
+}
+
+/// At most this many lines of an edit's diff are shown.
+const DIFF_LINES: usize = 12;
+
 /// How long an interrupted run gets to end by itself.
 const INTERRUPT_GRACE: Duration = Duration::from_secs(2);
 
@@ -21,14 +35,17 @@ pub struct Renderer {
     engine: Engine,
     session: String,
     interactive: bool,
-    /// Calls started and not ended: tool_use_id → one-line summary.
-    calls: HashMap<String, String>,
+    /// Calls started and not ended: tool_use_id → the call.
+    calls: HashMap<String, Call>,
+    spinner: Spinner,
     /// Whether stdout is in the middle of a line.
     open_line: bool,
     /// Whether answer text was printed, and a tool ran since.
     printed: bool,
     gap: bool,
     stdout_tty: bool,
+    /// JSON lines instead of text (`--output-format json | stream-json`).
+    pub json: Option<crate::output::JsonOut>,
 }
 
 impl Renderer {
@@ -39,15 +56,22 @@ impl Renderer {
             session,
             interactive,
             calls: HashMap::new(),
+            spinner: Spinner::new(),
             open_line: false,
             printed: false,
             gap: false,
             stdout_tty: std::io::stdout().is_terminal(),
+            json: None,
         }
     }
 
-    /// Renders until `process` ends; answers its final body.
-    pub async fn follow(&mut self, mut events: EventStream, process: &str) -> Result<Value> {
+    /// Renders until `process` ends; answers its final scope (its body,
+    /// its output).
+    pub async fn follow(
+        &mut self,
+        mut events: EventStream,
+        process: &str,
+    ) -> Result<substrate::ScopeResult> {
         let host = Context::host();
         let ids = vec![process.to_owned()];
         let engine = self.engine.clone();
@@ -55,6 +79,7 @@ impl Renderer {
         tokio::pin!(ended);
         let mut interrupts = 0;
         let mut grace: Option<tokio::time::Instant> = None;
+        let mut ticks = tokio::time::interval(Duration::from_millis(120));
         let done = loop {
             let deadline = grace
                 .unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(86_400 * 365));
@@ -71,6 +96,7 @@ impl Renderer {
                         let _ = self.engine.cancel(&host, process);
                     }
                 }
+                _ = ticks.tick() => self.tick(),
                 () = tokio::time::sleep_until(deadline) => {
                     let _ = self.engine.cancel(&host, process);
                     grace = None;
@@ -80,15 +106,14 @@ impl Renderer {
         while let Some(event) = events.try_recv() {
             self.on_event(event, process).await;
         }
+        self.spinner.clear();
         if self.open_line {
             println!();
             self.open_line = false;
         }
-        Ok(done
-            .get(process)
-            .and_then(|r| r.scopes.first())
-            .map(|s| s.body_value())
-            .unwrap_or_default())
+        done.get(process)
+            .cloned()
+            .ok_or_else(|| anyhow::anyhow!("the engine did not report the run's end"))
     }
 
     fn interrupt(&mut self) {
@@ -111,8 +136,14 @@ impl Renderer {
                 data,
             } if from == process => self.on_notice(&data),
             Event::ScopeChanged { commit, .. } if commit.dispatch_id.is_some() => {
+                let mut results = Vec::new();
                 for id in &commit.created {
-                    self.on_created(id).await;
+                    if let Some(result) = self.on_created(id).await {
+                        results.push(result);
+                    }
+                }
+                if let Some(json) = &self.json {
+                    json.user(&results);
                 }
             }
             _ => {}
@@ -120,9 +151,14 @@ impl Renderer {
     }
 
     fn on_notice(&mut self, data: &Value) {
+        if let Some(json) = &self.json {
+            json.partial(data);
+            return;
+        }
         match data["kind"].as_str() {
             Some("text_delta") => {
                 let text = data["text"].as_str().unwrap_or_default();
+                self.spinner.clear();
                 let mut out = std::io::stdout().lock();
                 if self.gap && self.printed {
                     // A new answer after tools: a paragraph of its own.
@@ -140,20 +176,30 @@ impl Renderer {
                 self.gap = true;
                 let id = data["tool_use_id"].as_str().unwrap_or_default().to_owned();
                 let program = data["program"].as_str().unwrap_or_default();
-                self.calls.insert(
-                    id,
-                    format!("{program} {}", summary(program, &data["input"])),
-                );
+                let call = Call {
+                    program: program.to_owned(),
+                    line: format!("{program} {}", summary(program, &data["input"])),
+                    input: data["input"].clone(),
+                };
+                self.calls.insert(id, call);
             }
             Some("tool_end") => {
                 let id = data["tool_use_id"].as_str().unwrap_or_default();
-                let call = self.calls.remove(id).unwrap_or_default();
-                let mark = if data["is_error"].as_bool().unwrap_or(false) {
-                    "✗"
-                } else {
-                    "✓"
+                let Some(call) = self.calls.remove(id) else {
+                    return;
                 };
-                self.line(&format!("{mark} {}", call.trim_end()));
+                let failed = data["is_error"].as_bool().unwrap_or(false);
+                let mark = if failed {
+                    paint_err("31", "✗")
+                } else {
+                    paint_err("32", "✓")
+                };
+                self.line(&format!("{mark} {}", call.line.trim_end()));
+                if !failed && call.program == "edit" {
+                    for line in edit_diff(&call.input) {
+                        self.line(&format!("  {line}"));
+                    }
+                }
             }
             Some("status") => {
                 self.line(&format!("· {}", data["text"].as_str().unwrap_or_default()))
@@ -163,18 +209,36 @@ impl Renderer {
         }
     }
 
-    /// A question committed on the session: asked on the terminal.
-    async fn on_created(&mut self, id: &str) {
-        let Ok(read) = self
+    /// A chunk committed under the session: a question is asked on the
+    /// terminal; an answer is printed as JSON; a tool result is answered
+    /// for the commit's user message.
+    async fn on_created(&mut self, id: &str) -> Option<Value> {
+        let read = self
             .engine
             .scope(&Context::host(), &[id.to_owned()], &ScopeOpts::default())
-        else {
-            return;
-        };
-        let Some(item) = read.scopes.first() else {
-            return;
-        };
+            .ok()?;
+        let item = read.scopes.first()?;
         let body = item.body_value();
+        if item.is_on(&self.session, PlacementType::Instance) {
+            if item.is_on("answer", PlacementType::Instance) {
+                if let Some(json) = &self.json {
+                    json.assistant(&body);
+                }
+            } else if item.is_on("tool-result", PlacementType::Instance) {
+                return Some(body);
+            }
+        }
+        // A question goes back where it was asked: the session, or the
+        // process that is a sub-agent's session.
+        let asked_on = item
+            .placements
+            .iter()
+            .find(|p| {
+                p.kind == PlacementType::Instance
+                    && !["permission-request", "user-question"].contains(&p.scope.as_str())
+            })
+            .map(|p| p.scope.clone())
+            .unwrap_or_else(|| self.session.clone());
         if item.is_on("permission-request", PlacementType::Instance) && self.interactive {
             let question = format!(
                 "allow {} {}? ({}) [y]es / [n]o / [a]lways for this session: ",
@@ -188,10 +252,8 @@ impl Renderer {
                 "a" | "always" => "always",
                 _ => "deny",
             };
-            self.answer(
-                "permission-decision",
-                json!({"request": id, "decision": decision, "rule": body["rule"]}),
-            );
+            let body = json!({"request": id, "decision": decision, "rule": body["rule"]});
+            self.answer(&asked_on, "permission-decision", body);
         } else if item.is_on("user-question", PlacementType::Instance) && self.interactive {
             let mut question = format!("? {}", body["text"].as_str().unwrap_or_default());
             if let Some(options) = body["options"].as_array() {
@@ -200,17 +262,16 @@ impl Renderer {
             }
             question.push_str("\n> ");
             let answer = self.ask(&question).await;
-            self.answer(
-                "user-answer",
-                json!({"request": id, "text": answer.trim_end()}),
-            );
+            let body = json!({"request": id, "text": answer.trim_end()});
+            self.answer(&asked_on, "user-answer", body);
         }
+        None
     }
 
-    fn answer(&mut self, ty: &str, body: Value) {
+    fn answer(&mut self, on: &str, ty: &str, body: Value) {
         let chunk = ChunkDecl::generated()
             .body(body)
-            .on(NewPlacement::instance(&self.session))
+            .on(NewPlacement::instance(on))
             .on(NewPlacement::instance(ty));
         if let Err(e) = self
             .engine
@@ -222,6 +283,7 @@ impl Renderer {
 
     /// Asks on the terminal; answers the line typed (empty when none).
     async fn ask(&mut self, question: &str) -> String {
+        self.spinner.clear();
         self.end_line();
         let question = question.to_owned();
         tokio::task::spawn_blocking(move || {
@@ -241,8 +303,21 @@ impl Renderer {
         .unwrap_or_default()
     }
 
+    /// The progress line, while nothing else is said.
+    fn tick(&mut self) {
+        if self.json.is_some() || self.open_line {
+            return;
+        }
+        let label = match self.calls.values().next() {
+            Some(call) => format!("running {}", call.line),
+            None => "thinking".to_owned(),
+        };
+        self.spinner.tick(&crate::style::cut(&label, 60));
+    }
+
     /// A line on stderr, after ending stdout's open line on a terminal.
     fn line(&mut self, text: &str) {
+        self.spinner.clear();
         self.end_line();
         eprintln!("  {text}");
     }
@@ -253,6 +328,34 @@ impl Renderer {
             self.open_line = false;
         }
     }
+}
+
+/// An edit's change as diff lines (`-` old, `+` new), at most
+/// `DIFF_LINES` of them and a line saying how many more.
+fn edit_diff(input: &Value) -> Vec<String> {
+    let old = input["old_string"].as_str().unwrap_or_default();
+    let new = input["new_string"].as_str().unwrap_or_default();
+    let diff = similar::TextDiff::from_lines(old, new);
+    let mut lines: Vec<String> = diff
+        .iter_all_changes()
+        .filter(|c| c.tag() != similar::ChangeTag::Equal)
+        .map(|c| {
+            let text = c.value().trim_end_matches('\n');
+            match c.tag() {
+                similar::ChangeTag::Delete => paint_err("31", &format!("- {text}")),
+                _ => paint_err("32", &format!("+ {text}")),
+            }
+        })
+        .collect();
+    if lines.len() > DIFF_LINES {
+        let more = lines.len() - DIFF_LINES;
+        lines.truncate(DIFF_LINES);
+        lines.push(format!(
+            "… {more} more line{}",
+            if more == 1 { "" } else { "s" }
+        ));
+    }
+    lines
 }
 
 /// A call's input in a few words.
@@ -266,6 +369,7 @@ pub fn summary(program: &str, input: &Value) -> String {
         }),
         "shell" => pick("command"),
         "web-fetch" => pick("url"),
+        "agent" => pick("description").or_else(|| pick("text")),
         _ => None,
     }
     .unwrap_or_else(|| input.to_string());

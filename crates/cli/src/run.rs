@@ -4,6 +4,7 @@
 //! call one line on stderr, permission questions asked on the terminal
 //! when there is one; a closing line of turns, tokens, cost and time.
 
+use crate::output::{JsonOut, OutputFormat};
 use crate::project::Project;
 use crate::render::Renderer;
 use crate::settings::{self, Flags};
@@ -28,6 +29,10 @@ pub struct RunRequest {
     pub session: SessionChoice,
     /// `--compact`: summarize the session before going on.
     pub compact: bool,
+    /// How to print.
+    pub format: crate::output::OutputFormat,
+    /// `--include-partial-messages` (with stream-json).
+    pub partial: bool,
 }
 
 /// A new session, or one to go on with.
@@ -84,9 +89,9 @@ pub fn run(request: RunRequest) -> Result<u8> {
     let (db, _) = project.open()?;
     crate::runtime()?.block_on(async move {
         let engine = Engine::open_with(db, engine_config)?;
-        let code = drive(&engine, &prompt, &config, &request, started).await;
+        let finished = drive(&engine, &prompt, &config, &request, started).await;
         crate::close(&engine).await;
-        code
+        finished.map(|f| f.code)
     })
 }
 
@@ -113,7 +118,7 @@ fn read_prompt(given: Option<String>) -> Result<String> {
 }
 
 /// Refuses early, with what to set, when the default API has no key.
-fn check_credentials(config: &agent::AgentConfig) -> Result<()> {
+pub fn check_credentials(config: &agent::AgentConfig) -> Result<()> {
     let set = |v: &str| std::env::var(v).is_ok_and(|x| !x.trim().is_empty());
     let missing = match config.api {
         agent::ApiKind::Anthropic => {
@@ -270,20 +275,28 @@ pub fn run_args(
     })
 }
 
-/// Starts the run, renders it to its end, and answers the exit code.
-async fn drive(
+/// How a run ended.
+pub struct Finished {
+    /// Its exit code.
+    pub code: u8,
+    /// The session it ran on.
+    pub session: String,
+}
+
+/// Starts the run, renders it to its end, and answers how it ended.
+pub async fn drive(
     engine: &Engine,
     prompt: &str,
     config: &agent::AgentConfig,
     request: &RunRequest,
     started: Instant,
-) -> Result<u8> {
+) -> Result<Finished> {
     let host = Context::host();
     let pins = &request.context;
     let session = match &request.session {
         SessionChoice::New => new_session(engine, prompt)?,
         SessionChoice::Latest => latest_session(engine)?,
-        SessionChoice::Resume(id) => crate::trace::resolve_session(engine, id)?,
+        SessionChoice::Resume(id) => crate::trace::resolve_session(engine.db(), id)?,
     };
     let sub = engine.subscribe(
         &host,
@@ -296,12 +309,93 @@ async fn drive(
     let args = run_args(engine, &session, prompt, config, pins)?;
     let process = engine.run(&host, "agent", args)?;
     let mut renderer = Renderer::new(engine.clone(), session.clone(), config.interactive);
-    let body = renderer.follow(events, &process).await?;
-    Ok(finish(&body, started))
+    if request.format != OutputFormat::Text {
+        let json = JsonOut {
+            stream: request.format == OutputFormat::StreamJson,
+            partial: request.partial,
+            session: session.clone(),
+        };
+        let cwd = engine.config().project_root.to_string_lossy().into_owned();
+        json.init(
+            &config.model,
+            &tool_names(engine),
+            &cwd,
+            config.permission_mode.as_str(),
+            &process,
+        );
+        renderer.json = Some(json);
+    }
+    let done = renderer.follow(events, &process).await?;
+    let body = done
+        .scopes
+        .first()
+        .map(|s| s.body_value())
+        .unwrap_or_default();
+    let code = exit_code(&body);
+    match renderer.json {
+        None => summary_line(&body, started),
+        Some(json) => {
+            let answer = done
+                .chunks
+                .iter()
+                .find(|c| c.is_on("engine/output", substrate::PlacementType::Instance))
+                .and_then(|c| c.body_value()["text"].as_str().map(str::to_owned))
+                .unwrap_or_default();
+            let session_chunks = engine.scope(
+                &host,
+                std::slice::from_ref(&session),
+                &protocol::ScopeOpts::default(),
+            )?;
+            let calls = agent::calls(&session_chunks.chunks).len();
+            let elapsed = started.elapsed().as_millis();
+            json.result(crate::output::result(
+                &body, &answer, &process, &session, calls, elapsed,
+            ));
+        }
+    }
+    Ok(Finished { code, session })
 }
 
-/// The closing line and the exit code of a finished run.
-pub fn finish(body: &Value, started: Instant) -> u8 {
+/// The tools a run offers: the programs models may call, and the agent's own.
+fn tool_names(engine: &Engine) -> Vec<String> {
+    let programs = engine
+        .scope(
+            &Context::host(),
+            &["engine/program".to_owned()],
+            &protocol::ScopeOpts {
+                kind: substrate::TypeFilter::Instance,
+                ..protocol::ScopeOpts::default()
+            },
+        )
+        .map(|r| r.chunks)
+        .unwrap_or_default();
+    let mut names: Vec<String> = programs
+        .iter()
+        .filter_map(|c| {
+            let name = c.name.clone()?;
+            let body = protocol::program::ProgramBody::parse(&name, &c.body_value()).ok()?;
+            (body.tool && body.runtime == protocol::program::Runtime::Vm).then_some(name)
+        })
+        .collect();
+    names.sort();
+    names.extend(["ask_user", "scope", "todo"].map(str::to_owned));
+    names
+}
+
+/// The exit code of a finished run, from its process body: 0 done, 1 an
+/// error, 3 a gate, 130 interrupted.
+pub fn exit_code(body: &Value) -> u8 {
+    match body["stop_reason"].as_str().unwrap_or("") {
+        "end_turn" => 0,
+        "max_turns" | "max_budget" => 3,
+        "interrupted" => 130,
+        _ => 1,
+    }
+}
+
+/// The closing line of a finished run on stderr, and why it stopped when
+/// it did not finish.
+pub fn summary_line(body: &Value, started: Instant) {
     let stop = body["stop_reason"].as_str().unwrap_or("");
     let usage = &body["usage"];
     let tokens = |k: &str| usage[k].as_u64().unwrap_or(0);
@@ -312,25 +406,14 @@ pub fn finish(body: &Value, started: Instant) -> u8 {
         Some(c) => format!("${c:.4}"),
         None => "cost unknown".to_owned(),
     };
+    let turns = body["turns"].as_u64().unwrap_or(0);
     eprintln!(
-        "— {} turn{} · {} in / {} out tokens · {cost} · {:.1} s",
-        body["turns"].as_u64().unwrap_or(0),
-        if body["turns"].as_u64() == Some(1) {
-            ""
-        } else {
-            "s"
-        },
-        input,
+        "— {turns} turn{} · {input} in / {} out tokens · {cost} · {:.1} s",
+        if turns == 1 { "" } else { "s" },
         tokens("output_tokens"),
         started.elapsed().as_secs_f64()
     );
-    let code = match stop {
-        "end_turn" => 0,
-        "max_turns" | "max_budget" => 3,
-        "interrupted" => 130,
-        _ => 1,
-    };
-    if code != 0 {
+    if exit_code(body) != 0 {
         let message = body["stop_message"]
             .as_str()
             .map(str::to_owned)
@@ -347,5 +430,4 @@ pub fn finish(body: &Value, started: Instant) -> u8 {
             eprintln!("{}", tail.trim_end());
         }
     }
-    code
 }

@@ -69,7 +69,7 @@ pub fn resolve(
             .find(|(n, _)| n == name)
             .map(|(_, v)| {
                 (
-                    json!(v),
+                    scalar(v),
                     Source::Flag(format!("--{}", name.replace('_', "-"))),
                 )
             })
@@ -77,7 +77,7 @@ pub fn resolve(
                 std::env::var(var)
                     .ok()
                     .filter(|v| !v.is_empty())
-                    .map(|v| (json!(v), Source::Env((*var).to_owned())))
+                    .map(|v| (scalar(&v), Source::Env((*var).to_owned())))
             })
             .or_else(|| files.get(name).map(|(v, source)| (toml_to_json(v), source)))
             .or_else(|| {
@@ -122,6 +122,15 @@ pub fn resolve(
     }
     let config = agent_config(&resolved, files, interactive)?;
     Ok((resolved, config))
+}
+
+/// A value given as text (a flag, a variable): a number or a boolean
+/// when it reads as one, else the text — as a config file would type it.
+fn scalar(text: &str) -> Value {
+    match serde_json::from_str::<Value>(text.trim()) {
+        Ok(v @ (Value::Number(_) | Value::Bool(_))) => v,
+        _ => json!(text),
+    }
 }
 
 /// The `agent-config` body of resolved settings; a value of the wrong kind

@@ -1,18 +1,18 @@
-//! `hc trace SESSION`: a session as it happened. `--request N` prints the
-//! exact body of the session's N-th model call, rebuilt from the substrate
-//! by the function the agent built it with.
+//! `hc trace SESSION`: a session as it happened (`tree.rs`); `--request N`
+//! the exact body of the session's N-th model call, rebuilt from the
+//! substrate by the function the agent built it with; `--diff N` what
+//! changed in it from call N−1.
 
 use crate::project::Project;
 use anyhow::{Context as _, Result, bail};
-use engine::{Context, Engine};
+use engine::Engine;
 use protocol::ScopeOpts;
+use substrate::Substrate;
 
 /// A session id from a unique prefix of one.
-pub fn resolve_session(engine: &Engine, given: &str) -> Result<String> {
-    let host = Context::host();
-    let sessions = engine.scope(
-        &host,
-        &["session".to_owned()],
+pub fn resolve_session(db: &Substrate, given: &str) -> Result<String> {
+    let sessions = db.scope(
+        &["session"],
         &ScopeOpts {
             kind: substrate::TypeFilter::Instance,
             include: substrate::Include {
@@ -40,24 +40,88 @@ pub fn resolve_session(engine: &Engine, given: &str) -> Result<String> {
     }
 }
 
-/// `hc trace SESSION --request N`.
-pub fn request(session: &str, n: usize) -> Result<()> {
-    let here = std::env::current_dir().context("cannot read the working directory")?;
-    let project = Project::find(&here)?;
-    let config = crate::engine_config(&project, false)?;
-    let (db, _) = project.open()?;
+/// What `hc trace` was asked.
+pub struct TraceRequest {
+    /// The session (or a unique prefix).
+    pub session: String,
+    /// `--request N`.
+    pub request: Option<usize>,
+    /// `--diff N`.
+    pub diff: Option<usize>,
+    /// `--full`.
+    pub full: bool,
+    /// `--json`.
+    pub json: bool,
+}
+
+/// `hc trace`.
+pub fn trace(asked: TraceRequest) -> Result<()> {
+    let (project, db) = crate::inspect::open_store()?;
+    let session = resolve_session(&db, &asked.session)?;
+    match (asked.request, asked.diff) {
+        (None, None) => crate::tree::show(&db, &session, asked.full, asked.json),
+        (Some(n), _) => {
+            let body = rebuilt(&project, db, &session, &[n])?.remove(0);
+            use std::io::Write as _;
+            let mut out = std::io::stdout().lock();
+            out.write_all(&body)?;
+            out.write_all(b"\n")?;
+            Ok(())
+        }
+        (None, Some(n)) => diff(&project, db, &session, n),
+    }
+}
+
+/// The bodies of calls `ns` of `session`, rebuilt through an engine.
+fn rebuilt(
+    project: &Project,
+    db: std::sync::Arc<Substrate>,
+    session: &str,
+    ns: &[usize],
+) -> Result<Vec<Vec<u8>>> {
+    let config = crate::engine_config(project, true)?;
     crate::runtime()?.block_on(async move {
         let engine = Engine::open_with(db, config)?;
-        let session = resolve_session(&engine, session)?;
         let (client, _events) = engine.host_client();
-        let body = agent::request_body(&client, &session, n)
-            .await
-            .map_err(anyhow::Error::msg)?;
-        use std::io::Write as _;
-        let mut out = std::io::stdout().lock();
-        out.write_all(&body)?;
-        out.write_all(b"\n")?;
+        let mut out = Vec::new();
+        for n in ns {
+            out.push(
+                agent::request_body(&client, session, *n)
+                    .await
+                    .map_err(anyhow::Error::msg)?,
+            );
+        }
         crate::close(&engine).await;
-        Ok(())
+        Ok(out)
     })
+}
+
+/// `--diff N`: the request of call N against call N−1's, as a unified
+/// diff of their pretty-printed JSON.
+fn diff(project: &Project, db: std::sync::Arc<Substrate>, session: &str, n: usize) -> Result<()> {
+    if n < 2 {
+        bail!("--diff N compares call N with call N-1: give N of 2 or more");
+    }
+    let bodies = rebuilt(project, db, session, &[n - 1, n])?;
+    let pretty = |b: &[u8]| -> Result<String> {
+        let v: serde_json::Value =
+            serde_json::from_slice(b).context("a rebuilt request is not JSON")?;
+        Ok(serde_json::to_string_pretty(&v)? + "\n")
+    };
+    let (before, after) = (pretty(&bodies[0])?, pretty(&bodies[1])?);
+    let text = similar::TextDiff::from_lines(&before, &after)
+        .unified_diff()
+        .context_radius(3)
+        .header(&format!("request {}", n - 1), &format!("request {n}"))
+        .to_string();
+    for line in text.lines() {
+        let shown = match line.chars().next() {
+            Some('+') if !line.starts_with("+++") => crate::style::ok(line),
+            Some('-') if !line.starts_with("---") => crate::style::bad(line),
+            Some('@') => crate::style::dim(line),
+            _ => line.to_owned(),
+        };
+        println!("{shown}");
+    }
+    Ok(())
 }

@@ -346,7 +346,7 @@ async fn an_exhausted_script_says_so() {
     let client = client(&fake);
     client.create(&request()).await.unwrap();
     let err = client.create(&request()).await.unwrap_err();
-    assert!(err.to_string().contains("script is exhausted"), "{err}");
+    assert!(err.to_string().contains("no turn left"), "{err}");
 }
 
 #[tokio::test]

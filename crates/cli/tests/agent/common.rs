@@ -82,9 +82,14 @@ impl Setup {
     pub async fn run(&self, args: &[&str]) -> Ran {
         let mut all = vec!["run"];
         all.extend_from_slice(args);
-        let out = tokio::time::timeout(std::time::Duration::from_secs(120), self.hc(&all).output())
+        self.out(&all).await
+    }
+
+    /// `hc ARGS…` to its end.
+    pub async fn out(&self, args: &[&str]) -> Ran {
+        let out = tokio::time::timeout(std::time::Duration::from_secs(120), self.hc(args).output())
             .await
-            .expect("hc run did not end within 120 s")
+            .expect("hc did not end within 120 s")
             .unwrap();
         Ran {
             code: out.status.code().unwrap_or(-1),

@@ -1,0 +1,282 @@
+//! What `hc` is asked: its commands and flags (clap), each with examples.
+
+use crate::output::OutputFormat;
+use crate::{run, settings};
+use clap::{Parser, Subcommand};
+
+/// hermitcrab: an agent runtime that keeps every step in one substrate.
+#[derive(Parser)]
+#[command(name = "hc", version, about, after_help = MAIN_HELP)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+const MAIN_HELP: &str = "\
+Start with `hc run \"fix the failing test\"` (an API key in ANTHROPIC_API_KEY) or `hc chat`.
+Every step is kept in the project's substrate (.hermitcrab/): `hc sessions`, `hc trace`.";
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Run the agent on a prompt and print its answer.
+    #[command(after_help = RUN_HELP)]
+    Run(RunFlags),
+    /// Talk with the agent in the terminal: each message is a run on the chat's session.
+    #[command(after_help = CHAT_HELP)]
+    Chat(ChatFlags),
+    /// List the project's sessions: time, title, turns, cost, status.
+    #[command(after_help = "Examples:\n  hc sessions\n  hc sessions --json | jq '.[0].id'")]
+    Sessions {
+        /// As JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show a session as a tree; --request N prints the exact body of its N-th model call.
+    #[command(after_help = TRACE_HELP)]
+    Trace {
+        /// The session id (or a unique prefix of it).
+        session: String,
+        /// The model call to rebuild (from 1), printed as the JSON body that was sent.
+        #[arg(long, conflicts_with = "diff")]
+        request: Option<usize>,
+        /// What changed in the request of call N from call N-1.
+        #[arg(long)]
+        diff: Option<usize>,
+        /// Texts and results whole, not cut to a line.
+        #[arg(long)]
+        full: bool,
+        /// As JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Read scopes of the substrate (their intersection), or search it.
+    #[command(
+        after_help = "Examples:\n  hc scope s_01J9…\n  hc scope s_01J9… prompt      # the prompts of a session\n  hc scope --match 'failing test'\n  hc scope s_01J9… --as-of 120 --json"
+    )]
+    Scope {
+        /// Scope ids (none: the whole substrate).
+        ids: Vec<String>,
+        /// Read as the substrate stood right after this commit.
+        #[arg(long)]
+        as_of: Option<u64>,
+        /// Full-text query.
+        #[arg(long = "match")]
+        query: Option<String>,
+        /// At most this many members.
+        #[arg(long)]
+        limit: Option<usize>,
+        /// As JSON (the protocol's ScopeResult).
+        #[arg(long)]
+        json: bool,
+    },
+    /// The commits, newest first, with who made them.
+    #[command(after_help = "Examples:\n  hc log\n  hc log --limit 100 --json")]
+    Log {
+        /// How many.
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+        /// As JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The processes running now, as a tree.
+    #[command(after_help = "Examples:\n  hc ps\n  hc ps --json | jq '.[].pid'")]
+    Ps {
+        /// As JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The programs: name, description, capabilities, concurrency.
+    #[command(
+        after_help = "Examples:\n  hc programs\n  hc programs --json | jq '.[] | select(.read_only)'"
+    )]
+    Programs {
+        /// As JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Commit a declaration (JSON) from a file or stdin, as the host.
+    #[command(
+        after_help = "Examples:\n  hc commit decl.json\n  echo '{\"chunks\":[{\"id\":\"culture\",\"body\":{\"text\":\"Prefer small commits.\"}}]}' | hc commit"
+    )]
+    Commit {
+        /// The file (none or `-`: stdin).
+        file: Option<String>,
+    },
+    /// Every resolved setting with its value and where it came from.
+    #[command(
+        after_help = "Examples:\n  hc config\n  hc config --edit\n  HC_MODEL=claude-opus-4-5 hc config --json"
+    )]
+    Config {
+        /// As JSON.
+        #[arg(long)]
+        json: bool,
+        /// Open the project's config.toml in $EDITOR first.
+        #[arg(long)]
+        edit: bool,
+    },
+    /// Create .hermitcrab/ here and bootstrap the substrate (safe to re-run).
+    #[command(
+        after_help = "Example:\n  cd my-project && hc init   # `hc run` and `hc chat` do it when needed"
+    )]
+    Init,
+    /// Speak the protocol with host reach, for editors, scripts and tools.
+    #[command(
+        after_help = "Example:\n  echo '{\"id\":1,\"op\":\"scope\",\"scopes\":[\"engine/program\"]}' | hc serve --stdio"
+    )]
+    Serve {
+        /// On stdin/stdout (the only transport for now).
+        #[arg(long)]
+        stdio: bool,
+        /// Run programs uncontained, with all your privileges (every run
+        /// records it). Also `containment = "off"` in .hermitcrab/config.toml.
+        #[arg(long)]
+        no_contain: bool,
+    },
+    /// Run a built-in program on this process's stdio (the engine does this).
+    #[command(
+        after_help = "Example:\n  hc program echo   # as the engine starts it; `hc programs` lists them"
+    )]
+    Program {
+        /// The built-in's name, e.g. `echo`.
+        name: String,
+    },
+    /// The containment trampoline the engine runs programs through.
+    #[command(name = "__contain", hide = true)]
+    Contain {
+        /// The policy (JSON).
+        args: Vec<String>,
+    },
+}
+
+const RUN_HELP: &str = "\
+Examples:
+  hc run \"fix the failing test\"
+  git diff | hc run \"review this change\"
+  hc run --permission-mode accept-edits --allow 'shell(cargo test:*)' \"make the tests pass\"
+  hc run --continue \"now add a test for it\"
+  hc run --output-format stream-json \"list the TODOs\" | jq -c 'select(.type == \"result\")'
+
+Exit codes: 0 success, 1 run error, 2 usage error, 3 stopped by a gate (turns, budget), 130 interrupted.
+The API key comes only from the environment (ANTHROPIC_API_KEY, or OPENAI_API_KEY with HC_API=openai).";
+
+const CHAT_HELP: &str = "\
+Examples:
+  hc chat
+  hc chat --continue                       # go on with the latest session
+  hc chat --permission-mode accept-edits --model claude-opus-4-5
+
+In the chat: /help, /clear (a new session), /compact, /cost, /model [NAME], /resume [SESSION],
+/sessions, /trace, /exit. Ctrl-C interrupts the answer; twice at the prompt leaves.";
+
+const TRACE_HELP: &str = "\
+Examples:
+  hc trace s_01J9            # a unique prefix of the id will do
+  hc trace s_01J9 --full     # texts and tool results whole
+  hc trace s_01J9 --request 3 | jq .messages
+  hc trace s_01J9 --diff 3   # what call 3 added to call 2";
+
+/// `hc run`'s flags.
+#[derive(clap::Args)]
+pub struct RunFlags {
+    /// What to do (`-` or none: read it from stdin).
+    prompt: Option<String>,
+    /// The model (else HC_MODEL, the config files, the default).
+    #[arg(long)]
+    model: Option<String>,
+    /// Stop after this many model calls.
+    #[arg(long)]
+    max_turns: Option<u32>,
+    /// Stop once this many dollars are spent.
+    #[arg(long)]
+    max_budget_usd: Option<f64>,
+    /// default | accept-edits | plan | bypass.
+    #[arg(long)]
+    permission_mode: Option<String>,
+    /// Allow calls matching RULE without asking, e.g. 'shell(git status:*)' (repeatable).
+    #[arg(long = "allow", value_name = "RULE")]
+    allow: Vec<String>,
+    /// Refuse calls matching RULE (repeatable).
+    #[arg(long = "deny", value_name = "RULE")]
+    deny: Vec<String>,
+    /// Go on with the latest session (its history is the agent's).
+    #[arg(long = "continue", short = 'c', conflicts_with = "resume")]
+    continue_: bool,
+    /// Go on with the session SESSION (an id, or a unique prefix of one).
+    #[arg(long, value_name = "SESSION")]
+    resume: Option<String>,
+    /// Compact the session's conversation into a summary before going on
+    /// (with --continue or --resume).
+    #[arg(long)]
+    compact: bool,
+    /// Pin a scope of the substrate into the agent's knowledge (repeatable).
+    #[arg(long = "context", value_name = "ID")]
+    context: Vec<String>,
+    /// Run programs uncontained, with all your privileges.
+    #[arg(long)]
+    no_contain: bool,
+    /// text (the answer as it streams), json (one object at the end) or
+    /// stream-json (one object per line as things happen).
+    #[arg(long, value_enum, default_value = "text")]
+    output_format: OutputFormat,
+    /// With stream-json: also the model's deltas as `stream_event` lines.
+    #[arg(long)]
+    include_partial_messages: bool,
+}
+
+impl RunFlags {
+    pub fn into_request(self) -> run::RunRequest {
+        let mut flags = settings::Flags::default();
+        let scalars = [
+            ("model", self.model),
+            ("max_turns", self.max_turns.map(|n| n.to_string())),
+            ("max_budget_usd", self.max_budget_usd.map(|n| n.to_string())),
+            ("permission_mode", self.permission_mode),
+        ];
+        for (name, value) in scalars {
+            if let Some(value) = value {
+                flags.scalars.push((name, value));
+            }
+        }
+        flags
+            .rules
+            .extend(self.allow.into_iter().map(|r| ("allow", r)));
+        flags
+            .rules
+            .extend(self.deny.into_iter().map(|r| ("deny", r)));
+        run::RunRequest {
+            prompt: self.prompt,
+            flags,
+            no_contain: self.no_contain,
+            context: self.context,
+            compact: self.compact,
+            format: self.output_format,
+            partial: self.include_partial_messages,
+            session: match (self.continue_, self.resume) {
+                (true, _) => run::SessionChoice::Latest,
+                (false, Some(id)) => run::SessionChoice::Resume(id),
+                (false, None) => run::SessionChoice::New,
+            },
+        }
+    }
+}
+
+/// `hc chat`'s flags.
+#[derive(clap::Args)]
+pub struct ChatFlags {
+    /// The model (else HC_MODEL, the config files, the default).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// default | accept-edits | plan | bypass.
+    #[arg(long)]
+    pub permission_mode: Option<String>,
+    /// Go on with the latest session.
+    #[arg(long = "continue", short = 'c', conflicts_with = "resume")]
+    pub continue_: bool,
+    /// Go on with the session SESSION.
+    #[arg(long, value_name = "SESSION")]
+    pub resume: Option<String>,
+    /// Run programs uncontained, with all your privileges.
+    #[arg(long)]
+    pub no_contain: bool,
+}

@@ -1,0 +1,255 @@
+//! `hc chat`: an interactive session in the terminal. Each message is one
+//! agent run on the chat's session, rendered as `hc run` renders it (the
+//! answer streamed, tool calls one line each, edits as a diff, permission
+//! questions inline); slash commands between runs. One engine for the whole
+//! chat; line editing and history by `rustyline`, the history kept in the
+//! project's `.hermitcrab/history`.
+
+use crate::args::ChatFlags;
+use crate::output::OutputFormat;
+use crate::project::{self, Project};
+use crate::run::{self, RunRequest, SessionChoice};
+use crate::style::{bold, dim};
+use crate::{inspect, settings, trace, tree};
+use anyhow::{Context as _, Result};
+use engine::Engine;
+use rustyline::error::ReadlineError;
+use std::time::Instant;
+
+const HELP: &str = "\
+/help             this list
+/clear            a new session from the next message
+/compact          summarize the conversation before the next message
+/cost             turns, tokens and cost of this session
+/model [NAME]     show or change the model
+/resume [SESSION] go on with a session (the latest without one)
+/sessions         the project's sessions
+/trace            this session as a tree (`hc trace` for more)
+/exit             leave (also Ctrl-D, or Ctrl-C twice)";
+
+/// The chat's state between messages.
+struct Chat {
+    engine: Engine,
+    rt: tokio::runtime::Runtime,
+    config: agent::AgentConfig,
+    /// The session, once the first message made one (or one resumed).
+    session: Option<String>,
+    /// `/compact` asked: the next run starts by compacting.
+    compact_next: bool,
+}
+
+/// What the person typed, once read.
+enum Step {
+    /// Go on reading.
+    Next,
+    /// Leave.
+    Exit,
+}
+
+/// `hc chat`.
+pub fn chat(flags: ChatFlags) -> Result<()> {
+    let here = std::env::current_dir().context("cannot read the working directory")?;
+    let project = match Project::find(&here) {
+        Ok(project) => project,
+        Err(_) => Project::init(&here)?.0,
+    };
+    let files = project.config()?;
+    let mut given = settings::Flags::default();
+    if let Some(model) = flags.model {
+        given.scalars.push(("model", model));
+    }
+    if let Some(mode) = flags.permission_mode {
+        given.scalars.push(("permission_mode", mode));
+    }
+    let interactive = std::fs::File::open("/dev/tty").is_ok();
+    let (_, config) = settings::resolve(&files, &given, interactive)?;
+    run::check_credentials(&config)?;
+    let engine_config = crate::engine_config(&project, flags.no_contain)?;
+    let (db, _) = project.open()?;
+    let rt = crate::runtime()?;
+    let engine = rt.block_on(async { Engine::open_with(db, engine_config) })?;
+    let mut chat = Chat {
+        engine,
+        rt,
+        config,
+        session: None,
+        compact_next: false,
+    };
+    let start = match (flags.continue_, flags.resume) {
+        (true, _) => Some(run::latest_session(&chat.engine)),
+        (false, Some(id)) => Some(trace::resolve_session(chat.engine.db(), &id)),
+        (false, None) => None,
+    };
+    if let Some(session) = start {
+        chat.session = Some(session?);
+    }
+    let outcome = chat.lines(&project);
+    chat.rt.block_on(crate::close(&chat.engine));
+    outcome
+}
+
+impl Chat {
+    /// Reads and answers lines until the person leaves.
+    fn lines(&mut self, project: &Project) -> Result<()> {
+        let mut editor = rustyline::DefaultEditor::new().context("cannot set up line editing")?;
+        let history = project.root.join(project::DIR).join("history");
+        let _ = editor.load_history(&history);
+        eprintln!(
+            "{} · {} · {}",
+            bold("hermitcrab chat"),
+            self.config.model,
+            match &self.session {
+                Some(s) => format!("session {s}"),
+                None => "a new session".to_owned(),
+            }
+        );
+        eprintln!(
+            "{}",
+            dim("/help for commands · Ctrl-C interrupts · Ctrl-D leaves")
+        );
+        let mut interrupted = false;
+        loop {
+            match editor.readline("› ") {
+                Ok(line) => {
+                    interrupted = false;
+                    if line.trim().is_empty() {
+                        continue;
+                    }
+                    let _ = editor.add_history_entry(line.as_str());
+                    if let Step::Exit = self.line(line.trim())? {
+                        break;
+                    }
+                }
+                Err(ReadlineError::Interrupted) if !interrupted => {
+                    interrupted = true;
+                    eprintln!("{}", dim("(Ctrl-C again, or Ctrl-D, to leave)"));
+                }
+                Err(ReadlineError::Interrupted | ReadlineError::Eof) => break,
+                Err(e) => return Err(e).context("cannot read the terminal"),
+            }
+        }
+        if let Err(e) = editor.save_history(&history) {
+            tracing::debug!("cannot save the chat history: {e}");
+        }
+        Ok(())
+    }
+
+    /// One line: a slash command, or a message for the agent.
+    fn line(&mut self, line: &str) -> Result<Step> {
+        let Some(command) = line.strip_prefix('/') else {
+            self.turn(line);
+            return Ok(Step::Next);
+        };
+        let (name, arg) = command
+            .split_once(char::is_whitespace)
+            .map_or((command, ""), |(n, a)| (n, a.trim()));
+        let said = match name {
+            "help" | "?" => Ok(HELP.to_owned()),
+            "exit" | "quit" => return Ok(Step::Exit),
+            "clear" | "new" => {
+                self.session = None;
+                self.compact_next = false;
+                Ok("a new session starts with your next message".to_owned())
+            }
+            "compact" => self.compact(),
+            "cost" => self.cost(),
+            "model" => Ok(self.model(arg)),
+            "resume" => self.resume(arg),
+            "sessions" => inspect::print_sessions(self.engine.db(), false).map(|()| String::new()),
+            "trace" => match &self.session {
+                Some(s) => tree::show(self.engine.db(), s, false, false).map(|()| String::new()),
+                None => Ok("no session yet: say something first".to_owned()),
+            },
+            other => Ok(format!("no command /{other}; /help lists them")),
+        };
+        match said {
+            Ok(text) if text.is_empty() => {}
+            Ok(text) => eprintln!("{text}"),
+            Err(e) => eprintln!("hc: {e:#}"),
+        }
+        Ok(Step::Next)
+    }
+
+    /// One agent run on the chat's session; its errors are said, and the
+    /// chat goes on.
+    fn turn(&mut self, prompt: &str) {
+        let mut config = self.config.clone();
+        config.compact_first = std::mem::take(&mut self.compact_next);
+        let request = RunRequest {
+            prompt: Some(prompt.to_owned()),
+            flags: settings::Flags::default(),
+            no_contain: false,
+            context: Vec::new(),
+            session: match &self.session {
+                Some(s) => SessionChoice::Resume(s.clone()),
+                None => SessionChoice::New,
+            },
+            compact: config.compact_first,
+            format: OutputFormat::Text,
+            partial: false,
+        };
+        let started = Instant::now();
+        let engine = self.engine.clone();
+        match self
+            .rt
+            .block_on(run::drive(&engine, prompt, &config, &request, started))
+        {
+            Ok(finished) => self.session = Some(finished.session),
+            Err(e) => eprintln!("hc: {e:#}"),
+        }
+    }
+
+    fn compact(&mut self) -> Result<String> {
+        if self.session.is_none() {
+            return Ok("nothing to compact yet".to_owned());
+        }
+        self.compact_next = true;
+        Ok("the conversation will be summarized before your next message".to_owned())
+    }
+
+    /// The session's totals, over every run on it.
+    fn cost(&self) -> Result<String> {
+        let Some(session) = &self.session else {
+            return Ok("no session yet: nothing spent".to_owned());
+        };
+        let totals = inspect::session_totals(self.engine.db(), session)?;
+        Ok(format!(
+            "session {session}: {} turn{} · {} in / {} out tokens · {}",
+            totals.turns,
+            if totals.turns == 1 { "" } else { "s" },
+            totals.input_tokens,
+            totals.output_tokens,
+            totals
+                .cost_usd
+                .map_or("cost unknown".to_owned(), |c| format!("${c:.4}"))
+        ))
+    }
+
+    fn model(&mut self, name: &str) -> String {
+        if name.is_empty() {
+            return format!(
+                "the model is {}; `/model NAME` changes it",
+                self.config.model
+            );
+        }
+        self.config.model = name.to_owned();
+        format!("the model is now {name}")
+    }
+
+    fn resume(&mut self, id: &str) -> Result<String> {
+        let session = if id.is_empty() {
+            run::latest_session(&self.engine)?
+        } else {
+            trace::resolve_session(self.engine.db(), id)?
+        };
+        let title = self
+            .engine
+            .db()
+            .read(|s| s.body(&session))?
+            .and_then(|b| b["title"].as_str().map(str::to_owned))
+            .unwrap_or_default();
+        self.session = Some(session.clone());
+        self.compact_next = false;
+        Ok(format!("going on with session {session}: {title}"))
+    }
+}

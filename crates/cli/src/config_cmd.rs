@@ -1,0 +1,107 @@
+//! `hc config`: every resolved setting with its value and where it came
+//! from (flag, environment, project file, user file, default); secrets
+//! shown as set or not, never printed. `--edit` opens the project's file.
+
+use crate::config::Source;
+use crate::settings::{self, Flags, SCALARS};
+use crate::style::{bold, dim};
+use anyhow::{Context as _, Result, bail};
+use serde_json::{Value, json};
+
+/// Variables shown as set or not, never their value.
+const SECRETS: &[&str] = &[
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "OPENAI_API_KEY",
+];
+/// Variables shown with their value.
+const PLAIN: &[&str] = &["ANTHROPIC_BASE_URL", "OPENAI_BASE_URL"];
+
+/// `hc config [--json] [--edit]`.
+pub fn config(as_json: bool, edit: bool) -> Result<()> {
+    let here = std::env::current_dir().context("cannot read the working directory")?;
+    let project = crate::project::Project::find(&here)?;
+    let path = project.root.join(crate::project::DIR).join("config.toml");
+    if edit {
+        let editor = std::env::var("VISUAL")
+            .or_else(|_| std::env::var("EDITOR"))
+            .unwrap_or_else(|_| "vi".into());
+        let status = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("{editor} \"$1\""))
+            .arg("hc-config")
+            .arg(&path)
+            .status()
+            .with_context(|| format!("cannot start the editor `{editor}` (set EDITOR)"))?;
+        if !status.success() {
+            bail!("the editor `{editor}` exited {status}");
+        }
+    }
+    let files = project.config()?;
+    let (resolved, _) = settings::resolve(&files, &Flags::default(), false)?;
+    let grants = files.grants()?;
+    let mut rows: Vec<(String, Value, String)> = Vec::new();
+    for (name, _) in SCALARS {
+        match resolved.iter().find(|r| r.name == *name) {
+            Some(r) => rows.push((r.name.clone(), r.value.clone(), r.source.to_string())),
+            None => rows.push(((*name).to_owned(), Value::Null, "not set".into())),
+        }
+    }
+    for r in resolved
+        .iter()
+        .filter(|r| settings::RULE_LISTS.contains(&r.name.as_str()))
+    {
+        rows.push((
+            format!("permissions.{}", r.name),
+            r.value.clone(),
+            r.source.to_string(),
+        ));
+    }
+    let containment = if files.containment_off()? {
+        "off"
+    } else {
+        "on"
+    };
+    let source = files.get("containment").map_or(Source::Default, |(_, s)| s);
+    rows.push(("containment".into(), json!(containment), source.to_string()));
+    for (program, grant) in &grants {
+        let value = json!({"read": grant.read.as_ref().map(|r| serde_json::to_value(r).unwrap_or_default()), "write": grant.write, "network": grant.network, "env": grant.env});
+        rows.push((format!("programs.{program}"), value, "config files".into()));
+    }
+    for var in SECRETS {
+        let set = std::env::var(var).is_ok_and(|v| !v.trim().is_empty());
+        rows.push((
+            (*var).to_owned(),
+            json!(if set { "set" } else { "not set" }),
+            "environment".into(),
+        ));
+    }
+    for var in PLAIN {
+        if let Ok(value) = std::env::var(var) {
+            rows.push(((*var).to_owned(), json!(value), "environment".into()));
+        }
+    }
+    if as_json {
+        let list: Vec<Value> = rows
+            .iter()
+            .map(|(n, v, s)| json!({"name": n, "value": v, "source": s}))
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&list)?);
+        return Ok(());
+    }
+    println!("{}", dim(&format!("project file {}", path.display())));
+    for (name, value, source) in rows {
+        let shown = match &value {
+            Value::Null => "—".to_owned(),
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        println!(
+            "{}  {:<28}  {}",
+            bold(&format!("{name:<22}")),
+            shown,
+            dim(&source)
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,209 @@
+//! `hc run --output-format json | stream-json`: what scripts read, in the
+//! shapes of Claude Code's print mode so tools written for it read ours —
+//! `system`/`init`, `assistant` and `user` (the API's message shapes, one
+//! per message), `stream_event` (with `--include-partial-messages`), and a
+//! last `result` — with what we add in fields of our own: the process,
+//! usage and cost per model and per sub-agent, and `hc trace` commands.
+
+use serde_json::{Value, json};
+use std::io::Write as _;
+
+/// How `hc run` prints.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputFormat {
+    /// The answer as it streams; tool calls and the closing line on stderr.
+    #[default]
+    Text,
+    /// One JSON object at the end: the result.
+    Json,
+    /// One JSON object per line as things happen, the result last.
+    StreamJson,
+}
+
+/// Writes JSON lines to stdout.
+pub struct JsonOut {
+    /// Print every line (stream-json), or only the result (json).
+    pub stream: bool,
+    /// Also print `stream_event` lines.
+    pub partial: bool,
+    /// The session, named on every line.
+    pub session: String,
+}
+
+impl JsonOut {
+    /// One line, if this format prints it.
+    pub fn line(&self, mut value: Value) {
+        if !self.stream {
+            return;
+        }
+        value["session_id"] = json!(self.session);
+        emit(&value);
+    }
+
+    /// The `system`/`init` line.
+    pub fn init(&self, model: &str, tools: &[String], cwd: &str, mode: &str, process: &str) {
+        self.line(json!({
+            "type": "system", "subtype": "init", "model": model, "tools": tools, "cwd": cwd,
+            "permission_mode": mode, "process": process, "hc_version": env!("CARGO_PKG_VERSION"),
+        }));
+    }
+
+    /// A delta the agent streamed, as the API's own stream event.
+    pub fn partial(&self, data: &Value) {
+        if !self.partial {
+            return;
+        }
+        let index = data["index"].as_u64().unwrap_or(0);
+        let delta = match data["kind"].as_str() {
+            Some("text_delta") => json!({"type": "text_delta", "text": data["text"]}),
+            Some("thinking_delta") => json!({"type": "thinking_delta", "thinking": data["text"]}),
+            Some("tool_input_delta") => {
+                json!({"type": "input_json_delta", "partial_json": data["json"]})
+            }
+            _ => return,
+        };
+        self.line(json!({
+            "type": "stream_event", "parent_tool_use_id": null,
+            "event": {"type": "content_block_delta", "index": index, "delta": delta},
+        }));
+    }
+
+    /// An `answer` chunk, as the API's assistant message.
+    pub fn assistant(&self, answer: &Value) {
+        self.line(json!({
+            "type": "assistant", "parent_tool_use_id": null,
+            "message": {
+                "id": answer["message_id"], "type": "message", "role": "assistant",
+                "model": answer["model"], "content": answer["content"],
+                "stop_reason": answer["stop_reason"], "stop_sequence": null, "usage": answer["usage"],
+            },
+        }));
+    }
+
+    /// The `tool-result` chunks of one commit, as one user message.
+    pub fn user(&self, results: &[Value]) {
+        if results.is_empty() {
+            return;
+        }
+        let content: Vec<Value> = results
+            .iter()
+            .map(|r| {
+                json!({"type": "tool_result", "tool_use_id": r["tool_use_id"], "content": r["text"], "is_error": r["is_error"]})
+            })
+            .collect();
+        self.line(json!({
+            "type": "user", "parent_tool_use_id": null,
+            "message": {"role": "user", "content": content},
+        }));
+    }
+
+    /// The `result` object: last on stream-json, the only one on json.
+    pub fn result(&self, result: Value) {
+        let mut result = result;
+        result["session_id"] = json!(self.session);
+        emit(&result);
+    }
+}
+
+fn emit(value: &Value) {
+    let mut out = std::io::stdout().lock();
+    let _ = serde_json::to_writer(&mut out, value);
+    let _ = out.write_all(b"\n");
+    let _ = out.flush();
+}
+
+/// The `result` object of a finished run: its process body and answer.
+pub fn result(
+    body: &Value,
+    answer: &str,
+    process: &str,
+    session: &str,
+    calls: usize,
+    duration_ms: u128,
+) -> Value {
+    let stop = body["stop_reason"].as_str().unwrap_or("");
+    let subtype = match stop {
+        "end_turn" => "success",
+        "max_turns" => "error_max_turns",
+        "max_budget" => "error_max_budget_usd",
+        _ => "error_during_execution",
+    };
+    let mut requests: Vec<String> = (1..=calls)
+        .map(|n| format!("hc trace {session} --request {n}"))
+        .collect();
+    requests.truncate(100);
+    json!({
+        "type": "result",
+        "subtype": subtype,
+        "is_error": subtype != "success",
+        "result": answer,
+        "num_turns": body["turns"],
+        "duration_ms": duration_ms as u64,
+        "duration_api_ms": body["duration_api_ms"],
+        "total_cost_usd": body["cost_usd"],
+        "usage": body["usage"],
+        "permission_denials": body["permission_denials"].as_array().cloned().unwrap_or_default(),
+        "stop_reason": stop,
+        "error": body["stop_message"].as_str().or(body["error"].as_str()),
+        "process": process,
+        "model_usage": model_usage(body),
+        "sub_agents": body["children"].as_array().cloned().unwrap_or_default(),
+        "trace": {"session": format!("hc trace {session}"), "requests": requests},
+    })
+}
+
+/// Usage and cost by model: the run's own under its model, each
+/// sub-agent's under its.
+fn model_usage(body: &Value) -> Value {
+    let keys = [
+        "input_tokens",
+        "output_tokens",
+        "cache_creation_input_tokens",
+        "cache_read_input_tokens",
+    ];
+    let mut by_model = serde_json::Map::new();
+    let mut own = body["usage"].clone();
+    let mut own_cost = body["cost_usd"].as_f64();
+    for child in body["children"].as_array().into_iter().flatten() {
+        for k in keys {
+            let left = own[k]
+                .as_u64()
+                .unwrap_or(0)
+                .saturating_sub(child["usage"][k].as_u64().unwrap_or(0));
+            own[k] = json!(left);
+        }
+        own_cost = own_cost.map(|c| c - child["cost_usd"].as_f64().unwrap_or(0.0));
+        add(
+            &mut by_model,
+            child["model"].as_str().unwrap_or("unknown"),
+            &child["usage"],
+            child["cost_usd"].as_f64(),
+        );
+    }
+    add(
+        &mut by_model,
+        body["model"].as_str().unwrap_or("unknown"),
+        &own,
+        own_cost,
+    );
+    Value::Object(by_model)
+}
+
+fn add(
+    by_model: &mut serde_json::Map<String, Value>,
+    model: &str,
+    usage: &Value,
+    cost: Option<f64>,
+) {
+    let entry = by_model
+        .entry(model.to_owned())
+        .or_insert_with(|| json!({"usage": {}, "cost_usd": 0.0}));
+    for (k, v) in usage.as_object().into_iter().flatten() {
+        if let Some(n) = v.as_u64() {
+            let sum = entry["usage"][k].as_u64().unwrap_or(0) + n;
+            entry["usage"][k] = json!(sum);
+        }
+    }
+    let total = entry["cost_usd"].as_f64().unwrap_or(0.0) + cost.unwrap_or(0.0);
+    entry["cost_usd"] = json!((total * 1e6).round() / 1e6);
+}

@@ -1,0 +1,99 @@
+//! Colour and width for what a person reads: colours only on a terminal,
+//! and never with `NO_COLOR`; text cut to a line with a mark.
+
+use std::io::IsTerminal;
+
+/// Whether `NO_COLOR` forbids colours (and every other escape code).
+pub fn no_color() -> bool {
+    std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
+}
+
+/// Whether stdout gets colours.
+pub fn colour() -> bool {
+    !no_color() && std::io::stdout().is_terminal()
+}
+
+/// `text` in SGR `code` when colours are on.
+pub fn paint(code: &str, text: &str) -> String {
+    paint_if(colour(), code, text)
+}
+
+/// `text` in SGR `code` when stderr gets colours.
+pub fn paint_err(code: &str, text: &str) -> String {
+    paint_if(!no_color() && std::io::stderr().is_terminal(), code, text)
+}
+
+fn paint_if(on: bool, code: &str, text: &str) -> String {
+    if on {
+        format!("\x1b[{code}m{text}\x1b[0m")
+    } else {
+        text.to_owned()
+    }
+}
+
+/// Dim.
+pub fn dim(text: &str) -> String {
+    paint("2", text)
+}
+
+/// Bold.
+pub fn bold(text: &str) -> String {
+    paint("1", text)
+}
+
+/// Green (success).
+pub fn ok(text: &str) -> String {
+    paint("32", text)
+}
+
+/// Red (failure).
+pub fn bad(text: &str) -> String {
+    paint("31", text)
+}
+
+/// The first line of `text`, at most `max` characters, with `…` when cut.
+pub fn cut(text: &str, max: usize) -> String {
+    let first = text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    let mut out: String = first.chars().take(max).collect();
+    if first.chars().count() > max || text.trim().lines().count() > 1 {
+        out.push('…');
+    }
+    out
+}
+
+/// The shortest prefix of each id (at least `min` characters) that no
+/// other id in `ids` shares.
+pub fn short_ids(ids: &[String], min: usize) -> Vec<String> {
+    let mut sorted: Vec<&String> = ids.iter().collect();
+    sorted.sort();
+    let common = |a: &str, b: &str| a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+    ids.iter()
+        .map(|id| {
+            let at = sorted.binary_search(&id).unwrap_or(0);
+            let before = at.checked_sub(1).map_or(0, |i| common(sorted[i], id));
+            let after = sorted.get(at + 1).map_or(0, |next| common(next, id));
+            let len = (before.max(after) + 1).max(min).min(id.len());
+            id[..len].to_owned()
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_ids_are_unique_prefixes() {
+        let ids: Vec<String> = ["s_01AAAA1", "s_01AAAB2", "s_01ZZZZ3"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(short_ids(&ids, 4), ["s_01AAAA", "s_01AAAB", "s_01Z"]);
+        assert_eq!(cut("one\ntwo", 10), "one…");
+        assert_eq!(cut("short", 10), "short");
+    }
+}

@@ -1,0 +1,635 @@
+//! The command line as people and scripts use it: output formats and exit
+//! codes, sessions, trace (snapshots of what a person reads), inspection,
+//! config, colours, and `hc chat` through a pseudo-terminal.
+
+use crate::common::*;
+use serde_json::{Value, json};
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+fn lines(stdout: &str) -> Vec<Value> {
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn stream_json_speaks_the_print_mode_shapes_and_ends_with_the_result() {
+    let s = Setup::new(json!({"turns": [
+        reply(json!([text("Reading."), call("t1", "read", json!({"file_path": "a.txt"}))]), "tool_use"),
+        reply(json!([text("It says alpha.")]), "end_turn"),
+    ]}))
+    .await;
+    s.file("a.txt", "alpha\n");
+    let ran = s
+        .run(&[
+            "--output-format",
+            "stream-json",
+            "--include-partial-messages",
+            "what is in a.txt",
+        ])
+        .await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    let all = lines(&ran.stdout);
+    let session = s.sessions().pop().unwrap();
+    assert!(
+        all.iter().all(|l| l["session_id"] == session.as_str()),
+        "every line names the session"
+    );
+    let init = &all[0];
+    assert_eq!(
+        (init["type"].as_str(), init["subtype"].as_str()),
+        (Some("system"), Some("init"))
+    );
+    assert_eq!(init["model"], "claude-sonnet-4-5");
+    assert_eq!(init["cwd"], s.root.to_str().unwrap());
+    assert_eq!(init["permission_mode"], "default");
+    let tools: Vec<&str> = init["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    for tool in ["read", "edit", "shell", "grep", "agent"] {
+        assert!(tools.contains(&tool), "{tools:?}");
+    }
+    let of = |t: &str| all.iter().filter(|l| l["type"] == t).collect::<Vec<_>>();
+    let assistant = of("assistant");
+    assert_eq!(assistant.len(), 2, "one per message");
+    assert_eq!(assistant[0]["message"]["role"], "assistant");
+    assert_eq!(assistant[0]["message"]["content"][1]["type"], "tool_use");
+    assert_eq!(assistant[0]["message"]["content"][1]["name"], "read");
+    assert!(assistant[0]["message"]["usage"]["output_tokens"].is_u64());
+    let user = of("user");
+    assert_eq!(user.len(), 1);
+    let result = &user[0]["message"]["content"][0];
+    assert_eq!(
+        (result["type"].as_str(), result["tool_use_id"].as_str()),
+        (Some("tool_result"), Some("t1"))
+    );
+    assert!(
+        result["content"].as_str().unwrap().contains("alpha"),
+        "{result}"
+    );
+    let partial = of("stream_event");
+    assert!(!partial.is_empty());
+    let streamed: String = partial
+        .iter()
+        .filter(|e| e["event"]["delta"]["type"] == "text_delta")
+        .map(|e| e["event"]["delta"]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(streamed, "Reading.It says alpha.");
+    let last = all.last().unwrap();
+    assert_eq!(
+        (last["type"].as_str(), last["subtype"].as_str()),
+        (Some("result"), Some("success"))
+    );
+    assert_eq!(last["result"], "It says alpha.");
+    assert_eq!(last["is_error"], false);
+    assert_eq!(last["num_turns"], 2);
+    for field in ["duration_ms", "duration_api_ms", "total_cost_usd"] {
+        assert!(last[field].is_number(), "{field}: {last}");
+    }
+    assert!(last["usage"]["output_tokens"].is_u64());
+    assert_eq!(last["permission_denials"], json!([]));
+    assert!(last["process"].as_str().unwrap().starts_with("p_"));
+    assert!(last["model_usage"]["claude-sonnet-4-5"]["usage"]["output_tokens"].is_u64());
+    assert_eq!(
+        last["trace"]["requests"][1],
+        format!("hc trace {session} --request 2")
+    );
+    assert_eq!(of("result").len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn json_prints_one_object_and_gates_exit_3_with_their_subtype() {
+    let s = Setup::new(json!({"turns": [
+        reply(json!([call("t1", "glob", json!({"pattern": "*.txt"}))]), "tool_use"),
+        reply(json!([call("t2", "glob", json!({"pattern": "*.md"}))]), "tool_use"),
+    ]}))
+    .await;
+    let ran = s
+        .run(&["--output-format", "json", "--max-turns", "1", "list files"])
+        .await;
+    assert_eq!(ran.code, 3, "{ran:#?}");
+    let all = lines(&ran.stdout);
+    assert_eq!(all.len(), 1, "{}", ran.stdout);
+    assert_eq!(all[0]["type"], "result");
+    assert_eq!(all[0]["subtype"], "error_max_turns");
+    assert_eq!(all[0]["is_error"], true);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn exit_codes_say_usage_error_and_run_error() {
+    let s = Setup::new(json!({"turns": [
+        {"error": {"status": 400, "type": "invalid_request_error", "message": "bad request"}},
+    ]}))
+    .await;
+    let empty = s.run(&["   "]).await;
+    assert_eq!(empty.code, 2, "{empty:#?}");
+    assert!(empty.stderr.contains("prompt is empty"), "{}", empty.stderr);
+    let bad_flag = s.run(&["--output-format", "yaml", "x"]).await;
+    assert_eq!(bad_flag.code, 2, "{bad_flag:#?}");
+    let no_session = s.run(&["--resume", "s_nope", "x"]).await;
+    assert_eq!(no_session.code, 1, "{no_session:#?}");
+    assert!(
+        no_session.stderr.contains("hc sessions"),
+        "{}",
+        no_session.stderr
+    );
+    let failed = s.run(&["--output-format", "json", "go"]).await;
+    assert_eq!(failed.code, 1, "{failed:#?}");
+    let result = &lines(&failed.stdout)[0];
+    assert_eq!(result["subtype"], "error_during_execution");
+    assert!(
+        result["error"].as_str().unwrap().contains("bad request"),
+        "{result}"
+    );
+    let help = s.out(&["run", "--help"]).await;
+    assert!(
+        help.stdout.contains("130 interrupted") && help.stdout.contains("3 stopped by a gate"),
+        "{}",
+        help.stdout
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_command_has_help_with_examples() {
+    let s = Setup::new(json!({"turns": [reply(json!([text("unused")]), "end_turn")]})).await;
+    for command in [
+        "run", "chat", "sessions", "trace", "scope", "log", "ps", "programs", "commit", "config",
+        "serve",
+    ] {
+        let help = s.out(&[command, "--help"]).await;
+        assert_eq!(help.code, 0, "{command}: {help:#?}");
+        assert!(
+            help.stdout.contains("Example"),
+            "hc {command} --help has no example:\n{}",
+            help.stdout
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sessions_list_title_turns_cost_status_and_ids_resolve_by_prefix() {
+    let s = Setup::new(json!({"turns": [
+        reply(json!([text("one")]), "end_turn"),
+        reply(json!([text("two")]), "end_turn"),
+    ]}))
+    .await;
+    assert_eq!(s.run(&["first task\nwith more lines"]).await.code, 0);
+    assert_eq!(s.run(&["second task"]).await.code, 0);
+    let listed = s.out(&["sessions", "--json"]).await;
+    let rows: Vec<Value> = serde_json::from_str(&listed.stdout).unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0]["title"], "first task");
+    assert_eq!(rows[1]["title"], "second task");
+    for row in &rows {
+        assert_eq!(row["turns"], 1);
+        assert_eq!(row["status"], "done");
+        assert!(row["cost_usd"].as_f64().unwrap() > 0.0);
+        assert!(humantime::parse_rfc3339(row["created"].as_str().unwrap()).is_ok());
+    }
+    let table = s.out(&["sessions"]).await;
+    let newest = table.stdout.lines().nth(1).unwrap();
+    assert!(
+        newest.contains("second task") && newest.contains("done"),
+        "{}",
+        table.stdout
+    );
+    let short = newest.split_whitespace().next().unwrap();
+    let id = rows[1]["id"].as_str().unwrap();
+    assert!(
+        id.starts_with(short) && short.len() < id.len(),
+        "{short} of {id}"
+    );
+    let traced = s.out(&["trace", short]).await;
+    assert_eq!(traced.code, 0, "{traced:#?}");
+    assert!(traced.stdout.contains(id), "{}", traced.stdout);
+    let ambiguous = s.out(&["trace", "s_"]).await;
+    assert_eq!(ambiguous.code, 1);
+    assert!(
+        ambiguous.stderr.contains("2 sessions"),
+        "{}",
+        ambiguous.stderr
+    );
+}
+
+/// A session with a sub-agent, a denied call, and — on a second run —
+/// a compaction.
+async fn eventful() -> (Setup, String) {
+    let s = Setup::new(json!({"turns": [
+        {"reply": {"content": [text("Asking a helper."), call("a1", "agent", json!({"text": "CHILD count files", "description": "count"}))], "stop_reason": "tool_use"}},
+        {"reply": {"content": [text("There are 2.")], "stop_reason": "end_turn"}},
+        {"reply": {"content": [call("s1", "shell", json!({"command": "rm -rf build"}))], "stop_reason": "tool_use"}},
+        {"reply": {"content": [text("I may not delete; done.")], "stop_reason": "end_turn"}},
+        {"reply": {"content": [text("SUMMARY: counted files, could not delete.")], "stop_reason": "end_turn"}},
+        {"reply": {"content": [text("Going on from the summary.")], "stop_reason": "end_turn"}},
+    ]}))
+    .await;
+    let first = s.run(&["--allow", "agent", "ROOT tidy up"]).await;
+    assert_eq!(first.code, 0, "{first:#?}");
+    let second = s.run(&["--continue", "--compact", "LATER go on"]).await;
+    assert_eq!(second.code, 0, "{second:#?}");
+    let session = s.sessions().pop().unwrap();
+    (s, session)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn trace_shows_sub_agents_denials_and_compactions() {
+    let (s, session) = eventful().await;
+    let traced = s.out(&["trace", &session]).await;
+    assert_eq!(traced.code, 0, "{traced:#?}");
+    let shown = &traced.stdout;
+    assert!(!shown.contains('\x1b'), "no colours when not a terminal");
+    let mut settings = insta::Settings::clone_current();
+    settings.add_filter(r"\b([spc])_[0-9A-Z]{20,}\b", "[${1}_ID]");
+    settings.add_filter(r"\d{4}-\d\d-\d\dT[0-9:.]+Z", "[TIME]");
+    settings.add_filter(r"\d{4}-\d\d-\d\d", "[DATE]");
+    settings.add_filter(r"\d+ ms", "[N] ms");
+    settings.add_filter(r"\d+\.\d s", "[N.N] s");
+    settings.add_filter(r"as of commit \d+", "as of commit [N]");
+    settings.bind(|| insta::assert_snapshot!("trace_eventful", shown));
+    let json = s.out(&["trace", &session, "--json"]).await;
+    let tree: Value = serde_json::from_str(&json.stdout).unwrap();
+    let items = tree["items"].as_array().unwrap();
+    let sub = items
+        .iter()
+        .find(|n| n["type"] == "tool-call" && n["program"] == "agent")
+        .unwrap();
+    let child = sub["children"].as_array().unwrap();
+    assert!(
+        child
+            .iter()
+            .any(|n| n["type"] == "answer" && n["text"] == "There are 2."),
+        "{sub:#}"
+    );
+    let denied = items
+        .iter()
+        .find(|n| n["type"] == "tool-call" && n["program"] == "shell")
+        .unwrap();
+    assert_eq!(denied["result"]["is_error"], true);
+    assert!(items.iter().any(|n| n["type"] == "compaction"));
+    let full = s.out(&["trace", &session, "--full"]).await;
+    assert!(full.stdout.lines().count() >= shown.lines().count());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn trace_request_is_the_body_sent_and_diff_shows_what_a_call_added() {
+    let (s, session) = eventful().await;
+    let sent = s.sent();
+    // The session's own calls, in order: not the sub-agent's (the second
+    // sent) nor the summary call (the fifth).
+    let own: Vec<&Vec<u8>> = sent
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != 1 && *i != 4)
+        .map(|(_, b)| b)
+        .collect();
+    assert_eq!(own.len(), 4);
+    for (n, body) in own.iter().enumerate() {
+        assert!(
+            s.rebuilt(&session, n + 1).await == **body,
+            "call {} rebuilt byte for byte",
+            n + 1
+        );
+    }
+    let diff = s.out(&["trace", &session, "--diff", "2"]).await;
+    assert_eq!(diff.code, 0, "{diff:#?}");
+    assert!(
+        diff.stdout.contains("--- request 1") && diff.stdout.contains("+++ request 2"),
+        "{}",
+        diff.stdout
+    );
+    assert!(
+        diff.stdout
+            .lines()
+            .any(|l| l.starts_with('+') && l.contains("There are 2.")),
+        "{}",
+        diff.stdout
+    );
+    let beyond = s.out(&["trace", &session, "--request", "99"]).await;
+    assert_ne!(beyond.code, 0);
+    assert!(!beyond.stderr.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn inspection_commands_read_and_write_the_substrate() {
+    let s = Setup::new(json!({"turns": [reply(json!([text("hi")]), "end_turn")]})).await;
+    let mut commit = s.hc(&["commit"]);
+    commit.stdin(Stdio::piped()).stdout(Stdio::piped());
+    let mut child = commit.spawn().unwrap();
+    let declaration = json!({"chunks": [{"id": "note1", "name": "a note", "body": {"text": "remember the milk"}}]});
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(declaration.to_string().as_bytes())
+        .await
+        .unwrap();
+    let done = child.wait_with_output().await.unwrap();
+    assert!(done.status.success(), "{done:?}");
+    let record: Value = serde_json::from_slice(&done.stdout).unwrap();
+    assert!(
+        record["created"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("note1"))
+    );
+    let read = s.out(&["scope", "note1", "--json"]).await;
+    let read: Value = serde_json::from_str(&read.stdout).unwrap();
+    assert_eq!(read["scopes"][0]["body"]["text"], "remember the milk");
+    let found = s.out(&["scope", "--match", "milk"]).await;
+    assert!(found.stdout.contains("note1"), "{}", found.stdout);
+    let log = s.out(&["log", "--json"]).await;
+    let log: Vec<Value> = serde_json::from_str(&log.stdout).unwrap();
+    assert_eq!(log[0]["id"], record["id"], "newest first");
+    assert_eq!(log[0]["by"], "host");
+    let bad = s.out(&["commit", "/no/such/file.json"]).await;
+    assert_eq!(bad.code, 1);
+    let ps = s.out(&["ps"]).await;
+    assert_eq!(ps.stdout.trim(), "no process is running");
+    let programs = s.out(&["programs", "--json"]).await;
+    let programs: Vec<Value> = serde_json::from_str(&programs.stdout).unwrap();
+    let read = programs.iter().find(|p| p["name"] == "read").unwrap();
+    assert_eq!(read["concurrency_safe"], true);
+    assert!(read["description"].as_str().unwrap().len() > 20);
+    let shell = programs.iter().find(|p| p["name"] == "shell").unwrap();
+    assert_eq!(shell["concurrency_safe"], false);
+    let text = s.out(&["programs"]).await;
+    assert!(text.stdout.contains("runs alongside"), "{}", text.stdout);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn config_says_where_each_setting_came_from_and_never_prints_a_secret() {
+    let s = Setup::new(json!({"turns": [reply(json!([text("unused")]), "end_turn")]})).await;
+    s.file(
+        ".hermitcrab/config.toml",
+        "model = \"claude-opus-4-5\"\n[permissions]\nallow = [\"shell(git status)\"]\n",
+    );
+    let mut command = s.hc(&["config", "--json"]);
+    command
+        .env("HC_MAX_TURNS", "7")
+        .env("ANTHROPIC_API_KEY", "sk-ant-SECRET-VALUE");
+    let ran = command.output().await.unwrap();
+    let stdout = String::from_utf8_lossy(&ran.stdout);
+    assert!(ran.status.success(), "{ran:?}");
+    assert!(!stdout.contains("SECRET"), "{stdout}");
+    let rows: Vec<Value> = serde_json::from_str(&stdout).unwrap();
+    let row = |name: &str| {
+        rows.iter()
+            .find(|r| r["name"] == name)
+            .unwrap_or_else(|| panic!("{name}: {stdout}"))
+    };
+    assert_eq!(row("model")["value"], "claude-opus-4-5");
+    assert!(
+        row("model")["source"].as_str().unwrap().contains("project"),
+        "{stdout}"
+    );
+    assert_eq!(row("max_turns")["value"], 7);
+    assert!(
+        row("max_turns")["source"]
+            .as_str()
+            .unwrap()
+            .contains("HC_MAX_TURNS"),
+        "{stdout}"
+    );
+    assert!(
+        row("permission_mode")["source"]
+            .as_str()
+            .unwrap()
+            .contains("default"),
+        "{stdout}"
+    );
+    assert_eq!(row("ANTHROPIC_API_KEY")["value"], "set");
+    let mut text = s.hc(&["config"]);
+    text.env("ANTHROPIC_API_KEY", "sk-ant-SECRET-VALUE");
+    let text = text.output().await.unwrap();
+    assert!(!String::from_utf8_lossy(&text.stdout).contains("SECRET"));
+    let mut edit = s.hc(&["config", "--edit"]);
+    edit.env("EDITOR", "sed -i s/claude-opus-4-5/claude-haiku-4-5/");
+    let edited = edit.output().await.unwrap();
+    assert!(edited.status.success(), "{edited:?}");
+    assert!(String::from_utf8_lossy(&edited.stdout).contains("claude-haiku-4-5"));
+}
+
+/// `hc ARGS` under a pseudo-terminal; `input` typed as `(after, bytes)`
+/// steps, each once `after` says so; answers the exit code and what the
+/// terminal showed.
+async fn in_terminal(
+    s: &Setup,
+    args: &str,
+    env: &[(&str, &str)],
+    input: Vec<(Ready, &[u8])>,
+) -> (i32, String) {
+    let mut child = tokio::process::Command::new("script");
+    child
+        .args(["-qfec", &format!("{HC} {args}"), "/dev/null"])
+        .current_dir(&s.root)
+        .env("ANTHROPIC_BASE_URL", s.fake.base_url())
+        .env("XDG_CONFIG_HOME", s.root.join(".no-user-config"))
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("NO_COLOR")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true);
+    for (k, v) in env {
+        child.env(k, v);
+    }
+    let mut child = child.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = tokio::spawn(async move {
+        let mut out = Vec::new();
+        let _ = stdout.read_to_end(&mut out).await;
+        String::from_utf8_lossy(&out).into_owned()
+    });
+    for (ready, bytes) in input {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while !ready(s) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "waited 30 s to type {:?}",
+                String::from_utf8_lossy(bytes)
+            );
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        // Let the prompt be drawn before typing.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        stdin.write_all(bytes).await.unwrap();
+        stdin.flush().await.unwrap();
+    }
+    let status = tokio::time::timeout(Duration::from_secs(30), child.wait())
+        .await
+        .expect("hc did not end")
+        .unwrap();
+    (status.code().unwrap_or(-1), reader.await.unwrap())
+}
+
+/// When to type the next input.
+type Ready = Box<dyn Fn(&Setup) -> bool + Send>;
+
+fn always() -> Ready {
+    Box::new(|_| true)
+}
+
+/// Once `n` agent runs on the chat's session have ended.
+fn runs_ended(n: usize) -> Ready {
+    Box::new(move |s: &Setup| {
+        s.sessions().first().is_some_and(|id| {
+            s.processes(id)
+                .iter()
+                .filter(|p| p["ended"].is_string())
+                .count()
+                >= n
+        })
+    })
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn chat_in_a_terminal_takes_turns_commands_and_ctrl_c() {
+    let long = "word ".repeat(300);
+    let s = Setup::new(json!({"turns": [
+        reply(json!([text("Hello, person.")]), "end_turn"),
+        {"reply": {"content": [text(&long)], "stop_reason": "end_turn"}, "pace": {"delay_ms": 40, "text_chunk": 10}},
+        reply(json!([text("Still here.")]), "end_turn"),
+    ]}))
+    .await;
+    let streaming = Box::new(|s: &Setup| {
+        s.fake
+            .requests()
+            .get(1)
+            .is_some_and(|r| r.received.elapsed() > Duration::from_millis(400))
+    });
+    let (code, shown) = in_terminal(
+        &s,
+        "chat --permission-mode bypass",
+        &[],
+        vec![
+            (always(), b"hi there\r"),
+            (runs_ended(1), b"/cost\r"),
+            (always(), b"tell me a long story\r"),
+            (streaming, b"\x03"),
+            (always(), b"and now?\r"),
+            (runs_ended(3), b"/sessions\r"),
+            (always(), b"\x03"),
+            (always(), b"\x03"),
+        ],
+    )
+    .await;
+    assert_eq!(code, 0, "{shown}");
+    assert!(shown.contains("Hello, person."), "{shown}");
+    assert!(shown.contains("1 turn · "), "/cost answered: {shown}");
+    assert!(shown.contains("interrupting"), "{shown}");
+    assert!(
+        shown.contains("Still here."),
+        "the chat went on after the interrupt: {shown}"
+    );
+    assert!(
+        shown.contains("hi there") && shown.contains("TITLE"),
+        "/sessions listed: {shown}"
+    );
+    let sessions = s.sessions();
+    assert_eq!(sessions.len(), 1, "one session for the whole chat");
+    let prompts = s.of_type(&sessions[0], "prompt");
+    assert_eq!(prompts.len(), 3);
+    assert_eq!(s.of_type(&sessions[0], "interrupt").len(), 1);
+    // The third call carried the whole conversation, the cut answer too.
+    let third: Value = serde_json::from_slice(&s.sent()[2]).unwrap();
+    assert_eq!(third["messages"].as_array().unwrap().len(), 5, "{third:#}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn no_color_and_pipes_get_no_escape_codes() {
+    let s = Setup::new(json!({"turns": [
+        reply(json!([call("t1", "glob", json!({"pattern": "*"}))]), "tool_use"),
+        reply(json!([text("done")]), "end_turn"),
+    ]}))
+    .await;
+    let piped = s.run(&["--permission-mode", "bypass", "look"]).await;
+    assert_eq!(piped.code, 0, "{piped:#?}");
+    assert!(
+        !piped.stdout.contains('\x1b') && !piped.stderr.contains('\x1b'),
+        "{piped:#?}"
+    );
+    let session = s.sessions().pop().unwrap();
+    for args in [
+        vec!["sessions"],
+        vec!["trace", &session],
+        vec!["programs"],
+        vec!["log"],
+    ] {
+        let ran = s.out(&args).await;
+        assert!(
+            !ran.stdout.contains('\x1b'),
+            "hc {args:?} piped: {}",
+            ran.stdout
+        );
+        let (_, coloured) = in_terminal(&s, &args.join(" "), &[], vec![]).await;
+        assert!(
+            coloured.contains("\x1b["),
+            "hc {args:?} on a terminal has colours: {coloured}"
+        );
+        let (_, plain) = in_terminal(&s, &args.join(" "), &[("NO_COLOR", "1")], vec![]).await;
+        assert!(
+            !plain.contains('\x1b'),
+            "hc {args:?} with NO_COLOR: {plain:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn chat_reads_piped_lines_and_writes_plain_text() {
+    let s = Setup::new(json!({"turns": [
+        reply(json!([text("First answer.")]), "end_turn"),
+        reply(json!([text("Second answer.")]), "end_turn"),
+    ]}))
+    .await;
+    let mut chat = s.hc(&["chat", "--permission-mode", "bypass"]);
+    chat.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = chat.spawn().unwrap();
+    let lines = b"hello\n/model claude-haiku-4-5\nagain\n/cost\n/nonsense\n/exit\n";
+    child.stdin.take().unwrap().write_all(lines).await.unwrap();
+    let done = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&done.stdout),
+        String::from_utf8_lossy(&done.stderr),
+    );
+    assert!(done.status.success(), "{stderr}");
+    assert!(
+        stdout.contains("First answer.") && stdout.contains("Second answer."),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains('\x1b') && !stderr.contains('\x1b'),
+        "{stdout}{stderr}"
+    );
+    assert!(
+        stderr.contains("the model is now claude-haiku-4-5"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("2 turns"), "/cost: {stderr}");
+    assert!(stderr.contains("/help lists them"), "{stderr}");
+    let sent: Vec<Value> = s
+        .sent()
+        .iter()
+        .map(|b| serde_json::from_slice(b).unwrap())
+        .collect();
+    assert_eq!(sent[0]["model"], "claude-sonnet-4-5");
+    assert_eq!(
+        sent[1]["model"], "claude-haiku-4-5",
+        "/model applies to the next run"
+    );
+    assert_eq!(
+        sent[1]["messages"].as_array().unwrap().len(),
+        3,
+        "the same session"
+    );
+}
