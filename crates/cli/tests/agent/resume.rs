@@ -203,3 +203,63 @@ async fn continue_picks_the_latest_session_and_resume_names_one() {
         none.stderr
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sub_agent_tree_left_by_a_killed_hc_is_failed_and_its_session_goes_on() {
+    let turn = |w: &str, content: Value, stop: &str| {
+        let mut t = reply(content, stop);
+        t["when"] = json!(w);
+        t
+    };
+    let s = Setup::new(json!({"turns": [
+        turn("ROOT work", json!([call("a1", "agent", json!({"text": "CHILD task"}))]), "tool_use"),
+        turn("CHILD task", json!([call("c1", "shell", json!({"command": "sleep 60"}))]), "tool_use"),
+        turn("go on", json!([text("Back at the root.")]), "end_turn"),
+    ]}))
+    .await;
+    let mut first = s
+        .hc(&["run", "--permission-mode", "bypass", "ROOT work"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for("the grandchild tool to run", || {
+        processes_of(&s, "shell")
+            .iter()
+            .any(|b| b["status"] == "running")
+    })
+    .await;
+    first.start_kill().unwrap();
+    first.wait().await.unwrap();
+    let session = s.sessions().pop().unwrap();
+    let calls_before = s.of_type(&session, "tool-call");
+    let ran = s
+        .run(&["--continue", "--permission-mode", "bypass", "go on"])
+        .await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    assert!(ran.stdout.contains("Back at the root."), "{ran:#?}");
+    // Every process of the dead tree — both agents, the tool — was failed.
+    let shell = processes_of(&s, "shell").pop().unwrap();
+    assert_eq!(shell["error"], "engine restart", "{shell:#}");
+    let agents = processes_of(&s, "agent");
+    assert_eq!(agents.len(), 3, "root, child, and the resumed root");
+    let restarted = agents
+        .iter()
+        .filter(|b| b["error"] == "engine restart")
+        .count();
+    assert_eq!(restarted, 2, "{agents:#?}");
+    // The session is intact, and the replay answers the dangling spawn.
+    assert_eq!(s.sessions(), vec![session.clone()]);
+    assert_eq!(
+        s.of_type(&session, "tool-call")[..calls_before.len()],
+        calls_before[..]
+    );
+    let resumed: Value = serde_json::from_slice(s.sent().last().unwrap()).unwrap();
+    let messages = resumed["messages"].as_array().unwrap();
+    assert_eq!(messages[1]["content"][0]["name"], "agent");
+    assert_eq!(messages[2]["content"][0]["tool_use_id"], "a1");
+    assert_eq!(
+        messages[2]["content"][0]["content"],
+        "interrupted before the tool returned"
+    );
+}
