@@ -69,9 +69,10 @@ impl JsonOut {
     }
 
     /// An `answer` chunk, as the API's assistant message.
-    pub fn assistant(&self, answer: &Value) {
+    /// `parent`: the call that spawned the sub-agent that answered.
+    pub fn assistant(&self, answer: &Value, parent: Option<&str>) {
         self.line(json!({
-            "type": "assistant", "parent_tool_use_id": null,
+            "type": "assistant", "parent_tool_use_id": parent,
             "message": {
                 "id": answer["message_id"], "type": "message", "role": "assistant",
                 "model": answer["model"], "content": answer["content"],
@@ -81,7 +82,8 @@ impl JsonOut {
     }
 
     /// The `tool-result` chunks of one commit, as one user message.
-    pub fn user(&self, results: &[Value]) {
+    /// `parent`: as for `assistant`.
+    pub fn user(&self, results: &[Value], parent: Option<&str>) {
         if results.is_empty() {
             return;
         }
@@ -92,7 +94,7 @@ impl JsonOut {
             })
             .collect();
         self.line(json!({
-            "type": "user", "parent_tool_use_id": null,
+            "type": "user", "parent_tool_use_id": parent,
             "message": {"role": "user", "content": content},
         }));
     }
@@ -142,7 +144,7 @@ pub fn result(
         "duration_api_ms": body["duration_api_ms"],
         "total_cost_usd": body["cost_usd"],
         "usage": body["usage"],
-        "permission_denials": body["permission_denials"].as_array().cloned().unwrap_or_default(),
+        "permission_denials": denials(body),
         "stop_reason": stop,
         "error": body["stop_message"].as_str().or(body["error"].as_str()),
         "process": process,
@@ -150,6 +152,19 @@ pub fn result(
         "sub_agents": body["children"].as_array().cloned().unwrap_or_default(),
         "trace": {"session": format!("hc trace {session}"), "requests": requests},
     })
+}
+
+/// The run's denials in print mode's shape (`tool_name`, `tool_use_id`,
+/// `tool_input`), with the reason the model was given.
+fn denials(body: &Value) -> Vec<Value> {
+    body["permission_denials"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|d| {
+            json!({"tool_name": d["program"], "tool_use_id": d["tool_use_id"], "tool_input": d["input"], "reason": d["reason"]})
+        })
+        .collect()
 }
 
 /// Usage and cost by model: the run's own under its model, each

@@ -46,6 +46,8 @@ pub struct Renderer {
     stdout_tty: bool,
     /// JSON lines instead of text (`--output-format json | stream-json`).
     pub json: Option<crate::output::JsonOut>,
+    /// The run's process, once following it.
+    root: Option<String>,
 }
 
 impl Renderer {
@@ -62,6 +64,7 @@ impl Renderer {
             gap: false,
             stdout_tty: std::io::stdout().is_terminal(),
             json: None,
+            root: None,
         }
     }
 
@@ -73,6 +76,7 @@ impl Renderer {
         process: &str,
     ) -> Result<substrate::ScopeResult> {
         let host = Context::host();
+        self.root = Some(process.to_owned());
         let ids = vec![process.to_owned()];
         let engine = self.engine.clone();
         let ended = engine.await_processes(&host, &ids);
@@ -143,7 +147,7 @@ impl Renderer {
                     }
                 }
                 if let Some(json) = &self.json {
-                    json.user(&results);
+                    json.user(&results, None);
                 }
             }
             _ => {}
@@ -219,13 +223,22 @@ impl Renderer {
             .ok()?;
         let item = read.scopes.first()?;
         let body = item.body_value();
+        let answer = item.is_on("answer", PlacementType::Instance);
+        let result = item.is_on("tool-result", PlacementType::Instance);
         if item.is_on(&self.session, PlacementType::Instance) {
-            if item.is_on("answer", PlacementType::Instance) {
-                if let Some(json) = &self.json {
-                    json.assistant(&body);
-                }
-            } else if item.is_on("tool-result", PlacementType::Instance) {
+            if answer && let Some(json) = &self.json {
+                json.assistant(&body, None);
+            } else if result {
                 return Some(body);
+            }
+        } else if (answer || result)
+            && let Some(json) = &self.json
+            && let Some(parent) = self.spawned_by(item)
+        {
+            if answer {
+                json.assistant(&body, Some(&parent));
+            } else {
+                json.user(std::slice::from_ref(&body), Some(&parent));
             }
         }
         // A question goes back where it was asked: the session, or the
@@ -266,6 +279,43 @@ impl Renderer {
             self.answer(&asked_on, "user-answer", body);
         }
         None
+    }
+
+    /// For a sub-agent's chunk: the `tool_use_id` of the call that spawned
+    /// the sub-agent (its session is its process; the call is on its
+    /// parent's session — the run's session, or the parent's process).
+    fn spawned_by(&self, item: &substrate::ChunkItem) -> Option<String> {
+        let host = Context::host();
+        let own = |c: &substrate::ChunkItem| {
+            c.placements
+                .iter()
+                .find(|p| p.kind == PlacementType::Instance && p.scope.starts_with("p_"))
+                .map(|p| p.scope.clone())
+        };
+        let child = own(item)?;
+        let read = self
+            .engine
+            .scope(&host, std::slice::from_ref(&child), &ScopeOpts::default())
+            .ok()?;
+        let parent = own(read.scopes.first()?)?;
+        let session = if self.root.as_deref() == Some(parent.as_str()) {
+            self.session.clone()
+        } else {
+            parent
+        };
+        let calls = self
+            .engine
+            .scope(
+                &host,
+                &[session, "tool-call".to_owned()],
+                &ScopeOpts::default(),
+            )
+            .ok()?;
+        calls.chunks.iter().find_map(|c| {
+            let b = c.body_value();
+            (b["process"] == child.as_str())
+                .then(|| b["tool_use_id"].as_str().map(str::to_owned))?
+        })
     }
 
     fn answer(&mut self, on: &str, ty: &str, body: Value) {

@@ -633,3 +633,77 @@ async fn chat_reads_piped_lines_and_writes_plain_text() {
         "the same session"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_result_lists_denials_as_print_mode_does() {
+    let s = Setup::new(json!({"turns": [
+        reply(json!([call("t1", "shell", json!({"command": "git push"}))]), "tool_use"),
+        reply(json!([text("I was not allowed.")]), "end_turn"),
+    ]}))
+    .await;
+    let ran = s.run(&["--output-format", "json", "push it"]).await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    let result = &lines(&ran.stdout)[0];
+    let denials = result["permission_denials"].as_array().unwrap();
+    assert_eq!(denials.len(), 1, "{result:#}");
+    assert_eq!(denials[0]["tool_name"], "shell");
+    assert_eq!(denials[0]["tool_use_id"], "t1");
+    assert_eq!(denials[0]["tool_input"]["command"], "git push");
+    assert!(denials[0]["reason"].as_str().unwrap().contains("--allow"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn stream_json_names_the_call_a_sub_agent_answers_under() {
+    let s = Setup::new(json!({"turns": [
+        reply(json!([call("spawn1", "agent", json!({"text": "CHILD look", "description": "look"}))]), "tool_use"),
+        reply(json!([call("g1", "glob", json!({"pattern": "*"}))]), "tool_use"),
+        reply(json!([text("child saw files")]), "end_turn"),
+        reply(json!([text("root done")]), "end_turn"),
+    ]}))
+    .await;
+    let ran = s
+        .run(&[
+            "--output-format",
+            "stream-json",
+            "--permission-mode",
+            "bypass",
+            "ROOT",
+        ])
+        .await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    let all = lines(&ran.stdout);
+    let under = |parent: Option<&str>, ty: &str| {
+        all.iter()
+            .filter(|l| l["type"] == ty && l["parent_tool_use_id"].as_str() == parent)
+            .count()
+    };
+    assert_eq!(
+        under(None, "assistant"),
+        2,
+        "the root's answers: {}",
+        ran.stdout
+    );
+    assert_eq!(
+        under(Some("spawn1"), "assistant"),
+        2,
+        "the child's: {}",
+        ran.stdout
+    );
+    assert_eq!(
+        under(Some("spawn1"), "user"),
+        1,
+        "the child's glob result: {}",
+        ran.stdout
+    );
+    assert_eq!(
+        under(None, "user"),
+        1,
+        "the child's answer as the root's result"
+    );
+    let result = all.last().unwrap();
+    assert_eq!(
+        result["sub_agents"].as_array().unwrap().len(),
+        1,
+        "{result:#}"
+    );
+}
