@@ -48,6 +48,8 @@ pub struct Renderer {
     pub json: Option<crate::output::JsonOut>,
     /// The run's process, once following it.
     root: Option<String>,
+    /// The last line a running tool printed.
+    progress: Option<String>,
 }
 
 impl Renderer {
@@ -65,6 +67,7 @@ impl Renderer {
             stdout_tty: std::io::stdout().is_terminal(),
             json: None,
             root: None,
+            progress: None,
         }
     }
 
@@ -139,6 +142,16 @@ impl Renderer {
                 process: from,
                 data,
             } if from == process => self.on_notice(&data),
+            Event::Notification { data, .. } if data["kind"] == "output" => {
+                // A tool's output as it runs: its last line, for the
+                // progress line.
+                if let Some(last) = data["text"]
+                    .as_str()
+                    .and_then(|t| t.lines().rfind(|l| !l.trim().is_empty()))
+                {
+                    self.progress = Some(last.trim().to_owned());
+                }
+            }
             Event::ScopeChanged { commit, .. } if commit.dispatch_id.is_some() => {
                 let mut results = Vec::new();
                 for id in &commit.created {
@@ -192,6 +205,7 @@ impl Renderer {
                 let Some(call) = self.calls.remove(id) else {
                     return;
                 };
+                self.progress = None;
                 let failed = data["is_error"].as_bool().unwrap_or(false);
                 let mark = if failed {
                     paint_err("31", "✗")
@@ -358,11 +372,16 @@ impl Renderer {
         if self.json.is_some() || self.open_line {
             return;
         }
-        let label = match self.calls.values().next() {
-            Some(call) => format!("running {}", call.line),
-            None => "thinking".to_owned(),
+        let label = match (self.calls.values().next(), &self.progress) {
+            (Some(call), Some(last)) => format!(
+                "{} · {}",
+                crate::style::cut(&call.line, 28),
+                crate::style::cut(last, 36)
+            ),
+            (Some(call), None) => format!("running {}", crate::style::cut(&call.line, 60)),
+            (None, _) => "thinking".to_owned(),
         };
-        self.spinner.tick(&crate::style::cut(&label, 60));
+        self.spinner.tick(&label);
     }
 
     /// A line on stderr, after ending stdout's open line on a terminal.
