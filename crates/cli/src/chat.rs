@@ -25,7 +25,53 @@ const HELP: &str = "\
 /resume [SESSION] go on with a session (the latest without one)
 /sessions         the project's sessions
 /trace            this session as a tree (`hc trace` for more)
-/exit             leave (also Ctrl-D, or Ctrl-C twice)";
+/exit             leave (also Ctrl-D, or Ctrl-C twice)
+Tab completes a command; end a line with \\ to go on on the next.";
+
+/// The slash commands, for completion.
+const COMMANDS: &[&str] = &[
+    "/help",
+    "/clear",
+    "/compact",
+    "/cost",
+    "/model",
+    "/resume",
+    "/sessions",
+    "/trace",
+    "/exit",
+];
+
+/// Line editing's helper: Tab completes a slash command.
+struct Commands;
+
+impl rustyline::completion::Completer for Commands {
+    type Candidate = &'static str;
+
+    fn complete(
+        &self,
+        line: &str,
+        pos: usize,
+        _: &rustyline::Context<'_>,
+    ) -> rustyline::Result<(usize, Vec<&'static str>)> {
+        let typed = line.get(..pos).unwrap_or(line);
+        if !typed.starts_with('/') || typed.contains(char::is_whitespace) {
+            return Ok((0, Vec::new()));
+        }
+        let found = COMMANDS
+            .iter()
+            .copied()
+            .filter(|c| c.starts_with(typed))
+            .collect();
+        Ok((0, found))
+    }
+}
+
+impl rustyline::hint::Hinter for Commands {
+    type Hint = String;
+}
+impl rustyline::highlight::Highlighter for Commands {}
+impl rustyline::validate::Validator for Commands {}
+impl rustyline::Helper for Commands {}
 
 /// The chat's state between messages.
 struct Chat {
@@ -88,10 +134,23 @@ pub fn chat(flags: ChatFlags) -> Result<()> {
     outcome
 }
 
+/// One message: a line, or several when each but the last ends with `\`.
+fn read_message(
+    editor: &mut rustyline::Editor<Commands, rustyline::history::DefaultHistory>,
+) -> rustyline::Result<String> {
+    let mut message = editor.readline("› ")?;
+    while let Some(open) = message.strip_suffix('\\') {
+        message = format!("{open}\n{}", editor.readline("… ")?);
+    }
+    Ok(message)
+}
+
 impl Chat {
     /// Reads and answers lines until the person leaves.
     fn lines(&mut self, project: &Project) -> Result<()> {
-        let mut editor = rustyline::DefaultEditor::new().context("cannot set up line editing")?;
+        let mut editor: rustyline::Editor<Commands, rustyline::history::DefaultHistory> =
+            rustyline::Editor::new().context("cannot set up line editing")?;
+        editor.set_helper(Some(Commands));
         let history = project.root.join(project::DIR).join("history");
         let _ = editor.load_history(&history);
         eprintln!(
@@ -109,7 +168,7 @@ impl Chat {
         );
         let mut interrupted = false;
         loop {
-            match editor.readline("› ") {
+            match read_message(&mut editor) {
                 Ok(line) => {
                     interrupted = false;
                     if line.trim().is_empty() {

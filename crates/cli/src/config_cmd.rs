@@ -23,23 +23,55 @@ pub fn config(as_json: bool, edit: bool) -> Result<()> {
     let project = crate::project::Project::find(&here)?;
     let path = project.root.join(crate::project::DIR).join("config.toml");
     if edit {
-        let editor = std::env::var("VISUAL")
-            .or_else(|_| std::env::var("EDITOR"))
-            .unwrap_or_else(|_| "vi".into());
-        let status = std::process::Command::new("sh")
-            .arg("-c")
-            .arg(format!("{editor} \"$1\""))
-            .arg("hc-config")
-            .arg(&path)
-            .status()
-            .with_context(|| format!("cannot start the editor `{editor}` (set EDITOR)"))?;
-        if !status.success() {
-            bail!("the editor `{editor}` exited {status}");
-        }
+        open_editor(&path)?;
     }
-    let files = project.config()?;
-    let (resolved, _) = settings::resolve(&files, &Flags::default(), false)?;
-    let grants = files.grants()?;
+    let rows = rows(&project.config()?)?;
+    if as_json {
+        let list: Vec<Value> = rows
+            .iter()
+            .map(|(n, v, s)| json!({"name": n, "value": v, "source": s}))
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&list)?);
+        return Ok(());
+    }
+    println!("{}", dim(&format!("project file {}", path.display())));
+    for (name, value, source) in rows {
+        let shown = match &value {
+            Value::Null => "—".to_owned(),
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        println!(
+            "{}  {:<28}  {}",
+            bold(&format!("{name:<22}")),
+            shown,
+            dim(&source)
+        );
+    }
+    Ok(())
+}
+
+/// Opens `path` in `$VISUAL` or `$EDITOR` (else `vi`) and waits for it.
+fn open_editor(path: &std::path::Path) -> Result<()> {
+    let editor = std::env::var("VISUAL")
+        .or_else(|_| std::env::var("EDITOR"))
+        .unwrap_or_else(|_| "vi".into());
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("{editor} \"$1\""))
+        .arg("hc-config")
+        .arg(path)
+        .status()
+        .with_context(|| format!("cannot start the editor `{editor}` (set EDITOR)"))?;
+    if !status.success() {
+        bail!("the editor `{editor}` exited {status}");
+    }
+    Ok(())
+}
+
+/// Every setting as (name, value, where it came from).
+fn rows(files: &crate::config::Files) -> Result<Vec<(String, Value, String)>> {
+    let (resolved, _) = settings::resolve(files, &Flags::default(), false)?;
     let mut rows: Vec<(String, Value, String)> = Vec::new();
     for (name, _) in SCALARS {
         match resolved.iter().find(|r| r.name == *name) {
@@ -64,8 +96,13 @@ pub fn config(as_json: bool, edit: bool) -> Result<()> {
     };
     let source = files.get("containment").map_or(Source::Default, |(_, s)| s);
     rows.push(("containment".into(), json!(containment), source.to_string()));
-    for (program, grant) in &grants {
-        let value = json!({"read": grant.read.as_ref().map(|r| serde_json::to_value(r).unwrap_or_default()), "write": grant.write, "network": grant.network, "env": grant.env});
+    for (program, grant) in &files.grants()? {
+        let read = grant
+            .read
+            .as_ref()
+            .map(|r| serde_json::to_value(r).unwrap_or_default());
+        let value =
+            json!({"read": read, "write": grant.write, "network": grant.network, "env": grant.env});
         rows.push((format!("programs.{program}"), value, "config files".into()));
     }
     for var in SECRETS {
@@ -81,27 +118,5 @@ pub fn config(as_json: bool, edit: bool) -> Result<()> {
             rows.push(((*var).to_owned(), json!(value), "environment".into()));
         }
     }
-    if as_json {
-        let list: Vec<Value> = rows
-            .iter()
-            .map(|(n, v, s)| json!({"name": n, "value": v, "source": s}))
-            .collect();
-        println!("{}", serde_json::to_string_pretty(&list)?);
-        return Ok(());
-    }
-    println!("{}", dim(&format!("project file {}", path.display())));
-    for (name, value, source) in rows {
-        let shown = match &value {
-            Value::Null => "—".to_owned(),
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        };
-        println!(
-            "{}  {:<28}  {}",
-            bold(&format!("{name:<22}")),
-            shown,
-            dim(&source)
-        );
-    }
-    Ok(())
+    Ok(rows)
 }

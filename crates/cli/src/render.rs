@@ -255,8 +255,18 @@ impl Renderer {
                 json.user(std::slice::from_ref(&body), Some(&parent));
             }
         }
-        // A question goes back where it was asked: the session, or the
-        // process that is a sub-agent's session.
+        let question = item.is_on("permission-request", PlacementType::Instance)
+            || item.is_on("user-question", PlacementType::Instance);
+        if question && self.interactive {
+            self.put_question(id, item, &body).await;
+        }
+        None
+    }
+
+    /// Asks the person a question the agent committed, and commits the
+    /// answer where it was asked: the session, or the process that is a
+    /// sub-agent's session.
+    async fn put_question(&mut self, id: &str, item: &substrate::ChunkItem, body: &Value) {
         let asked_on = item
             .placements
             .iter()
@@ -266,11 +276,11 @@ impl Renderer {
             })
             .map(|p| p.scope.clone())
             .unwrap_or_else(|| self.session.clone());
-        if item.is_on("permission-request", PlacementType::Instance) && self.interactive {
+        if item.is_on("permission-request", PlacementType::Instance) {
+            let program = body["program"].as_str().unwrap_or_default();
             let question = format!(
-                "allow {} {}? ({}) [y]es / [n]o / [a]lways for this session: ",
-                body["program"].as_str().unwrap_or_default(),
-                summary(body["program"].as_str().unwrap_or_default(), &body["input"]),
+                "allow {program} {}? ({}) [y]es / [n]o / [a]lways for this session: ",
+                summary(program, &body["input"]),
                 body["reason"].as_str().unwrap_or_default()
             );
             let answer = self.ask(&question).await;
@@ -281,7 +291,7 @@ impl Renderer {
             };
             let body = json!({"request": id, "decision": decision, "rule": body["rule"]});
             self.answer(&asked_on, "permission-decision", body);
-        } else if item.is_on("user-question", PlacementType::Instance) && self.interactive {
+        } else {
             let mut question = format!("? {}", body["text"].as_str().unwrap_or_default());
             if let Some(options) = body["options"].as_array() {
                 let options: Vec<&str> = options.iter().filter_map(Value::as_str).collect();
@@ -292,7 +302,6 @@ impl Renderer {
             let body = json!({"request": id, "text": answer.trim_end()});
             self.answer(&asked_on, "user-answer", body);
         }
-        None
     }
 
     /// For a sub-agent's chunk: the `tool_use_id` of the call that spawned

@@ -198,14 +198,36 @@ pub fn run_args(
     config: &agent::AgentConfig,
     pins: &[String],
 ) -> Result<RunArgs> {
-    let host = Context::host();
+    let (context, pinned) = context_event(engine, session, pins)?;
+    let mut read = vec![session.to_owned(), "engine/program".to_owned()];
+    read.extend(pinned);
+    Ok(RunArgs {
+        chunks: vec![
+            ChunkDecl::generated()
+                .body(json!({"text": prompt}))
+                .on(NewPlacement::instance("prompt"))
+                .on(NewPlacement::instance(session)),
+            context,
+            ChunkDecl::generated()
+                .body(serde_json::to_value(config)?)
+                .on(NewPlacement::instance("agent-config")),
+        ],
+        read_boundary: Some(Boundary::Roots(read)),
+        write_boundary: Some(Boundary::Roots(vec![session.to_owned()])),
+        session: Some(session.to_owned()),
+        ..RunArgs::default()
+    })
+}
+
+/// The scopes pinned into the agent's knowledge: culture first (when
+/// there is any: an empty archetype pinned on every run would only grow
+/// a placement a run), then `--context` ids, each checked.
+fn pins_of(engine: &Engine, pins: &[String]) -> Result<Vec<String>> {
     let exists = |id: &str| engine.db().read(|s| s.exists(id)).unwrap_or(false);
     let mut pinned: Vec<String> = Vec::new();
-    // Culture first — when there is any: an empty archetype pinned on
-    // every run would only grow a placement a run.
     let culture = engine
         .scope(
-            &host,
+            &Context::host(),
             &["culture".to_owned()],
             &protocol::ScopeOpts::default(),
         )
@@ -225,54 +247,45 @@ pub fn run_args(
             pinned.push(id.clone());
         }
     }
-    let context = if pinned.is_empty() {
-        ChunkDecl::generated()
+    Ok(pinned)
+}
+
+/// The run's `context` event (relating the pins, committed first when
+/// there are any), and the pins.
+fn context_event(
+    engine: &Engine,
+    session: &str,
+    pins: &[String],
+) -> Result<(ChunkDecl, Vec<String>)> {
+    let pinned = pins_of(engine, pins)?;
+    if pinned.is_empty() {
+        let event = ChunkDecl::generated()
             .body(json!({}))
             .on(NewPlacement::instance("context"))
-            .on(NewPlacement::instance(session))
-    } else {
-        let id = substrate::ids::new_id("c");
-        engine.commit(
-            &host,
-            Declaration {
-                chunks: vec![
-                    ChunkDecl::with_id(&id)
-                        .body(json!({}))
-                        .on(NewPlacement::instance("context"))
-                        .on(NewPlacement::instance(session)),
-                ],
-                placements: pinned
-                    .iter()
-                    .map(|p| PlacementDecl {
-                        chunk: p.clone(),
-                        scope: id.clone(),
-                        kind: PlacementType::Relates,
-                        seq: None,
-                    })
-                    .collect(),
-                ..Declaration::default()
-            },
-        )?;
-        ChunkDecl::with_id(id)
+            .on(NewPlacement::instance(session));
+        return Ok((event, pinned));
+    }
+    let id = substrate::ids::new_id("c");
+    let event = ChunkDecl::with_id(&id)
+        .body(json!({}))
+        .on(NewPlacement::instance("context"))
+        .on(NewPlacement::instance(session));
+    let relates = pinned
+        .iter()
+        .map(|p| PlacementDecl {
+            chunk: p.clone(),
+            scope: id.clone(),
+            kind: PlacementType::Relates,
+            seq: None,
+        })
+        .collect();
+    let declaration = Declaration {
+        chunks: vec![event],
+        placements: relates,
+        ..Declaration::default()
     };
-    let mut read = vec![session.to_owned(), "engine/program".to_owned()];
-    read.extend(pinned);
-    Ok(RunArgs {
-        chunks: vec![
-            ChunkDecl::generated()
-                .body(json!({"text": prompt}))
-                .on(NewPlacement::instance("prompt"))
-                .on(NewPlacement::instance(session)),
-            context,
-            ChunkDecl::generated()
-                .body(serde_json::to_value(config)?)
-                .on(NewPlacement::instance("agent-config")),
-        ],
-        read_boundary: Some(Boundary::Roots(read)),
-        write_boundary: Some(Boundary::Roots(vec![session.to_owned()])),
-        session: Some(session.to_owned()),
-        ..RunArgs::default()
-    })
+    engine.commit(&Context::host(), declaration)?;
+    Ok((ChunkDecl::with_id(id), pinned))
 }
 
 /// How a run ended.
@@ -335,25 +348,38 @@ pub async fn drive(
     match renderer.json {
         None => summary_line(&body, started),
         Some(json) => {
-            let answer = done
-                .chunks
-                .iter()
-                .find(|c| c.is_on("engine/output", substrate::PlacementType::Instance))
-                .and_then(|c| c.body_value()["text"].as_str().map(str::to_owned))
-                .unwrap_or_default();
-            let session_chunks = engine.scope(
-                &host,
-                std::slice::from_ref(&session),
-                &protocol::ScopeOpts::default(),
-            )?;
-            let calls = agent::calls(&session_chunks.chunks).len();
-            let elapsed = started.elapsed().as_millis();
-            json.result(crate::output::result(
-                &body, &answer, &process, &session, calls, elapsed,
-            ));
+            let calls = model_calls(engine, &session)?;
+            let result = crate::output::result(
+                &body,
+                &answer_of(&done),
+                &process,
+                &session,
+                calls,
+                started.elapsed().as_millis(),
+            );
+            json.result(result);
         }
     }
     Ok(Finished { code, session })
+}
+
+/// A finished run's answer: its `engine/output` text.
+fn answer_of(done: &substrate::ScopeResult) -> String {
+    done.chunks
+        .iter()
+        .find(|c| c.is_on("engine/output", substrate::PlacementType::Instance))
+        .and_then(|c| c.body_value()["text"].as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// How many model calls `session` has made (over all its runs).
+fn model_calls(engine: &Engine, session: &str) -> Result<usize> {
+    let chunks = engine.scope(
+        &Context::host(),
+        &[session.to_owned()],
+        &protocol::ScopeOpts::default(),
+    )?;
+    Ok(agent::calls(&chunks.chunks).len())
 }
 
 /// The tools a run offers: the programs models may call, and the agent's own.

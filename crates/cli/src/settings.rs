@@ -143,69 +143,84 @@ fn agent_config(resolved: &[Resolved], files: &Files, interactive: bool) -> Resu
         ..AgentConfig::default()
     };
     for r in resolved {
-        let text = match &r.value {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        };
-        let bad =
-            |what: &str| anyhow::anyhow!("{}: `{}` must be {what}, not {text}", r.source, r.name);
-        match r.name.as_str() {
-            "model" => config.model = text,
-            "api" => {
-                config.api = match text.as_str() {
-                    "anthropic" => ApiKind::Anthropic,
-                    "openai" => ApiKind::Openai,
-                    _ => return Err(bad("\"anthropic\" or \"openai\"")),
-                }
-            }
-            "max_turns" => {
-                config.max_turns = Some(text.parse().map_err(|_| bad("a whole number"))?)
-            }
-            "max_budget_usd" => {
-                let usd: f64 = text.parse().map_err(|_| bad("a number of dollars"))?;
-                if usd.is_nan() || usd <= 0.0 {
-                    return Err(bad("a positive number of dollars"));
-                }
-                config.max_budget_usd = Some(usd);
-            }
-            "max_output_tokens" => {
-                config.max_output_tokens = Some(text.parse().map_err(|_| bad("a whole number"))?)
-            }
-            "thinking" => {
-                config.thinking = Some(
-                    text.parse()
-                        .map_err(|_| bad("a token budget (a whole number)"))?,
-                )
-            }
-            "context_window" => {
-                config.context_window = Some(text.parse().map_err(|_| bad("a whole number"))?)
-            }
-            "permission_mode" => {
-                config.permission_mode = PermissionMode::parse(&text)
-                    .ok_or_else(|| bad("one of default, accept-edits, plan, bypass"))?
-            }
-            "system_append" => config.system_append = Some(text),
-            "compact_at" => {
-                let at: f64 = text
-                    .parse()
-                    .map_err(|_| bad("a share of the window, e.g. 0.7"))?;
-                if !(0.05..=1.0).contains(&at) {
-                    return Err(bad("a share between 0.05 and 1"));
-                }
-                config.compact_at = Some(at);
-            }
-            "max_depth" => {
-                config.max_depth = Some(text.parse().map_err(|_| bad("a whole number"))?)
-            }
-            "allow" => config.allow.push(text),
-            "deny" => config.deny.push(text),
-            "ask" => config.ask.push(text),
-            _ => {}
-        }
+        apply(&mut config, r)?;
     }
     for rule in config.allow.iter().chain(&config.deny).chain(&config.ask) {
         agent::permissions::Rule::parse(rule).map_err(anyhow::Error::msg)?;
     }
+    config.hooks = hooks(files)?;
+    if let Some((tools, source)) = files.get("server_tools") {
+        match toml_to_json(tools) {
+            Value::Array(list) => config.server_tools = list,
+            _ => bail!("{source}: `server_tools` must be a list of tables"),
+        }
+    }
+    Ok(config)
+}
+
+/// One resolved setting into `config`; a value of the wrong kind is an
+/// error naming where it came from.
+fn apply(config: &mut AgentConfig, r: &Resolved) -> Result<()> {
+    let text = match &r.value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let bad = |what: &str| anyhow::anyhow!("{}: `{}` must be {what}, not {text}", r.source, r.name);
+    match r.name.as_str() {
+        "model" => config.model = text,
+        "api" => {
+            config.api = match text.as_str() {
+                "anthropic" => ApiKind::Anthropic,
+                "openai" => ApiKind::Openai,
+                _ => return Err(bad("\"anthropic\" or \"openai\"")),
+            }
+        }
+        "max_turns" => config.max_turns = Some(text.parse().map_err(|_| bad("a whole number"))?),
+        "max_budget_usd" => {
+            let usd: f64 = text.parse().map_err(|_| bad("a number of dollars"))?;
+            if usd.is_nan() || usd <= 0.0 {
+                return Err(bad("a positive number of dollars"));
+            }
+            config.max_budget_usd = Some(usd);
+        }
+        "max_output_tokens" => {
+            config.max_output_tokens = Some(text.parse().map_err(|_| bad("a whole number"))?)
+        }
+        "thinking" => {
+            config.thinking = Some(
+                text.parse()
+                    .map_err(|_| bad("a token budget (a whole number)"))?,
+            )
+        }
+        "context_window" => {
+            config.context_window = Some(text.parse().map_err(|_| bad("a whole number"))?)
+        }
+        "permission_mode" => {
+            config.permission_mode = PermissionMode::parse(&text)
+                .ok_or_else(|| bad("one of default, accept-edits, plan, bypass"))?
+        }
+        "system_append" => config.system_append = Some(text),
+        "compact_at" => {
+            let at: f64 = text
+                .parse()
+                .map_err(|_| bad("a share of the window, e.g. 0.7"))?;
+            if !(0.05..=1.0).contains(&at) {
+                return Err(bad("a share between 0.05 and 1"));
+            }
+            config.compact_at = Some(at);
+        }
+        "max_depth" => config.max_depth = Some(text.parse().map_err(|_| bad("a whole number"))?),
+        "allow" => config.allow.push(text),
+        "deny" => config.deny.push(text),
+        "ask" => config.ask.push(text),
+        _ => {}
+    }
+    Ok(())
+}
+
+/// The `[[hooks]]` of every config file, each checked.
+fn hooks(files: &Files) -> Result<Vec<agent::HookConfig>> {
+    let mut all = Vec::new();
     for file in &files.files {
         let Some(hooks) = file.table.get("hooks") else {
             continue;
@@ -229,16 +244,10 @@ fn agent_config(resolved: &[Resolved], files: &Files, interactive: bool) -> Resu
             if let Some(m) = hook.matcher.as_deref().filter(|m| *m != "*") {
                 agent::permissions::Rule::parse(m).map_err(anyhow::Error::msg)?;
             }
-            config.hooks.push(hook);
+            all.push(hook);
         }
     }
-    if let Some((tools, source)) = files.get("server_tools") {
-        match toml_to_json(tools) {
-            Value::Array(list) => config.server_tools = list,
-            _ => bail!("{source}: `server_tools` must be a list of tables"),
-        }
-    }
-    Ok(config)
+    Ok(all)
 }
 
 /// A TOML value as JSON.

@@ -29,57 +29,73 @@ pub fn tree(db: &Substrate, scope: &str, depth: usize) -> Result<Vec<Value>> {
     let mut out = Vec::new();
     for item in &items {
         let body = item.body_value();
-        let is = |t: &str| item.is_on(t, PlacementType::Instance);
-        let node = if is("prompt") {
-            json!({"type": "prompt", "text": body["text"], "from": body["from"]})
-        } else if is("answer") {
+        let node = if item.is_on("answer", PlacementType::Instance) {
+            // Numbered as `--request N` numbers them: the session's own.
             let numbered = body["call"].is_u64();
             if numbered {
                 call_number += 1;
             }
-            json!({"type": "answer", "call": if numbered && depth == 0 { json!(call_number) } else { Value::Null },
-                   "text": body["text"], "model": body["model"], "usage": body["usage"],
-                   "cost_usd": body["cost_usd"], "stop_reason": body["stop_reason"]})
-        } else if is("tool-call") {
-            call_node(
-                db,
-                &body,
-                results.get(body["tool_use_id"].as_str().unwrap_or_default()),
-                depth,
-            )?
-        } else if is("engine/process") {
-            json!({"type": "run", "process": item.id, "program": item.name, "status": body["status"],
-                   "stop_reason": body["stop_reason"], "turns": body["turns"], "usage": body["usage"],
-                   "cost_usd": body["cost_usd"], "started": body["started"], "ended": body["ended"],
-                   "model": body["model"]})
-        } else if is("context") {
-            if body["system"].is_null() {
-                continue;
-            }
-            json!({"type": "context", "model": body["model"], "tools": body["tools"], "as_of": body["as_of"],
-                   "date": body["date"], "instructions": body["instructions"].as_array().map(|a| a.iter().map(|i| i["path"].clone()).collect::<Vec<_>>())})
-        } else if is("compaction") {
-            json!({"type": "compaction", "text": body["text"], "usage": body["usage"]})
-        } else if is("permission-request") {
-            json!({"type": "permission-request", "program": body["program"], "input": body["input"], "reason": body["reason"]})
-        } else if is("permission-decision") {
-            json!({"type": "permission-decision", "decision": body["decision"], "message": body["message"]})
-        } else if is("user-question") {
-            json!({"type": "question", "text": body["text"]})
-        } else if is("user-answer") {
-            json!({"type": "answer-from-person", "text": body["text"]})
-        } else if is("interrupt") {
-            json!({"type": "interrupt"})
-        } else if is("todo") {
-            json!({"type": "todo", "items": body["items"]})
+            let call = if numbered && depth == 0 {
+                json!(call_number)
+            } else {
+                Value::Null
+            };
+            Some(
+                json!({"type": "answer", "call": call, "text": body["text"], "model": body["model"],
+                        "usage": body["usage"], "cost_usd": body["cost_usd"], "stop_reason": body["stop_reason"]}),
+            )
+        } else if item.is_on("tool-call", PlacementType::Instance) {
+            let result = results.get(body["tool_use_id"].as_str().unwrap_or_default());
+            Some(call_node(db, &body, result, depth)?)
         } else {
-            continue;
+            plain_node(item, &body)
         };
-        let mut node = node;
-        node["id"] = json!(item.id);
-        out.push(node);
+        if let Some(mut node) = node {
+            node["id"] = json!(item.id);
+            out.push(node);
+        }
     }
     Ok(out)
+}
+
+/// The node of a chunk that needs nothing but itself (`None`: not shown).
+fn plain_node(item: &substrate::ChunkItem, body: &Value) -> Option<Value> {
+    let is = |t: &str| item.is_on(t, PlacementType::Instance);
+    let node = if is("prompt") {
+        json!({"type": "prompt", "text": body["text"], "from": body["from"]})
+    } else if is("engine/process") {
+        json!({"type": "run", "process": item.id, "program": item.name, "status": body["status"],
+               "stop_reason": body["stop_reason"], "turns": body["turns"], "usage": body["usage"],
+               "cost_usd": body["cost_usd"], "started": body["started"], "ended": body["ended"],
+               "model": body["model"]})
+    } else if is("context") {
+        // Only an event the agent filled in (the host's placeholder is empty).
+        if body["system"].is_null() {
+            return None;
+        }
+        let instructions = body["instructions"]
+            .as_array()
+            .map(|a| a.iter().map(|i| i["path"].clone()).collect::<Vec<_>>());
+        json!({"type": "context", "model": body["model"], "tools": body["tools"], "as_of": body["as_of"],
+               "date": body["date"], "instructions": instructions})
+    } else if is("compaction") {
+        json!({"type": "compaction", "text": body["text"], "usage": body["usage"]})
+    } else if is("permission-request") {
+        json!({"type": "permission-request", "program": body["program"], "input": body["input"], "reason": body["reason"]})
+    } else if is("permission-decision") {
+        json!({"type": "permission-decision", "decision": body["decision"], "message": body["message"]})
+    } else if is("user-question") {
+        json!({"type": "question", "text": body["text"]})
+    } else if is("user-answer") {
+        json!({"type": "answer-from-person", "text": body["text"]})
+    } else if is("interrupt") {
+        json!({"type": "interrupt"})
+    } else if is("todo") {
+        json!({"type": "todo", "items": body["items"]})
+    } else {
+        return None;
+    };
+    Some(node)
 }
 
 /// A tool call with its result, its process's timing, and — for a
@@ -137,15 +153,39 @@ fn tokens(usage: &Value) -> String {
     format!("{input} in / {} out", n("output_tokens"))
 }
 
-/// The tree as lines a person reads.
-pub fn render(nodes: &[Value], indent: usize, full: bool, out: &mut Vec<String>) {
-    let pad = "  ".repeat(indent);
-    let more = |text: &str, out: &mut Vec<String>| {
-        for line in text.lines().skip(1) {
-            out.push(format!("{pad}    {line}"));
+/// The tree as lines a person reads: each node a line (or a few), texts
+/// cut to a line unless `full`.
+struct Lines {
+    full: bool,
+    out: Vec<String>,
+}
+
+impl Lines {
+    fn push(&mut self, indent: usize, text: String) {
+        self.out.push(format!("{}{text}", "  ".repeat(indent)));
+    }
+
+    /// `text`'s first line after `head`, and with `full` the rest below
+    /// it (under the text when there is no head, indented under a head).
+    fn text(&mut self, indent: usize, head: String, text: &str) {
+        let rest = if head.is_empty() { indent } else { indent + 2 };
+        let mut lines = text.lines();
+        self.push(indent, format!("{head}{}", lines.next().unwrap_or("")));
+        if self.full {
+            for line in lines {
+                self.push(rest, line.to_owned());
+            }
         }
-    };
-    for n in nodes {
+    }
+
+    fn nodes(&mut self, nodes: &[Value], indent: usize) {
+        for n in nodes {
+            self.node(n, indent);
+        }
+    }
+
+    fn node(&mut self, n: &Value, indent: usize) {
+        let full = self.full;
         match n["type"].as_str().unwrap_or("") {
             "prompt" => {
                 let who = if n["from"] == "hook" {
@@ -153,131 +193,129 @@ pub fn render(nodes: &[Value], indent: usize, full: bool, out: &mut Vec<String>)
                 } else {
                     "prompt"
                 };
-                let text = text_of(&n["text"], full);
-                out.push(format!("{pad}{} {text}", bold(&format!("› {who}"))));
-                if full {
-                    more(&text, out);
-                }
+                let head = format!("{} ", bold(&format!("› {who}")));
+                self.text(indent, head, &text_of(&n["text"], full));
             }
-            "answer" => {
-                let call = n["call"]
-                    .as_u64()
-                    .map_or(String::new(), |c| format!("#{c} "));
-                let cost = n["cost_usd"]
-                    .as_f64()
-                    .map_or(String::new(), |c| format!(" · ${c:.4}"));
-                let stop = match n["stop_reason"].as_str() {
-                    Some("end_turn" | "tool_use") | None => String::new(),
-                    Some(other) => format!(" · {other}"),
-                };
-                out.push(format!(
-                    "{pad}{} {}",
-                    bold(&format!("● answer {call}")),
-                    dim(&format!("{}{cost}{stop}", tokens(&n["usage"])))
-                ));
-                let text = text_of(&n["text"], full);
-                if !text.is_empty() {
-                    out.push(format!("{pad}  {}", text.lines().next().unwrap_or("")));
-                    if full {
-                        more(&text, out);
-                    }
-                }
-            }
-            "tool-call" => {
-                let program = n["program"].as_str().unwrap_or("?");
-                let took = millis(&n["started"], &n["ended"])
-                    .map_or(String::new(), |ms| format!(" {ms} ms"));
-                let (mark, result) = match &n["result"] {
-                    Value::Null => (dim("…"), String::new()),
-                    r if r["is_error"] == true => (bad("✗"), text_of(&r["text"], full)),
-                    r => (ok("✓"), text_of(&r["text"], full)),
-                };
-                out.push(format!(
-                    "{pad}  {mark} {} {}{}",
-                    bold(program),
-                    crate::render::summary(program, &n["input"]),
-                    dim(&took)
-                ));
-                if !result.is_empty() {
-                    for line in result.lines().take(if full { usize::MAX } else { 1 }) {
-                        out.push(format!("{pad}      {}", dim(line)));
-                    }
-                }
-                if let Some(children) = n["children"].as_array() {
-                    render(children, indent + 3, full, out);
-                }
-            }
-            "run" => {
-                let took = millis(&n["started"], &n["ended"]).map_or(String::new(), |ms| {
-                    format!(" · {:.1} s", ms as f64 / 1000.0)
-                });
-                let cost = n["cost_usd"]
-                    .as_f64()
-                    .map_or(String::new(), |c| format!(" · ${c:.4}"));
-                let stop = n["stop_reason"]
-                    .as_str()
-                    .or(n["status"].as_str())
-                    .unwrap_or("");
-                let turns = n["turns"].as_u64().unwrap_or(0);
-                let plural = if turns == 1 { "" } else { "s" };
-                out.push(format!(
-                    "{pad}{} {}",
-                    bold("▶ run"),
-                    dim(&format!(
-                        "{} · {} · {turns} turn{plural} · {}{cost}{took}",
-                        n["process"].as_str().unwrap_or(""),
-                        stop,
-                        tokens(&n["usage"])
-                    ))
-                ));
-            }
+            "answer" => self.answer(n, indent),
+            "tool-call" => self.call(n, indent),
+            "run" => self.run(n, indent),
             "context" => {
                 let tools = n["tools"].as_array().map_or(0, Vec::len);
-                out.push(format!(
-                    "{pad}{}",
-                    dim(&format!(
-                        "◦ context: {} · {} tools · as of commit {} · {}",
-                        n["model"].as_str().unwrap_or(""),
-                        tools,
-                        n["as_of"],
-                        n["date"].as_str().unwrap_or("")
-                    ))
-                ));
+                let model = n["model"].as_str().unwrap_or("");
+                let date = n["date"].as_str().unwrap_or("");
+                let line = format!(
+                    "◦ context: {model} · {tools} tools · as of commit {} · {date}",
+                    n["as_of"]
+                );
+                self.push(indent, dim(&line));
             }
             "compaction" => {
                 // The summary, not the header the model is shown it under.
                 let text = n["text"].as_str().unwrap_or("");
                 let summary = text.split_once("]\n\n").map_or(text, |(_, s)| s);
-                out.push(format!(
-                    "{pad}{} {}",
-                    bold("⟳ compaction"),
-                    text_of(&Value::from(summary), full)
-                ));
+                let head = format!("{} ", bold("⟳ compaction"));
+                self.text(indent, head, &text_of(&Value::from(summary), full));
             }
             "permission-request" => {
                 let program = n["program"].as_str().unwrap_or("?");
-                out.push(format!(
-                    "{pad}  ? permission for {program} {} — {}",
-                    crate::render::summary(program, &n["input"]),
-                    n["reason"].as_str().unwrap_or("")
-                ));
+                let input = crate::render::summary(program, &n["input"]);
+                let reason = n["reason"].as_str().unwrap_or("");
+                self.push(
+                    indent + 1,
+                    format!("? permission for {program} {input} — {reason}"),
+                );
             }
-            "permission-decision" => out.push(format!(
-                "{pad}    → {}",
-                n["decision"].as_str().unwrap_or("?")
-            )),
-            "question" => out.push(format!("{pad}  ? {}", text_of(&n["text"], full))),
-            "answer-from-person" => out.push(format!("{pad}    → {}", text_of(&n["text"], full))),
-            "interrupt" => out.push(format!("{pad}{}", bad("✗ interrupted by the person"))),
+            "permission-decision" => {
+                self.push(
+                    indent + 2,
+                    format!("→ {}", n["decision"].as_str().unwrap_or("?")),
+                );
+            }
+            "question" => self.text(indent + 1, "? ".into(), &text_of(&n["text"], full)),
+            "answer-from-person" => self.text(indent + 2, "→ ".into(), &text_of(&n["text"], full)),
+            "interrupt" => self.push(indent, bad("✗ interrupted by the person")),
             "todo" => {
-                let items = n["items"].as_array().map_or(0, Vec::len);
-                let done = n["items"].as_array().map_or(0, |a| {
-                    a.iter().filter(|i| i["status"] == "completed").count()
-                });
-                out.push(format!("{pad}  ☐ plan: {done} of {items} done"));
+                let items = n["items"].as_array().map_or(&[][..], Vec::as_slice);
+                let done = items.iter().filter(|i| i["status"] == "completed").count();
+                self.push(
+                    indent + 1,
+                    format!("☐ plan: {done} of {} done", items.len()),
+                );
             }
             _ => {}
         }
+    }
+
+    fn answer(&mut self, n: &Value, indent: usize) {
+        let call = n["call"]
+            .as_u64()
+            .map_or(String::new(), |c| format!("#{c} "));
+        let cost = n["cost_usd"]
+            .as_f64()
+            .map_or(String::new(), |c| format!(" · ${c:.4}"));
+        let stop = match n["stop_reason"].as_str() {
+            Some("end_turn" | "tool_use") | None => String::new(),
+            Some(other) => format!(" · {other}"),
+        };
+        let tokens = tokens(&n["usage"]);
+        self.push(
+            indent,
+            format!(
+                "{} {}",
+                bold(&format!("● answer {call}")),
+                dim(&format!("{tokens}{cost}{stop}"))
+            ),
+        );
+        let text = text_of(&n["text"], self.full);
+        if !text.is_empty() {
+            self.text(indent + 1, String::new(), &text);
+        }
+    }
+
+    /// A tool call, its result, and a sub-agent's tree under it.
+    fn call(&mut self, n: &Value, indent: usize) {
+        let program = n["program"].as_str().unwrap_or("?");
+        let took =
+            millis(&n["started"], &n["ended"]).map_or(String::new(), |ms| format!(" {ms} ms"));
+        let (mark, result) = match &n["result"] {
+            Value::Null => (dim("…"), String::new()),
+            r if r["is_error"] == true => (bad("✗"), text_of(&r["text"], self.full)),
+            r => (ok("✓"), text_of(&r["text"], self.full)),
+        };
+        let input = crate::render::summary(program, &n["input"]);
+        self.push(
+            indent + 1,
+            format!("{mark} {} {input}{}", bold(program), dim(&took)),
+        );
+        let shown = if self.full { usize::MAX } else { 1 };
+        for line in result.lines().take(shown) {
+            self.push(indent + 3, dim(line));
+        }
+        if let Some(children) = n["children"].as_array() {
+            self.nodes(children, indent + 3);
+        }
+    }
+
+    /// A run of the agent: its process, how it ended, its totals.
+    fn run(&mut self, n: &Value, indent: usize) {
+        let took = millis(&n["started"], &n["ended"]).map_or(String::new(), |ms| {
+            format!(" · {:.1} s", ms as f64 / 1000.0)
+        });
+        let cost = n["cost_usd"]
+            .as_f64()
+            .map_or(String::new(), |c| format!(" · ${c:.4}"));
+        let stop = n["stop_reason"]
+            .as_str()
+            .or(n["status"].as_str())
+            .unwrap_or("");
+        let turns = n["turns"].as_u64().unwrap_or(0);
+        let plural = if turns == 1 { "" } else { "s" };
+        let process = n["process"].as_str().unwrap_or("");
+        let line = format!(
+            "{process} · {stop} · {turns} turn{plural} · {}{cost}{took}",
+            tokens(&n["usage"])
+        );
+        self.push(indent, format!("{} {}", bold("▶ run"), dim(&line)));
     }
 }
 
@@ -295,7 +333,7 @@ pub fn show(db: &Arc<Substrate>, session: &str, full: bool, as_json: bool) -> Re
         return Ok(());
     }
     let body = db.read(|s| s.body(session))?.unwrap_or_default();
-    let mut lines = vec![format!(
+    let header = format!(
         "{} {}  {}",
         bold("session"),
         session,
@@ -304,8 +342,13 @@ pub fn show(db: &Arc<Substrate>, session: &str, full: bool, as_json: bool) -> Re
             body["title"].as_str().unwrap_or(""),
             body["created"].as_str().unwrap_or("")
         ))
-    )];
-    render(&nodes, 0, full, &mut lines);
+    );
+    let mut lines = Lines {
+        full,
+        out: vec![header],
+    };
+    lines.nodes(&nodes, 0);
+    let mut lines = lines.out;
     let calls = nodes.iter().filter(|n| n["call"].is_u64()).count();
     if calls > 0 {
         lines.push(dim(&format!("{calls} model call{}: `hc trace {session} --request N` shows the exact request of call N", if calls == 1 { "" } else { "s" })));

@@ -513,7 +513,7 @@ async fn chat_in_a_terminal_takes_turns_commands_and_ctrl_c() {
             (always(), b"tell me a long story\r"),
             (streaming, b"\x03"),
             (always(), b"and now?\r"),
-            (runs_ended(3), b"/sessions\r"),
+            (runs_ended(3), b"/sess\t\r"),
             (always(), b"\x03"),
             (always(), b"\x03"),
         ],
@@ -529,7 +529,7 @@ async fn chat_in_a_terminal_takes_turns_commands_and_ctrl_c() {
     );
     assert!(
         shown.contains("hi there") && shown.contains("TITLE"),
-        "/sessions listed: {shown}"
+        "/sessions (Tab-completed) listed: {shown}"
     );
     let sessions = s.sessions();
     assert_eq!(sessions.len(), 1, "one session for the whole chat");
@@ -592,7 +592,7 @@ async fn chat_reads_piped_lines_and_writes_plain_text() {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let mut child = chat.spawn().unwrap();
-    let lines = b"hello\n/model claude-haiku-4-5\nagain\n/cost\n/nonsense\n/exit\n";
+    let lines = b"hello\n/model claude-haiku-4-5\nagain \\\nand more\n/cost\n/nonsense\n/exit\n";
     child.stdin.take().unwrap().write_all(lines).await.unwrap();
     let done = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
         .await
@@ -631,6 +631,10 @@ async fn chat_reads_piped_lines_and_writes_plain_text() {
         sent[1]["messages"].as_array().unwrap().len(),
         3,
         "the same session"
+    );
+    assert_eq!(
+        sent[1]["messages"][2]["content"][0]["text"], "again \nand more",
+        "a line ending in \\ goes on on the next"
     );
 }
 
