@@ -711,3 +711,37 @@ async fn stream_json_names_the_call_a_sub_agent_answers_under() {
         "{result:#}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn chat_asks_permission_inline_and_runs_what_was_allowed() {
+    let s = Setup::new(json!({"turns": [
+        reply(json!([call("t1", "shell", json!({"command": "echo allowed-ran"}))]), "tool_use"),
+        reply(json!([text("It ran.")]), "end_turn"),
+    ]}))
+    .await;
+    let asked = Box::new(|s: &Setup| {
+        s.sessions()
+            .first()
+            .is_some_and(|id| !s.of_type(id, "permission-request").is_empty())
+    });
+    let (code, shown) = in_terminal(
+        &s,
+        "chat",
+        &[],
+        vec![
+            (always(), b"run it\r"),
+            (asked, b"y\r"),
+            (runs_ended(1), b"/exit\r"),
+        ],
+    )
+    .await;
+    assert_eq!(code, 0, "{shown}");
+    assert!(shown.contains("allow shell echo allowed-ran?"), "{shown}");
+    assert!(shown.contains("It ran."), "{shown}");
+    let session = s.sessions().pop().unwrap();
+    let decision = &s.of_type(&session, "permission-decision")[0];
+    assert_eq!(decision["decision"], "allow");
+    let result = &s.of_type(&session, "tool-result")[0];
+    assert_eq!(result["is_error"], false, "{result}");
+    assert!(result["text"].as_str().unwrap().contains("allowed-ran"));
+}
