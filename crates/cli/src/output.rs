@@ -114,6 +114,17 @@ fn emit(value: &Value) {
     let _ = out.flush();
 }
 
+/// The `result` of a run that could not start or could not be followed:
+/// an error, nothing spent, the exit code `hc` ends with.
+pub fn failed(message: &str, exit_code: u8, duration_ms: u128) {
+    emit(&json!({
+        "type": "result", "subtype": "error_during_execution", "is_error": true,
+        "result": "", "error": message, "session_id": null, "num_turns": 0,
+        "duration_ms": duration_ms as u64, "duration_api_ms": 0, "total_cost_usd": 0.0,
+        "usage": {}, "permission_denials": [], "exit_code": exit_code,
+    }));
+}
+
 /// The `result` object of a finished run: its process body and answer.
 pub fn result(
     body: &Value,

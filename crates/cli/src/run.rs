@@ -73,6 +73,19 @@ fn exit(code: u8, message: impl Into<String>) -> anyhow::Error {
 /// Runs the agent once; answers the exit code.
 pub fn run(request: RunRequest) -> Result<u8> {
     let started = Instant::now();
+    let json = request.format != OutputFormat::Text;
+    let outcome = start(request, started);
+    if json && let Err(e) = &outcome {
+        // A script reading JSON gets its `result` even when the run could
+        // not start (the message is on stderr too).
+        let code = e.downcast_ref::<Exit>().map_or(1, |x| x.code);
+        crate::output::failed(&format!("{e:#}"), code, started.elapsed().as_millis());
+    }
+    outcome
+}
+
+/// Everything `run` does but printing an early failure as JSON.
+fn start(request: RunRequest, started: Instant) -> Result<u8> {
     let prompt = read_prompt(request.prompt.clone())?;
     let here = std::env::current_dir().context("cannot read the working directory")?;
     let project = match Project::find(&here) {

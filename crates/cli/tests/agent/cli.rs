@@ -139,6 +139,22 @@ async fn exit_codes_say_usage_error_and_run_error() {
         "{}",
         no_session.stderr
     );
+    let early = s
+        .run(&["--output-format", "stream-json", "--resume", "s_nope", "x"])
+        .await;
+    assert_eq!(early.code, 1, "{early:#?}");
+    let result = &lines(&early.stdout)[0];
+    assert_eq!(
+        (result["type"].as_str(), result["is_error"].as_bool()),
+        (Some("result"), Some(true))
+    );
+    assert!(
+        result["error"].as_str().unwrap().contains("hc sessions"),
+        "{result}"
+    );
+    let empty_json = s.run(&["--output-format", "json", ""]).await;
+    assert_eq!(empty_json.code, 2, "{empty_json:#?}");
+    assert_eq!(lines(&empty_json.stdout)[0]["exit_code"], 2);
     let failed = s.run(&["--output-format", "json", "go"]).await;
     assert_eq!(failed.code, 1, "{failed:#?}");
     let result = &lines(&failed.stdout)[0];
