@@ -125,7 +125,7 @@ impl Client {
                 }
             }
             // Closed: every request still waiting fails with `Closed`.
-            closing.store(true, Ordering::Relaxed);
+            closing.store(true, Ordering::Release);
             reading
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
@@ -169,7 +169,14 @@ impl Client {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(id, tx);
-        if self.out.send(line).is_err() {
+        // The reader marks the connection closed before it clears what is
+        // waiting (under the same lock): a request that went in after that
+        // would wait forever — one the engine can no longer answer.
+        if self.closed.load(Ordering::Acquire) || self.out.send(line).is_err() {
+            self.pending
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(&id);
             return Err(ClientError::Closed);
         }
         match rx.await {

@@ -263,3 +263,47 @@ async fn a_sub_agent_tree_left_by_a_killed_hc_is_failed_and_its_session_goes_on(
         "interrupted before the tool returned"
     );
 }
+
+/// Whether `pid` is gone (or a zombie nobody has reaped yet).
+fn gone(pid: i64) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn what_a_killed_hc_left_running_ends_with_its_command() {
+    let s = Setup::new(json!({"turns": [
+        reply(json!([call("t1", "shell", json!({"command": "sleep 2"}))]), "tool_use"),
+    ]}))
+    .await;
+    let mut hc = s
+        .hc(&["run", "--permission-mode", "bypass", "go"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for("the tool to run", || {
+        processes_of(&s, "shell")
+            .iter()
+            .any(|b| b["status"] == "running")
+    })
+    .await;
+    hc.start_kill().unwrap();
+    hc.wait().await.unwrap();
+    let pids: Vec<i64> = ["shell", "agent"]
+        .iter()
+        .flat_map(|p| processes_of(&s, p))
+        .filter_map(|b| b["pid"].as_i64())
+        .collect();
+    assert_eq!(pids.len(), 2, "both recorded their pid");
+    // The command ends after 2 s; the tool finds its engine gone and ends,
+    // and so does everything that ran it.
+    wait_for("the dead tree's processes to end", || {
+        pids.iter().all(|p| gone(*p))
+    })
+    .await;
+}
