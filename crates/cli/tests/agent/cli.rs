@@ -761,3 +761,47 @@ async fn chat_asks_permission_inline_and_runs_what_was_allowed() {
     assert_eq!(result["is_error"], false, "{result}");
     assert!(result["text"].as_str().unwrap().contains("allowed-ran"));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ps_shows_a_running_tree() {
+    let s = Setup::new(json!({"turns": [
+        reply(json!([call("t1", "shell", json!({"command": "sleep 2"}))]), "tool_use"),
+        reply(json!([text("slept")]), "end_turn"),
+    ]}))
+    .await;
+    let mut run = s
+        .hc(&["run", "--permission-mode", "bypass", "nap"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let listed = loop {
+        let ps = s.out(&["ps", "--json"]).await;
+        let list: Vec<Value> = serde_json::from_str(&ps.stdout).unwrap();
+        if list.iter().any(|p| p["program"] == "shell") {
+            break list;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "shell never showed in hc ps"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let agent = listed.iter().find(|p| p["program"] == "agent").unwrap();
+    let shell = listed.iter().find(|p| p["program"] == "shell").unwrap();
+    assert_eq!(shell["parent"], agent["id"], "{listed:#?}");
+    assert!(shell["pid"].is_i64());
+    let tree = s.out(&["ps"]).await.stdout;
+    let agent_line = tree.lines().position(|l| l.starts_with("agent")).unwrap();
+    assert!(
+        tree.lines()
+            .nth(agent_line + 1)
+            .unwrap()
+            .starts_with("  shell"),
+        "{tree}"
+    );
+    let ended = tokio::time::timeout(Duration::from_secs(60), run.wait()).await;
+    assert!(ended.unwrap().unwrap().success());
+    assert_eq!(s.out(&["ps"]).await.stdout.trim(), "no process is running");
+}
