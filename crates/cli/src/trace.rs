@@ -40,6 +40,42 @@ pub fn resolve_session(db: &Substrate, given: &str) -> Result<String> {
     }
 }
 
+/// A sub-agent's process (its own session) named by id or a unique
+/// prefix of one: `hc trace` shows and rebuilds it like a session.
+fn sub_agent(db: &Substrate, given: &str) -> Result<Option<String>> {
+    if !given.starts_with("p_") {
+        return Ok(None);
+    }
+    let agents = db.scope(
+        &["program/agent"],
+        &ScopeOpts {
+            kind: substrate::TypeFilter::Instance,
+            include: substrate::Include {
+                body: false,
+                dimensions: false,
+            },
+            ..ScopeOpts::default()
+        },
+    )?;
+    let matching: Vec<&str> = agents
+        .chunks
+        .iter()
+        .map(|c| c.id.as_str())
+        .filter(|id| id.starts_with(given))
+        .collect();
+    match matching.as_slice() {
+        [one] => Ok(Some((*one).to_owned())),
+        [] => bail!(
+            "no agent run `{given}` in this project; `hc trace SESSION --json` names each sub-agent's process"
+        ),
+        many if many.contains(&given) => Ok(Some(given.to_owned())),
+        many => bail!(
+            "`{given}` names {} agent runs; give more of the id",
+            many.len()
+        ),
+    }
+}
+
 /// What `hc trace` was asked.
 pub struct TraceRequest {
     /// The session (or a unique prefix).
@@ -57,7 +93,10 @@ pub struct TraceRequest {
 /// `hc trace`.
 pub fn trace(asked: TraceRequest) -> Result<()> {
     let (project, db) = crate::inspect::open_store()?;
-    let session = resolve_session(&db, &asked.session)?;
+    let session = match sub_agent(&db, &asked.session)? {
+        Some(process) => process,
+        None => resolve_session(&db, &asked.session)?,
+    };
     match (asked.request, asked.diff) {
         (None, None) => crate::tree::show(&db, &session, asked.full, asked.json),
         (Some(n), _) => {
@@ -79,7 +118,10 @@ fn rebuilt(
     session: &str,
     ns: &[usize],
 ) -> Result<Vec<Vec<u8>>> {
-    let config = crate::engine_config(project, true)?;
+    // An engine only to read through (no program runs): uncontained, and
+    // nothing to say about it.
+    let mut config = engine::EngineConfig::new(&project.root);
+    config.containment = engine::contain::Containment::Off;
     crate::runtime()?.block_on(async move {
         let engine = Engine::open_with(db, config)?;
         let (client, _events) = engine.host_client();

@@ -283,9 +283,15 @@ impl Lines {
             r => (ok("✓"), text_of(&r["text"], self.full)),
         };
         let input = crate::render::summary(program, &n["input"]);
+        // A sub-agent is a session of its own: its process names it.
+        let own = match (&n["children"], n["process"].as_str()) {
+            (Value::Array(_), Some(p)) => format!(" · {p}"),
+            _ => String::new(),
+        };
+        let took = dim(&format!("{took}{own}"));
         self.push(
             indent + 1,
-            format!("{mark} {} {input}{}", bold(program), dim(&took)),
+            format!("{mark} {} {input}{took}", bold(program)),
         );
         let shown = if self.full { usize::MAX } else { 1 };
         for line in result.lines().take(shown) {
@@ -333,15 +339,16 @@ pub fn show(db: &Arc<Substrate>, session: &str, full: bool, as_json: bool) -> Re
         return Ok(());
     }
     let body = db.read(|s| s.body(session))?.unwrap_or_default();
+    // A sub-agent's session is its process: no title, a start time.
+    let title = body["title"].as_str().unwrap_or("a sub-agent's session");
+    let created = body["created"]
+        .as_str()
+        .or(body["started"].as_str())
+        .unwrap_or("");
     let header = format!(
-        "{} {}  {}",
+        "{} {session}  {}",
         bold("session"),
-        session,
-        dim(&format!(
-            "{} · {}",
-            body["title"].as_str().unwrap_or(""),
-            body["created"].as_str().unwrap_or("")
-        ))
+        dim(&format!("{title} · {created}"))
     );
     let mut lines = Lines {
         full,

@@ -326,6 +326,29 @@ async fn trace_request_is_the_body_sent_and_diff_shows_what_a_call_added() {
         "{}",
         diff.stdout
     );
+    // A sub-agent is a session of its own: traced and rebuilt by its process.
+    let tree: Value =
+        serde_json::from_str(&s.out(&["trace", &session, "--json"]).await.stdout).unwrap();
+    let child = tree["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["type"] == "tool-call" && n["program"] == "agent")
+        .unwrap()["process"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        s.rebuilt(&child, 1).await == sent[1],
+        "the sub-agent's call rebuilt byte for byte"
+    );
+    let shown = s.out(&["trace", &child[..12]]).await;
+    assert_eq!(shown.code, 0, "{shown:#?}");
+    assert!(
+        shown.stdout.contains("› prompt CHILD count files"),
+        "{}",
+        shown.stdout
+    );
     let beyond = s.out(&["trace", &session, "--request", "99"]).await;
     assert_ne!(beyond.code, 0);
     assert!(!beyond.stderr.is_empty());
