@@ -72,7 +72,7 @@ pub enum Command {
     /// The commits, newest first, with who made them.
     #[command(after_help = "Examples:\n  hc log\n  hc log --limit 100 --json")]
     Log {
-        /// How many.
+        /// How many (0: all of them).
         #[arg(long, default_value_t = 20)]
         limit: usize,
         /// As JSON.

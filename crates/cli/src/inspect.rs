@@ -253,7 +253,7 @@ pub fn log(limit: usize, as_json: bool) -> Result<()> {
     let read = db.scope(
         &["commits_root"],
         &ScopeOpts {
-            limit: Some(limit),
+            limit: (limit > 0).then_some(limit),
             ..ScopeOpts::default()
         },
     )?;
