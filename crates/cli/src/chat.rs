@@ -131,6 +131,14 @@ pub fn chat(flags: ChatFlags) -> Result<()> {
     }
     let outcome = chat.lines(&project);
     chat.rt.block_on(crate::close(&chat.engine));
+    if let Some(session) = &chat.session {
+        eprintln!(
+            "{}",
+            dim(&format!(
+                "to go on: hc chat --resume {session} (or hc trace {session})"
+            ))
+        );
+    }
     outcome
 }
 

@@ -656,6 +656,11 @@ async fn chat_reads_piped_lines_and_writes_plain_text() {
     );
     assert!(stderr.contains("2 turns"), "/cost: {stderr}");
     assert!(stderr.contains("/help lists them"), "{stderr}");
+    let session = s.sessions().pop().unwrap();
+    assert!(
+        stderr.contains(&format!("hc chat --resume {session}")),
+        "how to go on: {stderr}"
+    );
     let sent: Vec<Value> = s
         .sent()
         .iter()
