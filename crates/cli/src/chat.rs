@@ -174,6 +174,11 @@ impl Chat {
             "{}",
             dim("/help for commands · Ctrl-C interrupts · Ctrl-D leaves")
         );
+        if let Some(session) = &self.session {
+            for line in recap(self.engine.db(), session)? {
+                eprintln!("{line}");
+            }
+        }
         let mut interrupted = false;
         loop {
             match read_message(&mut editor) {
@@ -317,6 +322,39 @@ impl Chat {
             .unwrap_or_default();
         self.session = Some(session.clone());
         self.compact_next = false;
-        Ok(format!("going on with session {session}: {title}"))
+        let mut said = format!("going on with session {session}: {title}");
+        for line in recap(self.engine.db(), &session)? {
+            said.push('\n');
+            said.push_str(&line);
+        }
+        Ok(said)
     }
+}
+
+/// Where a session left off: its last prompt and its last answer, a line
+/// each.
+fn recap(db: &substrate::Substrate, session: &str) -> Result<Vec<String>> {
+    let items = db
+        .scope(&[session], &substrate::ScopeOpts::default())?
+        .chunks;
+    let last = |ty: &str| {
+        items
+            .iter()
+            .rev()
+            .find(|c| c.is_on(ty, substrate::PlacementType::Instance))
+            .and_then(|c| {
+                c.body_value()["text"]
+                    .as_str()
+                    .map(|t| crate::style::cut(t, 100))
+            })
+            .filter(|t| !t.is_empty())
+    };
+    let mut lines = Vec::new();
+    if let Some(prompt) = last("prompt") {
+        lines.push(dim(&format!("  › {prompt}")));
+    }
+    if let Some(answer) = last("answer") {
+        lines.push(dim(&format!("  {answer}")));
+    }
+    Ok(lines)
 }

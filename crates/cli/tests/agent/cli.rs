@@ -661,6 +661,27 @@ async fn chat_reads_piped_lines_and_writes_plain_text() {
         stderr.contains(&format!("hc chat --resume {session}")),
         "how to go on: {stderr}"
     );
+    // Going on with it shows where it left off.
+    let mut again = s.hc(&["chat", "--continue"]);
+    again
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = again.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"/exit\n")
+        .await
+        .unwrap();
+    let done = child.wait_with_output().await.unwrap();
+    let recap = String::from_utf8_lossy(&done.stderr);
+    assert!(recap.contains(&format!("session {session}")), "{recap}");
+    assert!(
+        recap.contains("› again") && recap.contains("Second answer."),
+        "{recap}"
+    );
     let sent: Vec<Value> = s
         .sent()
         .iter()
