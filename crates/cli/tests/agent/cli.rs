@@ -854,3 +854,37 @@ async fn ps_shows_a_running_tree() {
     assert!(ended.unwrap().unwrap().success());
     assert_eq!(s.out(&["ps"]).await.stdout.trim(), "no process is running");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn chat_clear_starts_a_new_session_and_resume_goes_back() {
+    let s =
+        Setup::new(json!({"cycle": true, "turns": [reply(json!([text("ok")]), "end_turn")]})).await;
+    let mut chat = s.hc(&["chat"]);
+    chat.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = chat.spawn().unwrap();
+    let typed =
+        b"first topic\n/clear\nsecond topic\n/resume s_\n/resume\nmore on the second\n/exit\n";
+    child.stdin.take().unwrap().write_all(typed).await.unwrap();
+    let done = child.wait_with_output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert!(done.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("names 2 sessions"),
+        "an ambiguous /resume says so: {stderr}"
+    );
+    let sessions = s.sessions();
+    assert_eq!(sessions.len(), 2, "{stderr}");
+    let prompts = |id: &str| -> Vec<String> {
+        s.of_type(id, "prompt")
+            .iter()
+            .map(|p| p["text"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(prompts(&sessions[0]), ["first topic"]);
+    assert_eq!(
+        prompts(&sessions[1]),
+        ["second topic", "more on the second"]
+    );
+}
