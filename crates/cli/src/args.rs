@@ -114,6 +114,9 @@ pub enum Command {
         /// Open the project's config.toml in $EDITOR first.
         #[arg(long)]
         edit: bool,
+        /// Settings as `hc run` would be given them (shown as from a flag).
+        #[command(flatten)]
+        settings: SettingFlags,
     },
     /// Create .hermitcrab/ here and bootstrap the substrate (safe to re-run).
     #[command(
@@ -176,11 +179,9 @@ Examples:
   hc trace s_01J9 --request 3 | jq .messages
   hc trace s_01J9 --diff 3   # what call 3 added to call 2";
 
-/// `hc run`'s flags.
-#[derive(clap::Args)]
-pub struct RunFlags {
-    /// What to do (`-` or none: read it from stdin).
-    prompt: Option<String>,
+/// The settings a flag may give: `hc run`, `hc chat`, `hc config`.
+#[derive(clap::Args, Default)]
+pub struct SettingFlags {
     /// The model (else HC_MODEL, the config files, the default).
     #[arg(long)]
     model: Option<String>,
@@ -199,6 +200,40 @@ pub struct RunFlags {
     /// Refuse calls matching RULE (repeatable).
     #[arg(long = "deny", value_name = "RULE")]
     deny: Vec<String>,
+}
+
+impl SettingFlags {
+    /// As the settings resolver takes them.
+    pub fn into_flags(self) -> settings::Flags {
+        let mut flags = settings::Flags::default();
+        let scalars = [
+            ("model", self.model),
+            ("max_turns", self.max_turns.map(|n| n.to_string())),
+            ("max_budget_usd", self.max_budget_usd.map(|n| n.to_string())),
+            ("permission_mode", self.permission_mode),
+        ];
+        for (name, value) in scalars {
+            if let Some(value) = value {
+                flags.scalars.push((name, value));
+            }
+        }
+        flags
+            .rules
+            .extend(self.allow.into_iter().map(|r| ("allow", r)));
+        flags
+            .rules
+            .extend(self.deny.into_iter().map(|r| ("deny", r)));
+        flags
+    }
+}
+
+/// `hc run`'s flags.
+#[derive(clap::Args)]
+pub struct RunFlags {
+    /// What to do (`-` or none: read it from stdin).
+    prompt: Option<String>,
+    #[command(flatten)]
+    settings: SettingFlags,
     /// Go on with the latest session (its history is the agent's).
     #[arg(long = "continue", short = 'c', conflicts_with = "resume")]
     continue_: bool,
@@ -226,24 +261,7 @@ pub struct RunFlags {
 
 impl RunFlags {
     pub fn into_request(self) -> run::RunRequest {
-        let mut flags = settings::Flags::default();
-        let scalars = [
-            ("model", self.model),
-            ("max_turns", self.max_turns.map(|n| n.to_string())),
-            ("max_budget_usd", self.max_budget_usd.map(|n| n.to_string())),
-            ("permission_mode", self.permission_mode),
-        ];
-        for (name, value) in scalars {
-            if let Some(value) = value {
-                flags.scalars.push((name, value));
-            }
-        }
-        flags
-            .rules
-            .extend(self.allow.into_iter().map(|r| ("allow", r)));
-        flags
-            .rules
-            .extend(self.deny.into_iter().map(|r| ("deny", r)));
+        let flags = self.settings.into_flags();
         run::RunRequest {
             prompt: self.prompt,
             flags,
@@ -264,12 +282,8 @@ impl RunFlags {
 /// `hc chat`'s flags.
 #[derive(clap::Args)]
 pub struct ChatFlags {
-    /// The model (else HC_MODEL, the config files, the default).
-    #[arg(long)]
-    pub model: Option<String>,
-    /// default | accept-edits | plan | bypass.
-    #[arg(long)]
-    pub permission_mode: Option<String>,
+    #[command(flatten)]
+    pub settings: SettingFlags,
     /// Go on with the latest session.
     #[arg(long = "continue", short = 'c', conflicts_with = "resume")]
     pub continue_: bool,

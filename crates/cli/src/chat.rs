@@ -100,13 +100,7 @@ pub fn chat(flags: ChatFlags) -> Result<()> {
         Err(_) => Project::init(&here)?.0,
     };
     let files = project.config()?;
-    let mut given = settings::Flags::default();
-    if let Some(model) = flags.model {
-        given.scalars.push(("model", model));
-    }
-    if let Some(mode) = flags.permission_mode {
-        given.scalars.push(("permission_mode", mode));
-    }
+    let given = flags.settings.into_flags();
     let interactive = std::fs::File::open("/dev/tty").is_ok();
     let (_, config) = settings::resolve(&files, &given, interactive)?;
     run::check_credentials(&config)?;

@@ -18,14 +18,14 @@ const SECRETS: &[&str] = &[
 const PLAIN: &[&str] = &["ANTHROPIC_BASE_URL", "OPENAI_BASE_URL"];
 
 /// `hc config [--json] [--edit]`.
-pub fn config(as_json: bool, edit: bool) -> Result<()> {
+pub fn config(as_json: bool, edit: bool, flags: Flags) -> Result<()> {
     let here = std::env::current_dir().context("cannot read the working directory")?;
     let project = crate::project::Project::find(&here)?;
     let path = project.root.join(crate::project::DIR).join("config.toml");
     if edit {
         open_editor(&path)?;
     }
-    let rows = rows(&project.config()?)?;
+    let rows = rows(&project.config()?, &flags)?;
     if as_json {
         let list: Vec<Value> = rows
             .iter()
@@ -70,8 +70,8 @@ fn open_editor(path: &std::path::Path) -> Result<()> {
 }
 
 /// Every setting as (name, value, where it came from).
-fn rows(files: &crate::config::Files) -> Result<Vec<(String, Value, String)>> {
-    let (resolved, _) = settings::resolve(files, &Flags::default(), false)?;
+fn rows(files: &crate::config::Files, flags: &Flags) -> Result<Vec<(String, Value, String)>> {
+    let (resolved, _) = settings::resolve(files, flags, false)?;
     let mut rows: Vec<(String, Value, String)> = Vec::new();
     for (name, _) in SCALARS {
         match resolved.iter().find(|r| r.name == *name) {

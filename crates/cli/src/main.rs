@@ -62,7 +62,11 @@ fn main() -> ExitCode {
         Command::Ps { json } => inspect::ps(json),
         Command::Programs { json } => inspect::programs(json),
         Command::Commit { file } => inspect::commit(file.as_deref()),
-        Command::Config { json, edit } => config_cmd::config(json, edit),
+        Command::Config {
+            json,
+            edit,
+            settings,
+        } => config_cmd::config(json, edit, settings.into_flags()),
         Command::Init => init(),
         Command::Program { name } => program(&name),
         Command::Serve { stdio, no_contain } => serve(stdio, no_contain),

@@ -408,6 +408,10 @@ async fn config_says_where_each_setting_came_from_and_never_prints_a_secret() {
         ".hermitcrab/config.toml",
         "model = \"claude-opus-4-5\"\n[permissions]\nallow = [\"shell(git status)\"]\n",
     );
+    s.file(
+        ".no-user-config/hermitcrab/config.toml",
+        "model = \"claude-haiku-4-5\"\nmax_budget_usd = 3.5\n",
+    );
     let mut command = s.hc(&["config", "--json"]);
     command
         .env("HC_MAX_TURNS", "7")
@@ -442,7 +446,50 @@ async fn config_says_where_each_setting_came_from_and_never_prints_a_secret() {
             .contains("default"),
         "{stdout}"
     );
+    assert_eq!(
+        row("max_budget_usd")["value"],
+        3.5,
+        "the user file, under the project's"
+    );
+    assert!(
+        row("max_budget_usd")["source"]
+            .as_str()
+            .unwrap()
+            .starts_with("user file"),
+        "{stdout}"
+    );
+    let allow = row("permissions.allow");
+    assert_eq!(allow["value"], "shell(git status)");
     assert_eq!(row("ANTHROPIC_API_KEY")["value"], "set");
+    let flagged = s
+        .out(&[
+            "config",
+            "--json",
+            "--permission-mode",
+            "plan",
+            "--max-turns",
+            "4",
+        ])
+        .await;
+    let rows: Vec<Value> = serde_json::from_str(&flagged.stdout).unwrap();
+    let mode = rows
+        .iter()
+        .find(|r| r["name"] == "permission_mode")
+        .unwrap();
+    assert_eq!(mode["value"], "plan");
+    assert_eq!(mode["source"], "flag --permission-mode");
+    let turns = rows.iter().find(|r| r["name"] == "max_turns").unwrap();
+    assert_eq!(
+        (turns["value"].as_i64(), turns["source"].as_str()),
+        (Some(4), Some("flag --max-turns"))
+    );
+    let bad = s.out(&["config", "--permission-mode", "sometimes"]).await;
+    assert_eq!(bad.code, 1);
+    assert!(
+        bad.stderr.contains("--permission-mode") && bad.stderr.contains("accept-edits"),
+        "{}",
+        bad.stderr
+    );
     let mut text = s.hc(&["config"]);
     text.env("ANTHROPIC_API_KEY", "sk-ant-SECRET-VALUE");
     let text = text.output().await.unwrap();
