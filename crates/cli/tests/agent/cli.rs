@@ -935,3 +935,33 @@ async fn chat_clear_starts_a_new_session_and_resume_goes_back() {
         ["second topic", "more on the second"]
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn text_mode_shows_each_call_and_an_edit_as_a_diff() {
+    let s = Setup::new(json!({"turns": [
+        reply(json!([call("t1", "read", json!({"file_path": "a.txt"}))]), "tool_use"),
+        reply(json!([call("t2", "edit", json!({"file_path": "a.txt", "old_string": "alpha", "new_string": "beta\ngamma"}))]), "tool_use"),
+        reply(json!([text("Edited.")]), "end_turn"),
+    ]}))
+    .await;
+    s.file("a.txt", "alpha\n");
+    let ran = s
+        .run(&["--permission-mode", "accept-edits", "change it"])
+        .await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    assert_eq!(ran.stdout.trim(), "Edited.");
+    let lines: Vec<&str> = ran.stderr.lines().map(str::trim).collect();
+    assert!(lines.contains(&"✓ read a.txt"), "{}", ran.stderr);
+    let edit = lines.iter().position(|l| *l == "✓ edit a.txt").unwrap();
+    assert_eq!(
+        lines[edit + 1..edit + 4],
+        ["- alpha", "+ beta", "+ gamma"],
+        "{}",
+        ran.stderr
+    );
+    assert!(
+        lines.last().unwrap().starts_with("— 3 turns"),
+        "{}",
+        ran.stderr
+    );
+}
