@@ -335,9 +335,11 @@ impl Program {
         Ok(())
     }
 
-    /// Sends progress to live subscribers (never stored).
-    pub async fn progress(&self, data: Value) -> Result<(), ClientError> {
-        self.client.notify(data).await
+    /// Sends progress to live subscribers (never stored), without waiting
+    /// for the engine's answer: progress is for display, and a program's
+    /// last progress would otherwise cost a round trip before its result.
+    pub fn progress(&self, data: Value) {
+        self.client.notify_now(data);
     }
 }
 

@@ -192,10 +192,10 @@ impl Run {
                     capture.push(&chunk.bytes);
                     progress.push(&chunk);
                     if progress.waiting >= PROGRESS_BYTES {
-                        progress.send(program).await;
+                        progress.send(program);
                     }
                 }
-                _ = ticker.tick() => progress.send(program).await,
+                _ = ticker.tick() => progress.send(program),
                 status = child.wait() => break status.ok(),
                 () = &mut deadline => break None,
             }
@@ -213,7 +213,7 @@ impl Run {
         for reader in readers {
             reader.abort();
         }
-        progress.send(program).await;
+        progress.send(program);
         let ended_in = std::fs::read_to_string(&self.cwd_file)
             .ok()
             .map(|s| s.trim_end_matches('\n').to_owned())
@@ -270,11 +270,11 @@ impl Progress {
     }
 
     /// Sends what is waiting (never stored: live display only).
-    async fn send(&mut self, program: &protocol::program::Program) {
+    fn send(&mut self, program: &protocol::program::Program) {
         for (name, (_, text)) in [("stdout", &mut self.stdout), ("stderr", &mut self.stderr)] {
             if !text.is_empty() {
                 let data = json!({"kind": "output", "stream": name, "text": std::mem::take(text)});
-                let _ = program.progress(data).await;
+                program.progress(data);
             }
         }
         self.waiting = 0;
