@@ -44,7 +44,8 @@ impl JsonOut {
     pub fn init(&self, model: &str, tools: &[String], cwd: &str, mode: &str, process: &str) {
         self.line(json!({
             "type": "system", "subtype": "init", "model": model, "tools": tools, "cwd": cwd,
-            "permission_mode": mode, "process": process, "hc_version": env!("CARGO_PKG_VERSION"),
+            "permission_mode": mode, "permissionMode": mode, "mcp_servers": [],
+            "process": process, "hc_version": env!("CARGO_PKG_VERSION"),
         }));
     }
 
@@ -160,6 +161,7 @@ pub fn result(
         "error": body["stop_message"].as_str().or(body["error"].as_str()),
         "process": process,
         "model_usage": model_usage(body),
+        "modelUsage": camel_model_usage(&model_usage(body)),
         "sub_agents": body["children"].as_array().cloned().unwrap_or_default(),
         "trace": {"session": format!("hc trace {session}"), "requests": requests},
     })
@@ -213,6 +215,24 @@ fn model_usage(body: &Value) -> Value {
         own_cost,
     );
     Value::Object(by_model)
+}
+
+/// `model_usage` in the names print mode's `modelUsage` uses.
+fn camel_model_usage(by_model: &Value) -> Value {
+    let mut out = serde_json::Map::new();
+    for (model, entry) in by_model.as_object().into_iter().flatten() {
+        let n = |k: &str| entry["usage"][k].as_u64().unwrap_or(0);
+        out.insert(
+            model.clone(),
+            json!({
+                "inputTokens": n("input_tokens"), "outputTokens": n("output_tokens"),
+                "cacheReadInputTokens": n("cache_read_input_tokens"),
+                "cacheCreationInputTokens": n("cache_creation_input_tokens"),
+                "costUSD": entry["cost_usd"],
+            }),
+        );
+    }
+    Value::Object(out)
 }
 
 fn add(

@@ -46,6 +46,7 @@ async fn stream_json_speaks_the_print_mode_shapes_and_ends_with_the_result() {
     assert_eq!(init["model"], "claude-sonnet-4-5");
     assert_eq!(init["cwd"], s.root.to_str().unwrap());
     assert_eq!(init["permission_mode"], "default");
+    assert_eq!(init["permissionMode"], "default", "print mode's own name");
     let tools: Vec<&str> = init["tools"]
         .as_array()
         .unwrap()
@@ -96,6 +97,12 @@ async fn stream_json_speaks_the_print_mode_shapes_and_ends_with_the_result() {
     assert_eq!(last["permission_denials"], json!([]));
     assert!(last["process"].as_str().unwrap().starts_with("p_"));
     assert!(last["model_usage"]["claude-sonnet-4-5"]["usage"]["output_tokens"].is_u64());
+    let camel = &last["modelUsage"]["claude-sonnet-4-5"];
+    assert_eq!(
+        camel["outputTokens"], last["usage"]["output_tokens"],
+        "{last}"
+    );
+    assert!(camel["costUSD"].as_f64().unwrap() > 0.0);
     assert_eq!(
         last["trace"]["requests"][1],
         format!("hc trace {session} --request 2")
