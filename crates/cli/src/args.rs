@@ -160,7 +160,7 @@ Examples:
   hc run --continue \"now add a test for it\"
   hc run --output-format stream-json \"list the TODOs\" | jq -c 'select(.type == \"result\")'
 
-Exit codes: 0 success, 1 run error, 2 usage error, 3 stopped by a gate (turns, budget), 130 interrupted.
+Exit codes: 0 success, 1 run error, 2 usage error (a bad flag, an empty prompt, a session that is not there), 3 stopped by a gate (turns, budget), 130 interrupted.
 The API key comes only from the environment (ANTHROPIC_API_KEY, or OPENAI_API_KEY with HC_API=openai).";
 
 const CHAT_HELP: &str = "\

@@ -322,7 +322,10 @@ pub async fn drive(
     let session = match &request.session {
         SessionChoice::New => new_session(engine, prompt)?,
         SessionChoice::Latest => latest_session(engine)?,
-        SessionChoice::Resume(id) => crate::trace::resolve_session(engine.db(), id)?,
+        // A session that is not there is a usage error, as `--continue`
+        // with none is.
+        SessionChoice::Resume(id) => crate::trace::resolve_session(engine.db(), id)
+            .map_err(|e| exit(2, format!("{e:#}")))?,
     };
     let sub = engine.subscribe(
         &host,

@@ -140,7 +140,7 @@ async fn exit_codes_say_usage_error_and_run_error() {
     let bad_flag = s.run(&["--output-format", "yaml", "x"]).await;
     assert_eq!(bad_flag.code, 2, "{bad_flag:#?}");
     let no_session = s.run(&["--resume", "s_nope", "x"]).await;
-    assert_eq!(no_session.code, 1, "{no_session:#?}");
+    assert_eq!(no_session.code, 2, "{no_session:#?}");
     assert!(
         no_session.stderr.contains("hc sessions"),
         "{}",
@@ -149,7 +149,7 @@ async fn exit_codes_say_usage_error_and_run_error() {
     let early = s
         .run(&["--output-format", "stream-json", "--resume", "s_nope", "x"])
         .await;
-    assert_eq!(early.code, 1, "{early:#?}");
+    assert_eq!(early.code, 2, "{early:#?}");
     let result = &lines(&early.stdout)[0];
     assert_eq!(
         (result["type"].as_str(), result["is_error"].as_bool()),
