@@ -120,10 +120,14 @@ pub fn chat(flags: ChatFlags) -> Result<()> {
         (false, Some(id)) => Some(trace::resolve_session(chat.engine.db(), &id)),
         (false, None) => None,
     };
-    if let Some(session) = start {
-        chat.session = Some(session?);
-    }
-    let outcome = chat.lines(&project);
+    let outcome = match start {
+        Some(Err(e)) => Err(e),
+        Some(Ok(session)) => {
+            chat.session = Some(session);
+            chat.lines(&project)
+        }
+        None => chat.lines(&project),
+    };
     chat.rt.block_on(crate::close(&chat.engine));
     if let Some(session) = &chat.session {
         eprintln!(

@@ -324,8 +324,9 @@ pub async fn drive(
         SessionChoice::Latest => latest_session(engine)?,
         // A session that is not there is a usage error, as `--continue`
         // with none is.
-        SessionChoice::Resume(id) => crate::trace::resolve_session(engine.db(), id)
-            .map_err(|e| exit(2, format!("{e:#}")))?,
+        SessionChoice::Resume(id) => {
+            crate::trace::resolve_session(engine.db(), id).map_err(|e| exit(2, format!("{e:#}")))?
+        }
     };
     let sub = engine.subscribe(
         &host,
