@@ -164,17 +164,30 @@ impl Run {
                 "no agent-config argument: run the agent through `hc run`, which resolves its configuration".into(),
             )),
         };
-        let (session, history, as_of) = find_session(&client, &me, &process).await?;
         let events = program
             .take_events()
             .ok_or_else(|| ProgramError::Other("the engine's events were taken".into()))?;
-        let inbox = Inbox::start(&client, events, &session, &me).await?;
+        // Independent reads go out together: the session (then the inbox on
+        // it), the programs, the pins — one round trip's wait, not four.
+        let context_arg = arg("context");
+        let (found, catalog, pins) = tokio::join!(
+            async {
+                let (session, history, as_of) = find_session(&client, &me, &process).await?;
+                let inbox = Inbox::start(&client, events, &session, &me).await?;
+                Ok::<_, ProgramError>((session, history, as_of, inbox))
+            },
+            catalog::program_tools(&client, None, None),
+            async {
+                match &context_arg {
+                    Some(ctx) => pin_ids(&client, &ctx.id).await,
+                    None => Ok(Vec::new()),
+                }
+            },
+        );
+        let (session, history, as_of, inbox) = found?;
+        let (read_at, tools) = catalog?;
+        let pins = pins?;
         let provider = connect(&config, &client);
-        let (read_at, tools) = catalog::program_tools(&client, None, None).await?;
-        let pins = match arg("context") {
-            Some(ctx) => pin_ids(&client, &ctx.id).await?,
-            None => Vec::new(),
-        };
         let context = ContextBody {
             as_of: read_at,
             system: context::BASE_INSTRUCTIONS.to_owned(),
