@@ -475,7 +475,12 @@ async fn write_context(
     let commit = client
         .commit(context_declaration(&event, session, context, pins))
         .await?;
-    let pinned = catalog::pinned(client, &event, context.as_of).await?;
+    // Nothing pinned: nothing to read back (the event relates nothing).
+    let pinned = if pins.is_empty() {
+        Vec::new()
+    } else {
+        catalog::pinned(client, &event, context.as_of).await?
+    };
     Ok((commit, pinned))
 }
 
