@@ -3,10 +3,11 @@
 //! config, colours, and `hc chat` through a pseudo-terminal.
 
 use crate::common::*;
+use crate::terminal::in_terminal;
 use serde_json::{Value, json};
 use std::process::Stdio;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 
 fn lines(stdout: &str) -> Vec<Value> {
     stdout
@@ -508,132 +509,6 @@ async fn config_says_where_each_setting_came_from_and_never_prints_a_secret() {
     assert!(String::from_utf8_lossy(&edited.stdout).contains("claude-haiku-4-5"));
 }
 
-/// `hc ARGS` under a pseudo-terminal; `input` typed as `(after, bytes)`
-/// steps, each once `after` says so; answers the exit code and what the
-/// terminal showed.
-async fn in_terminal(
-    s: &Setup,
-    args: &str,
-    env: &[(&str, &str)],
-    input: Vec<(Ready, &[u8])>,
-) -> (i32, String) {
-    let mut child = tokio::process::Command::new("script");
-    child
-        .args(["-qfec", &format!("{HC} {args}"), "/dev/null"])
-        .current_dir(&s.root)
-        .env("ANTHROPIC_BASE_URL", s.fake.base_url())
-        .env("XDG_CONFIG_HOME", s.root.join(".no-user-config"))
-        .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("NO_COLOR")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .kill_on_drop(true);
-    for (k, v) in env {
-        child.env(k, v);
-    }
-    let mut child = child.spawn().unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = child.stdout.take().unwrap();
-    let reader = tokio::spawn(async move {
-        let mut out = Vec::new();
-        let _ = stdout.read_to_end(&mut out).await;
-        String::from_utf8_lossy(&out).into_owned()
-    });
-    for (ready, bytes) in input {
-        let deadline = std::time::Instant::now() + Duration::from_secs(30);
-        while !ready(s) {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "waited 30 s to type {:?}",
-                String::from_utf8_lossy(bytes)
-            );
-            tokio::time::sleep(Duration::from_millis(25)).await;
-        }
-        // Let the prompt be drawn before typing.
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        stdin.write_all(bytes).await.unwrap();
-        stdin.flush().await.unwrap();
-    }
-    let status = tokio::time::timeout(Duration::from_secs(30), child.wait())
-        .await
-        .expect("hc did not end")
-        .unwrap();
-    (status.code().unwrap_or(-1), reader.await.unwrap())
-}
-
-/// When to type the next input.
-type Ready = Box<dyn Fn(&Setup) -> bool + Send>;
-
-fn always() -> Ready {
-    Box::new(|_| true)
-}
-
-/// Once `n` agent runs on the chat's session have ended.
-fn runs_ended(n: usize) -> Ready {
-    Box::new(move |s: &Setup| {
-        s.sessions().first().is_some_and(|id| {
-            s.processes(id)
-                .iter()
-                .filter(|p| p["ended"].is_string())
-                .count()
-                >= n
-        })
-    })
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn chat_in_a_terminal_takes_turns_commands_and_ctrl_c() {
-    let long = "word ".repeat(300);
-    let s = Setup::new(json!({"turns": [
-        reply(json!([text("Hello, person.")]), "end_turn"),
-        {"reply": {"content": [text(&long)], "stop_reason": "end_turn"}, "pace": {"delay_ms": 40, "text_chunk": 10}},
-        reply(json!([text("Still here.")]), "end_turn"),
-    ]}))
-    .await;
-    let streaming = Box::new(|s: &Setup| {
-        s.fake
-            .requests()
-            .get(1)
-            .is_some_and(|r| r.received.elapsed() > Duration::from_millis(400))
-    });
-    let (code, shown) = in_terminal(
-        &s,
-        "chat --permission-mode bypass",
-        &[],
-        vec![
-            (always(), b"hi there\r"),
-            (runs_ended(1), b"/cost\r"),
-            (always(), b"tell me a long story\r"),
-            (streaming, b"\x03"),
-            (always(), b"and now?\r"),
-            (runs_ended(3), b"/sess\t\r"),
-            (always(), b"\x03"),
-            (always(), b"\x03"),
-        ],
-    )
-    .await;
-    assert_eq!(code, 0, "{shown}");
-    assert!(shown.contains("Hello, person."), "{shown}");
-    assert!(shown.contains("1 turn · "), "/cost answered: {shown}");
-    assert!(shown.contains("interrupting"), "{shown}");
-    assert!(
-        shown.contains("Still here."),
-        "the chat went on after the interrupt: {shown}"
-    );
-    assert!(
-        shown.contains("hi there") && shown.contains("TITLE"),
-        "/sessions (Tab-completed) listed: {shown}"
-    );
-    let sessions = s.sessions();
-    assert_eq!(sessions.len(), 1, "one session for the whole chat");
-    let prompts = s.of_type(&sessions[0], "prompt");
-    assert_eq!(prompts.len(), 3);
-    assert_eq!(s.of_type(&sessions[0], "interrupt").len(), 1);
-    // The third call carried the whole conversation, the cut answer too.
-    let third: Value = serde_json::from_slice(&s.sent()[2]).unwrap();
-    assert_eq!(third["messages"].as_array().unwrap().len(), 5, "{third:#}");
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn no_color_and_pipes_get_no_escape_codes() {
     let s = Setup::new(json!({"turns": [
@@ -671,90 +546,6 @@ async fn no_color_and_pipes_get_no_escape_codes() {
             "hc {args:?} with NO_COLOR: {plain:?}"
         );
     }
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn chat_reads_piped_lines_and_writes_plain_text() {
-    let s = Setup::new(json!({"turns": [
-        reply(json!([text("First answer.")]), "end_turn"),
-        reply(json!([text("Second answer.")]), "end_turn"),
-    ]}))
-    .await;
-    let mut chat = s.hc(&["chat", "--permission-mode", "bypass"]);
-    chat.stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = chat.spawn().unwrap();
-    let lines = b"hello\n/model claude-haiku-4-5\nagain \\\nand more\n/cost\n/nonsense\n/exit\n";
-    child.stdin.take().unwrap().write_all(lines).await.unwrap();
-    let done = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
-        .await
-        .unwrap()
-        .unwrap();
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&done.stdout),
-        String::from_utf8_lossy(&done.stderr),
-    );
-    assert!(done.status.success(), "{stderr}");
-    assert!(
-        stdout.contains("First answer.") && stdout.contains("Second answer."),
-        "{stdout}"
-    );
-    assert!(
-        !stdout.contains('\x1b') && !stderr.contains('\x1b'),
-        "{stdout}{stderr}"
-    );
-    assert!(
-        stderr.contains("the model is now claude-haiku-4-5"),
-        "{stderr}"
-    );
-    assert!(stderr.contains("2 turns"), "/cost: {stderr}");
-    assert!(stderr.contains("/help lists them"), "{stderr}");
-    let session = s.sessions().pop().unwrap();
-    assert!(
-        stderr.contains(&format!("hc chat --resume {session}")),
-        "how to go on: {stderr}"
-    );
-    // Going on with it shows where it left off.
-    let mut again = s.hc(&["chat", "--continue"]);
-    again
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = again.spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"/exit\n")
-        .await
-        .unwrap();
-    let done = child.wait_with_output().await.unwrap();
-    let recap = String::from_utf8_lossy(&done.stderr);
-    assert!(recap.contains(&format!("session {session}")), "{recap}");
-    assert!(
-        recap.contains("› again") && recap.contains("Second answer."),
-        "{recap}"
-    );
-    let sent: Vec<Value> = s
-        .sent()
-        .iter()
-        .map(|b| serde_json::from_slice(b).unwrap())
-        .collect();
-    assert_eq!(sent[0]["model"], "claude-sonnet-4-5");
-    assert_eq!(
-        sent[1]["model"], "claude-haiku-4-5",
-        "/model applies to the next run"
-    );
-    assert_eq!(
-        sent[1]["messages"].as_array().unwrap().len(),
-        3,
-        "the same session"
-    );
-    assert_eq!(
-        sent[1]["messages"][2]["content"][0]["text"], "again \nand more",
-        "a line ending in \\ goes on on the next"
-    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -832,40 +623,6 @@ async fn stream_json_names_the_call_a_sub_agent_answers_under() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn chat_asks_permission_inline_and_runs_what_was_allowed() {
-    let s = Setup::new(json!({"turns": [
-        reply(json!([call("t1", "shell", json!({"command": "echo allowed-ran"}))]), "tool_use"),
-        reply(json!([text("It ran.")]), "end_turn"),
-    ]}))
-    .await;
-    let asked = Box::new(|s: &Setup| {
-        s.sessions()
-            .first()
-            .is_some_and(|id| !s.of_type(id, "permission-request").is_empty())
-    });
-    let (code, shown) = in_terminal(
-        &s,
-        "chat",
-        &[],
-        vec![
-            (always(), b"run it\r"),
-            (asked, b"y\r"),
-            (runs_ended(1), b"/exit\r"),
-        ],
-    )
-    .await;
-    assert_eq!(code, 0, "{shown}");
-    assert!(shown.contains("allow shell echo allowed-ran?"), "{shown}");
-    assert!(shown.contains("It ran."), "{shown}");
-    let session = s.sessions().pop().unwrap();
-    let decision = &s.of_type(&session, "permission-decision")[0];
-    assert_eq!(decision["decision"], "allow");
-    let result = &s.of_type(&session, "tool-result")[0];
-    assert_eq!(result["is_error"], false, "{result}");
-    assert!(result["text"].as_str().unwrap().contains("allowed-ran"));
-}
-
-#[tokio::test(flavor = "multi_thread")]
 async fn ps_shows_a_running_tree() {
     let s = Setup::new(json!({"turns": [
         reply(json!([call("t1", "shell", json!({"command": "sleep 2"}))]), "tool_use"),
@@ -907,40 +664,6 @@ async fn ps_shows_a_running_tree() {
     let ended = tokio::time::timeout(Duration::from_secs(60), run.wait()).await;
     assert!(ended.unwrap().unwrap().success());
     assert_eq!(s.out(&["ps"]).await.stdout.trim(), "no process is running");
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn chat_clear_starts_a_new_session_and_resume_goes_back() {
-    let s =
-        Setup::new(json!({"cycle": true, "turns": [reply(json!([text("ok")]), "end_turn")]})).await;
-    let mut chat = s.hc(&["chat"]);
-    chat.stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = chat.spawn().unwrap();
-    let typed =
-        b"first topic\n/clear\nsecond topic\n/resume s_\n/resume\nmore on the second\n/exit\n";
-    child.stdin.take().unwrap().write_all(typed).await.unwrap();
-    let done = child.wait_with_output().await.unwrap();
-    let stderr = String::from_utf8_lossy(&done.stderr);
-    assert!(done.status.success(), "{stderr}");
-    assert!(
-        stderr.contains("names 2 sessions"),
-        "an ambiguous /resume says so: {stderr}"
-    );
-    let sessions = s.sessions();
-    assert_eq!(sessions.len(), 2, "{stderr}");
-    let prompts = |id: &str| -> Vec<String> {
-        s.of_type(id, "prompt")
-            .iter()
-            .map(|p| p["text"].as_str().unwrap().to_owned())
-            .collect()
-    };
-    assert_eq!(prompts(&sessions[0]), ["first topic"]);
-    assert_eq!(
-        prompts(&sessions[1]),
-        ["second topic", "more on the second"]
-    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
