@@ -104,7 +104,11 @@ pub fn trace(asked: TraceRequest) -> Result<()> {
             use std::io::Write as _;
             let mut out = std::io::stdout().lock();
             out.write_all(&body)?;
-            out.write_all(b"\n")?;
+            // Piped or redirected, the bytes are exactly the body sent; a
+            // terminal gets the line ended.
+            if std::io::IsTerminal::is_terminal(&out) {
+                out.write_all(b"\n")?;
+            }
             Ok(())
         }
         (None, Some(n)) => diff(&project, db, &session, n),
