@@ -17,6 +17,7 @@ mod spinner;
 mod style;
 mod trace;
 mod tree;
+mod tty;
 
 use anyhow::{Context as _, Result};
 use args::{Cli, Command};

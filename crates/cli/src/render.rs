@@ -50,6 +50,8 @@ pub struct Renderer {
     root: Option<String>,
     /// The last line a running tool printed.
     progress: Option<String>,
+    /// Ctrl-C was pressed at a question.
+    asked_ctrl_c: bool,
 }
 
 impl Renderer {
@@ -68,6 +70,7 @@ impl Renderer {
             json: None,
             root: None,
             progress: None,
+            asked_ctrl_c: false,
         }
     }
 
@@ -92,17 +95,13 @@ impl Renderer {
                 .unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(86_400 * 365));
             tokio::select! {
                 done = &mut ended => break done?,
-                Some(event) = events.recv() => self.on_event(event, process).await,
-                _ = tokio::signal::ctrl_c() => {
-                    interrupts += 1;
-                    if interrupts == 1 {
-                        self.line("interrupting… (Ctrl-C again to stop at once)");
-                        self.interrupt();
-                        grace = Some(tokio::time::Instant::now() + INTERRUPT_GRACE);
-                    } else {
-                        let _ = self.engine.cancel(&host, process);
+                Some(event) = events.recv() => {
+                    self.on_event(event, process).await;
+                    if std::mem::take(&mut self.asked_ctrl_c) {
+                        self.ctrl_c(&mut interrupts, &mut grace, process);
                     }
                 }
+                _ = tokio::signal::ctrl_c() => self.ctrl_c(&mut interrupts, &mut grace, process),
                 _ = ticks.tick() => self.tick(),
                 () = tokio::time::sleep_until(deadline) => {
                     let _ = self.engine.cancel(&host, process);
@@ -121,6 +120,24 @@ impl Renderer {
         done.get(process)
             .cloned()
             .ok_or_else(|| anyhow::anyhow!("the engine did not report the run's end"))
+    }
+
+    /// Ctrl-C: the first interrupts the run (it gets a grace period to
+    /// end by itself), the next cancels it.
+    fn ctrl_c(
+        &mut self,
+        interrupts: &mut u32,
+        grace: &mut Option<tokio::time::Instant>,
+        process: &str,
+    ) {
+        *interrupts += 1;
+        if *interrupts == 1 {
+            self.line("interrupting… (Ctrl-C again to stop at once)");
+            self.interrupt();
+            *grace = Some(tokio::time::Instant::now() + INTERRUPT_GRACE);
+        } else {
+            let _ = self.engine.cancel(&Context::host(), process);
+        }
     }
 
     fn interrupt(&mut self) {
@@ -283,7 +300,9 @@ impl Renderer {
                 summary(program, &body["input"]),
                 body["reason"].as_str().unwrap_or_default()
             );
-            let answer = self.ask(&question).await;
+            let Some(answer) = self.ask(&question).await else {
+                return;
+            };
             let decision = match answer.trim().to_lowercase().as_str() {
                 "y" | "yes" => "allow",
                 "a" | "always" => "always",
@@ -298,7 +317,9 @@ impl Renderer {
                 question.push_str(&format!(" ({})", options.join(" / ")));
             }
             question.push_str("\n> ");
-            let answer = self.ask(&question).await;
+            let Some(answer) = self.ask(&question).await else {
+                return;
+            };
             let body = json!({"request": id, "text": answer.trim_end()});
             self.answer(&asked_on, "user-answer", body);
         }
@@ -354,26 +375,17 @@ impl Renderer {
         }
     }
 
-    /// Asks on the terminal; answers the line typed (empty when none).
-    async fn ask(&mut self, question: &str) -> String {
+    /// Asks on the terminal; answers the line typed (empty when none), or
+    /// `None` when the person pressed Ctrl-C instead (the run is then
+    /// interrupted, as by a Ctrl-C anywhere else).
+    async fn ask(&mut self, question: &str) -> Option<String> {
         self.spinner.clear();
         self.end_line();
-        let question = question.to_owned();
-        tokio::task::spawn_blocking(move || {
-            let mut tty = std::fs::OpenOptions::new()
-                .read(true)
-                .write(true)
-                .open("/dev/tty")
-                .ok()?;
-            tty.write_all(question.as_bytes()).ok()?;
-            let mut line = String::new();
-            std::io::BufRead::read_line(&mut std::io::BufReader::new(tty), &mut line).ok()?;
-            Some(line)
-        })
-        .await
-        .ok()
-        .flatten()
-        .unwrap_or_default()
+        let answer = crate::tty::ask(question.to_owned()).await;
+        if answer.is_none() {
+            self.asked_ctrl_c = true;
+        }
+        answer
     }
 
     /// The progress line, while nothing else is said.

@@ -56,12 +56,10 @@ async fn run_then_ctrl_c(s: &Setup, args: &str, ready: impl Fn(&Setup) -> bool) 
     stdin.write_all(b"\x03").await.unwrap();
     stdin.flush().await.unwrap();
     let mut out = String::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut out)
+    let mut stdout = child.stdout.take().unwrap();
+    tokio::time::timeout(Duration::from_secs(60), stdout.read_to_string(&mut out))
         .await
+        .expect("hc did not end within 60 s of Ctrl-C")
         .unwrap();
     let status = tokio::time::timeout(Duration::from_secs(30), child.wait())
         .await
@@ -306,4 +304,25 @@ async fn what_a_killed_hc_left_running_ends_with_its_command() {
         pids.iter().all(|p| gone(*p))
     })
     .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_c_at_a_permission_question_interrupts_the_run() {
+    let s = Setup::new(json!({"turns": [
+        reply(json!([call("t1", "shell", json!({"command": "touch ran"}))]), "tool_use"),
+        reply(json!([text("never asked for")]), "end_turn"),
+    ]}))
+    .await;
+    let (code, shown) = run_then_ctrl_c(&s, "make-a-file", |s| {
+        s.sessions()
+            .first()
+            .is_some_and(|id| !s.of_type(id, "permission-request").is_empty())
+    })
+    .await;
+    assert_eq!(code, 130, "{shown}");
+    assert!(shown.contains("allow shell touch ran?"), "{shown}");
+    assert!(!s.root.join("ran").exists(), "the tool did not run");
+    let session = s.sessions().pop().unwrap();
+    assert_eq!(s.of_type(&session, "interrupt").len(), 1);
+    assert_eq!(s.fake.requests().len(), 1, "no further model call");
 }

@@ -1,0 +1,67 @@
+//! A question put to the person on the terminal (`/dev/tty`, whatever
+//! stdin and stdout are), answered by a line — or by Ctrl-C, which stops
+//! waiting at once instead of leaving a read behind that would take the
+//! next line typed.
+
+use std::io::{Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// How often the waiting read looks whether it was called off.
+const POLL: Duration = Duration::from_millis(50);
+
+/// Asks `question`; answers the line typed (without its newline; empty
+/// when there is no terminal or it closed), or `None` at Ctrl-C.
+pub async fn ask(question: String) -> Option<String> {
+    let cancelled = Arc::new(AtomicBool::new(false));
+    let cancel = Arc::clone(&cancelled);
+    let reading = tokio::task::spawn_blocking(move || read_answer(&question, &cancelled));
+    tokio::pin!(reading);
+    tokio::select! {
+        answer = &mut reading => answer.unwrap_or(Some(String::new())),
+        _ = tokio::signal::ctrl_c() => {
+            cancel.store(true, Ordering::Relaxed);
+            let _ = reading.await;
+            None
+        }
+    }
+}
+
+/// The blocking side: the terminal opened non-blocking, read until a
+/// line is complete (a terminal in canonical mode hands over whole lines)
+/// or the question is called off.
+fn read_answer(question: &str, cancelled: &AtomicBool) -> Option<String> {
+    let Ok(mut tty) = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open("/dev/tty")
+    else {
+        return Some(String::new());
+    };
+    let _ = tty.write_all(question.as_bytes());
+    let _ = tty.flush();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 1024];
+    loop {
+        if cancelled.load(Ordering::Relaxed) {
+            return None;
+        }
+        match tty.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                got.extend_from_slice(&buf[..n]);
+                if got.contains(&b'\n') {
+                    break;
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => std::thread::sleep(POLL),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
+    }
+    let line = String::from_utf8_lossy(&got);
+    Some(line.lines().next().unwrap_or("").to_owned())
+}
