@@ -35,6 +35,14 @@ impl Outcome {
             ..Outcome::default()
         }
     }
+
+    /// A call refused (by a rule, a person or a hook), not run.
+    pub(crate) fn denied(text: impl Into<String>) -> Outcome {
+        Outcome {
+            denied: true,
+            ..Outcome::error(text)
+        }
+    }
 }
 
 /// A call after its checks: answered already, or to be run.
@@ -96,35 +104,24 @@ impl Run {
                 }
             }
         }
-        let started = futures_util::future::join_all(prepared.iter().map(|p| async {
+        // Each call answered already, or its run started (its outcome, for
+        // now, only its process).
+        let mut finished = futures_util::future::join_all(prepared.iter().map(|p| async {
             match p {
-                Prepared::Run { tool, input } => Some(self.start_run(tool, input).await),
-                Prepared::Done(_) => None,
+                Prepared::Done(o) => o.clone(),
+                Prepared::Run { tool, input } => match self.start_run(tool, input).await {
+                    Ok(process) => Outcome {
+                        process: Some(process),
+                        ..Outcome::default()
+                    },
+                    Err(why) => Outcome::error(why),
+                },
             }
         }))
         .await;
-        let mut outcomes: Vec<Option<Outcome>> = Vec::new();
-        let mut running: Vec<String> = Vec::new();
-        for (p, s) in prepared.iter().zip(started) {
-            match (p, s) {
-                (Prepared::Done(o), _) => outcomes.push(Some(o.clone())),
-                (_, Some(Ok(process))) => {
-                    running.push(process.clone());
-                    outcomes.push(Some(Outcome {
-                        process: Some(process),
-                        ..Outcome::default()
-                    }));
-                }
-                (_, Some(Err(why))) => outcomes.push(Some(Outcome::error(why))),
-                (_, None) => outcomes.push(None),
-            }
-        }
-        self.record_calls(calls, &prepared, &outcomes);
-        let interrupted = self.await_runs(&running, &mut outcomes).await;
-        let mut finished: Vec<Outcome> = outcomes
-            .into_iter()
-            .map(Option::unwrap_or_default)
-            .collect();
+        let running: Vec<String> = finished.iter().filter_map(|o| o.process.clone()).collect();
+        self.record_calls(calls, &prepared, &finished);
+        let interrupted = self.await_runs(&running, &mut finished).await;
         if !interrupted {
             self.post_tool_hooks(calls, &mut finished).await;
         }
@@ -217,7 +214,7 @@ impl Run {
         input: Value,
         tool: &ProgramTool,
     ) -> Result<(Value, Option<String>), Outcome> {
-        if self.config.hooks.iter().all(|h| h.event != "pre-tool") {
+        if !self.config.has_hooks("pre-tool") {
             return Ok((input, None));
         }
         let root = self.root.clone();
@@ -231,12 +228,9 @@ impl Run {
             json!({"tool": {"program": call.name, "input": input, "tool_use_id": call.id}});
         let verdict = self.run_hooks("pre-tool", Some(&probe), payload).await;
         if let Some(said) = verdict.blocked {
-            return Err(Outcome {
-                text: format!("blocked by a pre-tool hook: {said}"),
-                is_error: true,
-                denied: true,
-                ..Outcome::default()
-            });
+            return Err(Outcome::denied(format!(
+                "blocked by a pre-tool hook: {said}"
+            )));
         }
         let input = match verdict.input {
             Some(rewritten) => {
@@ -250,19 +244,11 @@ impl Run {
             None => input,
         };
         match verdict.decision {
-            Some((d, reason)) if d == "deny" => Err(Outcome {
-                text: format!(
-                    "denied by a pre-tool hook{}",
-                    if reason.is_empty() {
-                        String::new()
-                    } else {
-                        format!(": {reason}")
-                    }
-                ),
-                is_error: true,
-                denied: true,
-                ..Outcome::default()
-            }),
+            Some((d, reason)) if d == "deny" => Err(Outcome::denied(if reason.is_empty() {
+                "denied by a pre-tool hook".to_owned()
+            } else {
+                format!("denied by a pre-tool hook: {reason}")
+            })),
             Some((d, _)) => Ok((input, Some(d))),
             None => Ok((input, None)),
         }
@@ -271,7 +257,7 @@ impl Run {
     /// The `post-tool` hooks of each finished call: what they say is added
     /// to the result the model reads.
     async fn post_tool_hooks(&mut self, calls: &[ToolUseBlock], outcomes: &mut [Outcome]) {
-        if self.config.hooks.iter().all(|h| h.event != "post-tool") {
+        if !self.config.has_hooks("post-tool") {
             return;
         }
         let root = self.root.clone();
@@ -355,12 +341,7 @@ impl Run {
         self.tally.denials.push(json!({
             "tool_use_id": call.id, "program": call.name, "input": input, "reason": refusal,
         }));
-        Ok(Some(Outcome {
-            text: refusal,
-            is_error: true,
-            denied: true,
-            ..Outcome::default()
-        }))
+        Ok(Some(Outcome::denied(refusal)))
     }
 
     /// Asks the person; `None` when they allow it.
@@ -404,7 +385,7 @@ impl Run {
 
     /// Waits for the runs (one await); an interrupt cancels them. Answers
     /// whether it was interrupted.
-    async fn await_runs(&self, running: &[String], outcomes: &mut [Option<Outcome>]) -> bool {
+    async fn await_runs(&self, running: &[String], outcomes: &mut [Outcome]) -> bool {
         if running.is_empty() {
             return false;
         }
@@ -415,7 +396,7 @@ impl Run {
                 for id in &ids {
                     let _ = self.client.cancel(id).await;
                 }
-                for o in outcomes.iter_mut().flatten().filter(|o| o.process.is_some()) {
+                for o in outcomes.iter_mut().filter(|o| o.process.is_some()) {
                     *o = Outcome { text: "interrupted: the person stopped the run".into(), is_error: true, process: o.process.clone(), ..Outcome::default() };
                 }
                 return true;
@@ -425,17 +406,13 @@ impl Run {
             if self.client.is_closed() {
                 return true; // the engine is gone: the run ends here
             }
-            for o in outcomes
-                .iter_mut()
-                .flatten()
-                .filter(|o| o.process.is_some())
-            {
+            for o in outcomes.iter_mut().filter(|o| o.process.is_some()) {
                 o.is_error = true;
                 o.text = "the engine did not report how the run ended".into();
             }
             return false;
         };
-        for o in outcomes.iter_mut().flatten() {
+        for o in outcomes.iter_mut() {
             if let Some(result) = o.process.as_ref().and_then(|p| done.get(p)) {
                 *o = outcome_of(o.process.clone(), result);
             }
@@ -448,7 +425,7 @@ impl Run {
         &mut self,
         calls: &[ToolUseBlock],
         prepared: &[Prepared],
-        outcomes: &[Option<Outcome>],
+        outcomes: &[Outcome],
     ) {
         let mut chunks = Vec::new();
         for ((call, p), o) in calls.iter().zip(prepared).zip(outcomes) {
@@ -456,7 +433,7 @@ impl Run {
                 Prepared::Run { input, .. } => input.clone(),
                 Prepared::Done(_) => call.input_value(),
             };
-            let process = o.as_ref().and_then(|o| o.process.clone());
+            let process = o.process.clone();
             self.client.notify_now(json!({
                 "kind": "tool_start", "tool_use_id": call.id, "program": call.name, "input": input,
             }));
@@ -514,7 +491,7 @@ impl Run {
 }
 
 /// What a finished process answered: its output, or why it failed.
-fn outcome_of(process: Option<String>, result: &substrate::ScopeResult) -> Outcome {
+pub(crate) fn outcome_of(process: Option<String>, result: &substrate::ScopeResult) -> Outcome {
     let body = result
         .scopes
         .first()

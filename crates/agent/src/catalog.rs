@@ -6,8 +6,8 @@
 //! rebuild alike.
 
 use crate::request::{Pinned, ToolDef};
-use protocol::program::{ProgramBody, Runtime};
-use protocol::{Client, ClientError, PlacementType, ScopeOpts};
+use protocol::program::ProgramBody;
+use protocol::{Client, ClientError, ScopeOpts};
 use serde_json::{Value, json};
 use substrate::TypeFilter;
 
@@ -48,7 +48,7 @@ pub async fn program_tools(
         };
         let eligible = match only {
             Some(names) => names.contains(&name),
-            None => body.tool && body.runtime == Runtime::Vm,
+            None => body.offered_as_tool(),
         };
         if let (true, Some(input_type)) = (eligible, body.input_type.clone()) {
             wanted.push((item.id.clone(), name, input_type, body));
@@ -105,32 +105,41 @@ async fn input_schema(
 /// The pinned scopes of context event `event` (placed relates on it, in
 /// order), each read as of `at`.
 pub async fn pinned(client: &Client, event: &str, at: u64) -> Result<Vec<Pinned>, ClientError> {
-    let pins = client
+    let ids = related_ids(client, event).await?;
+    read_pinned(client, &ids, at).await
+}
+
+/// The chunks placed relates on `scope`, in order.
+pub async fn related_ids(client: &Client, scope: &str) -> Result<Vec<String>, ClientError> {
+    let related = client
         .scope(
-            &[event],
+            &[scope],
             ScopeOpts {
                 kind: TypeFilter::Relates,
                 ..ScopeOpts::default()
             },
         )
         .await?;
-    let ids: Vec<String> = pins
-        .chunks
-        .iter()
-        .filter(|c| c.is_on(event, PlacementType::Relates))
-        .map(|c| c.id.clone())
-        .collect();
+    Ok(related.chunks.iter().map(|c| c.id.clone()).collect())
+}
+
+/// Scopes `ids`, read together, each as of `at`.
+pub async fn read_pinned(
+    client: &Client,
+    ids: &[String],
+    at: u64,
+) -> Result<Vec<Pinned>, ClientError> {
+    let reads = futures_util::future::join_all(ids.iter().map(|id| async move {
+        let opts = ScopeOpts {
+            as_of: Some(at),
+            ..ScopeOpts::default()
+        };
+        client.scope(&[id.as_str()], opts).await
+    }))
+    .await;
     let mut out = Vec::new();
-    for id in ids {
-        let read = client
-            .scope(
-                &[id.as_str()],
-                ScopeOpts {
-                    as_of: Some(at),
-                    ..ScopeOpts::default()
-                },
-            )
-            .await?;
+    for read in reads {
+        let read = read?;
         if let Some(scope) = read.scopes.into_iter().next() {
             out.push(Pinned {
                 scope: (*scope).clone(),
@@ -197,7 +206,10 @@ pub fn own_tools() -> Vec<Value> {
     ]
 }
 
+/// The names of the agent's own tools (`own_tools` defines them).
+pub const OWN_TOOLS: [&str; 3] = ["ask_user", "scope", "todo"];
+
 /// Whether `name` is one of the agent's own tools.
 pub fn is_own_tool(name: &str) -> bool {
-    matches!(name, "ask_user" | "scope" | "todo")
+    OWN_TOOLS.contains(&name)
 }

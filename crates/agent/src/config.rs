@@ -177,6 +177,11 @@ impl Default for AgentConfig {
 }
 
 impl AgentConfig {
+    /// Whether any hook is configured for `event`.
+    pub fn has_hooks(&self, event: &str) -> bool {
+        self.hooks.iter().any(|h| h.event == event)
+    }
+
     /// Reads a body, with a message naming the field at fault.
     pub fn parse(body: &Value) -> Result<AgentConfig, String> {
         serde_path_to_error::deserialize(body.clone()).map_err(|e| {

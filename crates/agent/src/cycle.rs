@@ -291,7 +291,7 @@ impl Run {
 
     /// The `user-prompt` hooks, for a host's run: one that blocks ends it.
     async fn user_prompt_hooks(&mut self) -> Option<Stop> {
-        if self.config.depth > 1 || self.config.hooks.iter().all(|h| h.event != "user-prompt") {
+        if self.config.depth > 1 || !self.config.has_hooks("user-prompt") {
             return None;
         }
         let payload = json!({"prompt": self.last_prompt()});
@@ -305,7 +305,7 @@ impl Run {
     /// (exit 2) sends its stderr to the model as a message (a chunk on the
     /// session, like a prompt), and the run goes on.
     async fn stop_hooks_go_on(&mut self) -> bool {
-        if self.config.hooks.iter().all(|h| h.event != "stop") {
+        if !self.config.has_hooks("stop") {
             return false;
         }
         let payload = json!({"answer": self.last_answer});

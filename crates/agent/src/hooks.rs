@@ -9,7 +9,7 @@
 use crate::config::HookConfig;
 use crate::permissions::{Call, Rule};
 use crate::run::Run;
-use protocol::{ChunkDecl, NewPlacement, PlacementType, RunArgs};
+use protocol::{ChunkDecl, NewPlacement, RunArgs};
 use serde_json::{Value, json};
 
 /// What the hooks of an event said.
@@ -131,23 +131,11 @@ impl Run {
         let result = done
             .get(&process)
             .ok_or("the engine did not report the hook's end")?;
-        let body = result
-            .scopes
-            .first()
-            .map(|s| s.body_value())
-            .unwrap_or_default();
-        let output = result
-            .chunks
-            .iter()
-            .find(|c| c.is_on("engine/output", PlacementType::Instance))
-            .map(|c| c.body_value());
-        match output {
-            Some(out) if out["is_error"] != true => Ok(out["data"].clone()),
-            Some(out) => Err(out["text"].as_str().unwrap_or_default().to_owned()),
-            None => Err(format!(
-                "the hook program failed ({})",
-                body["error"].as_str().unwrap_or("no answer")
-            )),
+        let outcome = crate::calls::outcome_of(Some(process), result);
+        if outcome.is_error {
+            Err(outcome.text)
+        } else {
+            Ok(outcome.data)
         }
     }
 }

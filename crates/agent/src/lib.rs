@@ -29,7 +29,6 @@ pub mod context;
 mod cycle;
 mod events;
 mod hooks;
-mod ids;
 pub mod knowledge;
 mod own;
 pub mod permissions;

@@ -95,27 +95,7 @@ fn path_matches(spec: &str, path: &Path, root: &Path) -> bool {
         })
 }
 
-/// `path` (relative to `root`, absolute, or under `~`) made absolute.
-pub fn absolute(root: &Path, path: &str) -> PathBuf {
-    let expanded = match (path.strip_prefix('~'), std::env::var_os("HOME")) {
-        (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
-            PathBuf::from(home).join(rest.trim_start_matches('/'))
-        }
-        _ => PathBuf::from(path),
-    };
-    let joined = root.join(expanded);
-    let mut out = PathBuf::new();
-    for part in joined.components() {
-        match part {
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            std::path::Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
-}
+pub use protocol::paths::absolute;
 
 /// A call as permissions see it.
 pub struct Call<'a> {

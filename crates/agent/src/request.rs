@@ -328,17 +328,26 @@ pub fn mark_breakpoint(messages: &mut [Message], on: bool) {
     }
 }
 
+impl Conversation {
+    /// The conversation of `history` from its last compaction on (from
+    /// the beginning when there is none).
+    pub fn since_compaction(history: &[ChunkItem]) -> Conversation {
+        let start = history
+            .iter()
+            .rposition(|c| c.is_on("compaction", PlacementType::Instance))
+            .unwrap_or(0);
+        let mut conversation = Conversation::default();
+        for item in &history[start..] {
+            conversation.push(item);
+        }
+        conversation
+    }
+}
+
 /// The request of a session read from the substrate: the prefix of its
 /// context event, and its chunks since the last compaction, in order.
 pub fn build(prefix: &Prefix, history: &[ChunkItem]) -> MessagesRequest {
-    let start = history
-        .iter()
-        .rposition(|c| c.is_on("compaction", PlacementType::Instance))
-        .unwrap_or(0);
-    let mut conversation = Conversation::default();
-    for item in &history[start..] {
-        conversation.push(item);
-    }
+    let conversation = Conversation::since_compaction(history);
     let mut request = prefix.request();
     request.messages = conversation.messages();
     mark_breakpoint(&mut request.messages, true);

@@ -172,14 +172,17 @@ impl Run {
         let context_arg = arg("context");
         let (found, catalog, pins) = tokio::join!(
             async {
-                let (session, history, as_of) = find_session(&client, &me, &process).await?;
+                let (session, history, as_of) =
+                    find_session(&client, &me, &process, config.depth > 1).await?;
                 let inbox = Inbox::start(&client, events, &session, &me).await?;
                 Ok::<_, ProgramError>((session, history, as_of, inbox))
             },
             catalog::program_tools(&client, None, None),
             async {
                 match &context_arg {
-                    Some(ctx) => pin_ids(&client, &ctx.id).await,
+                    Some(ctx) => catalog::related_ids(&client, &ctx.id)
+                        .await
+                        .map_err(ProgramError::from),
                     None => Ok(Vec::new()),
                 }
             },
@@ -207,11 +210,8 @@ impl Run {
         let (commit, pinned) = write_context(&client, &session, &context, &pins).await?;
         let defs: Vec<_> = tools.iter().map(|t| t.def.clone()).collect();
         let prefix = Prefix::new(&config, &context, &pinned, &defs);
-        let mut conversation = Conversation::default();
+        let conversation = Conversation::since_compaction(&history);
         let mut derived = Derived::default();
-        for item in history.iter().skip(last_compaction(&history)) {
-            conversation.push(item);
-        }
         for item in &history {
             if item.is_on("tool-result", PlacementType::Instance) {
                 let body = item.body_value();
@@ -321,8 +321,17 @@ impl Run {
     /// The same, sent now and answered later: the run goes on (a tool
     /// runs, the next model call is made) while the engine commits.
     /// [`settle`](Self::settle) collects it.
+    /// One still in flight is waited for by the new one before it is
+    /// sent, so the session keeps their order and none goes unwatched.
     pub(crate) fn commit_in_background(&mut self, chunks: Vec<(&str, Value)>) {
-        let sending = tokio::spawn(self.session_commit(chunks, None));
+        let earlier = self.in_flight.take();
+        let commit = self.session_commit(chunks, None);
+        let sending = tokio::spawn(async move {
+            if let Some(earlier) = earlier {
+                report_lost(earlier.await);
+            }
+            commit.await
+        });
         self.in_flight = Some(sending);
     }
 
@@ -331,10 +340,8 @@ impl Run {
         let Some(sending) = self.in_flight.take() else {
             return;
         };
-        match sending.await {
-            Ok(Ok(commit)) => self.as_of = self.as_of.max(commit.id),
-            Ok(Err(e)) => eprintln!("agent: a commit failed: {e}"),
-            Err(e) => eprintln!("agent: a commit was lost: {e}"),
+        if let Some(commit) = report_lost(sending.await) {
+            self.as_of = self.as_of.max(commit.id);
         }
     }
 
@@ -412,13 +419,21 @@ async fn find_session(
     client: &Client,
     me: &str,
     process: &substrate::ScopeResult,
+    sub_agent: bool,
 ) -> Result<(String, Vec<ChunkItem>, u64), ProgramError> {
     let Some(own) = process.scopes.first() else {
         return Err(ProgramError::Other(
             "cannot read the agent's own process".into(),
         ));
     };
-    for placement in &own.placements {
+    // A sub-agent's session is its own process: the scope it sits on is
+    // its parent's run, not worth reading whole to find that out.
+    let candidates = if sub_agent {
+        &[][..]
+    } else {
+        &own.placements[..]
+    };
+    for placement in candidates {
         if placement.kind != PlacementType::Instance
             || placement.scope == "engine/process"
             || placement.scope.starts_with("program/")
@@ -441,26 +456,22 @@ async fn find_session(
     Ok((me.to_owned(), history, process.as_of))
 }
 
-/// Where the messages start: the last compaction, else the beginning.
-pub(crate) fn last_compaction(history: &[ChunkItem]) -> usize {
-    history
-        .iter()
-        .rposition(|c| c.is_on("compaction", PlacementType::Instance))
-        .unwrap_or(0)
-}
-
-/// The scopes the host's context argument pins, in order.
-async fn pin_ids(client: &Client, context: &str) -> Result<Vec<String>, ProgramError> {
-    let pins = client
-        .scope(
-            &[context],
-            ScopeOpts {
-                kind: substrate::TypeFilter::Relates,
-                ..ScopeOpts::default()
-            },
-        )
-        .await?;
-    Ok(pins.chunks.iter().map(|c| c.id.clone()).collect())
+/// A background commit's outcome: the commit, or `None` once its failure
+/// is said on stderr (the run goes on; the session lacks those chunks).
+fn report_lost(
+    sent: Result<Result<substrate::Commit, protocol::ClientError>, tokio::task::JoinError>,
+) -> Option<substrate::Commit> {
+    match sent {
+        Ok(Ok(commit)) => Some(commit),
+        Ok(Err(e)) => {
+            eprintln!("agent: a commit failed: {e}");
+            None
+        }
+        Err(e) => {
+            eprintln!("agent: a commit was lost: {e}");
+            None
+        }
+    }
 }
 
 /// Commits a context event for `context` pinning `pins`; answers the
@@ -471,16 +482,13 @@ async fn write_context(
     context: &ContextBody,
     pins: &[String],
 ) -> Result<(substrate::Commit, Vec<crate::request::Pinned>), protocol::ClientError> {
-    let event = crate::ids::new_id("c");
+    let event = substrate::ids::new_id("c");
     let commit = client
         .commit(context_declaration(&event, session, context, pins))
         .await?;
-    // Nothing pinned: nothing to read back (the event relates nothing).
-    let pinned = if pins.is_empty() {
-        Vec::new()
-    } else {
-        catalog::pinned(client, &event, context.as_of).await?
-    };
+    // The pins are the event's relates, in order: read them as a rebuild
+    // would, as of the event, without reading the event back.
+    let pinned = catalog::read_pinned(client, pins, context.as_of).await?;
     Ok((commit, pinned))
 }
 

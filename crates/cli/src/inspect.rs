@@ -34,25 +34,23 @@ struct SessionRow {
     id: String,
     title: String,
     created: String,
-    turns: u64,
-    cost: Option<f64>,
+    totals: Totals,
     status: String,
 }
 
 fn session_rows(db: &Substrate) -> Result<Vec<SessionRow>> {
     let sessions = instances(db, "session")?;
     let runs = instances(db, "program/agent")?;
-    let mut by_session: HashMap<&str, Vec<Value>> = HashMap::new();
+    let mut by_session: HashMap<&str, Vec<Value>> = sessions
+        .iter()
+        .map(|s| (s.id.as_str(), Vec::new()))
+        .collect();
     for run in &runs {
-        for p in run
-            .placements
-            .iter()
-            .filter(|p| p.kind == PlacementType::Instance)
-        {
-            by_session
-                .entry(p.scope.as_str())
-                .or_default()
-                .push(run.body_value());
+        let session = run.placements.iter().find(|p| {
+            p.kind == PlacementType::Instance && by_session.contains_key(p.scope.as_str())
+        });
+        if let Some(list) = session.and_then(|p| by_session.get_mut(p.scope.as_str())) {
+            list.push(run.body_value());
         }
     }
     Ok(sessions
@@ -63,8 +61,6 @@ fn session_rows(db: &Substrate) -> Result<Vec<SessionRow>> {
                 .get(s.id.as_str())
                 .map(Vec::as_slice)
                 .unwrap_or(&[]);
-            let turns = runs.iter().filter_map(|r| r["turns"].as_u64()).sum();
-            let costs: Vec<f64> = runs.iter().filter_map(|r| r["cost_usd"].as_f64()).collect();
             SessionRow {
                 id: s.id.clone(),
                 title: body["title"]
@@ -73,15 +69,15 @@ fn session_rows(db: &Substrate) -> Result<Vec<SessionRow>> {
                     .unwrap_or("")
                     .to_owned(),
                 created: body["created"].as_str().unwrap_or("").to_owned(),
-                turns,
-                cost: (!costs.is_empty()).then(|| costs.iter().sum()),
+                totals: Totals::of(runs),
                 status: runs.last().map_or("empty".to_owned(), status_of),
             }
         })
         .collect())
 }
 
-/// What the runs on a session spent, together.
+/// What agent runs spent, together (a run's body counts its sub-agents).
+#[derive(Default)]
 pub struct Totals {
     /// Model calls.
     pub turns: u64,
@@ -89,39 +85,37 @@ pub struct Totals {
     pub input_tokens: u64,
     /// Output tokens.
     pub output_tokens: u64,
-    /// Dollars, when every model used had a price.
+    /// Dollars, over the runs whose model had a price (`None`: none had).
     pub cost_usd: Option<f64>,
 }
 
-/// The totals of every agent run on `session` (its sub-agents included:
-/// a run's body counts its children).
+impl Totals {
+    /// The totals of these runs' process bodies.
+    fn of(runs: &[Value]) -> Totals {
+        let mut totals = Totals::default();
+        for body in runs {
+            let usage = &body["usage"];
+            totals.turns += body["turns"].as_u64().unwrap_or(0);
+            totals.input_tokens += crate::output::input_tokens(usage);
+            totals.output_tokens += usage["output_tokens"].as_u64().unwrap_or(0);
+            if let Some(cost) = body["cost_usd"].as_f64() {
+                totals.cost_usd = Some(totals.cost_usd.unwrap_or(0.0) + cost);
+            }
+        }
+        totals
+    }
+}
+
+/// The totals of every agent run on `session`.
 pub fn session_totals(db: &Substrate, session: &str) -> Result<Totals> {
-    let runs = db
+    let runs: Vec<Value> = db
         .scope(&[session, "program/agent"], &ScopeOpts::default())?
-        .chunks;
-    let mut totals = Totals {
-        turns: 0,
-        input_tokens: 0,
-        output_tokens: 0,
-        cost_usd: Some(0.0),
-    };
-    for run in runs
+        .chunks
         .iter()
         .filter(|r| r.is_on(session, PlacementType::Instance))
-    {
-        let body = run.body_value();
-        let usage = &body["usage"];
-        let n = |k: &str| usage[k].as_u64().unwrap_or(0);
-        totals.turns += body["turns"].as_u64().unwrap_or(0);
-        totals.input_tokens +=
-            n("input_tokens") + n("cache_creation_input_tokens") + n("cache_read_input_tokens");
-        totals.output_tokens += n("output_tokens");
-        totals.cost_usd = match (totals.cost_usd, body["cost_usd"].as_f64()) {
-            (Some(sum), Some(c)) => Some(sum + c),
-            _ => None,
-        };
-    }
-    Ok(totals)
+        .map(|r| r.body_value())
+        .collect();
+    Ok(Totals::of(&runs))
 }
 
 /// What a run's process body says of how it went.
@@ -150,7 +144,7 @@ pub fn print_sessions(db: &Substrate, as_json: bool) -> Result<()> {
     if as_json {
         let list: Vec<Value> = rows
             .iter()
-            .map(|r| json!({"id": r.id, "title": r.title, "created": r.created, "turns": r.turns, "cost_usd": r.cost, "status": r.status}))
+            .map(|r| json!({"id": r.id, "title": r.title, "created": r.created, "turns": r.totals.turns, "cost_usd": r.totals.cost_usd, "status": r.status}))
             .collect();
         println!("{}", serde_json::to_string_pretty(&list)?);
         return Ok(());
@@ -171,7 +165,10 @@ pub fn print_sessions(db: &Substrate, as_json: bool) -> Result<()> {
     );
     for (row, id) in rows.iter().zip(short).rev() {
         let created = row.created.replace('T', " ");
-        let cost = row.cost.map_or("—".to_owned(), |c| format!("${c:.4}"));
+        let cost = row
+            .totals
+            .cost_usd
+            .map_or("—".to_owned(), |c| format!("${c:.4}"));
         let status = match row.status.as_str() {
             "done" => ok(&format!("{:<11}", row.status)),
             "running" | "empty" => format!("{:<11}", row.status),
@@ -180,7 +177,7 @@ pub fn print_sessions(db: &Substrate, as_json: bool) -> Result<()> {
         println!(
             "{id:<width$}  {:<16}  {:>5}  {cost:>9}  {status}  {}",
             created.get(..16).unwrap_or(&created),
-            row.turns,
+            row.totals.turns,
             cut(&row.title, 60)
         );
     }

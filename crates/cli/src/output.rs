@@ -142,6 +142,8 @@ pub fn result(
         "max_budget" => "error_max_budget_usd",
         _ => "error_during_execution",
     };
+    let by_model = model_usage(body);
+    let camel = camel_model_usage(&by_model);
     let mut requests: Vec<String> = (1..=calls)
         .map(|n| format!("hc trace {session} --request {n}"))
         .collect();
@@ -160,11 +162,23 @@ pub fn result(
         "stop_reason": stop,
         "error": body["stop_message"].as_str().or(body["error"].as_str()),
         "process": process,
-        "model_usage": model_usage(body),
-        "modelUsage": camel_model_usage(&model_usage(body)),
+        "model_usage": by_model,
+        "modelUsage": camel,
         "sub_agents": body["children"].as_array().cloned().unwrap_or_default(),
         "trace": {"session": format!("hc trace {session}"), "requests": requests},
     })
+}
+
+/// The input tokens of `usage`: fresh, cache writes and cache reads.
+pub fn input_tokens(usage: &Value) -> u64 {
+    [
+        "input_tokens",
+        "cache_creation_input_tokens",
+        "cache_read_input_tokens",
+    ]
+    .iter()
+    .map(|k| usage[*k].as_u64().unwrap_or(0))
+    .sum()
 }
 
 /// The run's denials in print mode's shape (`tool_name`, `tool_use_id`,

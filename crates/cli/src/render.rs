@@ -169,7 +169,9 @@ impl Renderer {
                     self.progress = Some(last.trim().to_owned());
                 }
             }
-            Event::ScopeChanged { commit, .. } if commit.dispatch_id.is_some() => {
+            Event::ScopeChanged { commit, .. }
+                if commit.dispatch_id.is_some() && self.wants(&commit.touched_scopes) =>
+            {
                 let mut results = Vec::new();
                 for id in &commit.created {
                     if let Some(result) = self.on_created(id).await {
@@ -182,6 +184,17 @@ impl Renderer {
             }
             _ => {}
         }
+    }
+
+    /// Whether a commit touching `scopes` holds what this renderer acts
+    /// on — answers and results for JSON, questions for a person — so
+    /// that the rest of a run's commits cost no read.
+    fn wants(&self, scopes: &[String]) -> bool {
+        scopes.iter().any(|s| match s.as_str() {
+            "answer" | "tool-result" => self.json.is_some(),
+            "permission-request" | "user-question" => self.interactive,
+            _ => false,
+        })
     }
 
     fn on_notice(&mut self, data: &Value) {

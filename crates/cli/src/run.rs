@@ -417,11 +417,11 @@ fn tool_names(engine: &Engine) -> Vec<String> {
         .filter_map(|c| {
             let name = c.name.clone()?;
             let body = protocol::program::ProgramBody::parse(&name, &c.body_value()).ok()?;
-            (body.tool && body.runtime == protocol::program::Runtime::Vm).then_some(name)
+            body.offered_as_tool().then_some(name)
         })
         .collect();
     names.sort();
-    names.extend(["ask_user", "scope", "todo"].map(str::to_owned));
+    names.extend(agent::catalog::OWN_TOOLS.map(str::to_owned));
     names
 }
 
@@ -441,10 +441,7 @@ pub fn exit_code(body: &Value) -> u8 {
 pub fn summary_line(body: &Value, started: Instant) {
     let stop = body["stop_reason"].as_str().unwrap_or("");
     let usage = &body["usage"];
-    let tokens = |k: &str| usage[k].as_u64().unwrap_or(0);
-    let input = tokens("input_tokens")
-        + tokens("cache_creation_input_tokens")
-        + tokens("cache_read_input_tokens");
+    let input = crate::output::input_tokens(usage);
     let cost = match body["cost_usd"].as_f64() {
         Some(c) => format!("${c:.4}"),
         None => "cost unknown".to_owned(),
@@ -453,7 +450,7 @@ pub fn summary_line(body: &Value, started: Instant) {
     eprintln!(
         "— {turns} turn{} · {input} in / {} out tokens · {cost} · {:.1} s",
         if turns == 1 { "" } else { "s" },
-        tokens("output_tokens"),
+        usage["output_tokens"].as_u64().unwrap_or(0),
         started.elapsed().as_secs_f64()
     );
     if exit_code(body) != 0 {

@@ -11,33 +11,7 @@ use substrate::Substrate;
 
 /// A session id from a unique prefix of one.
 pub fn resolve_session(db: &Substrate, given: &str) -> Result<String> {
-    let sessions = db.scope(
-        &["session"],
-        &ScopeOpts {
-            kind: substrate::TypeFilter::Instance,
-            include: substrate::Include {
-                body: false,
-                dimensions: false,
-            },
-            ..ScopeOpts::default()
-        },
-    )?;
-    let matching: Vec<&str> = sessions
-        .chunks
-        .iter()
-        .map(|c| c.id.as_str())
-        .filter(|id| id.starts_with(given))
-        .collect();
-    match matching.as_slice() {
-        [one] => Ok((*one).to_owned()),
-        [] => bail!("no session `{given}` in this project; `hc sessions` lists them"),
-        many if many.contains(&given) => Ok(given.to_owned()),
-        many => bail!(
-            "`{given}` names {} sessions ({}…); give more of the id",
-            many.len(),
-            many.iter().take(3).copied().collect::<Vec<_>>().join(", ")
-        ),
-    }
+    by_prefix(db, "session", given, "session", "`hc sessions` lists them")
 }
 
 /// A sub-agent's process (its own session) named by id or a unique
@@ -46,8 +20,14 @@ fn sub_agent(db: &Substrate, given: &str) -> Result<Option<String>> {
     if !given.starts_with("p_") {
         return Ok(None);
     }
-    let agents = db.scope(
-        &["program/agent"],
+    let hint = "`hc trace SESSION --json` names each sub-agent's process";
+    by_prefix(db, "program/agent", given, "agent run", hint).map(Some)
+}
+
+/// The one instance of `ty` whose id is `given` or begins with it.
+fn by_prefix(db: &Substrate, ty: &str, given: &str, what: &str, hint: &str) -> Result<String> {
+    let found = db.scope(
+        &[ty],
         &ScopeOpts {
             kind: substrate::TypeFilter::Instance,
             include: substrate::Include {
@@ -57,21 +37,20 @@ fn sub_agent(db: &Substrate, given: &str) -> Result<Option<String>> {
             ..ScopeOpts::default()
         },
     )?;
-    let matching: Vec<&str> = agents
+    let matching: Vec<&str> = found
         .chunks
         .iter()
         .map(|c| c.id.as_str())
         .filter(|id| id.starts_with(given))
         .collect();
     match matching.as_slice() {
-        [one] => Ok(Some((*one).to_owned())),
-        [] => bail!(
-            "no agent run `{given}` in this project; `hc trace SESSION --json` names each sub-agent's process"
-        ),
-        many if many.contains(&given) => Ok(Some(given.to_owned())),
+        [one] => Ok((*one).to_owned()),
+        [] => bail!("no {what} `{given}` in this project; {hint}"),
+        many if many.contains(&given) => Ok(given.to_owned()),
         many => bail!(
-            "`{given}` names {} agent runs; give more of the id",
-            many.len()
+            "`{given}` names {} {what}s ({}…); give more of the id",
+            many.len(),
+            many.iter().take(3).copied().collect::<Vec<_>>().join(", ")
         ),
     }
 }

@@ -148,9 +148,11 @@ fn text_of(v: &Value, full: bool) -> String {
 }
 
 fn tokens(usage: &Value) -> String {
-    let n = |k: &str| usage[k].as_u64().unwrap_or(0);
-    let input = n("input_tokens") + n("cache_creation_input_tokens") + n("cache_read_input_tokens");
-    format!("{input} in / {} out", n("output_tokens"))
+    let input = crate::output::input_tokens(usage);
+    format!(
+        "{input} in / {} out",
+        usage["output_tokens"].as_u64().unwrap_or(0)
+    )
 }
 
 /// The tree as lines a person reads: each node a line (or a few), texts

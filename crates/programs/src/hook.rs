@@ -17,8 +17,6 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 const DEFAULT_TIMEOUT_MS: u64 = 60_000;
 /// The longest a hook may be given.
 const MAX_TIMEOUT_MS: u64 = 600_000;
-/// Each of stdout and stderr is kept to this many bytes.
-const MAX_BYTES: usize = 64 * 1024;
 
 fn schema() -> Value {
     json!({
@@ -120,19 +118,20 @@ async fn run(root: &std::path::Path, input: &Input) -> Result<Output, String> {
     ))
 }
 
-/// A stream's text, its first [`MAX_BYTES`] kept (the rest read and dropped).
+/// A stream's text as the shell program keeps a command's output: head
+/// and tail (what a failing hook says last is what the model needs), in
+/// bounded memory.
 async fn read_bounded(stream: Option<impl tokio::io::AsyncRead + Unpin>) -> String {
     let Some(mut stream) = stream else {
         return String::new();
     };
-    let mut kept = Vec::new();
+    let mut kept = crate::shell::capture::Capture::default();
     let mut buf = vec![0u8; 8192];
     while let Ok(n) = stream.read(&mut buf).await {
         if n == 0 {
             break;
         }
-        let room = MAX_BYTES.saturating_sub(kept.len());
-        kept.extend_from_slice(&buf[..n.min(room)]);
+        kept.push(&buf[..n]);
     }
-    String::from_utf8_lossy(&kept).into_owned()
+    kept.finish().0
 }

@@ -53,7 +53,7 @@ impl Paths {
             }
             _ => PathBuf::from(path),
         };
-        normalize(&self.root.join(path))
+        protocol::paths::normalize(&self.root.join(path))
     }
 
     /// How a path is shown: relative to the project root when inside it.
@@ -152,21 +152,6 @@ pub(crate) fn real_path(path: &Path) -> PathBuf {
             _ => return path.to_path_buf(),
         }
     }
-}
-
-/// `.` and `..` resolved by text.
-pub(crate) fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for part in path.components() {
-        match part {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@
 //! ```
 
 mod client;
+pub mod paths;
 pub mod program;
 pub mod schema;
 mod wire;

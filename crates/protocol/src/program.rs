@@ -100,6 +100,12 @@ impl ProgramBody {
         serde_json::from_value(body.clone())
             .map_err(|e| format!("program `{name}` has a malformed body: {e}"))
     }
+
+    /// Whether models are offered it as a tool: a `vm` program not marked
+    /// `tool: false`.
+    pub fn offered_as_tool(&self) -> bool {
+        self.tool && self.runtime == Runtime::Vm
+    }
 }
 
 /// A built-in tool program's definition: its program chunk `program/NAME`

@@ -46,7 +46,7 @@ pub fn commit_number(id: &str) -> Option<u64> {
     digits.parse().ok()
 }
 
-#[cfg(feature = "storage")]
+#[cfg(feature = "ids")]
 mod generate {
     use std::sync::{Mutex, PoisonError};
     use ulid::Generator;
@@ -65,7 +65,7 @@ mod generate {
     }
 }
 
-#[cfg(feature = "storage")]
+#[cfg(feature = "ids")]
 pub use generate::new_id;
 
 #[cfg(test)]

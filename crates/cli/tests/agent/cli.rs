@@ -297,7 +297,11 @@ async fn trace_shows_sub_agents_denials_and_compactions() {
     assert_eq!(denied["result"]["is_error"], true);
     assert!(items.iter().any(|n| n["type"] == "compaction"));
     let full = s.out(&["trace", &session, "--full"]).await;
+    assert_eq!(full.code, 0, "{full:#?}");
     assert!(full.stdout.lines().count() >= shown.lines().count());
+    // The denial's whole message, which the plain tree cuts to a line.
+    assert!(!shown.contains("config.toml"), "{shown}");
+    assert!(full.stdout.contains("config.toml"), "{}", full.stdout);
 }
 
 #[tokio::test(flavor = "multi_thread")]

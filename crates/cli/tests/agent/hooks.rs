@@ -134,6 +134,12 @@ command = "cat > /dev/null; echo 'this is { not json'"
             .unwrap()
             .contains("ran")
     );
+    // What the babbling hook printed is neither a decision nor a rewrite:
+    // the call ran as the model asked.
+    assert_eq!(
+        s.of_type(&session, "tool-call")[0]["input"]["command"],
+        "echo ran"
+    );
     assert_eq!(hook_runs(&s), 3);
 }
 

@@ -85,6 +85,7 @@ async fn a_host_answers_permission_questions_through_the_substrate() {
         reply(json!([call("t1", "shell", json!({"command": "echo approved"}))]), "tool_use"),
         reply(json!([call("t2", "shell", json!({"command": "echo refused"}))]), "tool_use"),
         reply(json!([call("t3", "shell", json!({"command": "echo again"}))]), "tool_use"),
+        reply(json!([call("t4", "shell", json!({"command": "echo again"}))]), "tool_use"),
         reply(json!([text("done")]), "end_turn"),
     ]}))
     .await;
@@ -101,7 +102,8 @@ async fn a_host_answers_permission_questions_through_the_substrate() {
         .run("agent", run_args("s_ask", "go", config))
         .await
         .unwrap();
-    // the host: allow, deny, then "always" — asked twice in all
+    // the host: allow, deny, then "always" — so the fourth call, the same
+    // as the third, is not asked: three questions in all
     let mut answers = vec![("allow", ""), ("deny", "not that one")].into_iter();
     let mut asked = 0;
     let host =
@@ -154,6 +156,10 @@ async fn a_host_answers_permission_questions_through_the_substrate() {
         "{results:#?}"
     );
     assert!(results[2]["text"].as_str().unwrap().contains("again"));
+    assert!(
+        results[3]["text"].as_str().unwrap().contains("again"),
+        "allowed by the \"always\" answer: {results:#?}"
+    );
     let requests = client
         .scope(&["s_ask", "permission-request"], ScopeOpts::default())
         .await

@@ -273,7 +273,7 @@ fn gone(pid: i64) -> bool {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn what_a_killed_hc_left_running_ends_with_its_command() {
+async fn what_a_killed_hc_left_running_does_not_outlive_its_command() {
     let s = Setup::new(json!({"turns": [
         reply(json!([call("t1", "shell", json!({"command": "sleep 2"}))]), "tool_use"),
     ]}))

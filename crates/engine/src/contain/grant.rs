@@ -5,7 +5,7 @@
 //! configuration never lives in them.
 
 use protocol::{Capabilities, ReadAccess};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Capabilities configuration adds to a program's own.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -63,16 +63,6 @@ fn join(into: &mut Vec<String>, more: &[String]) {
     }
 }
 
-/// `~` or `~/…` with `$HOME` in its place; any other path as it is.
-pub fn expand_home(path: &str) -> PathBuf {
-    let home = || std::env::var_os("HOME").map(PathBuf::from);
-    match (path.strip_prefix('~'), home()) {
-        (Some(""), Some(home)) => home,
-        (Some(rest), Some(home)) if rest.starts_with('/') => home.join(&rest[1..]),
-        _ => PathBuf::from(path),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,13 +109,5 @@ mod tests {
         );
         std::fs::create_dir(dir.path().join("nope")).unwrap();
         assert!(grant.check("shell", dir.path()).is_ok());
-    }
-
-    #[test]
-    fn tilde_is_home() {
-        let home = std::env::var("HOME").unwrap();
-        assert_eq!(expand_home("~/x"), Path::new(&home).join("x"));
-        assert_eq!(expand_home("~"), Path::new(&home));
-        assert_eq!(expand_home("a/~"), Path::new("a/~"));
     }
 }

@@ -107,22 +107,10 @@ pub fn narrow(
 /// `path` relative to `root` (or absolute, or under `~`), made absolute
 /// and, when it exists, free of symlinks and `..`.
 pub fn resolve(root: &Path, path: &str) -> PathBuf {
-    let joined = root.join(super::grant::expand_home(path));
-    joined.canonicalize().unwrap_or_else(|_| normalize(&joined))
-}
-
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for part in path.components() {
-        match part {
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            std::path::Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
+    let joined = root.join(protocol::paths::expand_home(path));
+    joined
+        .canonicalize()
+        .unwrap_or_else(|_| protocol::paths::normalize(&joined))
 }
 
 fn within_any(root: &Path, path: &str, roots: &[String]) -> bool {

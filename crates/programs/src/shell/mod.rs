@@ -2,7 +2,7 @@
 //! and answered head and tail, killed whole on a timeout, and the
 //! directory it ended in reported so `cd` carries to the next call.
 
-mod capture;
+pub(crate) mod capture;
 pub(crate) mod reap;
 
 use crate::paths::Paths;

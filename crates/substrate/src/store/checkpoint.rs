@@ -24,7 +24,7 @@ impl Checkpointer {
     /// Starts the thread on its own connection to `path`.
     pub(crate) fn start(path: &Path) -> Result<Checkpointer> {
         let conn = Connection::open(path)?;
-        conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        conn.busy_timeout(super::BUSY_WAIT)?;
         let (wake, requests) = mpsc::sync_channel::<()>(1);
         let thread = std::thread::Builder::new()
             .name("substrate-checkpoint".into())

@@ -84,6 +84,9 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// A write-ahead log longer than this at open is checkpointed at once.
 const LONG_WAL_BYTES: u64 = 8 << 20;
 
+/// How long a connection waits for another process's lock on the file.
+pub(crate) const BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 impl Substrate {
     /// Opens (creating if needed) the substrate at `path` with default options.
     pub fn open(path: impl AsRef<Path>) -> Result<Substrate> {
@@ -139,7 +142,7 @@ impl Substrate {
         let truncated = writer.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
             r.get::<_, i64>(0)
         });
-        writer.busy_timeout(std::time::Duration::from_secs(10))?;
+        writer.busy_timeout(BUSY_WAIT)?;
         if !matches!(truncated, Ok(0)) {
             writer.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))?;
         }

@@ -137,7 +137,7 @@ pub(crate) fn configure(conn: &Connection, synchronous_full: bool) -> Result<()>
 /// Settings every connection gets: a busy timeout, a statement cache, and
 /// the `rarray` table function reads use to pass id lists.
 pub(crate) fn configure_reader(conn: &Connection) -> Result<()> {
-    conn.busy_timeout(std::time::Duration::from_secs(10))?;
+    conn.busy_timeout(super::BUSY_WAIT)?;
     // Pages come straight from the OS page cache instead of a copy per
     // read; a large store costs no more to read than a small one.
     conn.pragma_update(None, "mmap_size", 1_i64 << 30)?;
