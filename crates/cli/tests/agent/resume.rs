@@ -40,7 +40,7 @@ async fn wait_for(what: &str, mut ready: impl FnMut() -> bool) {
 /// `hc run ARGS` under a pseudo-terminal (`script`), Ctrl-C typed once
 /// `ready` says so; answers its exit code and what the terminal showed.
 async fn run_then_ctrl_c(s: &Setup, args: &str, ready: impl Fn(&Setup) -> bool) -> (i32, String) {
-    let command = format!("{HC} run {args}");
+    let command = format!("exec {HC} run {args}");
     let mut child = tokio::process::Command::new("script");
     child
         .args(["-qfec", &command, "/dev/null"])

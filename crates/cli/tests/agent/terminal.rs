@@ -19,7 +19,9 @@ pub async fn in_terminal(
 ) -> (i32, String) {
     let mut child = tokio::process::Command::new("script");
     child
-        .args(["-qfec", &format!("{HC} {args}"), "/dev/null"])
+        // `exec`: a shell that stays between (dash does) would take the
+        // terminal's SIGINT and die of it, and `script` answers its code.
+        .args(["-qfec", &format!("exec {HC} {args}"), "/dev/null"])
         .current_dir(&s.root)
         .env("ANTHROPIC_BASE_URL", s.fake.base_url())
         .env("XDG_CONFIG_HOME", s.root.join(".no-user-config"))
