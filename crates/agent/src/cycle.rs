@@ -17,6 +17,30 @@ const MAX_STOP_HOOK_TURNS: u32 = 3;
 /// Whole calls retried after a stream broke mid-reply.
 const STREAM_RETRIES: u32 = 2;
 
+/// What a reply has streamed so far.
+#[derive(Default)]
+struct Streamed {
+    /// Its text, kept if the reply is cut off.
+    text: String,
+    /// Characters of text, thinking and tool input: what the output
+    /// tokens are estimated from when the API has not counted them yet.
+    chars: usize,
+    /// Tool call ids by block index, for the input deltas.
+    tool_ids: HashMap<usize, String>,
+}
+
+impl Streamed {
+    /// The usage of a cut-off reply: what the API reported, its output no
+    /// less than about four characters a token of what streamed.
+    fn usage(&self, reported: model::Usage) -> model::Usage {
+        let estimated = self.chars.div_ceil(4) as u64;
+        model::Usage {
+            output_tokens: reported.output_tokens.max(estimated),
+            ..reported
+        }
+    }
+}
+
 /// How a model call ended, when not with a reply.
 enum Failed {
     Stop(Stop),
@@ -130,7 +154,7 @@ impl Run {
         self.request.messages.extend(self.conversation.tail());
         mark_breakpoint(&mut self.request.messages, true);
         let started = Instant::now();
-        let outcome = self.stream(&provider).await;
+        let outcome = self.stream(&provider, started).await;
         mark_breakpoint(&mut self.request.messages, false);
         self.request.messages.truncate(closed);
         let api_ms = started.elapsed().as_millis() as u64;
@@ -141,24 +165,30 @@ impl Run {
     }
 
     /// Streams the current request, forwarding deltas; an interrupt stops
-    /// it and records what had come.
-    async fn stream(&mut self, provider: &model::Provider) -> Result<MessageResponse, Failed> {
+    /// it and records what had come, and counts what it cost.
+    async fn stream(
+        &mut self,
+        provider: &model::Provider,
+        started: Instant,
+    ) -> Result<MessageResponse, Failed> {
         let mut stream = match provider.stream(&self.request).await {
             Ok(s) => s,
             Err(e) => return Err(Failed::Stop(self.stop_for(e))),
         };
-        let mut shown = String::new();
-        let mut tool_ids: HashMap<usize, String> = HashMap::new();
+        let mut streamed = Streamed::default();
         loop {
             let event = tokio::select! {
                 event = stream.next_event() => event,
                 () = self.inbox.wait_interrupt() => {
-                    self.record_partial(&shown).await;
+                    let usage = streamed.usage(stream.usage());
+                    let api_ms = started.elapsed().as_millis() as u64;
+                    self.last_cost = self.tally.add_call(&self.config.model, &usage, api_ms);
+                    self.record_partial(&streamed.text, &usage).await;
                     return Err(Failed::Stop(Stop::Interrupted));
                 }
             };
             match event {
-                Ok(Some(event)) => self.forward(event, &mut shown, &mut tool_ids),
+                Ok(Some(event)) => self.forward(event, &mut streamed),
                 Ok(None) => break,
                 Err(e) if retryable(&e) => return Err(Failed::Broken(e)),
                 Err(e) => return Err(Failed::Stop(self.stop_for(e))),
@@ -171,36 +201,36 @@ impl Run {
         }
     }
 
-    fn forward(
-        &self,
-        event: StreamEvent,
-        shown: &mut String,
-        tool_ids: &mut HashMap<usize, String>,
-    ) {
+    fn forward(&self, event: StreamEvent, streamed: &mut Streamed) {
         let data = match event {
             StreamEvent::TextDelta { index, text } => {
-                shown.push_str(&text);
+                streamed.text.push_str(&text);
+                streamed.chars += text.chars().count();
                 json!({"kind": "text_delta", "index": index, "text": text})
             }
             StreamEvent::ThinkingDelta { index, thinking } => {
+                streamed.chars += thinking.chars().count();
                 json!({"kind": "thinking_delta", "index": index, "text": thinking})
             }
             StreamEvent::BlockStart {
                 index,
                 block: ContentBlock::ToolUse(tool),
             } => {
-                tool_ids.insert(index, tool.id);
+                streamed.tool_ids.insert(index, tool.id);
                 return;
             }
             StreamEvent::InputJsonDelta {
                 index,
                 partial_json,
-            } if !partial_json.is_empty() => json!({
-                "kind": "tool_input_delta",
-                "index": index,
-                "tool_use_id": tool_ids.get(&index).cloned().unwrap_or_default(),
-                "json": partial_json,
-            }),
+            } if !partial_json.is_empty() => {
+                streamed.chars += partial_json.chars().count();
+                json!({
+                    "kind": "tool_input_delta",
+                    "index": index,
+                    "tool_use_id": streamed.tool_ids.get(&index).cloned().unwrap_or_default(),
+                    "json": partial_json,
+                })
+            }
             _ => return,
         };
         self.client.notify_now(data);
@@ -267,8 +297,10 @@ impl Run {
         Ok(())
     }
 
-    /// What had streamed when an interrupt came, kept as an answer.
-    async fn record_partial(&mut self, shown: &str) {
+    /// What had streamed when an interrupt came, kept as an answer with
+    /// what it cost so far (its output tokens estimated when the API had
+    /// not said them yet).
+    async fn record_partial(&mut self, shown: &str, usage: &model::Usage) {
         if shown.is_empty() {
             return;
         }
@@ -277,8 +309,11 @@ impl Run {
             "content": [{"type": "text", "text": shown}],
             "model": self.config.model,
             "stop_reason": "interrupted",
+            "usage": serde_json::to_value(usage).unwrap_or(Value::Null),
+            "cost_usd": if self.tally.priced { json!(self.last_cost) } else { Value::Null },
             "process": self.me,
             "as_of": self.as_of,
+            "call": self.tally.turns,
         });
         if self
             .commit_on_session(vec![("answer", body.clone())], None)

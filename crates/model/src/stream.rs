@@ -122,6 +122,13 @@ impl Decoder {
         }
     }
 
+    fn usage(&self) -> Usage {
+        match self {
+            Decoder::Anthropic(a) => a.usage(),
+            Decoder::OpenAi(o) => o.usage(),
+        }
+    }
+
     fn finish(self) -> Result<MessageResponse, ModelError> {
         match self {
             Decoder::Anthropic(a) => a.finish(),
@@ -232,6 +239,16 @@ impl MessageStream {
     /// The API's `request-id` for this reply.
     pub fn request_id(&self) -> Option<&str> {
         self.request_id.as_deref()
+    }
+
+    /// The usage the server has reported so far (Anthropic: the input at
+    /// `message_start`, the output at `message_delta`; OpenAI: at the end),
+    /// e.g. to count a reply that was cut off.
+    pub fn usage(&self) -> Usage {
+        self.decoder
+            .as_ref()
+            .map(Decoder::usage)
+            .unwrap_or_default()
     }
 
     /// The next delta, or `None` when the reply is complete.

@@ -88,3 +88,27 @@ fn a_transport_error_in_recorded_bytes_is_reported() {
     let err = rt.block_on(stream.finish()).unwrap_err();
     assert!(err.to_string().contains("disk went away"), "{err}");
 }
+
+#[test]
+fn usage_so_far_is_the_start_then_the_delta() {
+    let text = body("hello", &serde_json::json!({"a": 1}));
+    let stream = MessageStream::from_sse_bytes(
+        WireFormat::Anthropic,
+        futures_util::stream::iter([Ok::<_, std::io::Error>(Bytes::from(text))]),
+    );
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    rt.block_on(async move {
+        let mut stream = stream;
+        assert_eq!(stream.usage().input_tokens, 0, "nothing read yet");
+        // The first event is the text block's start: message_start is read.
+        stream.next_event().await.unwrap().unwrap();
+        assert_eq!(
+            (stream.usage().input_tokens, stream.usage().output_tokens),
+            (3, 1)
+        );
+        while stream.next_event().await.unwrap().is_some() {}
+        assert_eq!(stream.usage().output_tokens, 9, "message_delta's count");
+    });
+}

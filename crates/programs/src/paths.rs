@@ -47,13 +47,7 @@ impl Paths {
     /// `path` made absolute (relative to the project root), `.` and `..`
     /// resolved by their text, `~` expanded.
     pub fn absolute(&self, path: &str) -> PathBuf {
-        let path = match (path.strip_prefix('~'), std::env::var_os("HOME")) {
-            (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
-                PathBuf::from(home).join(rest.trim_start_matches('/'))
-            }
-            _ => PathBuf::from(path),
-        };
-        protocol::paths::normalize(&self.root.join(path))
+        protocol::paths::absolute(&self.root, path)
     }
 
     /// How a path is shown: relative to the project root when inside it.

@@ -72,8 +72,11 @@ async fn run_then_ctrl_c(s: &Setup, args: &str, ready: impl Fn(&Setup) -> bool) 
 async fn ctrl_c_mid_stream_keeps_the_partial_answer_and_exits_130() {
     let long = "word ".repeat(400);
     let s = Setup::new(json!({"turns": [
-        {"reply": {"content": [text(&long)], "stop_reason": "end_turn"}, "pace": {"delay_ms": 40, "text_chunk": 10}}
-    ]})).await;
+        {"reply": {"content": [text(&long)], "stop_reason": "end_turn",
+                   "usage": {"input_tokens": 1234, "output_tokens": 800}},
+         "pace": {"delay_ms": 40, "text_chunk": 10}}
+    ]}))
+    .await;
     let (code, shown) = run_then_ctrl_c(&s, "--permission-mode bypass go", |s| {
         // some of the reply has streamed
         s.fake
@@ -89,8 +92,17 @@ async fn ctrl_c_mid_stream_keeps_the_partial_answer_and_exits_130() {
     assert_eq!(answers[0]["stop_reason"], "interrupted");
     let partial = answers[0]["text"].as_str().unwrap();
     assert!(partial.len() < long.len(), "cut short");
+    // What was sent and streamed is counted: the input as message_start
+    // said it, the output estimated from what streamed.
+    let usage = &answers[0]["usage"];
+    assert_eq!(usage["input_tokens"], 1234, "{usage:#}");
+    let out = usage["output_tokens"].as_u64().unwrap();
+    assert!(out >= (partial.len() as u64).div_ceil(4), "{usage:#}");
+    assert!(answers[0]["cost_usd"].as_f64().unwrap() > 0.0);
     let agent = processes_of(&s, "agent").pop().unwrap();
     assert_eq!(agent["stop_reason"], "interrupted");
+    assert_eq!(agent["turns"], 1, "{agent:#}");
+    assert_eq!(agent["usage"]["output_tokens"], out, "{agent:#}");
     assert_eq!(
         s.of_type(&session, "interrupt").len(),
         1,
@@ -262,6 +274,17 @@ async fn a_sub_agent_tree_left_by_a_killed_hc_is_failed_and_its_session_goes_on(
     );
 }
 
+/// The pids whose command line is exactly `cmdline` (NUL-separated).
+fn commands_running(cmdline: &str) -> Vec<i64> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i64>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == cmdline.as_bytes())
+        })
+        .collect()
+}
+
 /// Whether `pid` is gone (or a zombie nobody has reaped yet).
 fn gone(pid: i64) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
@@ -275,7 +298,7 @@ fn gone(pid: i64) -> bool {
 #[tokio::test(flavor = "multi_thread")]
 async fn what_a_killed_hc_left_running_does_not_outlive_its_command() {
     let s = Setup::new(json!({"turns": [
-        reply(json!([call("t1", "shell", json!({"command": "sleep 2"}))]), "tool_use"),
+        reply(json!([call("t1", "shell", json!({"command": "sleep 117"}))]), "tool_use"),
     ]}))
     .await;
     let mut hc = s
@@ -290,6 +313,8 @@ async fn what_a_killed_hc_left_running_does_not_outlive_its_command() {
             .any(|b| b["status"] == "running")
     })
     .await;
+    let sleeps = commands_running("sleep\u{0}117\u{0}");
+    assert_eq!(sleeps.len(), 1, "the command runs");
     hc.start_kill().unwrap();
     hc.wait().await.unwrap();
     let pids: Vec<i64> = ["shell", "agent"]
@@ -298,10 +323,10 @@ async fn what_a_killed_hc_left_running_does_not_outlive_its_command() {
         .filter_map(|b| b["pid"].as_i64())
         .collect();
     assert_eq!(pids.len(), 2, "both recorded their pid");
-    // The command ends after 2 s; the tool finds its engine gone and ends,
-    // and so does everything that ran it.
+    // The tool finds its engine gone and ends, its command with it (long
+    // before the command's own end), and so does everything that ran it.
     wait_for("the dead tree's processes to end", || {
-        pids.iter().all(|p| gone(*p))
+        pids.iter().chain(&sleeps).all(|p| gone(*p))
     })
     .await;
 }

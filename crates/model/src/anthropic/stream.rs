@@ -10,7 +10,7 @@ use crate::anthropic::delta::parse_content_delta;
 use crate::content::{ContentBlock, RawBlock, TextBlock, ThinkingBlock, ToolUseBlock};
 use crate::error::{ApiError, ModelError};
 use crate::raw::RawJson;
-use crate::response::{MessageResponse, StopReason, UsageDelta};
+use crate::response::{MessageResponse, StopReason, Usage, UsageDelta};
 use crate::stream::StreamEvent;
 use crate::transport::excerpt;
 use serde::Deserialize;
@@ -410,6 +410,14 @@ impl Accumulator {
             usage: message.usage.clone(),
         });
         Ok(())
+    }
+
+    /// The usage reported so far (none before `message_start`).
+    pub fn usage(&self) -> Usage {
+        self.message
+            .as_ref()
+            .map(|m| m.usage.clone())
+            .unwrap_or_default()
     }
 
     /// The message the events added up to.

@@ -100,6 +100,11 @@ impl ChunkAccumulator {
         }
     }
 
+    /// The usage reported so far (servers send it last, if at all).
+    pub fn usage(&self) -> Usage {
+        self.usage.clone()
+    }
+
     /// Whether the server has said why it stopped.
     pub fn finished(&self) -> bool {
         self.finish_reason.is_some()

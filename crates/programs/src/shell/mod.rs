@@ -195,7 +195,14 @@ impl Run {
                         progress.send(program);
                     }
                 }
-                _ = ticker.tick() => progress.send(program),
+                _ = ticker.tick() => {
+                    // The engine is gone (its `hc` killed): nobody will read
+                    // the answer, so the command ends now, not on its own.
+                    if program.client().is_closed() {
+                        break None;
+                    }
+                    progress.send(program);
+                }
                 status = child.wait() => break status.ok(),
                 () = &mut deadline => break None,
             }
