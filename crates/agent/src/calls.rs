@@ -330,7 +330,7 @@ impl Run {
             Decision::Ask(why) if !self.config.interactive => format!(
                 "permission denied: `{}` needs permission ({why}) and no one is attached to \
                  give it. To allow it, run with --allow '{rule}' or add \"{rule}\" to `allow` \
-                 in .hermitcrab/config.toml",
+                 under [permissions] in .hermitcrab/config.toml",
                 call.name
             ),
             Decision::Ask(why) => match self.ask_permission(call, input, &why, &rule).await? {

@@ -170,15 +170,18 @@ pub fn own_tools() -> Vec<Value> {
         }),
         json!({
             "name": "scope",
-            "description": "Reads the substrate hermitcrab keeps: scopes (a session, a \
-                process, a type such as `prompt`) by id, or a full-text search over \
-                everything with `match`. A scope you read is added to your knowledge from the \
-                next turn on. Earlier sessions are reachable this way.",
+            "description": "Reads the substrate hermitcrab keeps, within what this run may \
+                read (this session, its processes, the programs, and any scope the person \
+                gave with --context): scopes by id, or a full-text search with `match` — \
+                within `ids`, or this session's whole history when no ids are given (older \
+                turns stay here after a compaction). A scope you read by id is added to your \
+                knowledge from the next turn on.",
             "input_schema": {
                 "type": "object",
                 "properties": {
-                    "ids": {"type": "array", "items": {"type": "string"}, "description": "Scope ids; several mean their intersection."},
+                    "ids": {"type": "array", "items": {"type": "string"}, "description": "Scope ids; several mean their intersection. Default: this session (with `match`)."},
                     "match": {"type": "string", "description": "Full-text query."},
+                    "as_of": {"type": "integer", "minimum": 1, "description": "Read as the substrate was at this commit (a number from an earlier answer's `as_of`); default now."},
                     "limit": {"type": "integer", "minimum": 1, "description": "At most this many members (default 50)."}
                 }
             }

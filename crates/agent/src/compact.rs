@@ -27,7 +27,7 @@ impl Run {
     /// Whether the last call filled the context window past the threshold.
     pub(crate) fn needs_compaction(&self) -> bool {
         let at = self.config.compact_at.unwrap_or(DEFAULT_COMPACT_AT);
-        self.tally.context_percent >= at * 100.0
+        self.tally.context_percent > at * 100.0
     }
 
     /// Summarizes the session and starts the messages over from the summary.

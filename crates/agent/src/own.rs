@@ -94,6 +94,7 @@ impl Run {
         }
         let opts = ScopeOpts {
             match_: query,
+            as_of: input["as_of"].as_u64(),
             limit: Some(
                 input["limit"]
                     .as_u64()
@@ -101,7 +102,13 @@ impl Run {
             ),
             ..ScopeOpts::default()
         };
-        let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+        // A search with no scope named searches the session: a run reads
+        // within its read boundary, never the whole substrate.
+        let refs: Vec<&str> = if ids.is_empty() {
+            vec![self.session.as_str()]
+        } else {
+            ids.iter().map(String::as_str).collect()
+        };
         let read = match self.client.scope(&refs, opts).await {
             Ok(read) => read,
             Err(e) => return Outcome::error(format!("cannot read: {e}")),

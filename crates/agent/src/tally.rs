@@ -82,8 +82,7 @@ impl Tally {
     pub fn add_call(&mut self, model: &str, usage: &Usage, api_ms: u64) -> f64 {
         self.turns += 1;
         let cost = self.add_usage(model, usage, api_ms);
-        self.context_percent =
-            (usage.total_input_tokens() + usage.output_tokens) as f64 * 100.0 / self.window as f64;
+        self.context_percent = usage.total_input_tokens() as f64 * 100.0 / self.window as f64;
         cost
     }
 

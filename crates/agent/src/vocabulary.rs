@@ -150,7 +150,10 @@ pub fn agent_program() -> ChunkDecl {
         boundary: Boundary::Open,
         timeout_ms: Some(AGENT_TIMEOUT_MS),
         concurrency_safe: true,
-        read_only: false,
+        // It changes nothing itself (`write: []`): each call a sub-agent
+        // makes is decided under the same mode and rules, so spawning one
+        // needs no permission of its own (in plan mode too).
+        read_only: true,
         tool: true,
     };
     ChunkDecl::with_id("program/agent")

@@ -14,7 +14,13 @@ pub struct Cli {
 
 const MAIN_HELP: &str = "\
 Start with `hc run \"fix the failing test\"` (an API key in ANTHROPIC_API_KEY) or `hc chat`.
-Every step is kept in the project's substrate (.hermitcrab/): `hc sessions`, `hc trace`.";
+Every step is kept in the project's substrate (.hermitcrab/): `hc sessions`, `hc trace`.
+
+Examples:
+  hc run \"fix the failing test\"
+  hc chat
+  hc sessions
+  hc trace s_01J9 --request 1";
 
 #[derive(Subcommand)]
 pub enum Command {
@@ -25,7 +31,9 @@ pub enum Command {
     #[command(after_help = CHAT_HELP)]
     Chat(ChatFlags),
     /// List the project's sessions: time, title, turns, cost, status.
-    #[command(after_help = "Examples:\n  hc sessions\n  hc sessions --json | jq '.[0].id'")]
+    #[command(
+        after_help = "Examples:\n  hc sessions\n  hc sessions --json | jq '.[0].id'   # the newest"
+    )]
     Sessions {
         /// As JSON.
         #[arg(long)]
@@ -150,6 +158,22 @@ pub enum Command {
         /// The policy (JSON).
         args: Vec<String>,
     },
+}
+
+impl Command {
+    /// Whether the command only reads and prints (it runs no program).
+    pub fn only_prints(&self) -> bool {
+        matches!(
+            self,
+            Command::Sessions { .. }
+                | Command::Trace { .. }
+                | Command::Scope { .. }
+                | Command::Log { .. }
+                | Command::Ps { .. }
+                | Command::Programs { .. }
+                | Command::Commit { .. }
+        )
+    }
 }
 
 const RUN_HELP: &str = "\

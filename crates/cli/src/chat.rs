@@ -140,25 +140,57 @@ pub fn chat(flags: ChatFlags) -> Result<()> {
     outcome
 }
 
-/// One message: a line, or several when each but the last ends with `\`.
-fn read_message(
-    editor: &mut rustyline::Editor<Commands, rustyline::history::DefaultHistory>,
-) -> rustyline::Result<String> {
-    let mut message = editor.readline("› ")?;
-    while let Some(open) = message.strip_suffix('\\') {
-        message = format!("{open}\n{}", editor.readline("… ")?);
+/// Where the person's lines come from: the line editor, or — when stdout
+/// is not a terminal (`hc chat > log`) — plain lines from stdin, so no
+/// editing escape codes reach the output.
+enum Input {
+    Editor(Box<rustyline::Editor<Commands, rustyline::history::DefaultHistory>>),
+    Plain(std::io::StdinLock<'static>),
+}
+
+impl Input {
+    fn new() -> Result<Input> {
+        if !std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+            return Ok(Input::Plain(std::io::stdin().lock()));
+        }
+        let mut editor: rustyline::Editor<Commands, rustyline::history::DefaultHistory> =
+            rustyline::Editor::new().context("cannot set up line editing")?;
+        editor.set_helper(Some(Commands));
+        Ok(Input::Editor(Box::new(editor)))
     }
-    Ok(message)
+
+    fn readline(&mut self, prompt: &str) -> rustyline::Result<String> {
+        match self {
+            Input::Editor(editor) => editor.readline(prompt),
+            Input::Plain(stdin) => {
+                let mut line = String::new();
+                match std::io::BufRead::read_line(stdin, &mut line)? {
+                    0 => Err(ReadlineError::Eof),
+                    _ => Ok(line.trim_end_matches(['\n', '\r']).to_owned()),
+                }
+            }
+        }
+    }
+
+    /// One message: a line, or several when each but the last ends with
+    /// `\`.
+    fn message(&mut self) -> rustyline::Result<String> {
+        let mut message = self.readline("› ")?;
+        while let Some(open) = message.strip_suffix('\\') {
+            message = format!("{open}\n{}", self.readline("… ")?);
+        }
+        Ok(message)
+    }
 }
 
 impl Chat {
     /// Reads and answers lines until the person leaves.
     fn lines(&mut self, project: &Project) -> Result<()> {
-        let mut editor: rustyline::Editor<Commands, rustyline::history::DefaultHistory> =
-            rustyline::Editor::new().context("cannot set up line editing")?;
-        editor.set_helper(Some(Commands));
+        let mut input = Input::new()?;
         let history = project.root.join(project::DIR).join("history");
-        let _ = editor.load_history(&history);
+        if let Input::Editor(editor) = &mut input {
+            let _ = editor.load_history(&history);
+        }
         eprintln!(
             "{} · {} · {}",
             bold("hermitcrab chat"),
@@ -179,13 +211,15 @@ impl Chat {
         }
         let mut interrupted = false;
         loop {
-            match read_message(&mut editor) {
+            match input.message() {
                 Ok(line) => {
                     interrupted = false;
                     if line.trim().is_empty() {
                         continue;
                     }
-                    let _ = editor.add_history_entry(line.as_str());
+                    if let Input::Editor(editor) = &mut input {
+                        let _ = editor.add_history_entry(line.as_str());
+                    }
                     if let Step::Exit = self.line(line.trim())? {
                         break;
                     }
@@ -198,7 +232,9 @@ impl Chat {
                 Err(e) => return Err(e).context("cannot read the terminal"),
             }
         }
-        if let Err(e) = editor.save_history(&history) {
+        if let Input::Editor(editor) = &mut input
+            && let Err(e) = editor.save_history(&history)
+        {
             tracing::debug!("cannot save the chat history: {e}");
         }
         Ok(())

@@ -142,8 +142,10 @@ pub fn sessions(as_json: bool) -> Result<()> {
 pub fn print_sessions(db: &Substrate, as_json: bool) -> Result<()> {
     let rows = session_rows(db)?;
     if as_json {
+        // Newest first, as the table lists them.
         let list: Vec<Value> = rows
             .iter()
+            .rev()
             .map(|r| json!({"id": r.id, "title": r.title, "created": r.created, "turns": r.totals.turns, "cost_usd": r.totals.cost_usd, "status": r.status}))
             .collect();
         println!("{}", serde_json::to_string_pretty(&list)?);
@@ -199,7 +201,17 @@ pub fn scope(
         limit,
         ..ScopeOpts::default()
     };
-    let read = db.scope(ids, &opts)?;
+    // A session may be named by a unique prefix of its id, as everywhere.
+    let mut whole = Vec::with_capacity(ids.len());
+    for id in ids {
+        let known = db.read(|s| s.body(id))?.is_some();
+        whole.push(if !known && id.starts_with("s_") {
+            crate::trace::resolve_session(&db, id)?
+        } else {
+            id.clone()
+        });
+    }
+    let read = db.scope(&whole, &opts)?;
     if as_json {
         println!("{}", serde_json::to_string_pretty(&read)?);
         return Ok(());
@@ -383,8 +395,10 @@ pub fn programs(as_json: bool) -> Result<()> {
         .collect();
     rows.sort_by(|a, b| a.0.cmp(&b.0));
     if as_json {
+        // Newest first, as the table lists them.
         let list: Vec<Value> = rows
             .iter()
+            .rev()
             .map(|(name, b)| json!({"name": name, "description": b["text"], "executable": b["executable"], "capabilities": b["capabilities"], "concurrency_safe": b["concurrency_safe"], "read_only": b["read_only"], "tool": b["tool"]}))
             .collect();
         println!("{}", serde_json::to_string_pretty(&list)?);

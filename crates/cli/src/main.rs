@@ -35,6 +35,9 @@ fn main() -> ExitCode {
     }
     init_logging();
     let cli = Cli::parse();
+    if cli.command.only_prints() {
+        default_sigpipe();
+    }
     let outcome = match cli.command {
         Command::Run(flags) => return exit_code(run::run(flags.into_request())),
         Command::Chat(flags) => chat::chat(flags),
@@ -92,6 +95,19 @@ fn exit_code(outcome: Result<u8>) -> ExitCode {
             eprintln!("hc: {e:#}");
             ExitCode::from(code)
         }
+    }
+}
+
+/// A command that only reads and prints ends quietly when its reader
+/// goes (`hc sessions | head -3`), as other Unix tools do, instead of
+/// failing on a broken pipe. Commands that run programs keep Rust's
+/// default (an error on a write to a gone program, never a signal).
+fn default_sigpipe() {
+    // SAFETY: setting a signal's disposition to its default, before any
+    // thread is started.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 

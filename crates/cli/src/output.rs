@@ -28,6 +28,65 @@ pub struct JsonOut {
     pub partial: bool,
     /// The session, named on every line.
     pub session: String,
+    /// Tool results not yet printed, with the call that spawned the
+    /// sub-agent they belong to: the results of one round of calls land
+    /// in several commits, and go out as one user message.
+    pub pending: std::sync::Mutex<Vec<(Option<String>, Value)>>,
+}
+
+impl JsonOut {
+    /// A writer for `session`.
+    pub fn new(stream: bool, partial: bool, session: String) -> JsonOut {
+        JsonOut {
+            stream,
+            partial,
+            session,
+            pending: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Prints the held results of `parent`'s conversation (the run's own:
+    /// `None`) as one user message, before what comes next in it.
+    fn flush(&self, parent: Option<&str>) {
+        let results: Vec<Value> = {
+            let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+            let (mine, others) = std::mem::take(&mut *pending)
+                .into_iter()
+                .partition(|(p, _)| p.as_deref() == parent);
+            *pending = others;
+            mine.into_iter().map(|(_, r)| r).collect()
+        };
+        if results.is_empty() {
+            return;
+        }
+        let content: Vec<Value> = results
+            .iter()
+            .map(|r| {
+                json!({"type": "tool_result", "tool_use_id": r["tool_use_id"], "content": r["text"], "is_error": r["is_error"]})
+            })
+            .collect();
+        self.line(json!({
+            "type": "user", "parent_tool_use_id": parent,
+            "message": {"role": "user", "content": content},
+        }));
+    }
+
+    /// Everything held, before the result.
+    fn flush_all(&self) {
+        let parents: Vec<Option<String>> = {
+            let pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+            let mut parents: Vec<Option<String>> = Vec::new();
+            for (p, _) in pending.iter() {
+                if !parents.contains(p) {
+                    parents.push(p.clone());
+                }
+            }
+            parents
+        };
+        for parent in parents {
+            self.flush(parent.as_deref());
+        }
+    }
 }
 
 impl JsonOut {
@@ -63,6 +122,7 @@ impl JsonOut {
             }
             _ => return,
         };
+        self.flush(None);
         self.line(json!({
             "type": "stream_event", "parent_tool_use_id": null,
             "event": {"type": "content_block_delta", "index": index, "delta": delta},
@@ -72,6 +132,7 @@ impl JsonOut {
     /// An `answer` chunk, as the API's assistant message.
     /// `parent`: the call that spawned the sub-agent that answered.
     pub fn assistant(&self, answer: &Value, parent: Option<&str>) {
+        self.flush(parent);
         self.line(json!({
             "type": "assistant", "parent_tool_use_id": parent,
             "message": {
@@ -82,26 +143,21 @@ impl JsonOut {
         }));
     }
 
-    /// The `tool-result` chunks of one commit, as one user message.
-    /// `parent`: as for `assistant`.
+    /// `tool-result` chunks, held until the next message of the same
+    /// conversation (or the result) so that one round's results are one
+    /// user message. `parent`: as for `assistant`.
     pub fn user(&self, results: &[Value], parent: Option<&str>) {
-        if results.is_empty() {
-            return;
-        }
-        let content: Vec<Value> = results
-            .iter()
-            .map(|r| {
-                json!({"type": "tool_result", "tool_use_id": r["tool_use_id"], "content": r["text"], "is_error": r["is_error"]})
-            })
-            .collect();
-        self.line(json!({
-            "type": "user", "parent_tool_use_id": parent,
-            "message": {"role": "user", "content": content},
-        }));
+        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        pending.extend(
+            results
+                .iter()
+                .map(|r| (parent.map(str::to_owned), r.clone())),
+        );
     }
 
     /// The `result` object: last on stream-json, the only one on json.
     pub fn result(&self, result: Value) {
+        self.flush_all();
         let mut result = result;
         result["session_id"] = json!(self.session);
         emit(&result);

@@ -52,6 +52,8 @@ pub struct Renderer {
     progress: Option<String>,
     /// Ctrl-C was pressed at a question.
     asked_ctrl_c: bool,
+    /// The person interrupted the run (or cancelled it).
+    pub interrupted: bool,
 }
 
 impl Renderer {
@@ -71,6 +73,7 @@ impl Renderer {
             root: None,
             progress: None,
             asked_ctrl_c: false,
+            interrupted: false,
         }
     }
 
@@ -131,6 +134,7 @@ impl Renderer {
         process: &str,
     ) {
         *interrupts += 1;
+        self.interrupted = true;
         if *interrupts == 1 {
             self.line("interrupting… (Ctrl-C again to stop at once)");
             self.interrupt();

@@ -95,7 +95,10 @@ fn start(request: RunRequest, started: Instant) -> Result<u8> {
     let files = project.config()?;
     let interactive = std::fs::File::open("/dev/tty").is_ok()
         && std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let (_, mut config) = settings::resolve(&files, &request.flags, interactive)?;
+    // A setting that cannot be read (a bad flag value, a bad line in a
+    // config file) is a usage error: exit 2.
+    let (_, mut config) = settings::resolve(&files, &request.flags, interactive)
+        .map_err(|e| exit(2, format!("{e:#}")))?;
     config.compact_first = request.compact;
     check_credentials(&config)?;
     let engine_config = crate::engine_config(&project, request.no_contain)?;
@@ -108,9 +111,40 @@ fn start(request: RunRequest, started: Instant) -> Result<u8> {
     })
 }
 
+/// How long a prompt given as an argument waits for piped input to start
+/// (`git diff | hc run "review this"`); a pipe left open and idle by
+/// whatever started `hc` is not waited on longer.
+const PIPED_WAIT_MS: i32 = 1_000;
+
+/// What is piped on stdin beside a prompt given as an argument, if any.
+fn piped_input() -> Result<Option<String>> {
+    let stdin = std::io::stdin();
+    if std::io::IsTerminal::is_terminal(&stdin) {
+        return Ok(None);
+    }
+    let mut fds = [libc::pollfd {
+        fd: 0,
+        events: libc::POLLIN,
+        revents: 0,
+    }];
+    // SAFETY: one valid pollfd for the duration of the call.
+    #[allow(unsafe_code)]
+    let ready = unsafe { libc::poll(fds.as_mut_ptr(), 1, PIPED_WAIT_MS) };
+    if ready <= 0 || fds[0].revents & (libc::POLLIN | libc::POLLHUP) == 0 {
+        return Ok(None);
+    }
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut stdin.lock(), &mut text)
+        .context("cannot read what was piped on stdin")?;
+    Ok(Some(text).filter(|t| !t.trim().is_empty()))
+}
+
 fn read_prompt(given: Option<String>) -> Result<String> {
     let prompt = match given.filter(|p| p != "-") {
-        Some(p) => p,
+        Some(p) => match piped_input()? {
+            Some(piped) => format!("{p}\n\n{piped}"),
+            None => p,
+        },
         None => {
             if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
                 return Err(exit(
@@ -340,11 +374,11 @@ pub async fn drive(
     let process = engine.run(&host, "agent", args)?;
     let mut renderer = Renderer::new(engine.clone(), session.clone(), config.interactive);
     if request.format != OutputFormat::Text {
-        let json = JsonOut {
-            stream: request.format == OutputFormat::StreamJson,
-            partial: request.partial,
-            session: session.clone(),
-        };
+        let json = JsonOut::new(
+            request.format == OutputFormat::StreamJson,
+            request.partial,
+            session.clone(),
+        );
         let cwd = engine.config().project_root.to_string_lossy().into_owned();
         json.init(
             &config.model,
@@ -356,11 +390,16 @@ pub async fn drive(
         renderer.json = Some(json);
     }
     let done = renderer.follow(events, &process).await?;
-    let body = done
+    let mut body = done
         .scopes
         .first()
         .map(|s| s.body_value())
         .unwrap_or_default();
+    // Cancelled at a second Ctrl-C or after the grace period, the agent
+    // wrote no reason of its own: it was still the person's interrupt.
+    if renderer.interrupted && body["stop_reason"].is_null() {
+        body["stop_reason"] = json!("interrupted");
+    }
     let code = exit_code(&body);
     match renderer.json {
         None => summary_line(&body, started),

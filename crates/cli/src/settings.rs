@@ -31,7 +31,8 @@ pub const SCALARS: &[(&str, &str)] = &[
     ("max_depth", "HC_MAX_DEPTH"),
 ];
 
-/// Rule lists, under `[permissions]` (lists from every source add up).
+/// Rule lists, under `[permissions]` or at the top of a file (lists from
+/// every source add up).
 pub const RULE_LISTS: &[&str] = &["allow", "deny", "ask"];
 
 /// What flags say (each `None` or empty when not given).
@@ -96,10 +97,15 @@ pub fn resolve(
     }
     for list in RULE_LISTS {
         for file in &files.files {
-            if let Some(rules) = file.table.get("permissions").and_then(|p| p.get(list)) {
+            // Under `[permissions]`, or at the top of the file.
+            let lists = [
+                file.table.get("permissions").and_then(|p| p.get(list)),
+                file.table.get(*list),
+            ];
+            for rules in lists.into_iter().flatten() {
                 let Some(rules) = rules.as_array() else {
                     bail!(
-                        "{}: [permissions] {list} must be a list of rules",
+                        "{}: {list} must be a list of rules, e.g. {list} = [\"shell(git status)\"]",
                         file.path.display()
                     );
                 };

@@ -137,10 +137,6 @@ fn glob(paths: &Paths, input: &Input) -> Result<Output, String> {
             input.pattern,
             paths.show(&base)
         );
-    } else if truncated {
-        text.push_str(&format!(
-            "\n(the {MAX_PATHS} newest of {count} matches; narrow the pattern or the path)"
-        ));
     }
     Ok(Output::ok(
         text,

@@ -118,6 +118,9 @@ pub(crate) fn search_for_bench(root: &Path, input: Value) -> Result<String, Stri
 }
 
 fn grep(paths: &Paths, input: &Input) -> Result<Output, String> {
+    if input.head_limit == Some(0) {
+        return Err("head_limit is a number of lines and must be at least 1".to_owned());
+    }
     let base = search_base(paths, input.path.as_deref())?;
     let matcher = matcher(input)?;
     let walk = file_walk(&base, input)?;
@@ -135,13 +138,14 @@ fn grep(paths: &Paths, input: &Input) -> Result<Output, String> {
     let total = lines.len();
     let limit = input.head_limit.unwrap_or(usize::MAX);
     lines.truncate(limit);
-    let mut out = lines.join("\n");
+    // `head_limit` caps the lines exactly (`data.truncated` says more were
+    // found); only the size cap, which the model did not ask for, adds a
+    // note, kept within the cap.
     let mut truncated = total > limit;
+    let mut out = lines.join("\n");
     if out.len() > MAX_OUTPUT_CHARS {
-        let at = out
-            .char_indices()
-            .nth(MAX_OUTPUT_CHARS)
-            .map_or(out.len(), |(i, _)| i);
+        let room = MAX_OUTPUT_CHARS - crate::text::NOTE_ROOM;
+        let at = out.char_indices().nth(room).map_or(out.len(), |(i, _)| i);
         let at = out[..at].rfind('\n').unwrap_or(at);
         let kept = out[..at].lines().count();
         out.truncate(at);
@@ -150,11 +154,6 @@ fn grep(paths: &Paths, input: &Input) -> Result<Output, String> {
             lines.len() - kept
         ));
         truncated = true;
-    } else if truncated {
-        out.push_str(&format!(
-            "\n[… {} more lines (head_limit {limit})]",
-            total - limit
-        ));
     }
     if total == 0 {
         out = format!("No matches for `{}`.", input.pattern);

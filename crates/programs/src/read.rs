@@ -222,7 +222,7 @@ impl Lines {
             );
         }
         let total = self.newlines + usize::from(self.bytes > 0 && self.last != b'\n');
-        if total == 0 {
+        if total == 0 && self.start <= 1 {
             return Ok(Page {
                 text: "(the file is empty)".to_owned(),
                 total,

@@ -28,15 +28,25 @@ pub(crate) fn push_numbered(out: &mut String, number: usize, line: &str) {
     let _ = writeln!(out, "{number:>6}\t{}", cut_line(line));
 }
 
-/// `text` kept to `max` characters: the first and last halves, with a note
-/// in between of how many characters were cut. Returns the text and
-/// whether anything was cut.
+/// Characters a cut text keeps free under its cap for the note that says
+/// what was cut.
+pub(crate) const NOTE_ROOM: usize = 100;
+
+/// The characters kept at each end of a text cut to `max` (its note
+/// included).
+pub(crate) fn kept_at_each_end(max: usize) -> usize {
+    max.saturating_sub(NOTE_ROOM) / 2
+}
+
+/// `text` kept to `max` characters: the first and last parts, with a note
+/// in between of how many characters were cut (the note within `max`).
+/// Returns the text and whether anything was cut.
 pub(crate) fn head_and_tail(text: &str, max: usize) -> (String, bool) {
     let total = text.chars().count();
     if total <= max {
         return (text.to_owned(), false);
     }
-    let half = max / 2;
+    let half = kept_at_each_end(max);
     let head_end = text.char_indices().nth(half).map_or(text.len(), |(i, _)| i);
     let tail_start = text
         .char_indices()
@@ -103,12 +113,13 @@ mod tests {
 
     #[test]
     fn head_and_tail_keep_both_ends() {
-        let text: String = (0..100).map(|i| format!("{i:03}")).collect();
-        let (kept, cut) = head_and_tail(&text, 30);
+        let text: String = (0..300).map(|i| format!("{i:03}")).collect();
+        let (kept, cut) = head_and_tail(&text, 230);
         assert!(cut);
+        assert!(kept.chars().count() <= 230, "the note within the cap");
         assert!(kept.starts_with("000001002003004"), "{kept}");
-        assert!(kept.ends_with("095096097098099"), "{kept}");
-        assert!(kept.contains("270 characters cut from the middle of 300"));
+        assert!(kept.ends_with("295296297298299"), "{kept}");
+        assert!(kept.contains("770 characters cut from the middle of 900"));
         assert_eq!(head_and_tail("abc", 30), ("abc".to_owned(), false));
     }
 

@@ -216,3 +216,19 @@ async fn chat_clear_starts_a_new_session_and_resume_goes_back() {
     assert_eq!(prompts(&sessions[0]), ["first topic", "more on the first"]);
     assert_eq!(prompts(&sessions[1]), ["second topic"]);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn chat_typed_at_a_terminal_into_a_file_writes_no_escape_codes() {
+    let s = Setup::new(json!({"turns": [reply(json!([text("Written down.")]), "end_turn")]})).await;
+    let (code, shown) = in_terminal(
+        &s,
+        "chat --permission-mode bypass > chat.out",
+        &[],
+        vec![(always(), b"hi there\r"), (runs_ended(1), b"\x04")],
+    )
+    .await;
+    assert_eq!(code, 0, "{shown}");
+    let written = std::fs::read_to_string(s.root.join("chat.out")).unwrap();
+    assert!(written.contains("Written down."), "{written:?}");
+    assert!(!written.contains('\x1b'), "{written:?}");
+}

@@ -19,7 +19,8 @@ fn lines(stdout: &str) -> Vec<Value> {
 #[tokio::test(flavor = "multi_thread")]
 async fn stream_json_speaks_the_print_mode_shapes_and_ends_with_the_result() {
     let s = Setup::new(json!({"turns": [
-        reply(json!([text("Reading."), call("t1", "read", json!({"file_path": "a.txt"}))]), "tool_use"),
+        reply(json!([text("Reading."), call("t1", "read", json!({"file_path": "a.txt"})),
+                     call("t2", "glob", json!({"pattern": "*.txt"}))]), "tool_use"),
         reply(json!([text("It says alpha.")]), "end_turn"),
     ]}))
     .await;
@@ -65,7 +66,21 @@ async fn stream_json_speaks_the_print_mode_shapes_and_ends_with_the_result() {
     assert_eq!(assistant[0]["message"]["content"][1]["name"], "read");
     assert!(assistant[0]["message"]["usage"]["output_tokens"].is_u64());
     let user = of("user");
-    assert_eq!(user.len(), 1);
+    assert_eq!(user.len(), 1, "one round's results are one message");
+    let ids: Vec<&Value> = user[0]["message"]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| &r["tool_use_id"])
+        .collect();
+    assert_eq!(ids, [&json!("t1"), &json!("t2")]);
+    // ... printed before the next message begins to stream.
+    let first_answer = all.iter().position(|l| l["type"] == "assistant").unwrap();
+    let user_at = all.iter().position(|l| l["type"] == "user").unwrap();
+    let next_stream = (first_answer..all.len())
+        .find(|&i| all[i]["type"] == "stream_event")
+        .unwrap();
+    assert!(first_answer < user_at && user_at < next_stream, "{all:#?}");
     let result = &user[0]["message"]["content"][0];
     assert_eq!(
         (result["type"].as_str(), result["tool_use_id"].as_str()),
@@ -140,6 +155,13 @@ async fn exit_codes_say_usage_error_and_run_error() {
     assert!(empty.stderr.contains("prompt is empty"), "{}", empty.stderr);
     let bad_flag = s.run(&["--output-format", "yaml", "x"]).await;
     assert_eq!(bad_flag.code, 2, "{bad_flag:#?}");
+    let bad_mode = s.run(&["--permission-mode", "yolo", "x"]).await;
+    assert_eq!(bad_mode.code, 2, "{bad_mode:#?}");
+    assert!(
+        bad_mode.stderr.contains("accept-edits"),
+        "{}",
+        bad_mode.stderr
+    );
     let no_session = s.run(&["--resume", "s_nope", "x"]).await;
     assert_eq!(no_session.code, 2, "{no_session:#?}");
     assert!(
@@ -183,10 +205,14 @@ async fn exit_codes_say_usage_error_and_run_error() {
 async fn every_command_has_help_with_examples() {
     let s = Setup::new(json!({"turns": [reply(json!([text("unused")]), "end_turn")]})).await;
     for command in [
-        "run", "chat", "sessions", "trace", "scope", "log", "ps", "programs", "commit", "config",
-        "serve",
+        "", "run", "chat", "sessions", "trace", "scope", "log", "ps", "programs", "commit",
+        "config", "serve",
     ] {
-        let help = s.out(&[command, "--help"]).await;
+        let args: Vec<&str> = [command, "--help"]
+            .into_iter()
+            .filter(|a| !a.is_empty())
+            .collect();
+        let help = s.out(&args).await;
         assert_eq!(help.code, 0, "{command}: {help:#?}");
         assert!(
             help.stdout.contains("Example"),
@@ -208,8 +234,8 @@ async fn sessions_list_title_turns_cost_status_and_ids_resolve_by_prefix() {
     let listed = s.out(&["sessions", "--json"]).await;
     let rows: Vec<Value> = serde_json::from_str(&listed.stdout).unwrap();
     assert_eq!(rows.len(), 2);
-    assert_eq!(rows[0]["title"], "first task");
-    assert_eq!(rows[1]["title"], "second task");
+    assert_eq!(rows[0]["title"], "second task", "newest first");
+    assert_eq!(rows[1]["title"], "first task");
     for row in &rows {
         assert_eq!(row["turns"], 1);
         assert_eq!(row["status"], "done");
@@ -224,7 +250,7 @@ async fn sessions_list_title_turns_cost_status_and_ids_resolve_by_prefix() {
         table.stdout
     );
     let short = newest.split_whitespace().next().unwrap();
-    let id = rows[1]["id"].as_str().unwrap();
+    let id = rows[0]["id"].as_str().unwrap();
     assert!(
         id.starts_with(short) && short.len() < id.len(),
         "{short} of {id}"
@@ -232,6 +258,19 @@ async fn sessions_list_title_turns_cost_status_and_ids_resolve_by_prefix() {
     let traced = s.out(&["trace", short]).await;
     assert_eq!(traced.code, 0, "{traced:#?}");
     assert!(traced.stdout.contains(id), "{}", traced.stdout);
+    // A reader that goes away (`hc sessions | head -0`) ends it quietly.
+    let mut gone = s.hc(&["sessions"]);
+    gone.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = gone.spawn().unwrap();
+    drop(child.stdout.take());
+    let quiet = child.wait_with_output().await.unwrap();
+    assert!(
+        !String::from_utf8_lossy(&quiet.stderr).contains("panicked"),
+        "{quiet:?}"
+    );
+    let scoped = s.out(&["scope", short]).await;
+    assert_eq!(scoped.code, 0, "{scoped:#?}");
+    assert!(scoped.stdout.contains(id), "{}", scoped.stdout);
     let ambiguous = s.out(&["trace", "s_"]).await;
     assert_eq!(ambiguous.code, 1);
     assert!(

@@ -9,6 +9,23 @@ fn heavy(content: Value, stop: &str, input_tokens: u64) -> Value {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn only_the_input_counts_toward_the_threshold() {
+    // 65 % of the window in, 30 % out: not above 70 % of input.
+    let s = Setup::new(json!({"turns": [
+        {"reply": {"content": [call("t1", "read", json!({"file_path": "a.txt"}))], "stop_reason": "tool_use",
+                   "usage": {"input_tokens": 1300, "output_tokens": 600}}},
+        heavy(json!([text("Done.")]), "end_turn", 1350),
+    ]}))
+    .await;
+    s.file("a.txt", "alpha\n");
+    s.file(".hermitcrab/config.toml", "context_window = 2000\n");
+    let ran = s.run(&["--permission-mode", "bypass", "look"]).await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    assert!(!ran.stderr.contains("compacting"), "{}", ran.stderr);
+    assert_eq!(s.sent().len(), 2, "no summary call");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_full_window_is_compacted_and_the_next_request_starts_from_the_summary() {
     let s = Setup::new(json!({"turns": [
         heavy(json!([text("Reading."), call("t1", "read", json!({"file_path": "a.txt"}))]), "tool_use", 1500),

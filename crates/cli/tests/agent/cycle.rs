@@ -309,20 +309,131 @@ async fn a_second_run_on_a_session_replays_the_first() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_prompt_may_come_from_stdin() {
-    let s = Setup::new(json!({"turns": [reply(json!([text("read it")]), "end_turn")]})).await;
-    let mut cmd = s.hc(&["run"]);
-    cmd.stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
-    use tokio::io::AsyncWriteExt;
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(b"a prompt from a pipe\n").await.unwrap();
-    drop(stdin);
-    let out = child.wait_with_output().await.unwrap();
-    assert!(out.status.success());
+    let s = Setup::new(json!({"turns": [
+        reply(json!([text("read it")]), "end_turn"),
+        reply(json!([text("reviewed")]), "end_turn"),
+    ]}))
+    .await;
+    let piped = |args: &[&str], input: &'static [u8]| {
+        let mut cmd = s.hc(args);
+        cmd.stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped());
+        async move {
+            use tokio::io::AsyncWriteExt;
+            let mut child = cmd.spawn().unwrap();
+            let mut stdin = child.stdin.take().unwrap();
+            stdin.write_all(input).await.unwrap();
+            drop(stdin);
+            let out = child.wait_with_output().await.unwrap();
+            assert!(out.status.success(), "{out:?}");
+        }
+    };
+    piped(&["run"], b"a prompt from a pipe\n").await;
     let sent: Value = serde_json::from_slice(&s.sent()[0]).unwrap();
     assert_eq!(
         sent["messages"][0]["content"][0]["text"],
         "a prompt from a pipe\n"
+    );
+    // A prompt and piped input: both, the prompt first.
+    piped(&["run", "review this change"], b"-old\n+new\n").await;
+    let sent: Value = serde_json::from_slice(&s.sent()[1]).unwrap();
+    assert_eq!(
+        sent["messages"][0]["content"][0]["text"],
+        "review this change\n\n-old\n+new\n"
+    );
+}
+
+/// Commits `declaration` through `hc commit`; the commit's id.
+async fn hc_commit(s: &Setup, declaration: Value) -> u64 {
+    use tokio::io::AsyncWriteExt;
+    let mut commit = s.hc(&["commit"]);
+    commit
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped());
+    let mut child = commit.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(declaration.to_string().as_bytes())
+        .await
+        .unwrap();
+    drop(stdin);
+    let done = child.wait_with_output().await.unwrap();
+    assert!(done.status.success(), "{done:?}");
+    let record: Value = serde_json::from_slice(&done.stdout).unwrap();
+    record["id"].as_u64().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_scope_tool_searches_the_session_and_reads_as_of() {
+    let s = Setup::new(json!({"turns": [reply(
+        json!([
+            call("s1", "scope", json!({"match": "groceries"})),
+            call("s2", "scope", json!({"ids": ["notes"]})),
+            call("s4", "scope", json!({"ids": ["elsewhere"]})),
+        ]),
+        "tool_use",
+    )]}))
+    .await;
+    let before = hc_commit(
+        &s,
+        json!({"chunks": [{"id": "notes", "name": "notes", "body": {"text": "the notes"}},
+                          {"id": "elsewhere", "body": {"text": "not given to the run"}}]}),
+    )
+    .await;
+    hc_commit(
+        &s,
+        json!({"chunks": [{"id": "n1", "body": {"text": "remember the milk"},
+                            "placements": [{"scope": "notes", "type": "instance"}]}]}),
+    )
+    .await;
+    // The second call reads `notes` as it was before its member came.
+    for turn in [
+        reply(
+            json!([call(
+                "s3",
+                "scope",
+                json!({"ids": ["notes"], "as_of": before})
+            )]),
+            "tool_use",
+        ),
+        reply(json!([text("Noted.")]), "end_turn"),
+    ] {
+        s.fake.push_turn(serde_json::from_value(turn).unwrap());
+    }
+    let ran = s
+        .run(&[
+            "--permission-mode",
+            "bypass",
+            "--context",
+            "notes",
+            "list my groceries",
+        ])
+        .await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    let session = s.sessions().pop().unwrap();
+    let results = s.of_type(&session, "tool-result");
+    let text = |id: &str| {
+        results
+            .iter()
+            .find(|r| r["tool_use_id"] == id)
+            .map(|r| r["text"].as_str().unwrap().to_owned())
+            .unwrap()
+    };
+    assert!(
+        text("s1").contains("list my groceries"),
+        "the session searched: {}",
+        text("s1")
+    );
+    assert!(text("s2").contains("1 of 1 members"), "{}", text("s2"));
+    assert!(text("s2").contains("remember the milk"), "{}", text("s2"));
+    assert!(
+        text("s3").contains("0 of 0 members"),
+        "as of before: {}",
+        text("s3")
+    );
+    assert!(
+        text("s4").contains("BOUNDARY"),
+        "outside the run's reads: {}",
+        text("s4")
     );
 }

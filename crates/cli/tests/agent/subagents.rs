@@ -163,3 +163,27 @@ fn alive(pid: i64) -> bool {
         Err(_) => false,
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sub_agent_needs_no_permission_but_its_tools_do() {
+    // No one attached, the default mode: the spawn runs; the sub-agent's
+    // own shell call is decided by the same rules, and denied.
+    let s = Setup::new(json!({"turns": [
+        when("ROOT go", json!([call("a", "agent", json!({"text": "SUB task"}))]), "tool_use"),
+        when("SUB task", json!([call("s1", "shell", json!({"command": "touch made"}))]), "tool_use"),
+        when("needs permission", json!([text("could not")]), "end_turn"),
+        when("could not", json!([text("the sub-agent was refused")]), "end_turn"),
+    ]}))
+    .await;
+    let ran = s.run(&["ROOT go"]).await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    assert_eq!(agents(&s).len(), 2, "the sub-agent ran");
+    assert!(!s.root.join("made").exists(), "its shell call was denied");
+    let session = s.sessions().pop().unwrap();
+    let spawn = s
+        .of_type(&session, "tool-result")
+        .into_iter()
+        .find(|r| r["tool_use_id"] == "a")
+        .unwrap();
+    assert_eq!(spawn["is_error"], false, "{spawn:#}");
+}

@@ -98,6 +98,12 @@ async fn read_refuses_bad_input_with_what_to_do() {
     p.tool("read", json!({"file_path": "a.txt", "offset": 5}))
         .await
         .refused("the file has 2 lines");
+    p.file("empty.txt", "");
+    p.tool("read", json!({"file_path": "empty.txt", "offset": 2}))
+        .await
+        .refused("the file has 0 lines");
+    let empty = p.tool("read", json!({"file_path": "empty.txt"})).await.ok();
+    assert!(empty.text.contains("empty"), "{}", empty.text);
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -139,12 +139,12 @@ async fn grep_has_the_three_modes_and_rg_shaped_output() {
         .tool("grep", json!({"pattern": "TODO", "head_limit": 2}))
         .await
         .ok();
-    assert!(
-        limited.text.starts_with(".hidden.rs\nsrc/b.rs\n"),
-        "{}",
-        limited.text
-    );
+    // Exactly the lines asked for; `truncated` says there were more.
+    assert_eq!(limited.text, ".hidden.rs\nsrc/b.rs");
     assert_eq!(limited.data["truncated"], true);
+    p.tool("grep", json!({"pattern": "TODO", "head_limit": 0}))
+        .await
+        .refused("at least 1");
     let multi = p
         .tool(
             "grep",
