@@ -220,13 +220,16 @@ impl Run {
                 derived.observe(&root, program, &body["data"], is_error);
             }
         }
-        let permissions = Permissions::new(
+        let mut permissions = Permissions::new(
             config.permission_mode,
             &config.allow,
             &config.deny,
             &config.ask,
         )
         .map_err(ProgramError::Other)?;
+        for rule in allowed_always(&history) {
+            permissions.allow_always(&rule);
+        }
         let mut request = prefix.request();
         request.messages = conversation.closed().to_vec();
         Ok(Run {
@@ -415,6 +418,29 @@ impl Run {
 /// Where the run's messages live: the session its process sits on, or —
 /// for a sub-agent — its own process. Answers it, its members since the
 /// start, and the commit read at.
+/// The rules a person answered "always" with earlier in the session:
+/// "always" holds for the session, not only the run that asked.
+fn allowed_always(history: &[ChunkItem]) -> Vec<String> {
+    let asked: HashMap<&str, Value> = history
+        .iter()
+        .filter(|c| c.is_on("permission-request", PlacementType::Instance))
+        .map(|c| (c.id.as_str(), c.body_value()))
+        .collect();
+    history
+        .iter()
+        .filter(|c| c.is_on("permission-decision", PlacementType::Instance))
+        .map(|c| c.body_value())
+        .filter(|d| d["decision"] == "always")
+        .filter_map(|d| {
+            let rule = d["rule"].as_str().map(str::to_owned);
+            rule.or_else(|| {
+                let request = asked.get(d["request"].as_str()?)?;
+                request["rule"].as_str().map(str::to_owned)
+            })
+        })
+        .collect()
+}
+
 async fn find_session(
     client: &Client,
     me: &str,

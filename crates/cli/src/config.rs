@@ -27,12 +27,54 @@ impl std::fmt::Display for Source {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Source::Flag(flag) => write!(f, "flag {flag}"),
+            Source::Env(name) if from_dotenv(name) => write!(f, "environment {name} (from .env)"),
             Source::Env(name) => write!(f, "environment {name}"),
             Source::Project(path) => write!(f, "project file {}", path.display()),
             Source::User(path) => write!(f, "user file {}", path.display()),
             Source::Default => write!(f, "default"),
         }
     }
+}
+
+/// The variables `.env` set (those the environment did not have).
+static DOTENV: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+
+/// Whether `.env` gave the variable `name`.
+pub fn from_dotenv(name: &str) -> bool {
+    DOTENV
+        .get()
+        .is_some_and(|names| names.iter().any(|n| n == name))
+}
+
+/// Sets each variable of the `.env` file at `path` that the environment
+/// does not already have (the environment wins): settings (`HC_MODEL`, …)
+/// and the API key may live there. Call before any thread starts.
+pub fn load_dotenv(path: &Path) -> Result<()> {
+    if DOTENV.get().is_some() || !path.is_file() {
+        return Ok(());
+    }
+    let mut set = Vec::new();
+    let pairs =
+        dotenvy::from_path_iter(path).with_context(|| format!("cannot read {}", path.display()))?;
+    for pair in pairs {
+        let (name, value) = pair.with_context(|| {
+            format!(
+                "{}: a line is not NAME=value; fix or remove it",
+                path.display()
+            )
+        })?;
+        if std::env::var_os(&name).is_none() {
+            // SAFETY: `hc` reads its configuration before it starts any
+            // thread (the async runtime comes after).
+            #[allow(unsafe_code)]
+            unsafe {
+                std::env::set_var(&name, value);
+            }
+            set.push(name);
+        }
+    }
+    let _ = DOTENV.set(set);
+    Ok(())
 }
 
 /// One parsed file.
@@ -162,6 +204,9 @@ fn merge(into: &mut Grant, more: Grant) {
             into.env.push(e);
         }
     }
+    if more.timeout_ms.is_some() {
+        into.timeout_ms = more.timeout_ms;
+    }
 }
 
 fn strings(value: &toml::Value, key: &str, where_: &str) -> Result<Vec<String>> {
@@ -196,9 +241,13 @@ fn parse_grant(section: &toml::Value, where_: &str) -> Result<Grant> {
                 Some(b) => grant.network = Some(b),
                 None => bail!("{where_}: `network` is true or false, not {value}"),
             },
+            "timeout_ms" => match value.as_integer() {
+                Some(ms) if ms > 0 => grant.timeout_ms = Some(ms as u64),
+                _ => bail!("{where_}: `timeout_ms` is a number of milliseconds, not {value}"),
+            },
             other => bail!(
                 "{where_}: unknown setting `{other}`; a program may be given `read`, `write`, \
-                 `network` and `env`"
+                 `network`, `env` and `timeout_ms`"
             ),
         }
     }

@@ -101,8 +101,7 @@ fn rows(files: &crate::config::Files, flags: &Flags) -> Result<Vec<(String, Valu
             .read
             .as_ref()
             .map(|r| serde_json::to_value(r).unwrap_or_default());
-        let value =
-            json!({"read": read, "write": grant.write, "network": grant.network, "env": grant.env});
+        let value = json!({"read": read, "write": grant.write, "network": grant.network, "env": grant.env, "timeout_ms": grant.timeout_ms});
         rows.push((format!("programs.{program}"), value, "config files".into()));
     }
     for var in SECRETS {

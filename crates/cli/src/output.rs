@@ -28,10 +28,33 @@ pub struct JsonOut {
     pub partial: bool,
     /// The session, named on every line.
     pub session: String,
-    /// Tool results not yet printed, with the call that spawned the
-    /// sub-agent they belong to: the results of one round of calls land
-    /// in several commits, and go out as one user message.
-    pub pending: std::sync::Mutex<Vec<(Option<String>, Value)>>,
+    held: std::sync::Mutex<Held>,
+}
+
+/// What waits to be printed. The results of one round of calls land in
+/// several commits (in the background, while the next request already
+/// streams), and go out as one user message, before the next message's
+/// stream events.
+#[derive(Default)]
+struct Held {
+    /// Tool results, with the call that spawned the sub-agent they belong
+    /// to (the run's own: `None`).
+    results: Vec<(Option<String>, Value)>,
+    /// The run's own calls still without a result.
+    outstanding: Vec<String>,
+    /// Stream events that came while calls were outstanding.
+    events: Vec<Value>,
+}
+
+impl Held {
+    /// Takes the results of `parent`'s conversation.
+    fn take(&mut self, parent: Option<&str>) -> Vec<Value> {
+        let (mine, others) = std::mem::take(&mut self.results)
+            .into_iter()
+            .partition(|(p, _)| p.as_deref() == parent);
+        self.results = others;
+        mine.into_iter().map(|(_, r)| r).collect()
+    }
 }
 
 impl JsonOut {
@@ -41,55 +64,14 @@ impl JsonOut {
             stream,
             partial,
             session,
-            pending: std::sync::Mutex::new(Vec::new()),
+            held: std::sync::Mutex::new(Held::default()),
         }
     }
 
-    /// Prints the held results of `parent`'s conversation (the run's own:
-    /// `None`) as one user message, before what comes next in it.
-    fn flush(&self, parent: Option<&str>) {
-        let results: Vec<Value> = {
-            let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-            let (mine, others) = std::mem::take(&mut *pending)
-                .into_iter()
-                .partition(|(p, _)| p.as_deref() == parent);
-            *pending = others;
-            mine.into_iter().map(|(_, r)| r).collect()
-        };
-        if results.is_empty() {
-            return;
-        }
-        let content: Vec<Value> = results
-            .iter()
-            .map(|r| {
-                json!({"type": "tool_result", "tool_use_id": r["tool_use_id"], "content": r["text"], "is_error": r["is_error"]})
-            })
-            .collect();
-        self.line(json!({
-            "type": "user", "parent_tool_use_id": parent,
-            "message": {"role": "user", "content": content},
-        }));
+    fn held(&self) -> std::sync::MutexGuard<'_, Held> {
+        self.held.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Everything held, before the result.
-    fn flush_all(&self) {
-        let parents: Vec<Option<String>> = {
-            let pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-            let mut parents: Vec<Option<String>> = Vec::new();
-            for (p, _) in pending.iter() {
-                if !parents.contains(p) {
-                    parents.push(p.clone());
-                }
-            }
-            parents
-        };
-        for parent in parents {
-            self.flush(parent.as_deref());
-        }
-    }
-}
-
-impl JsonOut {
     /// One line, if this format prints it.
     pub fn line(&self, mut value: Value) {
         if !self.stream {
@@ -97,6 +79,35 @@ impl JsonOut {
         }
         value["session_id"] = json!(self.session);
         emit(&value);
+    }
+
+    /// Prints `parent`'s held results as one user message; for the run's
+    /// own, then the stream events held behind them.
+    fn release(&self, parent: Option<&str>) {
+        let (results, events) = {
+            let mut held = self.held();
+            let results = held.take(parent);
+            let events = match parent {
+                None => std::mem::take(&mut held.events),
+                Some(_) => Vec::new(),
+            };
+            (results, events)
+        };
+        if !results.is_empty() {
+            let content: Vec<Value> = results
+                .iter()
+                .map(|r| {
+                    json!({"type": "tool_result", "tool_use_id": r["tool_use_id"], "content": r["text"], "is_error": r["is_error"]})
+                })
+                .collect();
+            self.line(json!({
+                "type": "user", "parent_tool_use_id": parent,
+                "message": {"role": "user", "content": content},
+            }));
+        }
+        for event in events {
+            self.line(event);
+        }
     }
 
     /// The `system`/`init` line.
@@ -108,7 +119,8 @@ impl JsonOut {
         }));
     }
 
-    /// A delta the agent streamed, as the API's own stream event.
+    /// A delta the agent streamed, as the API's own stream event: held
+    /// while the results of the calls before it are still coming.
     pub fn partial(&self, data: &Value) {
         if !self.partial {
             return;
@@ -122,17 +134,24 @@ impl JsonOut {
             }
             _ => return,
         };
-        self.flush(None);
-        self.line(json!({
+        let event = json!({
             "type": "stream_event", "parent_tool_use_id": null,
             "event": {"type": "content_block_delta", "index": index, "delta": delta},
-        }));
+        });
+        {
+            let mut held = self.held();
+            if !held.outstanding.is_empty() {
+                held.events.push(event);
+                return;
+            }
+        }
+        self.line(event);
     }
 
     /// An `answer` chunk, as the API's assistant message.
     /// `parent`: the call that spawned the sub-agent that answered.
     pub fn assistant(&self, answer: &Value, parent: Option<&str>) {
-        self.flush(parent);
+        self.release(parent);
         self.line(json!({
             "type": "assistant", "parent_tool_use_id": parent,
             "message": {
@@ -141,23 +160,56 @@ impl JsonOut {
                 "stop_reason": answer["stop_reason"], "stop_sequence": null, "usage": answer["usage"],
             },
         }));
+        if parent.is_none() {
+            let calls = answer["content"].as_array().into_iter().flatten();
+            self.held().outstanding = calls
+                .filter(|b| b["type"] == "tool_use")
+                .filter_map(|b| b["id"].as_str().map(str::to_owned))
+                .collect();
+        }
     }
 
-    /// `tool-result` chunks, held until the next message of the same
-    /// conversation (or the result) so that one round's results are one
-    /// user message. `parent`: as for `assistant`.
+    /// `tool-result` chunks, held until the round's last (the run's own)
+    /// or the next message of the same conversation (a sub-agent's), so
+    /// that one round's results are one user message. `parent`: as for
+    /// `assistant`.
     pub fn user(&self, results: &[Value], parent: Option<&str>) {
-        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-        pending.extend(
-            results
-                .iter()
-                .map(|r| (parent.map(str::to_owned), r.clone())),
-        );
+        let round_done = {
+            let mut held = self.held();
+            held.results.extend(
+                results
+                    .iter()
+                    .map(|r| (parent.map(str::to_owned), r.clone())),
+            );
+            if parent.is_some() {
+                return;
+            }
+            held.outstanding
+                .retain(|id| !results.iter().any(|r| r["tool_use_id"] == id.as_str()));
+            held.outstanding.is_empty()
+        };
+        if round_done {
+            self.release(None);
+        }
     }
 
     /// The `result` object: last on stream-json, the only one on json.
     pub fn result(&self, result: Value) {
-        self.flush_all();
+        let parents: Vec<Option<String>> = {
+            let mut held = self.held();
+            held.outstanding.clear();
+            let mut parents: Vec<Option<String>> = Vec::new();
+            for (p, _) in &held.results {
+                if !parents.contains(p) {
+                    parents.push(p.clone());
+                }
+            }
+            parents
+        };
+        for parent in parents {
+            self.release(parent.as_deref());
+        }
+        self.release(None);
         let mut result = result;
         result["session_id"] = json!(self.session);
         emit(&result);

@@ -68,8 +68,10 @@ impl Project {
         Ok((project, changed))
     }
 
-    /// The configuration files (the user's and this project's).
+    /// The configuration files (the user's and this project's), with the
+    /// project's `.env` loaded first.
     pub fn config(&self) -> Result<crate::config::Files> {
+        crate::config::load_dotenv(&self.root.join(".env"))?;
         crate::config::Files::read(&self.root.join(DIR).join("config.toml"))
     }
 

@@ -86,6 +86,7 @@ impl Planner<'_> {
         Ok(Plan {
             timeout_ms: args
                 .timeout_ms
+                .or(self.config.grants.get(&name).and_then(|g| g.timeout_ms))
                 .or(body.timeout_ms)
                 .unwrap_or(self.config.default_timeout_ms),
             reach: Reach {

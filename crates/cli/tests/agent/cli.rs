@@ -453,6 +453,36 @@ async fn inspection_commands_read_and_write_the_substrate() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_dotenv_file_gives_settings_under_the_environment() {
+    let s =
+        Setup::new(json!({"turns": [reply(json!([text("from the haiku")]), "end_turn")]})).await;
+    s.file(
+        ".env",
+        "# settings for this project\nHC_MODEL=claude-haiku-4-5\nHC_MAX_TURNS=9\n",
+    );
+    let mut command = s.hc(&["config", "--json"]);
+    command.env("HC_MAX_TURNS", "4");
+    let ran = command.output().await.unwrap();
+    assert!(ran.status.success(), "{ran:?}");
+    let rows: Vec<Value> = serde_json::from_slice(&ran.stdout).unwrap();
+    let row = |name: &str| rows.iter().find(|r| r["name"] == name).unwrap().clone();
+    assert_eq!(row("model")["value"], "claude-haiku-4-5");
+    assert!(
+        row("model")["source"].as_str().unwrap().contains(".env"),
+        "{rows:#?}"
+    );
+    assert_eq!(row("max_turns")["value"], 4, "the environment wins");
+    let run = s.run(&["hello"]).await;
+    assert_eq!(run.code, 0, "{run:#?}");
+    let sent: Value = serde_json::from_slice(&s.sent()[0]).unwrap();
+    assert_eq!(sent["model"], "claude-haiku-4-5");
+    s.file(".env", "this is not a setting\n");
+    let bad = s.out(&["config"]).await;
+    assert_ne!(bad.code, 0);
+    assert!(bad.stderr.contains(".env"), "{}", bad.stderr);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn config_says_where_each_setting_came_from_and_never_prints_a_secret() {
     let s = Setup::new(json!({"turns": [reply(json!([text("unused")]), "end_turn")]})).await;
     s.file(

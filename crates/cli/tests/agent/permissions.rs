@@ -87,6 +87,8 @@ async fn a_host_answers_permission_questions_through_the_substrate() {
         reply(json!([call("t3", "shell", json!({"command": "echo again"}))]), "tool_use"),
         reply(json!([call("t4", "shell", json!({"command": "echo again"}))]), "tool_use"),
         reply(json!([text("done")]), "end_turn"),
+        reply(json!([call("t5", "shell", json!({"command": "echo again"}))]), "tool_use"),
+        reply(json!([text("done again")]), "end_turn"),
     ]}))
     .await;
     let (_server, client, mut events) = s.serve();
@@ -165,4 +167,27 @@ async fn a_host_answers_permission_questions_through_the_substrate() {
         .await
         .unwrap();
     assert_eq!(requests.chunks.len(), 3, "every question is on the session");
+    // "Always" holds for the session: a later run on it, with no one to
+    // ask, runs the same call.
+    let config = json!({"model": "claude-sonnet-4-5", "interactive": false});
+    let again = client
+        .run("agent", run_args("s_ask", "go on", config))
+        .await
+        .unwrap();
+    let done = client.await_processes(&[again.as_str()]).await.unwrap();
+    assert_eq!(
+        done[&again].scopes[0].body_value()["stop_reason"],
+        "end_turn"
+    );
+    let last = client
+        .scope(&["s_ask", "tool-result"], ScopeOpts::default())
+        .await
+        .unwrap()
+        .chunks
+        .last()
+        .map(|c| c.body_value())
+        .unwrap();
+    assert_eq!(last["tool_use_id"], "t5");
+    assert_eq!(last["is_error"], false, "{last:#}");
+    assert!(last["text"].as_str().unwrap().contains("again"), "{last:#}");
 }

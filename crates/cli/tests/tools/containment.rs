@@ -244,3 +244,26 @@ async fn every_tool_answers_through_hc_serve() {
         .await
         .refused("http and https");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn configuration_sets_a_programs_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    init(&root);
+    std::fs::write(
+        root.join(".hermitcrab/config.toml"),
+        "[programs.shell]\ntimeout_ms = 300\n",
+    )
+    .unwrap();
+    let (_server, client) = serve(&root);
+    let a = shell(&client, "sleep 20", None).await;
+    assert_eq!(a.status, "failed", "{a:#?}");
+    assert_eq!(a.body["timeout_ms"], 300, "{a:#?}");
+    assert!(
+        a.body["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("time"),
+        "{a:#?}"
+    );
+}

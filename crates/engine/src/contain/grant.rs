@@ -18,6 +18,9 @@ pub struct Grant {
     pub network: Option<bool>,
     /// More environment variables passed through.
     pub env: Vec<String>,
+    /// The program's timeout, over its declaration's (a run's own still
+    /// wins): e.g. how long an `agent` run may take (default one hour).
+    pub timeout_ms: Option<u64>,
 }
 
 impl Grant {
@@ -83,6 +86,7 @@ mod tests {
             write: vec!["/tmp/cache".into(), ".".into()],
             network: Some(true),
             env: vec!["GOPATH".into()],
+            timeout_ms: None,
         };
         let applied = grant.apply(&declared);
         assert_eq!(
