@@ -1,10 +1,12 @@
 //! Compaction (`seeds/agent-runtime-spec.txt`: above 70 % of the context
 //! window): the model summarizes the session so far; the summary is
 //! committed as a `compaction` chunk; the next call's messages start from
-//! it. Nothing is deleted — the whole session stays in the substrate, and
+//! it, then the most recent turns verbatim (the blueprint's "last N turns
+//! kept verbatim"; how many is in the chunk, so a rebuild keeps the same).
+//! Nothing is deleted — the whole session stays in the substrate, and
 //! `scope` still reaches it.
 
-use crate::request::{Conversation, Sent};
+use crate::request::Conversation;
 use crate::run::{Run, Stop};
 use model::{ContentBlock, Message, Role, ToolChoice};
 use serde_json::json;
@@ -13,6 +15,12 @@ use std::time::Instant;
 /// Compaction starts above this share of the context window, unless the
 /// configuration says otherwise.
 pub const DEFAULT_COMPACT_AT: f64 = 0.7;
+
+/// The model turns kept verbatim after a summary, at most.
+const KEEP_TURNS: usize = 2;
+
+/// The share of the context window the kept turns may take, at most.
+const KEEP_SHARE: f64 = 0.15;
 
 /// What the model is asked for.
 const INSTRUCTIONS: &str = "\
@@ -61,27 +69,63 @@ impl Run {
             &reply.usage,
             started.elapsed().as_millis() as u64,
         );
+        let kept = recent_turns(&self.conversation.messages(), self.tally.window());
         let mut text = format!(
             "[A summary of the conversation so far, which it replaces]\n\n{}",
             reply.text().trim()
         );
-        if let Some(prompt) = self.last_prompt() {
+        if let Some(prompt) = self.last_prompt().filter(|p| !holds_text(&kept, p)) {
             text.push_str(&format!(
                 "\n\n[The user's latest request, verbatim]\n\n{prompt}"
             ));
         }
         let body = json!({
             "text": text, "usage": reply.usage, "model": reply.model, "cost_usd": cost,
-            "process": self.me, "as_of": self.as_of,
+            "process": self.me, "as_of": self.as_of, "keep_messages": kept.len(),
         });
         self.commit_on_session(vec![("compaction", body.clone())], None)
             .await
             .map_err(|e| Stop::Error(format!("cannot record the compaction: {e}")))?;
-        self.conversation = Conversation::default();
-        self.conversation.push_body(Sent::Prompt, &body);
-        self.request.messages.clear();
+        self.conversation = Conversation::after_summary(&body, kept);
+        self.request.messages = self.conversation.closed().to_vec();
         self.tally.context_percent = 0.0;
         self.status("compacted; going on from the summary");
         Ok(())
     }
+}
+
+/// The most recent turns kept verbatim after a summary: the last
+/// [`KEEP_TURNS`] model messages and what answered them, from an assistant
+/// message on (so every kept result follows its call), within
+/// [`KEEP_SHARE`] of the context window (about four characters a token);
+/// none when even the last turn is larger, or is all there is.
+fn recent_turns(messages: &[Message], window: u64) -> Vec<Message> {
+    let budget = (window as f64 * KEEP_SHARE * 4.0) as usize;
+    let mut start = None;
+    let mut turns = 0;
+    let mut size = 0;
+    for (i, message) in messages.iter().enumerate().skip(1).rev() {
+        size += serde_json::to_string(message).map_or(usize::MAX, |s| s.len());
+        if size > budget {
+            break;
+        }
+        if message.role == Role::Assistant {
+            start = Some(i);
+            turns += 1;
+            if turns == KEEP_TURNS {
+                break;
+            }
+        }
+    }
+    start.map_or_else(Vec::new, |i| messages[i..].to_vec())
+}
+
+/// Whether a user message of `messages` holds `text` as a block of its own.
+fn holds_text(messages: &[Message], text: &str) -> bool {
+    messages.iter().any(|m| {
+        m.role == Role::User
+            && m.content
+                .iter()
+                .any(|b| matches!(b, ContentBlock::Text(t) if t.text == text))
+    })
 }

@@ -330,15 +330,52 @@ pub fn mark_breakpoint(messages: &mut [Message], on: bool) {
 
 impl Conversation {
     /// The conversation of `history` from its last compaction on (from
-    /// the beginning when there is none).
+    /// the beginning when there is none): the summary, the last messages
+    /// before it that it kept verbatim (`keep_messages`), what came after.
     pub fn since_compaction(history: &[ChunkItem]) -> Conversation {
-        let start = history
+        let Some(at) = history
             .iter()
             .rposition(|c| c.is_on("compaction", PlacementType::Instance))
-            .unwrap_or(0);
-        let mut conversation = Conversation::default();
-        for item in &history[start..] {
+        else {
+            let mut conversation = Conversation::default();
+            for item in history {
+                conversation.push(item);
+            }
+            return conversation;
+        };
+        let summary = history[at].body_value();
+        let keep = summary["keep_messages"].as_u64().unwrap_or(0) as usize;
+        let kept = match keep {
+            0 => Vec::new(),
+            n => {
+                let before = Conversation::since_compaction(&history[..at]).messages();
+                before[before.len().saturating_sub(n)..].to_vec()
+            }
+        };
+        let mut conversation = Conversation::after_summary(&summary, kept);
+        for item in &history[at + 1..] {
             conversation.push(item);
+        }
+        conversation
+    }
+
+    /// A conversation that starts from a compaction's summary, then the
+    /// messages it kept verbatim (the first an assistant message).
+    pub fn after_summary(summary: &Value, kept: Vec<Message>) -> Conversation {
+        let mut conversation = Conversation::default();
+        conversation.push_body(Sent::Prompt, summary);
+        for message in kept {
+            match message.role {
+                Role::Assistant => conversation.assistant(message.content),
+                Role::User => {
+                    for block in message.content {
+                        match block {
+                            ContentBlock::ToolResult(_) => conversation.user(Some(block), None),
+                            other => conversation.user(None, Some(other)),
+                        }
+                    }
+                }
+            }
         }
         conversation
     }

@@ -78,6 +78,11 @@ impl Tally {
         }
     }
 
+    /// The context window, in tokens.
+    pub fn window(&self) -> u64 {
+        self.window
+    }
+
     /// Counts one call's usage; answers its cost (0 with no price).
     pub fn add_call(&mut self, model: &str, usage: &Usage, api_ms: u64) -> f64 {
         self.turns += 1;

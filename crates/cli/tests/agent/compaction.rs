@@ -49,12 +49,23 @@ async fn a_full_window_is_compacted_and_the_next_request_starts_from_the_summary
         sent[1]["tool_choice"]["type"], "none",
         "the summary call may not use tools"
     );
+    // The summary (with the latest request), then the most recent turn
+    // verbatim: the read call and its result.
     let after = sent[2]["messages"].as_array().unwrap();
-    assert_eq!(after.len(), 1, "{after:#?}");
+    assert_eq!(after.len(), 3, "{after:#?}");
     let first = after[0]["content"][0]["text"].as_str().unwrap();
     assert!(
         first.contains("SUMMARY: read a.txt") && first.contains("look at a.txt"),
         "{first}"
+    );
+    assert_eq!(after[1]["role"], "assistant");
+    assert_eq!(after[1]["content"], sent[1]["messages"][1]["content"]);
+    assert_eq!(after[2]["content"][0]["tool_use_id"], "t1");
+    assert!(
+        after[2]["content"][0]["content"]
+            .to_string()
+            .contains("alpha"),
+        "{after:#?}"
     );
     let session = s.sessions().pop().unwrap();
     // nothing deleted: the whole history is still there
@@ -113,9 +124,32 @@ async fn compaction_can_be_asked_for_with_the_next_run() {
     let ran = s.run(&["--continue", "--compact", "two"]).await;
     assert_eq!(ran.code, 0, "{ran:#?}");
     let third: Value = serde_json::from_slice(&s.sent()[2]).unwrap();
-    let text = third["messages"][0]["content"][0]["text"].as_str().unwrap();
-    assert!(
-        text.contains("SUMMARY: said first.") && text.contains("two"),
-        "{text}"
-    );
+    let messages = third["messages"].as_array().unwrap();
+    let text = messages[0]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("SUMMARY: said first."), "{text}");
+    // The last turn and the new request, verbatim after the summary.
+    assert_eq!(messages.len(), 3, "{messages:#?}");
+    assert_eq!(messages[1]["content"][0]["text"], "First.");
+    assert_eq!(messages[2]["content"][0]["text"], "two");
+    let session = s.sessions().pop().unwrap();
+    assert!(s.rebuilt(&session, 2).await == s.sent()[2], "it rebuilds");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn turns_too_large_to_keep_are_only_summarized() {
+    // A result of a third of the window: the turn is not kept verbatim.
+    let big = "x".repeat(2_400);
+    let s = Setup::new(json!({"turns": [
+        heavy(json!([call("t1", "shell", json!({"command": format!("echo {big}")}))]), "tool_use", 1500),
+        heavy(json!([text("SUMMARY: printed many x.")]), "end_turn", 100),
+        heavy(json!([text("Done.")]), "end_turn", 100),
+    ]}))
+    .await;
+    s.file(".hermitcrab/config.toml", "context_window = 2000\n");
+    let ran = s.run(&["--permission-mode", "bypass", "print"]).await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    let third: Value = serde_json::from_slice(&s.sent()[2]).unwrap();
+    assert_eq!(third["messages"].as_array().unwrap().len(), 1, "{third:#}");
+    let session = s.sessions().pop().unwrap();
+    assert!(s.rebuilt(&session, 2).await == s.sent()[2], "it rebuilds");
 }
