@@ -8,7 +8,7 @@
 
 use crate::request::Conversation;
 use crate::run::{Run, Stop};
-use model::{ContentBlock, Message, Role, ToolChoice};
+use model::{ContentBlock, Message, MessagesRequest, Role, ToolChoice};
 use serde_json::json;
 use std::time::Instant;
 
@@ -45,18 +45,12 @@ impl Run {
             Ok(p) => std::sync::Arc::clone(p),
             Err(why) => return Err(Stop::Error(why.clone())),
         };
+        // `as_of` must hold every result the summary reads: a rebuild of
+        // this call reads the session as of it.
+        self.settle().await;
         let mut request = self.request.clone();
         request.messages.extend(self.conversation.tail());
-        let ask = ContentBlock::text(INSTRUCTIONS);
-        match request.messages.last_mut() {
-            Some(last) if last.role == Role::User => last.content.push(ask),
-            _ => request.messages.push(Message {
-                role: Role::User,
-                content: vec![ask],
-            }),
-        }
-        request.tool_choice = Some(ToolChoice::None);
-        request.thinking = None;
+        let request = summary_request(request);
         let started = Instant::now();
         let reply = provider.create(&request).await.map_err(|e| {
             Stop::Error(format!(
@@ -92,6 +86,23 @@ impl Run {
         self.status("compacted; going on from the summary");
         Ok(())
     }
+}
+
+/// The summary call: `request` (the conversation as the next call would
+/// send it, without its cache mark) asking for the summary, with no tools
+/// and no thinking. `hc trace --request` rebuilds it the same way.
+pub fn summary_request(mut request: MessagesRequest) -> MessagesRequest {
+    let ask = ContentBlock::text(INSTRUCTIONS);
+    match request.messages.last_mut() {
+        Some(last) if last.role == Role::User => last.content.push(ask),
+        _ => request.messages.push(Message {
+            role: Role::User,
+            content: vec![ask],
+        }),
+    }
+    request.tool_choice = Some(ToolChoice::None);
+    request.thinking = None;
+    request
 }
 
 /// The most recent turns kept verbatim after a summary: the last

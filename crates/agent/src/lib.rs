@@ -40,7 +40,7 @@ mod tally;
 mod vocabulary;
 
 pub use config::{AgentConfig, ApiKind, HOOK_EVENTS, HookConfig, PermissionMode};
-pub use rebuild::{calls, rebuild_request, request_body};
+pub use rebuild::{calls, is_call, rebuild_request, request_body};
 pub use request::{Conversation, Prefix};
 pub use vocabulary::{
     AGENT_ENV, AGENT_TIMEOUT_MS, SESSION_ACCEPTS, agent_program, prompt_schema, vocabulary,

@@ -5,28 +5,43 @@
 use crate::catalog;
 use crate::config::AgentConfig;
 use crate::context::ContextBody;
-use crate::request::{Prefix, build};
+use crate::request::{Prefix, build, mark_breakpoint};
 use model::MessagesRequest;
 use protocol::{Client, PlacementType, ScopeOpts};
 use substrate::ChunkItem;
 
 /// The model calls of a session, in order: its `answer` chunks that record
-/// the commit their request was built from. Numbered from 1.
+/// the commit their request was built from, and its `compaction` chunks
+/// (the summary call). Numbered from 1.
 pub fn calls(session: &[std::sync::Arc<ChunkItem>]) -> Vec<&ChunkItem> {
     session
         .iter()
         .map(|c| c.as_ref())
-        .filter(|c| c.is_on("answer", PlacementType::Instance) && c.body_value()["call"].is_u64())
+        .filter(|c| is_call(c))
         .collect()
+}
+
+/// Whether `item` records a model call of its session.
+pub fn is_call(item: &ChunkItem) -> bool {
+    let body = item.body_value();
+    (item.is_on("answer", PlacementType::Instance) && body["call"].is_u64())
+        || (item.is_on("compaction", PlacementType::Instance) && body["as_of"].is_u64())
+}
+
+/// Whether `item` is a compaction: its call was the summary's.
+fn is_summary(item: &ChunkItem) -> bool {
+    item.is_on("compaction", PlacementType::Instance)
 }
 
 /// The exact body sent for call `n` (from 1) of `session`, as the API it
 /// went to received it (the agent always streams).
 pub async fn request_body(client: &Client, session: &str, n: usize) -> Result<Vec<u8>, String> {
-    let (request, config) = rebuild_request(client, session, n).await?;
+    let (request, config, summary) = rebuild(client, session, n).await?;
+    // Every call streams but the summary's.
+    let streamed = !summary;
     let body = match config.api {
-        crate::ApiKind::Anthropic => model::AnthropicClient::body(&request, true),
-        crate::ApiKind::Openai => model::OpenAiClient::body(&request, true),
+        crate::ApiKind::Anthropic => model::AnthropicClient::body(&request, streamed),
+        crate::ApiKind::Openai => model::OpenAiClient::body(&request, streamed),
     };
     body.map_err(|e| e.to_string())
 }
@@ -38,6 +53,17 @@ pub async fn rebuild_request(
     session: &str,
     n: usize,
 ) -> Result<(MessagesRequest, AgentConfig), String> {
+    rebuild(client, session, n)
+        .await
+        .map(|(request, config, _)| (request, config))
+}
+
+/// [`rebuild_request`], and whether the call was a compaction's summary.
+async fn rebuild(
+    client: &Client,
+    session: &str,
+    n: usize,
+) -> Result<(MessagesRequest, AgentConfig, bool), String> {
     let fail = |e: protocol::ClientError| e.to_string();
     let head = client
         .scope(&[session], ScopeOpts::default())
@@ -89,6 +115,11 @@ pub async fn rebuild_request(
         .await
         .map_err(fail)?;
     let defs: Vec<_> = tools.into_iter().map(|t| t.def).collect();
-    let request = build(&Prefix::new(&config, &context, &pinned, &defs), &history);
-    Ok((request, config))
+    let mut request = build(&Prefix::new(&config, &context, &pinned, &defs), &history);
+    let summary = is_summary(answer);
+    if summary {
+        mark_breakpoint(&mut request.messages, false);
+        request = crate::compact::summary_request(request);
+    }
+    Ok((request, config, summary))
 }

@@ -29,12 +29,13 @@ pub fn tree(db: &Substrate, scope: &str, depth: usize) -> Result<Vec<Value>> {
     let mut out = Vec::new();
     for item in &items {
         let body = item.body_value();
+        // Numbered as `--request N` numbers them: the session's own calls
+        // (answers, and the summary call of a compaction).
+        let numbered = agent::is_call(item);
+        if numbered {
+            call_number += 1;
+        }
         let node = if item.is_on("answer", PlacementType::Instance) {
-            // Numbered as `--request N` numbers them: the session's own.
-            let numbered = body["call"].is_u64();
-            if numbered {
-                call_number += 1;
-            }
             let call = if numbered && depth == 0 {
                 json!(call_number)
             } else {
@@ -48,7 +49,12 @@ pub fn tree(db: &Substrate, scope: &str, depth: usize) -> Result<Vec<Value>> {
             let result = results.get(body["tool_use_id"].as_str().unwrap_or_default());
             Some(call_node(db, &body, result, depth)?)
         } else {
-            plain_node(item, &body)
+            plain_node(item, &body).map(|mut node| {
+                if numbered && depth == 0 {
+                    node["call"] = json!(call_number);
+                }
+                node
+            })
         };
         if let Some(mut node) = node {
             node["id"] = json!(item.id);
@@ -215,7 +221,10 @@ impl Lines {
                 // The summary, not the header the model is shown it under.
                 let text = n["text"].as_str().unwrap_or("");
                 let summary = text.split_once("]\n\n").map_or(text, |(_, s)| s);
-                let head = format!("{} ", bold("⟳ compaction"));
+                let call = n["call"]
+                    .as_u64()
+                    .map_or(String::new(), |c| format!(" #{c}"));
+                let head = format!("{} ", bold(&format!("⟳ compaction{call}")));
                 self.text(indent, head, &text_of(&Value::from(summary), full));
             }
             "permission-request" => {

@@ -72,14 +72,14 @@ async fn a_full_window_is_compacted_and_the_next_request_starts_from_the_summary
     assert_eq!(s.of_type(&session, "tool-result").len(), 1);
     assert_eq!(s.of_type(&session, "prompt").len(), 1);
     assert_eq!(s.of_type(&session, "compaction").len(), 1);
-    assert!(
-        s.rebuilt(&session, 2).await == s.sent()[2],
-        "the call after the compaction rebuilds"
-    );
-    assert!(
-        s.rebuilt(&session, 1).await == s.sent()[0],
-        "and the one before it"
-    );
+    // Every call rebuilds, the summary's too (call 2), byte for byte.
+    for (n, sent) in s.sent().iter().enumerate() {
+        assert!(
+            s.rebuilt(&session, n + 1).await == *sent,
+            "call {} rebuilds",
+            n + 1
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -132,7 +132,7 @@ async fn compaction_can_be_asked_for_with_the_next_run() {
     assert_eq!(messages[1]["content"][0]["text"], "First.");
     assert_eq!(messages[2]["content"][0]["text"], "two");
     let session = s.sessions().pop().unwrap();
-    assert!(s.rebuilt(&session, 2).await == s.sent()[2], "it rebuilds");
+    assert!(s.rebuilt(&session, 3).await == s.sent()[2], "it rebuilds");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -151,5 +151,9 @@ async fn turns_too_large_to_keep_are_only_summarized() {
     let third: Value = serde_json::from_slice(&s.sent()[2]).unwrap();
     assert_eq!(third["messages"].as_array().unwrap().len(), 1, "{third:#}");
     let session = s.sessions().pop().unwrap();
-    assert!(s.rebuilt(&session, 2).await == s.sent()[2], "it rebuilds");
+    assert!(s.rebuilt(&session, 3).await == s.sent()[2], "it rebuilds");
+    assert!(
+        s.rebuilt(&session, 2).await == s.sent()[1],
+        "the summary's too"
+    );
 }
