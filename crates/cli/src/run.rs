@@ -237,7 +237,7 @@ pub fn new_session(engine: &Engine, prompt: &str) -> Result<String> {
 
 /// The run's arguments: the prompt and the context event on the session,
 /// and the configuration; boundaries: read the session, the programs and
-/// the pins, write the session.
+/// the pins (as [`pins_of`] resolves them), write the session.
 pub fn run_args(
     engine: &Engine,
     session: &str,
@@ -302,9 +302,9 @@ fn pins_of(engine: &Engine, pins: &[String]) -> Result<Vec<String>> {
 fn context_event(
     engine: &Engine,
     session: &str,
-    pins: &[String],
+    pinned: &[String],
 ) -> Result<(ChunkDecl, Vec<String>)> {
-    let pinned = pins_of(engine, pins)?;
+    let pinned = pinned.to_vec();
     if pinned.is_empty() {
         let event = ChunkDecl::generated()
             .body(json!({}))
@@ -353,6 +353,8 @@ pub async fn drive(
 ) -> Result<Finished> {
     let host = Context::host();
     let pins = &request.context;
+    // A pin that is not there is refused before any session is made.
+    let pinned = pins_of(engine, pins)?;
     let session = match &request.session {
         SessionChoice::New => new_session(engine, prompt)?,
         SessionChoice::Latest => latest_session(engine)?,
@@ -370,7 +372,7 @@ pub async fn drive(
     let events = engine
         .events(&sub)
         .ok_or_else(|| anyhow::anyhow!("cannot follow the session's events"))?;
-    let args = run_args(engine, &session, prompt, config, pins)?;
+    let args = run_args(engine, &session, prompt, config, &pinned)?;
     let process = engine.run(&host, "agent", args)?;
     let mut renderer = Renderer::new(engine.clone(), session.clone(), config.interactive);
     if request.format != OutputFormat::Text {

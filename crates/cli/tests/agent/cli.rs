@@ -155,6 +155,9 @@ async fn exit_codes_say_usage_error_and_run_error() {
     assert!(empty.stderr.contains("prompt is empty"), "{}", empty.stderr);
     let bad_flag = s.run(&["--output-format", "yaml", "x"]).await;
     assert_eq!(bad_flag.code, 2, "{bad_flag:#?}");
+    let no_pin = s.run(&["--context", "nope", "x"]).await;
+    assert_eq!(no_pin.code, 2, "{no_pin:#?}");
+    assert!(s.sessions().is_empty(), "no session left behind");
     let bad_mode = s.run(&["--permission-mode", "yolo", "x"]).await;
     assert_eq!(bad_mode.code, 2, "{bad_mode:#?}");
     assert!(
