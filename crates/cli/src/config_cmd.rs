@@ -71,7 +71,7 @@ fn open_editor(path: &std::path::Path) -> Result<()> {
 
 /// Every setting as (name, value, where it came from).
 fn rows(files: &crate::config::Files, flags: &Flags) -> Result<Vec<(String, Value, String)>> {
-    let (resolved, _) = settings::resolve(files, flags, false)?;
+    let (resolved, config) = settings::resolve(files, flags, false)?;
     let mut rows: Vec<(String, Value, String)> = Vec::new();
     for (name, _) in SCALARS {
         match resolved.iter().find(|r| r.name == *name) {
@@ -87,6 +87,20 @@ fn rows(files: &crate::config::Files, flags: &Flags) -> Result<Vec<(String, Valu
             format!("permissions.{}", r.name),
             r.value.clone(),
             r.source.to_string(),
+        ));
+    }
+    for hook in &config.hooks {
+        rows.push((
+            "hooks".into(),
+            serde_json::to_value(hook)?,
+            "config files".into(),
+        ));
+    }
+    if let Some((_, source)) = files.get("server_tools") {
+        rows.push((
+            "server_tools".into(),
+            json!(config.server_tools),
+            source.to_string(),
         ));
     }
     let containment = if files.containment_off()? {

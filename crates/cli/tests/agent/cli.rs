@@ -491,7 +491,7 @@ async fn config_says_where_each_setting_came_from_and_never_prints_a_secret() {
     let s = Setup::new(json!({"turns": [reply(json!([text("unused")]), "end_turn")]})).await;
     s.file(
         ".hermitcrab/config.toml",
-        "model = \"claude-opus-4-5\"\n[permissions]\nallow = [\"shell(git status)\"]\n",
+        "model = \"claude-opus-4-5\"\n[permissions]\nallow = [\"shell(git status)\"]\n\n[[hooks]]\nevent = \"pre-tool\"\ncommand = \"true\"\n",
     );
     s.file(
         ".no-user-config/hermitcrab/config.toml",
@@ -546,6 +546,7 @@ async fn config_says_where_each_setting_came_from_and_never_prints_a_secret() {
     let allow = row("permissions.allow");
     assert_eq!(allow["value"], "shell(git status)");
     assert_eq!(row("ANTHROPIC_API_KEY")["value"], "set");
+    assert_eq!(row("hooks")["value"]["command"], "true", "{stdout}");
     let flagged = s
         .out(&[
             "config",
