@@ -93,6 +93,11 @@ impl Renderer {
         let mut interrupts = 0;
         let mut grace: Option<tokio::time::Instant> = None;
         let mut ticks = tokio::time::interval(Duration::from_millis(120));
+        // One listener for the whole run: a `ctrl_c()` future made anew each
+        // time round the loop misses a Ctrl-C that comes while an event is
+        // being rendered; this one keeps it until it is read.
+        let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+            .map_err(|e| anyhow::anyhow!("cannot listen for Ctrl-C: {e}"))?;
         let done = loop {
             let deadline = grace
                 .unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(86_400 * 365));
@@ -101,10 +106,15 @@ impl Renderer {
                 Some(event) = events.recv() => {
                     self.on_event(event, process).await;
                     if std::mem::take(&mut self.asked_ctrl_c) {
+                        // The question heard this Ctrl-C; the listener
+                        // holds it too: once, not twice.
+                        while let Ok(Some(())) =
+                            tokio::time::timeout(Duration::ZERO, sigint.recv()).await
+                        {}
                         self.ctrl_c(&mut interrupts, &mut grace, process);
                     }
                 }
-                _ = tokio::signal::ctrl_c() => self.ctrl_c(&mut interrupts, &mut grace, process),
+                Some(()) = sigint.recv() => self.ctrl_c(&mut interrupts, &mut grace, process),
                 _ = ticks.tick() => self.tick(),
                 () = tokio::time::sleep_until(deadline) => {
                     let _ = self.engine.cancel(&host, process);

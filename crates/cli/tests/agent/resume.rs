@@ -350,4 +350,7 @@ async fn ctrl_c_at_a_permission_question_interrupts_the_run() {
     let session = s.sessions().pop().unwrap();
     assert_eq!(s.of_type(&session, "interrupt").len(), 1);
     assert_eq!(s.fake.requests().len(), 1, "no further model call");
+    // One Ctrl-C, one interrupt: the agent ended it itself, not a cancel.
+    let agent = processes_of(&s, "agent").pop().unwrap();
+    assert_eq!(agent["stop_reason"], "interrupted", "{agent:#}");
 }
