@@ -33,9 +33,16 @@ summary only.";
 
 impl Run {
     /// Whether the last call filled the context window past the threshold.
+    /// Not right after a compaction: the one call since (the summary, the
+    /// kept turns, the prefix) shows what compacting can free, and
+    /// compacting again would pay for a summary each call; a window that
+    /// really overflows is compacted on the API's prompt-too-long.
     pub(crate) fn needs_compaction(&self) -> bool {
         let at = self.config.compact_at.unwrap_or(DEFAULT_COMPACT_AT);
-        self.tally.context_percent > at * 100.0
+        let just_compacted = self
+            .compacted_at
+            .is_some_and(|turns| self.tally.turns <= turns + 1);
+        !just_compacted && self.tally.context_percent > at * 100.0
     }
 
     /// Summarizes the session and starts the messages over from the summary.
@@ -83,6 +90,7 @@ impl Run {
         self.conversation = Conversation::after_summary(&body, kept);
         self.request.messages = self.conversation.closed().to_vec();
         self.tally.context_percent = 0.0;
+        self.compacted_at = Some(self.tally.turns);
         self.status("compacted; going on from the summary");
         Ok(())
     }

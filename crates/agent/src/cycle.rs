@@ -181,9 +181,13 @@ impl Run {
                 event = stream.next_event() => event,
                 () = self.inbox.wait_interrupt() => {
                     let usage = streamed.usage(stream.usage());
-                    let api_ms = started.elapsed().as_millis() as u64;
-                    self.last_cost = self.tally.add_call(&self.config.model, &usage, api_ms);
-                    self.record_partial(&streamed.text, &usage).await;
+                    // Counted, and recorded as a call of the session, once
+                    // the API has begun to answer.
+                    if usage.total_input_tokens() + usage.output_tokens > 0 {
+                        let api_ms = started.elapsed().as_millis() as u64;
+                        self.last_cost = self.tally.add_call(&self.config.model, &usage, api_ms);
+                        self.record_partial(&streamed.text, &usage).await;
+                    }
                     return Err(Failed::Stop(Stop::Interrupted));
                 }
             };
@@ -301,12 +305,16 @@ impl Run {
     /// what it cost so far (its output tokens estimated when the API had
     /// not said them yet).
     async fn record_partial(&mut self, shown: &str, usage: &model::Usage) {
-        if shown.is_empty() {
-            return;
-        }
+        // As for a whole answer: `as_of` holds what the request carried.
+        self.settle().await;
+        let content = if shown.is_empty() {
+            json!([])
+        } else {
+            json!([{"type": "text", "text": shown}])
+        };
         let body = json!({
             "text": shown,
-            "content": [{"type": "text", "text": shown}],
+            "content": content,
             "model": self.config.model,
             "stop_reason": "interrupted",
             "usage": serde_json::to_value(usage).unwrap_or(Value::Null),

@@ -118,6 +118,8 @@ pub struct Run {
     pub(crate) provider: Result<std::sync::Arc<model::Provider>, String>,
     /// The cost of the last call.
     pub(crate) last_cost: f64,
+    /// The model calls made when this run last compacted.
+    pub(crate) compacted_at: Option<u32>,
     pub(crate) tools: Vec<ProgramTool>,
     pub(crate) prefix: Prefix,
     pub(crate) conversation: Conversation,
@@ -242,6 +244,7 @@ impl Run {
             inbox,
             provider: provider.map(std::sync::Arc::new),
             last_cost: 0.0,
+            compacted_at: None,
             tools,
             prefix,
             conversation,
@@ -415,9 +418,6 @@ impl Run {
     }
 }
 
-/// Where the run's messages live: the session its process sits on, or —
-/// for a sub-agent — its own process. Answers it, its members since the
-/// start, and the commit read at.
 /// The rules a person answered "always" with earlier in the session:
 /// "always" holds for the session, not only the run that asked.
 fn allowed_always(history: &[ChunkItem]) -> Vec<String> {
@@ -441,6 +441,9 @@ fn allowed_always(history: &[ChunkItem]) -> Vec<String> {
         .collect()
 }
 
+/// Where the run's messages live: the session its process sits on, or —
+/// for a sub-agent — its own process. Answers it, its members since the
+/// start, and the commit read at.
 async fn find_session(
     client: &Client,
     me: &str,

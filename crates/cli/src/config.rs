@@ -53,28 +53,51 @@ pub fn load_dotenv(path: &Path) -> Result<()> {
     if DOTENV.get().is_some() || !path.is_file() {
         return Ok(());
     }
-    let mut set = Vec::new();
-    let pairs =
-        dotenvy::from_path_iter(path).with_context(|| format!("cannot read {}", path.display()))?;
-    for pair in pairs {
-        let (name, value) = pair.with_context(|| {
+    let mut pairs = Vec::new();
+    for pair in
+        dotenvy::from_path_iter(path).with_context(|| format!("cannot read {}", path.display()))?
+    {
+        pairs.push(pair.with_context(|| {
             format!(
                 "{}: a line is not NAME=value; fix or remove it",
                 path.display()
             )
-        })?;
-        if std::env::var_os(&name).is_none() {
+        })?);
+    }
+    let mut set = Vec::new();
+    for (name, value) in &pairs {
+        // An API address from a checkout's `.env` would receive the
+        // person's own key: only with a key of its own beside it.
+        if let Some(keys) = key_for_base_url(name)
+            && !pairs.iter().any(|(n, _)| keys.contains(&n.as_str()))
+        {
+            eprintln!(
+                "hc: {} sets {name} without a key of its own; ignored (set it in the environment to use it)",
+                path.display()
+            );
+            continue;
+        }
+        if std::env::var_os(name).is_none() {
             // SAFETY: `hc` reads its configuration before it starts any
             // thread (the async runtime comes after).
             #[allow(unsafe_code)]
             unsafe {
-                std::env::set_var(&name, value);
+                std::env::set_var(name, value);
             }
-            set.push(name);
+            set.push(name.clone());
         }
     }
     let _ = DOTENV.set(set);
     Ok(())
+}
+
+/// The key variables an API address variable must come with from `.env`.
+fn key_for_base_url(name: &str) -> Option<&'static [&'static str]> {
+    match name {
+        "ANTHROPIC_BASE_URL" => Some(&["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"]),
+        "OPENAI_BASE_URL" => Some(&["OPENAI_API_KEY"]),
+        _ => None,
+    }
 }
 
 /// One parsed file.

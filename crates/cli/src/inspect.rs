@@ -395,10 +395,8 @@ pub fn programs(as_json: bool) -> Result<()> {
         .collect();
     rows.sort_by(|a, b| a.0.cmp(&b.0));
     if as_json {
-        // Newest first, as the table lists them.
         let list: Vec<Value> = rows
             .iter()
-            .rev()
             .map(|(name, b)| json!({"name": name, "description": b["text"], "executable": b["executable"], "capabilities": b["capabilities"], "concurrency_safe": b["concurrency_safe"], "read_only": b["read_only"], "tool": b["tool"]}))
             .collect();
         println!("{}", serde_json::to_string_pretty(&list)?);

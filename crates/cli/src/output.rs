@@ -160,7 +160,9 @@ impl JsonOut {
                 "stop_reason": answer["stop_reason"], "stop_sequence": null, "usage": answer["usage"],
             },
         }));
-        if parent.is_none() {
+        // Only a reply that stops for its calls has results coming (one
+        // cut at max_tokens has none).
+        if parent.is_none() && answer["stop_reason"] == "tool_use" {
             let calls = answer["content"].as_array().into_iter().flatten();
             self.held().outstanding = calls
                 .filter(|b| b["type"] == "tool_use")

@@ -133,10 +133,16 @@ fn piped_input() -> Result<Option<String>> {
     if ready <= 0 || fds[0].revents & (libc::POLLIN | libc::POLLHUP) == 0 {
         return Ok(None);
     }
-    let mut text = String::new();
-    std::io::Read::read_to_string(&mut stdin.lock(), &mut text)
-        .context("cannot read what was piped on stdin")?;
+    let text = read_stdin().context("cannot read what was piped on stdin")?;
     Ok(Some(text).filter(|t| !t.trim().is_empty()))
+}
+
+/// All of stdin, as text (bytes that are not UTF-8 replaced, as a diff of
+/// a Latin-1 file has them).
+fn read_stdin() -> std::io::Result<String> {
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut bytes)?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 fn read_prompt(given: Option<String>) -> Result<String> {
@@ -152,10 +158,7 @@ fn read_prompt(given: Option<String>) -> Result<String> {
                     "say what to do: `hc run \"fix the failing test\"` (or pipe the prompt on stdin)",
                 ));
             }
-            let mut text = String::new();
-            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
-                .context("cannot read the prompt from stdin")?;
-            text
+            read_stdin().context("cannot read the prompt from stdin")?
         }
     };
     if prompt.trim().is_empty() {

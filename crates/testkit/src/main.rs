@@ -4,6 +4,7 @@
 
 use anyhow::{Context as _, Result};
 use clap::Parser;
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use testkit::{FakeModel, Script};
@@ -48,10 +49,20 @@ fn run(args: Args) -> Result<()> {
         let fake = FakeModel::start_on(args.port, script)
             .await
             .with_context(|| format!("cannot listen on 127.0.0.1:{}", args.port))?;
-        println!("hc-fake-model listening on {}", fake.base_url());
-        println!("ANTHROPIC_BASE_URL={}", fake.base_url());
-        println!("OPENAI_BASE_URL={}", fake.openai_base_url());
-        eprintln!(
+        // One write, and none of it fatal: whoever started the server may
+        // read the first line and close the pipe (`| head -1`), and the
+        // server must go on serving.
+        let said = format!(
+            "hc-fake-model listening on {}\nANTHROPIC_BASE_URL={}\nOPENAI_BASE_URL={}\n",
+            fake.base_url(),
+            fake.base_url(),
+            fake.openai_base_url()
+        );
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(said.as_bytes()).and_then(|()| out.flush());
+        drop(out);
+        let _ = writeln!(
+            std::io::stderr(),
             "serving {turns} turn(s) from {}; Ctrl-C stops",
             args.script.display()
         );

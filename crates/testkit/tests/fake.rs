@@ -143,10 +143,12 @@ async fn the_binary_serves_a_script_file() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    // Read its first line, then close the pipe: it goes on serving.
     let mut line = String::new();
     BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut line)
         .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(50));
     let base = line
         .trim()
         .strip_prefix("hc-fake-model listening on ")

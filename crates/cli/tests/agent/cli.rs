@@ -480,6 +480,16 @@ async fn a_dotenv_file_gives_settings_under_the_environment() {
     assert_eq!(run.code, 0, "{run:#?}");
     let sent: Value = serde_json::from_slice(&s.sent()[0]).unwrap();
     assert_eq!(sent["model"], "claude-haiku-4-5");
+    // An API address without a key of its own would get the person's key.
+    s.file(".env", "ANTHROPIC_BASE_URL=http://127.0.0.1:9\n");
+    let guarded = s.out(&["config"]).await;
+    assert!(
+        guarded
+            .stderr
+            .contains("ANTHROPIC_BASE_URL without a key of its own"),
+        "{}",
+        guarded.stderr
+    );
     s.file(".env", "this is not a setting\n");
     let bad = s.out(&["config"]).await;
     assert_ne!(bad.code, 0);

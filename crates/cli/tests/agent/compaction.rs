@@ -136,6 +136,25 @@ async fn compaction_can_be_asked_for_with_the_next_run() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_window_still_full_after_a_compaction_is_not_compacted_at_once_again() {
+    let s = Setup::new(json!({"turns": [
+        heavy(json!([call("t1", "read", json!({"file_path": "a.txt"}))]), "tool_use", 1500),
+        heavy(json!([text("SUMMARY: read it.")]), "end_turn", 100),
+        heavy(json!([call("t2", "read", json!({"file_path": "a.txt"}))]), "tool_use", 1500),
+        heavy(json!([text("Done.")]), "end_turn", 300),
+    ]}))
+    .await;
+    s.file("a.txt", "alpha\n");
+    s.file(".hermitcrab/config.toml", "context_window = 2000\n");
+    let ran = s.run(&["--permission-mode", "bypass", "read twice"]).await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    assert!(ran.stdout.contains("Done."), "{ran:#?}");
+    let session = s.sessions().pop().unwrap();
+    assert_eq!(s.of_type(&session, "compaction").len(), 1);
+    assert_eq!(s.sent().len(), 4);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn turns_too_large_to_keep_are_only_summarized() {
     // A result of a third of the window: the turn is not kept verbatim.
     let big = "x".repeat(2_400);

@@ -335,11 +335,13 @@ async fn the_prompt_may_come_from_stdin() {
         "a prompt from a pipe\n"
     );
     // A prompt and piped input: both, the prompt first.
-    piped(&["run", "review this change"], b"-old\n+new\n").await;
+    // (Bytes that are not UTF-8, as in a diff of a Latin-1 file, are
+    // replaced, not refused.)
+    piped(&["run", "review this change"], b"-old\xe9\n+new\n").await;
     let sent: Value = serde_json::from_slice(&s.sent()[1]).unwrap();
     assert_eq!(
         sent["messages"][0]["content"][0]["text"],
-        "review this change\n\n-old\n+new\n"
+        "review this change\n\n-old\u{fffd}\n+new\n"
     );
 }
 

@@ -103,6 +103,8 @@ async fn ctrl_c_mid_stream_keeps_the_partial_answer_and_exits_130() {
     assert_eq!(agent["stop_reason"], "interrupted");
     assert_eq!(agent["turns"], 1, "{agent:#}");
     assert_eq!(agent["usage"]["output_tokens"], out, "{agent:#}");
+    // The cut call is a call of the session like any other: it rebuilds.
+    assert!(s.rebuilt(&session, 1).await == s.sent()[0]);
     assert_eq!(
         s.of_type(&session, "interrupt").len(),
         1,
