@@ -25,8 +25,8 @@ struct Streamed {
     /// Characters of text, thinking and tool input: what the output
     /// tokens are estimated from when the API has not counted them yet.
     chars: usize,
-    /// Tool call ids by block index, for the input deltas.
-    tool_ids: HashMap<usize, String>,
+    /// Tool calls (id, name) by block index, for the input deltas.
+    tool_ids: HashMap<usize, (String, String)>,
 }
 
 impl Streamed {
@@ -220,7 +220,7 @@ impl Run {
                 index,
                 block: ContentBlock::ToolUse(tool),
             } => {
-                streamed.tool_ids.insert(index, tool.id);
+                streamed.tool_ids.insert(index, (tool.id, tool.name));
                 return;
             }
             StreamEvent::InputJsonDelta {
@@ -231,7 +231,8 @@ impl Run {
                 json!({
                     "kind": "tool_input_delta",
                     "index": index,
-                    "tool_use_id": streamed.tool_ids.get(&index).cloned().unwrap_or_default(),
+                    "tool_use_id": streamed.tool_ids.get(&index).map(|t| t.0.as_str()),
+                    "name": streamed.tool_ids.get(&index).map(|t| t.1.as_str()),
                     "json": partial_json,
                 })
             }

@@ -28,6 +28,8 @@ pub struct JsonOut {
     pub partial: bool,
     /// The session, named on every line.
     pub session: String,
+    /// The model, for a streamed message's `message_start`.
+    model: std::sync::OnceLock<String>,
     held: std::sync::Mutex<Held>,
 }
 
@@ -44,6 +46,10 @@ struct Held {
     outstanding: Vec<String>,
     /// Stream events that came while calls were outstanding.
     events: Vec<Value>,
+    /// The run's own message being streamed: begun, and the blocks begun
+    /// (in order), so its events read as the API's own stream.
+    message_open: bool,
+    blocks: Vec<u64>,
 }
 
 impl Held {
@@ -64,6 +70,7 @@ impl JsonOut {
             stream,
             partial,
             session,
+            model: std::sync::OnceLock::new(),
             held: std::sync::Mutex::new(Held::default()),
         }
     }
@@ -112,6 +119,7 @@ impl JsonOut {
 
     /// The `system`/`init` line.
     pub fn init(&self, model: &str, tools: &[String], cwd: &str, mode: &str, process: &str) {
+        let _ = self.model.set(model.to_owned());
         self.line(json!({
             "type": "system", "subtype": "init", "model": model, "tools": tools, "cwd": cwd,
             "permission_mode": mode, "permissionMode": mode, "mcp_servers": [],
@@ -119,39 +127,98 @@ impl JsonOut {
         }));
     }
 
-    /// A delta the agent streamed, as the API's own stream event: held
-    /// while the results of the calls before it are still coming.
+    /// A delta the agent streamed, as the API's own stream events (a
+    /// `message_start` and `content_block_start`/`_stop` around the
+    /// deltas, as the API sends them): held while the results of the calls
+    /// before it are still coming.
     pub fn partial(&self, data: &Value) {
         if !self.partial {
             return;
         }
         let index = data["index"].as_u64().unwrap_or(0);
-        let delta = match data["kind"].as_str() {
-            Some("text_delta") => json!({"type": "text_delta", "text": data["text"]}),
-            Some("thinking_delta") => json!({"type": "thinking_delta", "thinking": data["text"]}),
-            Some("tool_input_delta") => {
-                json!({"type": "input_json_delta", "partial_json": data["json"]})
+        let (block, delta) = match data["kind"].as_str() {
+            Some("text_delta") => (
+                json!({"type": "text", "text": ""}),
+                json!({"type": "text_delta", "text": data["text"]}),
+            ),
+            Some("thinking_delta") => (
+                json!({"type": "thinking", "thinking": ""}),
+                json!({"type": "thinking_delta", "thinking": data["text"]}),
+            ),
+            Some("tool_input_delta") => (
+                json!({"type": "tool_use", "id": data["tool_use_id"], "name": data["name"], "input": {}}),
+                json!({"type": "input_json_delta", "partial_json": data["json"]}),
+            ),
+            Some("discard") => {
+                // The stream broke and is asked again: a new message.
+                let mut held = self.held();
+                held.message_open = false;
+                held.blocks.clear();
+                return;
             }
             _ => return,
         };
-        let event = json!({
-            "type": "stream_event", "parent_tool_use_id": null,
-            "event": {"type": "content_block_delta", "index": index, "delta": delta},
-        });
-        {
+        let mut events = Vec::new();
+        let mut held = self.held();
+        if !held.message_open {
+            held.message_open = true;
+            events.push(json!({"type": "message_start", "message": {
+                "id": null, "type": "message", "role": "assistant",
+                "model": self.model.get(), "content": [],
+                "stop_reason": null, "stop_sequence": null, "usage": {},
+            }}));
+        }
+        if !held.blocks.contains(&index) {
+            if let Some(last) = held.blocks.last() {
+                events.push(json!({"type": "content_block_stop", "index": last}));
+            }
+            held.blocks.push(index);
+            events.push(
+                json!({"type": "content_block_start", "index": index, "content_block": block}),
+            );
+        }
+        events.push(json!({"type": "content_block_delta", "index": index, "delta": delta}));
+        let wait = !held.outstanding.is_empty();
+        let events = events.into_iter().map(stream_event);
+        if wait {
+            held.events.extend(events);
+            return;
+        }
+        drop(held);
+        for event in events {
+            self.line(event);
+        }
+    }
+
+    /// The end of a streamed message of the run's own, before its
+    /// assistant line: its last block's stop, `message_delta` (the stop
+    /// reason, the usage), `message_stop`.
+    fn end_message(&self, answer: &Value) {
+        let last = {
             let mut held = self.held();
-            if !held.outstanding.is_empty() {
-                held.events.push(event);
+            if !std::mem::take(&mut held.message_open) {
                 return;
             }
+            std::mem::take(&mut held.blocks).pop()
+        };
+        if let Some(index) = last {
+            self.line(stream_event(
+                json!({"type": "content_block_stop", "index": index}),
+            ));
         }
-        self.line(event);
+        self.line(stream_event(json!({"type": "message_delta",
+            "delta": {"stop_reason": answer["stop_reason"], "stop_sequence": null},
+            "usage": answer["usage"]})));
+        self.line(stream_event(json!({"type": "message_stop"})));
     }
 
     /// An `answer` chunk, as the API's assistant message.
     /// `parent`: the call that spawned the sub-agent that answered.
     pub fn assistant(&self, answer: &Value, parent: Option<&str>) {
         self.release(parent);
+        if parent.is_none() {
+            self.end_message(answer);
+        }
         self.line(json!({
             "type": "assistant", "parent_tool_use_id": parent,
             "message": {
@@ -216,6 +283,11 @@ impl JsonOut {
         result["session_id"] = json!(self.session);
         emit(&result);
     }
+}
+
+/// An API stream event as print mode wraps it (the run's own messages).
+fn stream_event(event: Value) -> Value {
+    json!({"type": "stream_event", "parent_tool_use_id": null, "event": event})
 }
 
 fn emit(value: &Value) {

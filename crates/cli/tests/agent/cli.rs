@@ -92,6 +92,31 @@ async fn stream_json_speaks_the_print_mode_shapes_and_ends_with_the_result() {
     );
     let partial = of("stream_event");
     assert!(!partial.is_empty());
+    // The API's own stream, message by message, each ended before its
+    // assistant line.
+    let kinds: Vec<&str> = partial
+        .iter()
+        .map(|e| e["event"]["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds[0], "message_start");
+    assert_eq!(kinds.iter().filter(|k| **k == "message_start").count(), 2);
+    assert_eq!(kinds.iter().filter(|k| **k == "message_stop").count(), 2);
+    let tool_start = partial
+        .iter()
+        .find(|e| e["event"]["content_block"]["type"] == "tool_use")
+        .unwrap();
+    assert_eq!(tool_start["event"]["content_block"]["name"], "read");
+    assert_eq!(tool_start["event"]["content_block"]["id"], "t1");
+    let stop_at = all
+        .iter()
+        .position(|l| l["event"]["type"] == "message_stop")
+        .unwrap();
+    assert!(stop_at < first_answer, "{all:#?}");
+    let ended = all
+        .iter()
+        .find(|l| l["event"]["type"] == "message_delta")
+        .unwrap();
+    assert_eq!(ended["event"]["delta"]["stop_reason"], "tool_use");
     let streamed: String = partial
         .iter()
         .filter(|e| e["event"]["delta"]["type"] == "text_delta")
@@ -454,147 +479,6 @@ async fn inspection_commands_read_and_write_the_substrate() {
     assert_eq!(shell["concurrency_safe"], false);
     let text = s.out(&["programs"]).await;
     assert!(text.stdout.contains("runs alongside"), "{}", text.stdout);
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn a_dotenv_file_gives_settings_under_the_environment() {
-    let s =
-        Setup::new(json!({"turns": [reply(json!([text("from the haiku")]), "end_turn")]})).await;
-    s.file(
-        ".env",
-        "# settings for this project\nHC_MODEL=claude-haiku-4-5\nHC_MAX_TURNS=9\n",
-    );
-    let mut command = s.hc(&["config", "--json"]);
-    command.env("HC_MAX_TURNS", "4");
-    let ran = command.output().await.unwrap();
-    assert!(ran.status.success(), "{ran:?}");
-    let rows: Vec<Value> = serde_json::from_slice(&ran.stdout).unwrap();
-    let row = |name: &str| rows.iter().find(|r| r["name"] == name).unwrap().clone();
-    assert_eq!(row("model")["value"], "claude-haiku-4-5");
-    assert!(
-        row("model")["source"].as_str().unwrap().contains(".env"),
-        "{rows:#?}"
-    );
-    assert_eq!(row("max_turns")["value"], 4, "the environment wins");
-    let run = s.run(&["hello"]).await;
-    assert_eq!(run.code, 0, "{run:#?}");
-    let sent: Value = serde_json::from_slice(&s.sent()[0]).unwrap();
-    assert_eq!(sent["model"], "claude-haiku-4-5");
-    // An API address without a key of its own would get the person's key.
-    s.file(".env", "ANTHROPIC_BASE_URL=http://127.0.0.1:9\n");
-    let guarded = s.out(&["config"]).await;
-    assert!(
-        guarded
-            .stderr
-            .contains("ANTHROPIC_BASE_URL without a key of its own"),
-        "{}",
-        guarded.stderr
-    );
-    s.file(".env", "this is not a setting\n");
-    let bad = s.out(&["config"]).await;
-    assert_ne!(bad.code, 0);
-    assert!(bad.stderr.contains(".env"), "{}", bad.stderr);
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn config_says_where_each_setting_came_from_and_never_prints_a_secret() {
-    let s = Setup::new(json!({"turns": [reply(json!([text("unused")]), "end_turn")]})).await;
-    s.file(
-        ".hermitcrab/config.toml",
-        "model = \"claude-opus-4-5\"\n[permissions]\nallow = [\"shell(git status)\"]\n\n[[hooks]]\nevent = \"pre-tool\"\ncommand = \"true\"\n",
-    );
-    s.file(
-        ".no-user-config/hermitcrab/config.toml",
-        "model = \"claude-haiku-4-5\"\nmax_budget_usd = 3.5\n",
-    );
-    let mut command = s.hc(&["config", "--json"]);
-    command
-        .env("HC_MAX_TURNS", "7")
-        .env("ANTHROPIC_API_KEY", "sk-ant-SECRET-VALUE");
-    let ran = command.output().await.unwrap();
-    let stdout = String::from_utf8_lossy(&ran.stdout);
-    assert!(ran.status.success(), "{ran:?}");
-    assert!(!stdout.contains("SECRET"), "{stdout}");
-    let rows: Vec<Value> = serde_json::from_str(&stdout).unwrap();
-    let row = |name: &str| {
-        rows.iter()
-            .find(|r| r["name"] == name)
-            .unwrap_or_else(|| panic!("{name}: {stdout}"))
-    };
-    assert_eq!(row("model")["value"], "claude-opus-4-5");
-    assert!(
-        row("model")["source"].as_str().unwrap().contains("project"),
-        "{stdout}"
-    );
-    assert_eq!(row("max_turns")["value"], 7);
-    assert!(
-        row("max_turns")["source"]
-            .as_str()
-            .unwrap()
-            .contains("HC_MAX_TURNS"),
-        "{stdout}"
-    );
-    assert!(
-        row("permission_mode")["source"]
-            .as_str()
-            .unwrap()
-            .contains("default"),
-        "{stdout}"
-    );
-    assert_eq!(
-        row("max_budget_usd")["value"],
-        3.5,
-        "the user file, under the project's"
-    );
-    assert!(
-        row("max_budget_usd")["source"]
-            .as_str()
-            .unwrap()
-            .starts_with("user file"),
-        "{stdout}"
-    );
-    let allow = row("permissions.allow");
-    assert_eq!(allow["value"], "shell(git status)");
-    assert_eq!(row("ANTHROPIC_API_KEY")["value"], "set");
-    assert_eq!(row("hooks")["value"]["command"], "true", "{stdout}");
-    let flagged = s
-        .out(&[
-            "config",
-            "--json",
-            "--permission-mode",
-            "plan",
-            "--max-turns",
-            "4",
-        ])
-        .await;
-    let rows: Vec<Value> = serde_json::from_str(&flagged.stdout).unwrap();
-    let mode = rows
-        .iter()
-        .find(|r| r["name"] == "permission_mode")
-        .unwrap();
-    assert_eq!(mode["value"], "plan");
-    assert_eq!(mode["source"], "flag --permission-mode");
-    let turns = rows.iter().find(|r| r["name"] == "max_turns").unwrap();
-    assert_eq!(
-        (turns["value"].as_i64(), turns["source"].as_str()),
-        (Some(4), Some("flag --max-turns"))
-    );
-    let bad = s.out(&["config", "--permission-mode", "sometimes"]).await;
-    assert_eq!(bad.code, 1);
-    assert!(
-        bad.stderr.contains("--permission-mode") && bad.stderr.contains("accept-edits"),
-        "{}",
-        bad.stderr
-    );
-    let mut text = s.hc(&["config"]);
-    text.env("ANTHROPIC_API_KEY", "sk-ant-SECRET-VALUE");
-    let text = text.output().await.unwrap();
-    assert!(!String::from_utf8_lossy(&text.stdout).contains("SECRET"));
-    let mut edit = s.hc(&["config", "--edit"]);
-    edit.env("EDITOR", "sed -i s/claude-opus-4-5/claude-haiku-4-5/");
-    let edited = edit.output().await.unwrap();
-    assert!(edited.status.success(), "{edited:?}");
-    assert!(String::from_utf8_lossy(&edited.stdout).contains("claude-haiku-4-5"));
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -6,6 +6,7 @@ mod chat;
 mod cli;
 mod common;
 mod compaction;
+mod config;
 mod cycle;
 mod failures;
 mod faults;
