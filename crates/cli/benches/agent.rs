@@ -22,7 +22,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use testkit::{FakeModel, Script};
 
-const HC: &str = env!("CARGO_BIN_EXE_hc");
+mod common;
+
+use common::{HC, project};
 const TURNS: usize = 20;
 
 fn script() -> Script {
@@ -99,17 +101,6 @@ fn harness(c: &mut Criterion) {
         })
     });
     group.finish();
-}
-
-fn project() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let ok = std::process::Command::new(HC)
-        .arg("init")
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    assert!(ok.status.success());
-    dir
 }
 
 fn hc_run(root: &Path, base_url: &str, prompt: &str) -> std::process::Child {

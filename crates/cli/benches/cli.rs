@@ -17,18 +17,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use substrate::{ChunkDecl, Declaration, NewPlacement, Substrate};
 
-const HC: &str = env!("CARGO_BIN_EXE_hc");
+mod common;
 
-fn project() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let ok = Command::new(HC)
-        .arg("init")
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    assert!(ok.status.success());
-    dir
-}
+use common::{HC, project};
 
 fn db(root: &Path) -> Substrate {
     Substrate::open(root.join(".hermitcrab/substrate.db")).unwrap()

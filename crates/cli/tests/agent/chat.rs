@@ -4,9 +4,7 @@
 use crate::common::*;
 use crate::terminal::*;
 use serde_json::{Value, json};
-use std::process::Stdio;
 use std::time::Duration;
-use tokio::io::AsyncWriteExt;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn chat_in_a_terminal_takes_turns_commands_and_ctrl_c() {
@@ -73,17 +71,10 @@ async fn chat_reads_piped_lines_and_writes_plain_text() {
         reply(json!([text("Second answer.")]), "end_turn"),
     ]}))
     .await;
-    let mut chat = s.hc(&["chat", "--permission-mode", "bypass"]);
-    chat.stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = chat.spawn().unwrap();
     let lines = b"hello\n/model claude-haiku-4-5\nagain \\\nand more\n/cost\n/nonsense\n/exit\n";
-    child.stdin.take().unwrap().write_all(lines).await.unwrap();
-    let done = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
-        .await
-        .unwrap()
-        .unwrap();
+    let done = s
+        .piped(&["chat", "--permission-mode", "bypass"], lines)
+        .await;
     let (stdout, stderr) = (
         String::from_utf8_lossy(&done.stdout),
         String::from_utf8_lossy(&done.stderr),
@@ -109,20 +100,7 @@ async fn chat_reads_piped_lines_and_writes_plain_text() {
         "how to go on: {stderr}"
     );
     // Going on with it shows where it left off.
-    let mut again = s.hc(&["chat", "--continue"]);
-    again
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = again.spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"/exit\n")
-        .await
-        .unwrap();
-    let done = child.wait_with_output().await.unwrap();
+    let done = s.piped(&["chat", "--continue"], b"/exit\n").await;
     let recap = String::from_utf8_lossy(&done.stderr);
     assert!(recap.contains(&format!("session {session}")), "{recap}");
     assert!(
@@ -188,17 +166,11 @@ async fn chat_asks_permission_inline_and_runs_what_was_allowed() {
 async fn chat_clear_starts_a_new_session_and_resume_goes_back() {
     let s =
         Setup::new(json!({"cycle": true, "turns": [reply(json!([text("ok")]), "end_turn")]})).await;
-    let mut chat = s.hc(&["chat"]);
-    chat.stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = chat.spawn().unwrap();
     // /resume with no id goes to the latest session: after /clear and
     // before a new message that is the first one, left behind.
     let typed =
         b"first topic\n/clear\n/resume\nmore on the first\n/clear\nsecond topic\n/resume s_\n/exit\n";
-    child.stdin.take().unwrap().write_all(typed).await.unwrap();
-    let done = child.wait_with_output().await.unwrap();
+    let done = s.piped(&["chat"], typed).await;
     let stderr = String::from_utf8_lossy(&done.stderr);
     assert!(done.status.success(), "{stderr}");
     assert!(

@@ -7,7 +7,6 @@ use crate::terminal::in_terminal;
 use serde_json::{Value, json};
 use std::process::Stdio;
 use std::time::Duration;
-use tokio::io::AsyncWriteExt;
 
 fn lines(stdout: &str) -> Vec<Value> {
     stdout
@@ -437,20 +436,9 @@ async fn trace_request_is_the_body_sent_and_diff_shows_what_a_call_added() {
 #[tokio::test(flavor = "multi_thread")]
 async fn inspection_commands_read_and_write_the_substrate() {
     let s = Setup::new(json!({"turns": [reply(json!([text("hi")]), "end_turn")]})).await;
-    let mut commit = s.hc(&["commit"]);
-    commit.stdin(Stdio::piped()).stdout(Stdio::piped());
-    let mut child = commit.spawn().unwrap();
-    let declaration = json!({"chunks": [{"id": "note1", "name": "a note", "body": {"text": "remember the milk"}}]});
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(declaration.to_string().as_bytes())
-        .await
-        .unwrap();
-    let done = child.wait_with_output().await.unwrap();
-    assert!(done.status.success(), "{done:?}");
-    let record: Value = serde_json::from_slice(&done.stdout).unwrap();
+    let record = s
+        .commit(json!({"chunks": [{"id": "note1", "name": "a note", "body": {"text": "remember the milk"}}]}))
+        .await;
     assert!(
         record["created"]
             .as_array()

@@ -159,6 +159,34 @@ impl Setup {
         self.of_type(session, "engine/process")
     }
 
+    /// `hc ARGS…` with `input` on its stdin (then closed), to its end
+    /// (within 60 s).
+    pub async fn piped(&self, args: &[&str], input: &[u8]) -> std::process::Output {
+        use tokio::io::AsyncWriteExt;
+        let mut command = self.hc(args);
+        command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = command.spawn().unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(input).await.unwrap();
+        drop(stdin);
+        tokio::time::timeout(std::time::Duration::from_secs(60), child.wait_with_output())
+            .await
+            .expect("hc did not end within 60 s")
+            .unwrap()
+    }
+
+    /// `declaration` committed through `hc commit`: the commit's record.
+    pub async fn commit(&self, declaration: Value) -> Value {
+        let done = self
+            .piped(&["commit"], declaration.to_string().as_bytes())
+            .await;
+        assert!(done.status.success(), "{done:?}");
+        serde_json::from_slice(&done.stdout).unwrap()
+    }
+
     /// `hc serve --stdio` as a host.
     pub fn serve(&self) -> (tokio::process::Child, Client, Events) {
         let mut command = self.hc(&["serve", "--stdio"]);

@@ -314,17 +314,10 @@ async fn the_prompt_may_come_from_stdin() {
         reply(json!([text("reviewed")]), "end_turn"),
     ]}))
     .await;
-    let piped = |args: &[&str], input: &'static [u8]| {
-        let mut cmd = s.hc(args);
-        cmd.stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped());
+    let piped = |args: &'static [&'static str], input: &'static [u8]| {
+        let s = &s;
         async move {
-            use tokio::io::AsyncWriteExt;
-            let mut child = cmd.spawn().unwrap();
-            let mut stdin = child.stdin.take().unwrap();
-            stdin.write_all(input).await.unwrap();
-            drop(stdin);
-            let out = child.wait_with_output().await.unwrap();
+            let out = s.piped(args, input).await;
             assert!(out.status.success(), "{out:?}");
         }
     };
@@ -345,26 +338,6 @@ async fn the_prompt_may_come_from_stdin() {
     );
 }
 
-/// Commits `declaration` through `hc commit`; the commit's id.
-async fn hc_commit(s: &Setup, declaration: Value) -> u64 {
-    use tokio::io::AsyncWriteExt;
-    let mut commit = s.hc(&["commit"]);
-    commit
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped());
-    let mut child = commit.spawn().unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    stdin
-        .write_all(declaration.to_string().as_bytes())
-        .await
-        .unwrap();
-    drop(stdin);
-    let done = child.wait_with_output().await.unwrap();
-    assert!(done.status.success(), "{done:?}");
-    let record: Value = serde_json::from_slice(&done.stdout).unwrap();
-    record["id"].as_u64().unwrap()
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn the_scope_tool_searches_the_session_and_reads_as_of() {
     let s = Setup::new(json!({"turns": [reply(
@@ -376,16 +349,17 @@ async fn the_scope_tool_searches_the_session_and_reads_as_of() {
         "tool_use",
     )]}))
     .await;
-    let before = hc_commit(
-        &s,
-        json!({"chunks": [{"id": "notes", "name": "notes", "body": {"text": "the notes"}},
-                          {"id": "elsewhere", "body": {"text": "not given to the run"}}]}),
-    )
-    .await;
-    hc_commit(
-        &s,
+    let before = s
+        .commit(
+            json!({"chunks": [{"id": "notes", "name": "notes", "body": {"text": "the notes"}},
+                              {"id": "elsewhere", "body": {"text": "not given to the run"}}]}),
+        )
+        .await["id"]
+        .as_u64()
+        .unwrap();
+    s.commit(
         json!({"chunks": [{"id": "n1", "body": {"text": "remember the milk"},
-                            "placements": [{"scope": "notes", "type": "instance"}]}]}),
+                                "placements": [{"scope": "notes", "type": "instance"}]}]}),
     )
     .await;
     // The second call reads `notes` as it was before its member came.

@@ -37,6 +37,30 @@ async fn wait_for(what: &str, mut ready: impl FnMut() -> bool) {
     }
 }
 
+/// `hc run PROMPT` (bypass), left running once one of its `shell` calls
+/// is.
+async fn running_a_tool(s: &Setup, prompt: &str) -> tokio::process::Child {
+    let hc = s
+        .hc(&["run", "--permission-mode", "bypass", prompt])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for("a tool to run", || {
+        processes_of(s, "shell")
+            .iter()
+            .any(|b| b["status"] == "running")
+    })
+    .await;
+    hc
+}
+
+/// SIGKILL, as a crash would end it.
+async fn kill(mut hc: tokio::process::Child) {
+    hc.start_kill().unwrap();
+    hc.wait().await.unwrap();
+}
+
 /// `hc run ARGS` under a pseudo-terminal (`script`), Ctrl-C typed once
 /// `ready` says so; answers its exit code and what the terminal showed.
 async fn run_then_ctrl_c(s: &Setup, args: &str, ready: impl Fn(&Setup) -> bool) -> (i32, String) {
@@ -142,20 +166,8 @@ async fn a_session_left_by_a_killed_hc_goes_on() {
         reply(json!([text("Working on it."), call("t1", "shell", json!({"command": "sleep 60"}))]), "tool_use"),
         reply(json!([text("Picking up where we left off.")]), "end_turn"),
     ]})).await;
-    let mut first = s
-        .hc(&["run", "--permission-mode", "bypass", "start the work"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for("the tool to run", || {
-        processes_of(&s, "shell")
-            .iter()
-            .any(|b| b["status"] == "running")
-    })
-    .await;
-    first.start_kill().unwrap();
-    first.wait().await.unwrap();
+    let first = running_a_tool(&s, "start the work").await;
+    kill(first).await;
     let ran = s
         .run(&["--continue", "--permission-mode", "bypass", "go on"])
         .await;
@@ -229,20 +241,8 @@ async fn a_sub_agent_tree_left_by_a_killed_hc_is_failed_and_its_session_goes_on(
         turn("go on", json!([text("Back at the root.")]), "end_turn"),
     ]}))
     .await;
-    let mut first = s
-        .hc(&["run", "--permission-mode", "bypass", "ROOT work"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for("the grandchild tool to run", || {
-        processes_of(&s, "shell")
-            .iter()
-            .any(|b| b["status"] == "running")
-    })
-    .await;
-    first.start_kill().unwrap();
-    first.wait().await.unwrap();
+    let first = running_a_tool(&s, "ROOT work").await;
+    kill(first).await;
     let session = s.sessions().pop().unwrap();
     let calls_before = s.of_type(&session, "tool-call");
     let ran = s
@@ -303,22 +303,16 @@ async fn what_a_killed_hc_left_running_does_not_outlive_its_command() {
         reply(json!([call("t1", "shell", json!({"command": "sleep 117"}))]), "tool_use"),
     ]}))
     .await;
-    let mut hc = s
-        .hc(&["run", "--permission-mode", "bypass", "go"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for("the tool to run", || {
-        processes_of(&s, "shell")
-            .iter()
-            .any(|b| b["status"] == "running")
+    let hc = running_a_tool(&s, "go").await;
+    // The shell program runs before its bash has started the command.
+    let sleep = "sleep\u{0}117\u{0}";
+    wait_for("the command to start", || {
+        !commands_running(sleep).is_empty()
     })
     .await;
-    let sleeps = commands_running("sleep\u{0}117\u{0}");
+    let sleeps = commands_running(sleep);
     assert_eq!(sleeps.len(), 1, "the command runs");
-    hc.start_kill().unwrap();
-    hc.wait().await.unwrap();
+    kill(hc).await;
     let pids: Vec<i64> = ["shell", "agent"]
         .iter()
         .flat_map(|p| processes_of(&s, p))
