@@ -474,9 +474,9 @@ impl Run {
         for (_, body) in &chunks {
             self.remember(Sent::ToolResult, body);
         }
-        // Committed while the next model call is made; settled before its
-        // answer, which records the commit its request was built from.
-        self.settle().await;
+        // Committed while the next model call is made (after any commit
+        // still in flight); settled before its answer, which records the
+        // commit its request was built from.
         self.commit_in_background(chunks);
     }
 

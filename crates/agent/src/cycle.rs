@@ -44,6 +44,12 @@ impl Streamed {
 /// How a model call ended, when not with a reply.
 enum Failed {
     Stop(Stop),
+    /// An interrupt cut the reply after the API began it: what streamed,
+    /// and what it cost so far.
+    Cut {
+        text: String,
+        usage: model::Usage,
+    },
     /// The stream broke after some of the reply was shown.
     Broken(ModelError),
 }
@@ -133,6 +139,8 @@ impl Run {
             match self.call_model().await {
                 Ok(reply) => return Ok(reply),
                 Err(Failed::Stop(stop)) => return Err(stop),
+                // (`call_model` records a cut reply and answers Stop.)
+                Err(Failed::Cut { .. }) => return Err(Stop::Interrupted),
                 Err(Failed::Broken(e)) if attempt < STREAM_RETRIES => {
                     attempt += 1;
                     self.client.notify_now(json!({"kind": "discard"}));
@@ -154,23 +162,28 @@ impl Run {
         self.request.messages.extend(self.conversation.tail());
         mark_breakpoint(&mut self.request.messages, true);
         let started = Instant::now();
-        let outcome = self.stream(&provider, started).await;
+        let outcome = self.stream(&provider).await;
         mark_breakpoint(&mut self.request.messages, false);
         self.request.messages.truncate(closed);
         let api_ms = started.elapsed().as_millis() as u64;
-        let reply = outcome?;
-        let cost = self.tally.add_call(&reply.model, &reply.usage, api_ms);
-        self.last_cost = cost;
-        Ok(reply)
+        match outcome {
+            Ok(reply) => {
+                self.last_cost = self.tally.add_call(&reply.model, &reply.usage, api_ms);
+                Ok(reply)
+            }
+            Err(Failed::Cut { text, usage }) => {
+                let model = self.config.model.clone();
+                self.last_cost = self.tally.add_call(&model, &usage, api_ms);
+                self.record_partial(&text, &usage).await;
+                Err(Failed::Stop(Stop::Interrupted))
+            }
+            Err(other) => Err(other),
+        }
     }
 
     /// Streams the current request, forwarding deltas; an interrupt stops
-    /// it and records what had come, and counts what it cost.
-    async fn stream(
-        &mut self,
-        provider: &model::Provider,
-        started: Instant,
-    ) -> Result<MessageResponse, Failed> {
+    /// it (a `Cut` once the API has begun to answer).
+    async fn stream(&mut self, provider: &model::Provider) -> Result<MessageResponse, Failed> {
         let mut stream = match provider.stream(&self.request).await {
             Ok(s) => s,
             Err(e) => return Err(Failed::Stop(self.stop_for(e))),
@@ -181,14 +194,10 @@ impl Run {
                 event = stream.next_event() => event,
                 () = self.inbox.wait_interrupt() => {
                     let usage = streamed.usage(stream.usage());
-                    // Counted, and recorded as a call of the session, once
-                    // the API has begun to answer.
-                    if usage.total_input_tokens() + usage.output_tokens > 0 {
-                        let api_ms = started.elapsed().as_millis() as u64;
-                        self.last_cost = self.tally.add_call(&self.config.model, &usage, api_ms);
-                        self.record_partial(&streamed.text, &usage).await;
+                    if usage.total_input_tokens() + usage.output_tokens == 0 {
+                        return Err(Failed::Stop(Stop::Interrupted));
                     }
-                    return Err(Failed::Stop(Stop::Interrupted));
+                    return Err(Failed::Cut { text: streamed.text, usage });
                 }
             };
             match event {
@@ -279,18 +288,14 @@ impl Run {
         // The results the request carried are committed by now: `as_of`
         // names the commit that holds them.
         self.settle().await;
-        let body = json!({
-            "text": reply.text(),
-            "content": serde_json::to_value(&reply.content).unwrap_or(Value::Null),
-            "model": reply.model,
-            "message_id": reply.id,
-            "stop_reason": stop_reason.map(StopReason::as_str),
-            "usage": serde_json::to_value(&reply.usage).unwrap_or(Value::Null),
-            "cost_usd": if self.tally.priced { json!(self.last_cost) } else { Value::Null },
-            "process": self.me,
-            "as_of": self.as_of,
-            "call": self.tally.turns,
-        });
+        let mut body = self.answer_body(
+            reply.text(),
+            serde_json::to_value(&reply.content).unwrap_or(Value::Null),
+            &reply.model,
+            stop_reason.map(StopReason::as_str),
+            &reply.usage,
+        );
+        body["message_id"] = json!(reply.id);
         let totals = self.tally.body(&self.config);
         self.commit_on_session(vec![("answer", body.clone())], Some(totals))
             .await?;
@@ -300,6 +305,30 @@ impl Run {
             self.last_answer = text;
         }
         Ok(())
+    }
+
+    /// An `answer` body: the reply's text and blocks, its model, why it
+    /// stopped, its usage and cost, the commit its request was built from
+    /// and its number among the run's calls.
+    fn answer_body(
+        &self,
+        text: String,
+        content: Value,
+        model: &str,
+        stop_reason: Option<&str>,
+        usage: &model::Usage,
+    ) -> Value {
+        json!({
+            "text": text,
+            "content": content,
+            "model": model,
+            "stop_reason": stop_reason,
+            "usage": serde_json::to_value(usage).unwrap_or(Value::Null),
+            "cost_usd": if self.tally.priced { json!(self.last_cost) } else { Value::Null },
+            "process": self.me,
+            "as_of": self.as_of,
+            "call": self.tally.turns,
+        })
     }
 
     /// What had streamed when an interrupt came, kept as an answer with
@@ -313,17 +342,14 @@ impl Run {
         } else {
             json!([{"type": "text", "text": shown}])
         };
-        let body = json!({
-            "text": shown,
-            "content": content,
-            "model": self.config.model,
-            "stop_reason": "interrupted",
-            "usage": serde_json::to_value(usage).unwrap_or(Value::Null),
-            "cost_usd": if self.tally.priced { json!(self.last_cost) } else { Value::Null },
-            "process": self.me,
-            "as_of": self.as_of,
-            "call": self.tally.turns,
-        });
+        let model = self.config.model.clone();
+        let body = self.answer_body(
+            shown.to_owned(),
+            content,
+            &model,
+            Some("interrupted"),
+            usage,
+        );
         if self
             .commit_on_session(vec![("answer", body.clone())], None)
             .await

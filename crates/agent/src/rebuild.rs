@@ -21,11 +21,14 @@ pub fn calls(session: &[std::sync::Arc<ChunkItem>]) -> Vec<&ChunkItem> {
         .collect()
 }
 
-/// Whether `item` records a model call of its session.
+/// Whether `item` records a model call of its session (its type first:
+/// only an answer's or a compaction's body is read).
 pub fn is_call(item: &ChunkItem) -> bool {
-    let body = item.body_value();
-    (item.is_on("answer", PlacementType::Instance) && body["call"].is_u64())
-        || (item.is_on("compaction", PlacementType::Instance) && body["as_of"].is_u64())
+    if item.is_on("answer", PlacementType::Instance) {
+        item.body_value()["call"].is_u64()
+    } else {
+        is_summary(item) && item.body_value()["as_of"].is_u64()
+    }
 }
 
 /// Whether `item` is a compaction: its call was the summary's.
@@ -36,7 +39,7 @@ fn is_summary(item: &ChunkItem) -> bool {
 /// The exact body sent for call `n` (from 1) of `session`, as the API it
 /// went to received it (the agent always streams).
 pub async fn request_body(client: &Client, session: &str, n: usize) -> Result<Vec<u8>, String> {
-    let (request, config, summary) = rebuild(client, session, n).await?;
+    let (request, config, summary) = rebuild_request(client, session, n).await?;
     // Every call streams but the summary's.
     let streamed = !summary;
     let body = match config.api {
@@ -46,20 +49,10 @@ pub async fn request_body(client: &Client, session: &str, n: usize) -> Result<Ve
     body.map_err(|e| e.to_string())
 }
 
-/// The exact request of call `n` (from 1) of `session`, and the
-/// configuration of the run that made it.
+/// The exact request of call `n` (from 1) of `session`, the
+/// configuration of the run that made it, and whether the call was a
+/// compaction's summary (the one call sent unstreamed).
 pub async fn rebuild_request(
-    client: &Client,
-    session: &str,
-    n: usize,
-) -> Result<(MessagesRequest, AgentConfig), String> {
-    rebuild(client, session, n)
-        .await
-        .map(|(request, config, _)| (request, config))
-}
-
-/// [`rebuild_request`], and whether the call was a compaction's summary.
-async fn rebuild(
     client: &Client,
     session: &str,
     n: usize,

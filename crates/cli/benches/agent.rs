@@ -242,7 +242,7 @@ fn agent(c: &mut Criterion) {
     });
     group.finish();
     println!(
-        "agent/peak_memory_of_the_process_tree: RSS {:.1} MB, PSS {:.1} MB (the most of five 20-turn runs)",
+        "agent/peak_memory_of_the_process_tree: RSS {:.1} MiB, PSS {:.1} MiB (the most of five 20-turn runs)",
         peak.0 as f64 / 1024.0,
         peak.1 as f64 / 1024.0
     );

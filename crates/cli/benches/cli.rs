@@ -5,8 +5,9 @@
 //!   of answer, shell call and result, each call with its process).
 //! * `cli/sessions_1000`: `hc sessions` with 1,000 sessions, each with a
 //!   finished agent run.
-//! * `cli/chat_start`: `hc chat` from its start to its prompt (its banner
-//!   written and the line editor reading; stdin a pipe).
+//! * `cli/chat_start`: `hc chat` from its start to its banner (the engine
+//!   open, the banner written; stdin a pipe and stdout not a terminal, so
+//!   plain lines, no line editor).
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -28,7 +29,8 @@ fn db(root: &Path) -> Substrate {
 const STARTED: &str = "2026-11-23T10:00:00.000Z";
 const ENDED: &str = "2026-11-23T10:00:00.012Z";
 
-/// A session of 333 turns: 999 chunks on it, and a run.
+/// A session of 1,000 chunks: its prompt, then 333 turns (answer, shell
+/// call, result), each call's process beside it.
 fn long_session(db: &Substrate) -> String {
     let session = "s_bench_trace";
     let mut chunks = vec![

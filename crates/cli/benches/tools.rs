@@ -25,7 +25,10 @@ use std::sync::Arc;
 use std::time::Duration;
 use substrate::{ChunkDecl, NewPlacement, Substrate};
 
-const HC: &str = env!("CARGO_BIN_EXE_hc");
+mod common;
+
+use common::HC;
+
 const FILES: usize = 100_000;
 const FILE_BYTES: usize = 10_000;
 
@@ -39,12 +42,7 @@ fn data_dir() -> PathBuf {
 fn project() -> PathBuf {
     let root = data_dir();
     if !root.join(".hermitcrab").exists() {
-        let ok = std::process::Command::new(HC)
-            .arg("init")
-            .current_dir(&root)
-            .status()
-            .unwrap();
-        assert!(ok.success());
+        common::init(&root);
     }
     let marker = root.join("tree.ready");
     if !marker.exists() {

@@ -95,16 +95,13 @@ enum Step {
 /// `hc chat`.
 pub fn chat(flags: ChatFlags) -> Result<()> {
     let here = std::env::current_dir().context("cannot read the working directory")?;
-    let project = match Project::find(&here) {
-        Ok(project) => project,
-        Err(_) => Project::init(&here)?.0,
-    };
+    let project = Project::find_or_init(&here)?;
     let files = project.config()?;
     let given = flags.settings.into_flags();
     let interactive = std::fs::File::open("/dev/tty").is_ok();
     let (_, config) = settings::resolve(&files, &given, interactive)?;
     run::check_credentials(&config)?;
-    let engine_config = crate::engine_config(&project, flags.no_contain)?;
+    let engine_config = crate::engine_config(&project, &files, flags.no_contain)?;
     let (db, _) = project.open()?;
     let rt = crate::runtime()?;
     let engine = rt.block_on(async { Engine::open_with(db, engine_config) })?;
@@ -287,7 +284,7 @@ impl Chat {
             no_contain: false,
             context: Vec::new(),
             session: match &self.session {
-                Some(s) => SessionChoice::Resume(s.clone()),
+                Some(s) => SessionChoice::Known(s.clone()),
                 None => SessionChoice::New,
             },
             compact: config.compact_first,

@@ -204,7 +204,7 @@ pub fn scope(
     // A session may be named by a unique prefix of its id, as everywhere.
     let mut whole = Vec::with_capacity(ids.len());
     for id in ids {
-        let known = db.read(|s| s.body(id))?.is_some();
+        let known = db.read(|s| s.exists(id))?;
         whole.push(if !known && id.starts_with("s_") {
             crate::trace::resolve_session(&db, id)?
         } else {

@@ -221,8 +221,11 @@ fn containment_beside_hc(default: engine::contain::Containment) -> engine::conta
 /// The engine's configuration for `project`: containment (off when the
 /// person said so, by flag or configuration) and what configuration grants
 /// programs.
-pub(crate) fn engine_config(project: &Project, no_contain: bool) -> Result<EngineConfig> {
-    let files = project.config()?;
+pub(crate) fn engine_config(
+    project: &Project,
+    files: &config::Files,
+    no_contain: bool,
+) -> Result<EngineConfig> {
     let mut config = EngineConfig::new(&project.root);
     config.containment = containment_beside_hc(config.containment);
     if no_contain || files.containment_off()? {
@@ -239,7 +242,7 @@ fn serve(stdio: bool, no_contain: bool) -> Result<()> {
     }
     let here = std::env::current_dir().context("cannot read the working directory")?;
     let project = Project::find(&here)?;
-    let config = engine_config(&project, no_contain)?;
+    let config = engine_config(&project, &project.config()?, no_contain)?;
     let (db, _) = project.open()?;
     runtime()?.block_on(async move {
         let engine = Engine::open_with(db, config)?;

@@ -29,7 +29,7 @@ pub struct JsonOut {
     /// The session, named on every line.
     pub session: String,
     /// The model, for a streamed message's `message_start`.
-    model: std::sync::OnceLock<String>,
+    model: String,
     held: std::sync::Mutex<Held>,
 }
 
@@ -46,9 +46,9 @@ struct Held {
     outstanding: Vec<String>,
     /// Stream events that came while calls were outstanding.
     events: Vec<Value>,
-    /// The run's own message being streamed: begun, and the blocks begun
-    /// (in order), so its events read as the API's own stream.
-    message_open: bool,
+    /// The blocks begun (in order) of the run's own message being
+    /// streamed (none: no message begun), so its events read as the API's
+    /// own stream.
     blocks: Vec<u64>,
 }
 
@@ -64,13 +64,14 @@ impl Held {
 }
 
 impl JsonOut {
-    /// A writer for `session`.
-    pub fn new(stream: bool, partial: bool, session: String) -> JsonOut {
+    /// A writer for `session`, run with `model`.
+    pub fn new(stream: bool, partial: bool, session: String, model: String) -> JsonOut {
         JsonOut {
             stream,
-            partial,
+            // Stream events are lines of stream-json only.
+            partial: partial && stream,
             session,
-            model: std::sync::OnceLock::new(),
+            model,
             held: std::sync::Mutex::new(Held::default()),
         }
     }
@@ -118,10 +119,9 @@ impl JsonOut {
     }
 
     /// The `system`/`init` line.
-    pub fn init(&self, model: &str, tools: &[String], cwd: &str, mode: &str, process: &str) {
-        let _ = self.model.set(model.to_owned());
+    pub fn init(&self, tools: &[String], cwd: &str, mode: &str, process: &str) {
         self.line(json!({
-            "type": "system", "subtype": "init", "model": model, "tools": tools, "cwd": cwd,
+            "type": "system", "subtype": "init", "model": self.model, "tools": tools, "cwd": cwd,
             "permission_mode": mode, "permissionMode": mode, "mcp_servers": [],
             "process": process, "hc_version": env!("CARGO_PKG_VERSION"),
         }));
@@ -151,20 +151,17 @@ impl JsonOut {
             ),
             Some("discard") => {
                 // The stream broke and is asked again: a new message.
-                let mut held = self.held();
-                held.message_open = false;
-                held.blocks.clear();
+                self.held().blocks.clear();
                 return;
             }
             _ => return,
         };
         let mut events = Vec::new();
         let mut held = self.held();
-        if !held.message_open {
-            held.message_open = true;
+        if held.blocks.is_empty() {
             events.push(json!({"type": "message_start", "message": {
                 "id": null, "type": "message", "role": "assistant",
-                "model": self.model.get(), "content": [],
+                "model": self.model, "content": [],
                 "stop_reason": null, "stop_sequence": null, "usage": {},
             }}));
         }
@@ -194,18 +191,12 @@ impl JsonOut {
     /// assistant line: its last block's stop, `message_delta` (the stop
     /// reason, the usage), `message_stop`.
     fn end_message(&self, answer: &Value) {
-        let last = {
-            let mut held = self.held();
-            if !std::mem::take(&mut held.message_open) {
-                return;
-            }
-            std::mem::take(&mut held.blocks).pop()
+        let Some(index) = std::mem::take(&mut self.held().blocks).pop() else {
+            return;
         };
-        if let Some(index) = last {
-            self.line(stream_event(
-                json!({"type": "content_block_stop", "index": index}),
-            ));
-        }
+        self.line(stream_event(
+            json!({"type": "content_block_stop", "index": index}),
+        ));
         self.line(stream_event(json!({"type": "message_delta",
             "delta": {"stop_reason": answer["stop_reason"], "stop_sequence": null},
             "usage": answer["usage"]})));

@@ -48,6 +48,15 @@ impl Project {
         )
     }
 
+    /// The project containing `start`, or — when there is none — a new
+    /// one made quietly in `start` (as `hc run` and `hc chat` do).
+    pub fn find_or_init(start: &Path) -> Result<Project> {
+        match Project::find(start) {
+            Ok(project) => Ok(project),
+            Err(_) => Ok(Project::init(start)?.0),
+        }
+    }
+
     /// Creates `.hermitcrab/` in `root` (keeping what is there) and bootstraps
     /// the substrate. Returns the project and whether anything was committed.
     pub fn init(root: &Path) -> Result<(Project, bool)> {

@@ -54,6 +54,8 @@ pub struct Renderer {
     asked_ctrl_c: bool,
     /// The person interrupted the run (or cancelled it).
     pub interrupted: bool,
+    /// Each sub-agent's process → the call that spawned it, once looked up.
+    spawners: HashMap<String, String>,
 }
 
 impl Renderer {
@@ -74,6 +76,7 @@ impl Renderer {
             progress: None,
             asked_ctrl_c: false,
             interrupted: false,
+            spawners: HashMap::new(),
         }
     }
 
@@ -205,7 +208,7 @@ impl Renderer {
     /// that the rest of a run's commits cost no read.
     fn wants(&self, scopes: &[String]) -> bool {
         scopes.iter().any(|s| match s.as_str() {
-            "answer" | "tool-result" => self.json.is_some(),
+            "answer" | "tool-result" => self.json.as_ref().is_some_and(|j| j.stream),
             "permission-request" | "user-question" => self.interactive,
             _ => false,
         })
@@ -290,8 +293,9 @@ impl Renderer {
                 return Some(body);
             }
         } else if (answer || result)
-            && let Some(json) = &self.json
+            && self.json.is_some()
             && let Some(parent) = self.spawned_by(item)
+            && let Some(json) = &self.json
         {
             if answer {
                 json.assistant(&body, Some(&parent));
@@ -355,20 +359,15 @@ impl Renderer {
     /// For a sub-agent's chunk: the `tool_use_id` of the call that spawned
     /// the sub-agent (its session is its process; the call is on its
     /// parent's session — the run's session, or the parent's process).
-    fn spawned_by(&self, item: &substrate::ChunkItem) -> Option<String> {
-        let host = Context::host();
-        let own = |c: &substrate::ChunkItem| {
-            c.placements
-                .iter()
-                .find(|p| p.kind == PlacementType::Instance && p.scope.starts_with("p_"))
-                .map(|p| p.scope.clone())
-        };
-        let child = own(item)?;
-        let read = self
-            .engine
-            .scope(&host, std::slice::from_ref(&child), &ScopeOpts::default())
-            .ok()?;
-        let parent = own(read.scopes.first()?)?;
+    /// Looked up once per sub-agent: its parent from its placements, the
+    /// call among the parent's calls.
+    fn spawned_by(&mut self, item: &substrate::ChunkItem) -> Option<String> {
+        let child = own_process(&item.placements)?;
+        if let Some(known) = self.spawners.get(&child) {
+            return Some(known.clone());
+        }
+        let placements = self.engine.db().read(|s| s.placements_of(&child)).ok()?;
+        let parent = own_process(&placements)?;
         let session = if self.root.as_deref() == Some(parent.as_str()) {
             self.session.clone()
         } else {
@@ -377,16 +376,18 @@ impl Renderer {
         let calls = self
             .engine
             .scope(
-                &host,
+                &Context::host(),
                 &[session, "tool-call".to_owned()],
                 &ScopeOpts::default(),
             )
             .ok()?;
-        calls.chunks.iter().find_map(|c| {
+        let call = calls.chunks.iter().find_map(|c| {
             let b = c.body_value();
             (b["process"] == child.as_str())
                 .then(|| b["tool_use_id"].as_str().map(str::to_owned))?
-        })
+        })?;
+        self.spawners.insert(child, call.clone());
+        Some(call)
     }
 
     fn answer(&mut self, on: &str, ty: &str, body: Value) {
@@ -490,10 +491,13 @@ pub fn summary(program: &str, input: &Value) -> String {
         _ => None,
     }
     .unwrap_or_else(|| input.to_string());
-    let first = text.lines().next().unwrap_or("");
-    let mut cut: String = first.chars().take(80).collect();
-    if first.chars().count() > 80 || text.lines().nth(1).is_some() {
-        cut.push('…');
-    }
-    cut
+    crate::style::cut(&text, 80)
+}
+
+/// The process a chunk is an instance of (a sub-agent's session).
+fn own_process(placements: &[substrate::Placement]) -> Option<String> {
+    placements
+        .iter()
+        .find(|p| p.kind == PlacementType::Instance && p.scope.starts_with("p_"))
+        .map(|p| p.scope.clone())
 }

@@ -42,8 +42,10 @@ pub enum SessionChoice {
     New,
     /// The latest (`--continue`).
     Latest,
-    /// This one (`--resume ID`).
+    /// This one (`--resume ID`: an id or a unique prefix of one).
     Resume(String),
+    /// This one, already resolved (a chat's session).
+    Known(String),
 }
 
 /// An exit code with a message for the person.
@@ -88,10 +90,7 @@ pub fn run(request: RunRequest) -> Result<u8> {
 fn start(request: RunRequest, started: Instant) -> Result<u8> {
     let prompt = read_prompt(request.prompt.clone())?;
     let here = std::env::current_dir().context("cannot read the working directory")?;
-    let project = match Project::find(&here) {
-        Ok(project) => project,
-        Err(_) => Project::init(&here)?.0,
-    };
+    let project = Project::find_or_init(&here)?;
     let files = project.config()?;
     let interactive = std::fs::File::open("/dev/tty").is_ok()
         && std::io::IsTerminal::is_terminal(&std::io::stderr());
@@ -101,7 +100,7 @@ fn start(request: RunRequest, started: Instant) -> Result<u8> {
         .map_err(|e| exit(2, format!("{e:#}")))?;
     config.compact_first = request.compact;
     check_credentials(&config)?;
-    let engine_config = crate::engine_config(&project, request.no_contain)?;
+    let engine_config = crate::engine_config(&project, &files, request.no_contain)?;
     let (db, _) = project.open()?;
     crate::runtime()?.block_on(async move {
         let engine = Engine::open_with(db, engine_config)?;
@@ -216,15 +215,9 @@ pub fn latest_session(engine: &Engine) -> Result<String> {
 /// A new session for `prompt`: its title is the prompt's first line, cut.
 pub fn new_session(engine: &Engine, prompt: &str) -> Result<String> {
     let id = substrate::ids::new_id("s");
-    let first = prompt
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .trim();
-    let mut title: String = first.chars().take(80).collect();
-    if first.chars().count() > 80 {
-        title.push('…');
-    }
+    // The title is the prompt's first line (cut if long; the rest is the
+    // prompt's, not a sign of a cut title).
+    let title = crate::style::cut(crate::style::first_line(prompt), 80);
     let created = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
     engine.commit(
         &Context::host(),
@@ -248,9 +241,9 @@ pub fn run_args(
     config: &agent::AgentConfig,
     pins: &[String],
 ) -> Result<RunArgs> {
-    let (context, pinned) = context_event(engine, session, pins)?;
+    let context = context_event(engine, session, pins)?;
     let mut read = vec![session.to_owned(), "engine/program".to_owned()];
-    read.extend(pinned);
+    read.extend(pins.iter().cloned());
     Ok(RunArgs {
         chunks: vec![
             ChunkDecl::generated()
@@ -301,25 +294,18 @@ fn pins_of(engine: &Engine, pins: &[String]) -> Result<Vec<String>> {
 }
 
 /// The run's `context` event (relating the pins, committed first when
-/// there are any), and the pins.
-fn context_event(
-    engine: &Engine,
-    session: &str,
-    pinned: &[String],
-) -> Result<(ChunkDecl, Vec<String>)> {
-    let pinned = pinned.to_vec();
-    if pinned.is_empty() {
-        let event = ChunkDecl::generated()
+/// there are any).
+fn context_event(engine: &Engine, session: &str, pinned: &[String]) -> Result<ChunkDecl> {
+    let event = |id: Option<&str>| {
+        id.map_or_else(ChunkDecl::generated, ChunkDecl::with_id)
             .body(json!({}))
             .on(NewPlacement::instance("context"))
-            .on(NewPlacement::instance(session));
-        return Ok((event, pinned));
+            .on(NewPlacement::instance(session))
+    };
+    if pinned.is_empty() {
+        return Ok(event(None));
     }
     let id = substrate::ids::new_id("c");
-    let event = ChunkDecl::with_id(&id)
-        .body(json!({}))
-        .on(NewPlacement::instance("context"))
-        .on(NewPlacement::instance(session));
     let relates = pinned
         .iter()
         .map(|p| PlacementDecl {
@@ -330,12 +316,12 @@ fn context_event(
         })
         .collect();
     let declaration = Declaration {
-        chunks: vec![event],
+        chunks: vec![event(Some(&id))],
         placements: relates,
         ..Declaration::default()
     };
     engine.commit(&Context::host(), declaration)?;
-    Ok((ChunkDecl::with_id(id), pinned))
+    Ok(ChunkDecl::with_id(id))
 }
 
 /// How a run ended.
@@ -361,6 +347,7 @@ pub async fn drive(
     let session = match &request.session {
         SessionChoice::New => new_session(engine, prompt)?,
         SessionChoice::Latest => latest_session(engine)?,
+        SessionChoice::Known(id) => id.clone(),
         // A session that is not there is a usage error, as `--continue`
         // with none is.
         SessionChoice::Resume(id) => {
@@ -383,10 +370,10 @@ pub async fn drive(
             request.format == OutputFormat::StreamJson,
             request.partial,
             session.clone(),
+            config.model.clone(),
         );
         let cwd = engine.config().project_root.to_string_lossy().into_owned();
         json.init(
-            &config.model,
             &tool_names(engine),
             &cwd,
             config.permission_mode.as_str(),

@@ -2,15 +2,18 @@
 //! and never with `NO_COLOR`; text cut to a line with a mark.
 
 use std::io::IsTerminal;
+use std::sync::OnceLock;
 
 /// Whether `NO_COLOR` forbids colours (and every other escape code).
 pub fn no_color() -> bool {
-    std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
+    static NO_COLOR: OnceLock<bool> = OnceLock::new();
+    *NO_COLOR.get_or_init(|| std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()))
 }
 
-/// Whether stdout gets colours.
+/// Whether stdout gets colours (asked once: every line of a trace asks).
 pub fn colour() -> bool {
-    !no_color() && std::io::stdout().is_terminal()
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| !no_color() && std::io::stdout().is_terminal())
 }
 
 /// `text` in SGR `code` when colours are on.
@@ -20,7 +23,9 @@ pub fn paint(code: &str, text: &str) -> String {
 
 /// `text` in SGR `code` when stderr gets colours.
 pub fn paint_err(code: &str, text: &str) -> String {
-    paint_if(!no_color() && std::io::stderr().is_terminal(), code, text)
+    static ON: OnceLock<bool> = OnceLock::new();
+    let on = *ON.get_or_init(|| !no_color() && std::io::stderr().is_terminal());
+    paint_if(on, code, text)
 }
 
 fn paint_if(on: bool, code: &str, text: &str) -> String {
@@ -53,16 +58,20 @@ pub fn bad(text: &str) -> String {
 
 /// The first line of `text`, at most `max` characters, with `…` when cut.
 pub fn cut(text: &str, max: usize) -> String {
-    let first = text
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .trim();
+    let first = first_line(text);
     let mut out: String = first.chars().take(max).collect();
     if first.chars().count() > max || text.trim().lines().count() > 1 {
         out.push('…');
     }
     out
+}
+
+/// The first line of `text` that is not blank, trimmed.
+pub fn first_line(text: &str) -> &str {
+    text.lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim()
 }
 
 /// The shortest prefix of each id (at least `min` characters) that no

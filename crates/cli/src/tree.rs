@@ -123,14 +123,15 @@ fn call_node(db: &Substrate, call: &Value, result: Option<&Value>, depth: usize)
         "tool_use_id": call["tool_use_id"],
         "result": result.map(|r| json!({"text": r["text"], "is_error": r["is_error"], "denied": r["denied"]})),
     });
+    let ran = timing.is_some();
     if let Some((started, ended, status)) = timing {
         node["started"] = started;
         node["ended"] = ended;
         node["status"] = status;
     }
     if call["program"] == "agent"
+        && ran
         && let Some(p) = process
-        && db.read(|s| s.exists(p))?
     {
         node["children"] = json!(tree(db, p, depth + 1)?);
     }

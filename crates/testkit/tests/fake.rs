@@ -143,12 +143,10 @@ async fn the_binary_serves_a_script_file() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    // Read its first line, then close the pipe: it goes on serving.
     let mut line = String::new();
     BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut line)
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(50));
     let base = line
         .trim()
         .strip_prefix("hc-fake-model listening on ")
@@ -161,6 +159,48 @@ async fn the_binary_serves_a_script_file() {
     child.wait().unwrap();
     assert_eq!(message["stop_reason"], "tool_use");
     assert_eq!(message["content"][1]["name"], "read");
+}
+
+#[tokio::test]
+async fn the_binary_serves_on_with_its_stdout_closed() {
+    // Its stdout's reader is gone before it writes a word, as with
+    // `hc-fake-model … | head -0`: it still serves.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/demo.json");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hc-fake-model"))
+        .args([script, "--port", &port.to_string()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    drop(child.stderr.take());
+    let url = format!("http://127.0.0.1:{port}/v1/messages");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let answered = loop {
+        let sent = reqwest::Client::new()
+            .post(&url)
+            .header("anthropic-version", "2023-06-01")
+            .json(&messages_body(false))
+            .send()
+            .await;
+        if let Ok(response) = sent {
+            break response;
+        }
+        assert!(
+            std::time::Instant::now() < deadline && child.try_wait().unwrap().is_none(),
+            "the server died or never listened"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
+    let message: Value = answered.json().await.unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(message["stop_reason"], "tool_use");
 }
 
 #[test]

@@ -166,6 +166,21 @@ async fn json_prints_one_object_and_gates_exit_3_with_their_subtype() {
     assert_eq!(all[0]["type"], "result");
     assert_eq!(all[0]["subtype"], "error_max_turns");
     assert_eq!(all[0]["is_error"], true);
+    // The budget's gate: its own subtype.
+    let ran = s
+        .run(&[
+            "--output-format",
+            "json",
+            "--max-budget-usd",
+            "0.000001",
+            "more",
+        ])
+        .await;
+    assert_eq!(ran.code, 3, "{ran:#?}");
+    let all = lines(&ran.stdout);
+    assert_eq!(all.len(), 1, "{}", ran.stdout);
+    assert_eq!(all[0]["subtype"], "error_max_budget_usd");
+    assert_eq!(all[0]["is_error"], true);
 }
 
 #[tokio::test(flavor = "multi_thread")]

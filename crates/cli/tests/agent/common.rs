@@ -13,7 +13,7 @@ use testkit::{FakeModel, Script};
 pub const HC: &str = env!("CARGO_BIN_EXE_hc");
 
 /// Variables of the test's own environment that must not reach `hc`.
-const SCRUB: &[&str] = &[
+pub const SCRUB: &[&str] = &[
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_AUTH_TOKEN",
     "ANTHROPIC_BASE_URL",
@@ -267,4 +267,51 @@ pub fn run_args(session: &str, prompt: &str, config: Value) -> protocol::RunArgs
 
 pub fn root_of(path: &Path) -> String {
     path.to_string_lossy().into_owned()
+}
+
+/// A reply turn taken only by the request whose last message holds `w`.
+pub fn when(w: &str, content: Value, stop: &str) -> Value {
+    let mut turn = reply(content, stop);
+    turn["when"] = json!(w);
+    turn
+}
+
+/// Bodies of the processes of `program` in `s`'s store.
+pub fn processes_of(s: &Setup, program: &str) -> Vec<Value> {
+    s.db()
+        .scope(
+            &[format!("program/{program}")],
+            &ScopeOpts {
+                kind: substrate::TypeFilter::Instance,
+                ..ScopeOpts::default()
+            },
+        )
+        .unwrap()
+        .chunks
+        .iter()
+        .filter(|c| c.is_on("engine/process", PlacementType::Instance))
+        .map(|c| c.body_value())
+        .collect()
+}
+
+/// Waits (30 s at most, else fails naming `what`) until `ready`.
+pub async fn wait_for(what: &str, mut ready: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !ready() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "waited 30 s for {what}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+}
+
+/// Whether `pid` is gone (or a zombie nobody has reaped yet).
+pub fn gone(pid: i64) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+    }
 }

@@ -2,40 +2,10 @@
 //! a named one, one a killed `hc` left behind.
 
 use crate::common::*;
+use crate::terminal::run_then_ctrl_c;
 use serde_json::{Value, json};
 use std::process::Stdio;
 use std::time::Duration;
-use substrate::{PlacementType, ScopeOpts, TypeFilter};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-/// Bodies of the processes of `program` in the store.
-fn processes_of(s: &Setup, program: &str) -> Vec<Value> {
-    s.db()
-        .scope(
-            &[format!("program/{program}")],
-            &ScopeOpts {
-                kind: TypeFilter::Instance,
-                ..ScopeOpts::default()
-            },
-        )
-        .unwrap()
-        .chunks
-        .iter()
-        .filter(|c| c.is_on("engine/process", PlacementType::Instance))
-        .map(|c| c.body_value())
-        .collect()
-}
-
-async fn wait_for(what: &str, mut ready: impl FnMut() -> bool) {
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while !ready() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "waited 30 s for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-}
 
 /// `hc run PROMPT` (bypass), left running once one of its `shell` calls
 /// is.
@@ -59,37 +29,6 @@ async fn running_a_tool(s: &Setup, prompt: &str) -> tokio::process::Child {
 async fn kill(mut hc: tokio::process::Child) {
     hc.start_kill().unwrap();
     hc.wait().await.unwrap();
-}
-
-/// `hc run ARGS` under a pseudo-terminal (`script`), Ctrl-C typed once
-/// `ready` says so; answers its exit code and what the terminal showed.
-async fn run_then_ctrl_c(s: &Setup, args: &str, ready: impl Fn(&Setup) -> bool) -> (i32, String) {
-    let command = format!("exec {HC} run {args}");
-    let mut child = tokio::process::Command::new("script");
-    child
-        .args(["-qfec", &command, "/dev/null"])
-        .current_dir(&s.root)
-        .env("ANTHROPIC_BASE_URL", s.fake.base_url())
-        .env_remove("ANTHROPIC_API_KEY")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .kill_on_drop(true);
-    let mut child = child.spawn().unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    wait_for("the run to get going", || ready(s)).await;
-    stdin.write_all(b"\x03").await.unwrap();
-    stdin.flush().await.unwrap();
-    let mut out = String::new();
-    let mut stdout = child.stdout.take().unwrap();
-    tokio::time::timeout(Duration::from_secs(60), stdout.read_to_string(&mut out))
-        .await
-        .expect("hc did not end within 60 s of Ctrl-C")
-        .unwrap();
-    let status = tokio::time::timeout(Duration::from_secs(30), child.wait())
-        .await
-        .unwrap()
-        .unwrap();
-    (status.code().unwrap_or(-1), out)
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -230,15 +169,10 @@ async fn continue_picks_the_latest_session_and_resume_names_one() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_sub_agent_tree_left_by_a_killed_hc_is_failed_and_its_session_goes_on() {
-    let turn = |w: &str, content: Value, stop: &str| {
-        let mut t = reply(content, stop);
-        t["when"] = json!(w);
-        t
-    };
     let s = Setup::new(json!({"turns": [
-        turn("ROOT work", json!([call("a1", "agent", json!({"text": "CHILD task"}))]), "tool_use"),
-        turn("CHILD task", json!([call("c1", "shell", json!({"command": "sleep 60"}))]), "tool_use"),
-        turn("go on", json!([text("Back at the root.")]), "end_turn"),
+        when("ROOT work", json!([call("a1", "agent", json!({"text": "CHILD task"}))]), "tool_use"),
+        when("CHILD task", json!([call("c1", "shell", json!({"command": "sleep 60"}))]), "tool_use"),
+        when("go on", json!([text("Back at the root.")]), "end_turn"),
     ]}))
     .await;
     let first = running_a_tool(&s, "ROOT work").await;
@@ -285,16 +219,6 @@ fn commands_running(cmdline: &str) -> Vec<i64> {
             std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == cmdline.as_bytes())
         })
         .collect()
-}
-
-/// Whether `pid` is gone (or a zombie nobody has reaped yet).
-fn gone(pid: i64) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
-    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

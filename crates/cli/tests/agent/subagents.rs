@@ -3,32 +3,6 @@
 
 use crate::common::*;
 use serde_json::{Value, json};
-use std::time::Duration;
-use substrate::{PlacementType, ScopeOpts, TypeFilter};
-
-fn when(w: &str, content: Value, stop: &str) -> Value {
-    let mut turn = reply(content, stop);
-    turn["when"] = json!(w);
-    turn
-}
-
-/// The agent processes of the store: (body, pid).
-fn agents(s: &Setup) -> Vec<Value> {
-    s.db()
-        .scope(
-            &["program/agent"],
-            &ScopeOpts {
-                kind: TypeFilter::Instance,
-                ..ScopeOpts::default()
-            },
-        )
-        .unwrap()
-        .chunks
-        .iter()
-        .filter(|c| c.is_on("engine/process", PlacementType::Instance))
-        .map(|c| c.body_value())
-        .collect()
-}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_tree_of_sub_agents_runs_siblings_at_once_and_stops_at_depth_three() {
@@ -50,7 +24,7 @@ async fn a_tree_of_sub_agents_runs_siblings_at_once_and_stops_at_depth_three() {
         "only the root streams: {}",
         ran.stdout
     );
-    let all = agents(&s);
+    let all = processes_of(&s, "agent");
     assert_eq!(
         all.len(),
         4,
@@ -125,17 +99,15 @@ async fn cancelling_the_root_ends_every_descendant() {
         )
         .await
         .unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while agents(&s)
-        .iter()
-        .filter(|b| b["status"] == "running")
-        .count()
-        < 3
-        && std::time::Instant::now() < deadline
-    {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let pids: Vec<i64> = agents(&s)
+    wait_for("three agents running", || {
+        processes_of(&s, "agent")
+            .iter()
+            .filter(|b| b["status"] == "running")
+            .count()
+            >= 3
+    })
+    .await;
+    let pids: Vec<i64> = processes_of(&s, "agent")
         .iter()
         .filter_map(|b| b["pid"].as_i64())
         .collect();
@@ -143,25 +115,15 @@ async fn cancelling_the_root_ends_every_descendant() {
     client.cancel(&root).await.unwrap();
     let done = client.await_processes(&[root.as_str()]).await.unwrap();
     assert_eq!(done[&root].scopes[0].body_value()["error"], "cancelled");
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while pids.iter().any(|p| alive(*p)) && std::time::Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    for pid in &pids {
-        assert!(!alive(*pid), "agent pid {pid} outlived its root");
-    }
-    let bodies = agents(&s);
+    wait_for("every agent of the tree to end", || {
+        pids.iter().all(|p| gone(*p))
+    })
+    .await;
+    let bodies = processes_of(&s, "agent");
     assert!(
         bodies.iter().all(|b| b["status"] == "failed"),
         "{bodies:#?}"
     );
-}
-
-fn alive(pid: i64) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat.split(") ").nth(1).unwrap_or("").starts_with('Z'),
-        Err(_) => false,
-    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -177,7 +139,7 @@ async fn a_sub_agent_needs_no_permission_but_its_tools_do() {
     .await;
     let ran = s.run(&["ROOT go"]).await;
     assert_eq!(ran.code, 0, "{ran:#?}");
-    assert_eq!(agents(&s).len(), 2, "the sub-agent ran");
+    assert_eq!(processes_of(&s, "agent").len(), 2, "the sub-agent ran");
     assert!(!s.root.join("made").exists(), "its shell call was denied");
     let session = s.sessions().pop().unwrap();
     let spawn = s

@@ -18,6 +18,9 @@ pub async fn in_terminal(
     input: Vec<(Ready, &[u8])>,
 ) -> (i32, String) {
     let mut child = tokio::process::Command::new("script");
+    for var in SCRUB {
+        child.env_remove(var);
+    }
     child
         // `exec`: a shell that stays between (dash does) would take the
         // terminal's SIGINT and die of it, and `script` answers its code.
@@ -25,7 +28,6 @@ pub async fn in_terminal(
         .current_dir(&s.root)
         .env("ANTHROPIC_BASE_URL", s.fake.base_url())
         .env("XDG_CONFIG_HOME", s.root.join(".no-user-config"))
-        .env_remove("ANTHROPIC_API_KEY")
         .env_remove("NO_COLOR")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -61,6 +63,22 @@ pub async fn in_terminal(
         .expect("hc did not end")
         .unwrap();
     (status.code().unwrap_or(-1), reader.await.unwrap())
+}
+
+/// `hc run ARGS` under a pseudo-terminal, Ctrl-C typed once `ready`
+/// says so.
+pub async fn run_then_ctrl_c(
+    s: &Setup,
+    args: &str,
+    ready: impl Fn(&Setup) -> bool + Send + 'static,
+) -> (i32, String) {
+    in_terminal(
+        s,
+        &format!("run {args}"),
+        &[],
+        vec![(Box::new(ready), b"\x03")],
+    )
+    .await
 }
 
 pub fn always() -> Ready {
