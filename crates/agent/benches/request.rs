@@ -10,8 +10,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 use agent::AgentConfig;
-use agent::context::ContextBody;
-use agent::request::{Conversation, Prefix, Sent, ToolDef, build, mark_breakpoint};
+use agent::contract::{ContextBody, SessionItem};
+use agent::request::{Conversation, Prefix, Request, ToolDef};
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
 use substrate::{ChunkItem, Json, Placement, PlacementType};
@@ -95,35 +95,25 @@ fn prefix() -> Prefix {
 fn bench(c: &mut Criterion) {
     let history = session();
     let prefix = prefix();
-    // the agent's state: every chunk but the last mapped, the request's
-    // closed messages in step
-    let mut conversation = Conversation::default();
-    for it in &history[..history.len() - 1] {
-        conversation.push(it);
-    }
-    let mut request = prefix.request();
-    request.messages = conversation.closed().to_vec();
-    let last = history.last().unwrap().body_value();
+    // the agent's state: every chunk but the last mapped into its request
+    let (last, before) = history.split_last().unwrap();
+    let request = Request::of_session(prefix.clone(), before);
+    let last = SessionItem::parse("tool-result", &last.body_value());
     c.bench_function("request/incremental_10k", |b| {
         b.iter_batched(
-            || (conversation.clone(), request.clone()),
-            |(mut conversation, mut request)| {
-                conversation.push_body(Sent::ToolResult, &last);
-                let have = request.messages.len();
-                request
-                    .messages
-                    .extend(conversation.closed()[have..].iter().cloned());
-                request.messages.extend(conversation.tail());
-                mark_breakpoint(&mut request.messages, true);
-                (conversation, request)
+            || request.clone(),
+            |mut request| {
+                request.push(&last);
+                let sent = request.next().messages.len();
+                (request, sent)
             },
             criterion::BatchSize::LargeInput,
         )
     });
     c.bench_function("request/from_scratch_10k", |b| {
-        b.iter(|| build(&prefix, &history))
+        b.iter(|| Request::of_session(prefix.clone(), &history).into_next())
     });
-    let full = build(&prefix, &history);
+    let full = Request::new(prefix.clone(), Conversation::since_compaction(&history)).into_next();
     c.bench_function("request/serialize_10k", |b| {
         b.iter(|| model::AnthropicClient::body(&full, true).unwrap())
     });

@@ -5,7 +5,8 @@
 //! read as of the context event's commit, by the live agent and by a
 //! rebuild alike.
 
-use crate::request::{Pinned, ToolDef};
+use crate::knowledge::Pinned;
+use crate::request::ToolDef;
 use protocol::program::ProgramBody;
 use protocol::{Client, ClientError, ScopeOpts};
 use serde_json::{Value, json};

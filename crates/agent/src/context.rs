@@ -1,52 +1,10 @@
-//! The context event: what the agent was reading at a turn. Its body
-//! records, verbatim, every input of the request from outside the
-//! substrate — the base instructions, the date, the working directory, the
-//! platform, the model, the project's instruction files, the tool list and
-//! the agent's own tool definitions — and the commit (`as_of`) its pinned
-//! scopes and the programs were read at. With it, any request is a
-//! function of the substrate.
+//! What a run reads from outside the substrate before its first call —
+//! the instruction files, today's date — and the base instructions every
+//! run starts with. The context event records each verbatim
+//! ([`ContextBody`](crate::contract::ContextBody)).
 
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use crate::contract::Instructions;
 use std::path::Path;
-
-/// An instruction file as it was read.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Instructions {
-    /// Where it was read from.
-    pub path: String,
-    /// Its text.
-    pub text: String,
-}
-
-/// The body of a `context` event the agent writes.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct ContextBody {
-    /// The commit the pinned scopes and the programs were read at.
-    pub as_of: u64,
-    /// The base instructions (the start of the system prompt).
-    pub system: String,
-    /// Today, as the model is told it.
-    pub date: String,
-    /// The working directory (the project root).
-    pub cwd: String,
-    /// The operating system.
-    pub platform: String,
-    /// The model.
-    pub model: String,
-    /// The most tokens a reply may have (from the model's limits, unless
-    /// the configuration says otherwise).
-    pub max_tokens: u32,
-    /// `AGENTS.md` / `CLAUDE.md` of the project and the user.
-    pub instructions: Vec<Instructions>,
-    /// The program tools, by name, in the order sent.
-    pub tools: Vec<String>,
-    /// The agent's own tools (scope, todo, ask_user), as sent.
-    pub own_tools: Vec<Value>,
-    /// The agent process that wrote it.
-    pub process: String,
-}
 
 /// Instruction files, the project's first: `AGENTS.md` (else `CLAUDE.md`)
 /// in the project root, then in the user's configuration directory.

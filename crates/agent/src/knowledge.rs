@@ -3,9 +3,17 @@
 //! scope a heading with its text, then its members, instances before
 //! relates; a member without `body.text` as key-value lines.
 
-use crate::request::Pinned;
 use serde_json::Value;
 use substrate::{ChunkItem, PlacementType};
+
+/// A pinned scope as read at the context event's `as_of`.
+#[derive(Clone, Debug)]
+pub struct Pinned {
+    /// The scope's own chunk.
+    pub scope: ChunkItem,
+    /// Its members.
+    pub members: Vec<ChunkItem>,
+}
 
 /// The markdown of `pinned`, in order.
 pub fn render(pinned: &[Pinned]) -> String {

@@ -1,17 +1,26 @@
 //! # agent
 //!
-//! The agent program (`design/agent.md`): a program like any other, run by
-//! the engine, speaking the protocol, whose work is calling a model and
+//! The agent program (`hc program agent`): a program like any other, run
+//! by the engine, speaking the protocol, whose work is calling a model and
 //! whose tools are runs of other programs. It reaches the substrate only
-//! through the protocol and the model only through `crates/model`.
+//! through the protocol and the model only through the `model` crate.
 //!
-//! Main parts: [`Run`](run::Run) (what a run starts from and how it ends),
-//! the cycle (`cycle.rs`: gates, the streamed call, the answer), tool
-//! calls (`calls.rs`: schema, fill, permission, runs, results), the
-//! request as a function of the substrate ([`request`]: [`Prefix`] and
-//! [`Conversation`]; [`rebuild_request`] for any past call), permissions
-//! ([`permissions`]), and the agent's vocabulary ([`vocabulary`]), which
-//! `hc init` commits — the substrate knows none of it.
+//! Main parts:
+//!
+//! * [`contract`] — every body the agent writes and a host reads, the
+//!   notices it streams, and [`SessionItem`](contract::SessionItem), what
+//!   a chunk on a session is. Hosts (the terminal, `hc serve`, a browser,
+//!   the Agent SDK) read through these types, never by string keys.
+//! * [`launch`] — how a host starts a run: a session, the pins, the run's
+//!   arguments and boundaries.
+//! * [`run`] — a run in parts with one owner each: the session writer, the
+//!   request, the gates, the toolbox, the inbox.
+//! * [`request`] — the request as a function of the substrate:
+//!   [`Prefix`], [`Conversation`], and [`Request`], the one place a
+//!   request's bytes are laid out, for a live call and for
+//!   [`rebuild_request`] alike.
+//! * [`permissions`] — rules and modes; [`vocabulary`] — the chunks
+//!   `hc init` commits for the agent (the substrate knows none of them).
 //!
 //! Invariants:
 //! * Every request is built from what the substrate holds, by one
@@ -20,28 +29,41 @@
 //!   event, so the cached prefix stays a prefix.
 //! * A tool call that fails is a `tool-result` with `is_error`; every
 //!   denial is recorded.
+//!
+//! ```
+//! use agent::contract::{Answer, Entry, SessionItem, ToolResult};
+//! use agent::request::{Conversation, Prefix, Request};
+//! use agent::{AgentConfig, contract::ContextBody};
+//!
+//! // The request of a session, item by item, as the agent builds it.
+//! let config = AgentConfig { model: "claude-sonnet-4-5".into(), ..AgentConfig::default() };
+//! let context = ContextBody { system: "You help.".into(), model: config.model.clone(),
+//!     max_tokens: 1024, ..ContextBody::default() };
+//! let mut request = Request::new(Prefix::new(&config, &context, &[], &[]), Conversation::default());
+//! let prompt = agent::contract::Prompt { text: "hello".into(), from: None };
+//! request.push(&Entry::of(&prompt).item());
+//! let next = request.next();
+//! assert_eq!(next.messages.len(), 1);
+//! assert_eq!(next.model, "claude-sonnet-4-5");
+//! ```
 
-mod calls;
 pub mod catalog;
-mod compact;
 pub mod config;
 pub mod context;
-mod cycle;
-mod events;
-mod hooks;
+pub mod contract;
 pub mod knowledge;
-mod own;
+pub mod launch;
 pub mod permissions;
 mod rebuild;
 pub mod request;
 pub mod run;
-mod sub;
-mod tally;
+mod toolbox;
 mod vocabulary;
 
 pub use config::{AgentConfig, ApiKind, HOOK_EVENTS, HookConfig, PermissionMode};
 pub use rebuild::{calls, is_call, rebuild_request, request_body};
-pub use request::{Conversation, Prefix};
+pub use request::{Conversation, Prefix, Request};
+pub use run::recent_turns;
 pub use vocabulary::{
     AGENT_ENV, AGENT_TIMEOUT_MS, SESSION_ACCEPTS, agent_program, prompt_schema, vocabulary,
 };

@@ -1,11 +1,11 @@
 //! Rebuilding the request of any past model call from the substrate alone
-//! (`hc trace --request N`): the same function the agent built it with,
+//! (`hc trace --request N`): the same [`Request`] the agent built it with,
 //! fed by reads as of the commit the agent recorded on the call's answer.
 
 use crate::catalog;
 use crate::config::AgentConfig;
-use crate::context::ContextBody;
-use crate::request::{Prefix, build, mark_breakpoint};
+use crate::contract::{SessionItem, kind_of};
+use crate::request::{Prefix, Request};
 use model::MessagesRequest;
 use protocol::{Client, PlacementType, ScopeOpts};
 use substrate::ChunkItem;
@@ -24,16 +24,7 @@ pub fn calls(session: &[std::sync::Arc<ChunkItem>]) -> Vec<&ChunkItem> {
 /// Whether `item` records a model call of its session (its type first:
 /// only an answer's or a compaction's body is read).
 pub fn is_call(item: &ChunkItem) -> bool {
-    if item.is_on("answer", PlacementType::Instance) {
-        item.body_value()["call"].is_u64()
-    } else {
-        is_summary(item) && item.body_value()["as_of"].is_u64()
-    }
-}
-
-/// Whether `item` is a compaction: its call was the summary's.
-fn is_summary(item: &ChunkItem) -> bool {
-    item.is_on("compaction", PlacementType::Instance)
+    matches!(kind_of(item), Some("answer" | "compaction")) && SessionItem::of(item).is_call()
 }
 
 /// The exact body sent for call `n` (from 1) of `session`, as the API it
@@ -49,6 +40,16 @@ pub async fn request_body(client: &Client, session: &str, n: usize) -> Result<Ve
     body.map_err(|e| e.to_string())
 }
 
+/// What a call's chunk records of how its request was built.
+struct Recorded {
+    /// The commit it was built from.
+    as_of: u64,
+    /// The agent process that made it.
+    process: String,
+    /// Whether it was a compaction's summary call.
+    summary: bool,
+}
+
 /// The exact request of call `n` (from 1) of `session`, the
 /// configuration of the run that made it, and whether the call was a
 /// compaction's summary (the one call sent unstreamed).
@@ -57,13 +58,59 @@ pub async fn rebuild_request(
     session: &str,
     n: usize,
 ) -> Result<(MessagesRequest, AgentConfig, bool), String> {
+    let call = find_call(client, session, n).await?;
     let fail = |e: protocol::ClientError| e.to_string();
+    let as_of = |n| ScopeOpts {
+        as_of: Some(n),
+        ..ScopeOpts::default()
+    };
+    let history = client
+        .scope(&[session], as_of(call.as_of))
+        .await
+        .map_err(fail)?;
+    let history: Vec<ChunkItem> = history.chunks.iter().map(|c| (**c).clone()).collect();
+    let (event, context) = history
+        .iter()
+        .rev()
+        .find_map(|c| match SessionItem::of(c) {
+            SessionItem::Context(Some(body)) => Some((c.id.clone(), body)),
+            _ => None,
+        })
+        .ok_or_else(|| format!("no context event before call {n} of `{session}`"))?;
+    let run = client
+        .scope(&[call.process.as_str()], as_of(call.as_of))
+        .await
+        .map_err(fail)?;
+    let config = run
+        .chunks
+        .iter()
+        .find(|c| c.is_on("agent-config", PlacementType::Instance))
+        .map(|c| AgentConfig::parse(&c.body_value()))
+        .transpose()?
+        .ok_or_else(|| format!("process `{}` has no agent-config argument", call.process))?;
+    let (_, tools) = catalog::program_tools(client, Some(context.as_of), Some(&context.tools))
+        .await
+        .map_err(fail)?;
+    let pinned = catalog::pinned(client, &event, context.as_of)
+        .await
+        .map_err(fail)?;
+    let defs: Vec<_> = tools.into_iter().map(|t| t.def).collect();
+    let request = Request::of_session(Prefix::new(&config, &context, &pinned, &defs), &history);
+    let request = match call.summary {
+        true => request.summary(),
+        false => request.into_next(),
+    };
+    Ok((request, config, call.summary))
+}
+
+/// Call `n` of `session`: what its chunk records.
+async fn find_call(client: &Client, session: &str, n: usize) -> Result<Recorded, String> {
     let head = client
         .scope(&[session], ScopeOpts::default())
         .await
-        .map_err(fail)?;
+        .map_err(|e| e.to_string())?;
     let all = calls(&head.chunks);
-    let Some(answer) = n.checked_sub(1).and_then(|i| all.get(i)) else {
+    let Some(chunk) = n.checked_sub(1).and_then(|i| all.get(i)) else {
         return Err(format!(
             "session `{session}` has {} model call{}; ask for one from 1 to {}",
             all.len(),
@@ -71,48 +118,20 @@ pub async fn rebuild_request(
             all.len()
         ));
     };
-    let body = answer.body_value();
-    let (Some(at), Some(process)) = (body["as_of"].as_u64(), body["process"].as_str()) else {
-        return Err(format!(
+    let recorded = match SessionItem::of(chunk) {
+        SessionItem::Answer(a) => a.as_of.map(|at| (at, a.process, false)),
+        SessionItem::Compaction(c) => c.as_of.map(|at| (at, c.process, true)),
+        _ => None,
+    };
+    match recorded {
+        Some((as_of, process, summary)) if !process.is_empty() => Ok(Recorded {
+            as_of,
+            process,
+            summary,
+        }),
+        _ => Err(format!(
             "answer `{}` does not record how its request was built",
-            answer.id
-        ));
-    };
-    let as_of = |n| ScopeOpts {
-        as_of: Some(n),
-        ..ScopeOpts::default()
-    };
-    let history = client.scope(&[session], as_of(at)).await.map_err(fail)?;
-    let history: Vec<ChunkItem> = history.chunks.iter().map(|c| (**c).clone()).collect();
-    let event = history
-        .iter()
-        .rev()
-        .find(|c| {
-            c.is_on("context", PlacementType::Instance) && c.body_value()["system"].is_string()
-        })
-        .ok_or_else(|| format!("no context event before call {n} of `{session}`"))?;
-    let context: ContextBody =
-        serde_json::from_value(event.body_value()).map_err(|e| e.to_string())?;
-    let run = client.scope(&[process], as_of(at)).await.map_err(fail)?;
-    let config = run
-        .chunks
-        .iter()
-        .find(|c| c.is_on("agent-config", PlacementType::Instance))
-        .map(|c| AgentConfig::parse(&c.body_value()))
-        .transpose()?
-        .ok_or_else(|| format!("process `{process}` has no agent-config argument"))?;
-    let (_, tools) = catalog::program_tools(client, Some(context.as_of), Some(&context.tools))
-        .await
-        .map_err(fail)?;
-    let pinned = catalog::pinned(client, &event.id, context.as_of)
-        .await
-        .map_err(fail)?;
-    let defs: Vec<_> = tools.into_iter().map(|t| t.def).collect();
-    let mut request = build(&Prefix::new(&config, &context, &pinned, &defs), &history);
-    let summary = is_summary(answer);
-    if summary {
-        mark_breakpoint(&mut request.messages, false);
-        request = crate::compact::summary_request(request);
+            chunk.id
+        )),
     }
-    Ok((request, config, summary))
 }

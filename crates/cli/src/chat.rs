@@ -349,7 +349,7 @@ impl Chat {
             .engine
             .db()
             .read(|s| s.body(&session))?
-            .and_then(|b| b["title"].as_str().map(str::to_owned))
+            .map(|b| agent::contract::SessionBody::parse(&b).title)
             .unwrap_or_default();
         self.session = Some(session.clone());
         self.compact_next = false;
@@ -365,26 +365,27 @@ impl Chat {
 /// Where a session left off: its last prompt and its last answer, a line
 /// each.
 fn recap(db: &substrate::Substrate, session: &str) -> Result<Vec<String>> {
-    let items = db
+    use agent::contract::SessionItem;
+    let items: Vec<SessionItem> = db
         .scope(&[session], &substrate::ScopeOpts::default())?
-        .chunks;
-    let last = |ty: &str| {
-        items
-            .iter()
-            .rev()
-            .find(|c| c.is_on(ty, substrate::PlacementType::Instance))
-            .and_then(|c| {
-                c.body_value()["text"]
-                    .as_str()
-                    .map(|t| crate::style::cut(t, 100))
-            })
-            .filter(|t| !t.is_empty())
-    };
+        .chunks
+        .iter()
+        .map(|c| SessionItem::of(c))
+        .collect();
+    let shown = |text: &str| Some(crate::style::cut(text, 100)).filter(|t| !t.is_empty());
+    let prompt = items.iter().rev().find_map(|i| match i {
+        SessionItem::Prompt(p) => Some(shown(&p.text)),
+        _ => None,
+    });
+    let answer = items.iter().rev().find_map(|i| match i {
+        SessionItem::Answer(a) => Some(shown(&a.text)),
+        _ => None,
+    });
     let mut lines = Vec::new();
-    if let Some(prompt) = last("prompt") {
+    if let Some(prompt) = prompt.flatten() {
         lines.push(dim(&format!("  › {prompt}")));
     }
-    if let Some(answer) = last("answer") {
+    if let Some(answer) = answer.flatten() {
         lines.push(dim(&format!("  {answer}")));
     }
     Ok(lines)

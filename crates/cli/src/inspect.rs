@@ -1,21 +1,16 @@
 //! Inspection and scripting, straight from the substrate: `hc sessions`,
 //! `hc scope`, `hc log`, `hc ps`, `hc programs`, `hc commit`.
 
-use crate::project::Project;
+use crate::project::open_store;
 use crate::style::{bad, bold, cut, dim, ok, short_ids};
+use agent::contract::{RunBody, SessionBody};
 use anyhow::{Context as _, Result, bail};
+use protocol::process::{ProcessBody, ProcessStatus};
+use protocol::program::ProgramBody;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::Arc;
-use substrate::{ChunkItem, Declaration, PlacementType, ScopeOpts, Substrate, TypeFilter};
-
-/// The project here and its substrate, brought up to date.
-pub fn open_store() -> Result<(Project, Arc<Substrate>)> {
-    let here = std::env::current_dir().context("cannot read the working directory")?;
-    let project = Project::find(&here)?;
-    let (db, _) = project.open()?;
-    Ok((project, db))
-}
+use substrate::{ChunkItem, Commit, Declaration, PlacementType, ScopeOpts, Substrate, TypeFilter};
 
 fn instances(db: &Substrate, scope: &str) -> Result<Vec<Arc<ChunkItem>>> {
     Ok(db
@@ -41,7 +36,7 @@ struct SessionRow {
 fn session_rows(db: &Substrate) -> Result<Vec<SessionRow>> {
     let sessions = instances(db, "session")?;
     let runs = instances(db, "program/agent")?;
-    let mut by_session: HashMap<&str, Vec<Value>> = sessions
+    let mut by_session: HashMap<&str, Vec<RunBody>> = sessions
         .iter()
         .map(|s| (s.id.as_str(), Vec::new()))
         .collect();
@@ -50,27 +45,27 @@ fn session_rows(db: &Substrate) -> Result<Vec<SessionRow>> {
             p.kind == PlacementType::Instance && by_session.contains_key(p.scope.as_str())
         });
         if let Some(list) = session.and_then(|p| by_session.get_mut(p.scope.as_str())) {
-            list.push(run.body_value());
+            list.push(RunBody::parse(&run.body_value()));
         }
     }
     Ok(sessions
         .iter()
         .map(|s| {
-            let body = s.body_value();
+            let body = SessionBody::parse(&s.body_value());
             let runs = by_session
                 .get(s.id.as_str())
                 .map(Vec::as_slice)
                 .unwrap_or(&[]);
+            let title = match body.title.is_empty() {
+                true => s.name.clone().unwrap_or_default(),
+                false => body.title,
+            };
             SessionRow {
                 id: s.id.clone(),
-                title: body["title"]
-                    .as_str()
-                    .or(s.name.as_deref())
-                    .unwrap_or("")
-                    .to_owned(),
-                created: body["created"].as_str().unwrap_or("").to_owned(),
+                title,
+                created: body.created,
                 totals: Totals::of(runs),
-                status: runs.last().map_or("empty".to_owned(), status_of),
+                status: runs.last().map_or("empty".to_owned(), RunBody::status),
             }
         })
         .collect())
@@ -90,15 +85,15 @@ pub struct Totals {
 }
 
 impl Totals {
-    /// The totals of these runs' process bodies.
-    fn of(runs: &[Value]) -> Totals {
+    /// The totals of these runs.
+    fn of(runs: &[RunBody]) -> Totals {
         let mut totals = Totals::default();
-        for body in runs {
-            let usage = &body["usage"];
-            totals.turns += body["turns"].as_u64().unwrap_or(0);
-            totals.input_tokens += crate::output::input_tokens(usage);
-            totals.output_tokens += usage["output_tokens"].as_u64().unwrap_or(0);
-            if let Some(cost) = body["cost_usd"].as_f64() {
+        for run in runs {
+            let run = &run.totals;
+            totals.turns += u64::from(run.turns);
+            totals.input_tokens += run.usage.input();
+            totals.output_tokens += run.usage.output_tokens;
+            if let Some(cost) = run.cost_usd {
                 totals.cost_usd = Some(totals.cost_usd.unwrap_or(0.0) + cost);
             }
         }
@@ -108,28 +103,14 @@ impl Totals {
 
 /// The totals of every agent run on `session`.
 pub fn session_totals(db: &Substrate, session: &str) -> Result<Totals> {
-    let runs: Vec<Value> = db
+    let runs: Vec<RunBody> = db
         .scope(&[session, "program/agent"], &ScopeOpts::default())?
         .chunks
         .iter()
         .filter(|r| r.is_on(session, PlacementType::Instance))
-        .map(|r| r.body_value())
+        .map(|r| RunBody::parse(&r.body_value()))
         .collect();
     Ok(Totals::of(&runs))
-}
-
-/// What a run's process body says of how it went.
-pub fn status_of(body: &Value) -> String {
-    match (body["status"].as_str(), body["stop_reason"].as_str()) {
-        (Some("running" | "pending"), _) => "running".into(),
-        (_, Some("end_turn")) => "done".into(),
-        (_, Some("interrupted")) => "interrupted".into(),
-        (_, Some("max_turns" | "max_budget")) => "stopped".into(),
-        (_, Some(_)) => "failed".into(),
-        (_, None) => body["error"]
-            .as_str()
-            .map_or("failed".into(), |e| format!("failed ({e})")),
-    }
 }
 
 /// `hc sessions`.
@@ -218,8 +199,8 @@ pub fn scope(
     }
     for s in &read.scopes {
         println!("{} {}", bold(&s.id), dim(s.name.as_deref().unwrap_or("")));
-        if let Some(text) = s.body_value()["text"].as_str() {
-            println!("  {}", cut(text, 100));
+        if let Some(text) = text_of(&s.body_value()) {
+            println!("  {}", cut(&text, 100));
         }
     }
     println!(
@@ -239,9 +220,7 @@ pub fn scope(
             .map(|p| p.scope.as_str())
             .collect();
         let body = c.body_value();
-        let text = body["text"]
-            .as_str()
-            .map_or_else(|| cut(&body.to_string(), 80), |t| cut(t, 80));
+        let text = text_of(&body).map_or_else(|| cut(&body.to_string(), 80), |t| cut(&t, 80));
         println!(
             "{}  {}  {}  {}",
             c.id,
@@ -256,6 +235,12 @@ pub fn scope(
     Ok(())
 }
 
+/// A chunk's `text`, when its body has one (any chunk: the substrate's
+/// own convention for a readable body).
+fn text_of(body: &Value) -> Option<String> {
+    body.get("text").and_then(Value::as_str).map(str::to_owned)
+}
+
 /// `hc log [--limit N] [--json]`: commits, newest first, with who made them.
 pub fn log(limit: usize, as_json: bool) -> Result<()> {
     let (_, db) = open_store()?;
@@ -266,49 +251,55 @@ pub fn log(limit: usize, as_json: bool) -> Result<()> {
             ..ScopeOpts::default()
         },
     )?;
-    let records: Vec<Value> = read.chunks.iter().map(|c| c.body_value()).collect();
+    let records: Vec<Commit> = read
+        .chunks
+        .iter()
+        .filter_map(|c| serde_json::from_value(c.body_value()).ok())
+        .collect();
     let mut names: HashMap<String, String> = HashMap::new();
     for r in &records {
-        if let Some(p) = r["dispatch_id"].as_str()
+        if let Some(p) = &r.dispatch_id
             && !names.contains_key(p)
         {
             let name = db
                 .read(|s| s.chunk(p))?
                 .and_then(|c| c.name.clone())
                 .unwrap_or_else(|| "?".into());
-            names.insert(p.to_owned(), name);
+            names.insert(p.clone(), name);
         }
     }
+    let by = |r: &Commit| match &r.dispatch_id {
+        Some(p) => (names.get(p).cloned().unwrap_or_default(), Some(p.clone())),
+        None => ("host".to_owned(), None),
+    };
     if as_json {
         let out: Vec<Value> = records
             .iter()
             .map(|r| {
-                let mut r = r.clone();
-                r["by"] = json!(
-                    r["dispatch_id"]
-                        .as_str()
-                        .map(|p| format!("{} ({p})", names[p]))
-                        .unwrap_or_else(|| "host".into())
-                );
-                r
+                let mut shown = serde_json::to_value(r).unwrap_or_default();
+                let (name, process) = by(r);
+                let who = process.map_or(name.clone(), |p| format!("{name} ({p})"));
+                if let Some(fields) = shown.as_object_mut() {
+                    fields.insert("by".into(), json!(who));
+                }
+                shown
             })
             .collect();
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(());
     }
     for r in &records {
-        let by = match r["dispatch_id"].as_str() {
-            Some(p) => format!("{} {}", names[p], dim(p)),
-            None => "host".to_owned(),
+        let who = match by(r) {
+            (name, Some(p)) => format!("{name} {}", dim(&p)),
+            (name, None) => name,
         };
-        let count = |k: &str| r[k].as_array().map_or(0, Vec::len);
         println!(
-            "{}  {}  {by}  {} created, {} changed, {} placements",
-            bold(&format!("commit {}", r["id"])),
-            dim(r["timestamp"].as_str().unwrap_or("")),
-            count("created"),
-            count("chunks_modified") - count("created"),
-            count("placements_modified")
+            "{}  {}  {who}  {} created, {} changed, {} placements",
+            bold(&format!("commit {}", r.id)),
+            dim(&r.timestamp),
+            r.created.len(),
+            r.chunks_modified.len() - r.created.len(),
+            r.placements_modified.len()
         );
     }
     Ok(())
@@ -325,17 +316,13 @@ pub fn ps(as_json: bool) -> Result<()> {
             ..ScopeOpts::default()
         },
     )?;
-    let live: Vec<&Arc<ChunkItem>> = found
+    let live: Vec<(&Arc<ChunkItem>, ProcessBody)> = found
         .chunks
         .iter()
-        .filter(|c| {
-            matches!(
-                c.body_value()["status"].as_str(),
-                Some("running" | "pending")
-            )
-        })
+        .map(|c| (c, ProcessBody::parse(&c.body_value())))
+        .filter(|(_, b)| matches!(b.status, ProcessStatus::Running | ProcessStatus::Pending))
         .collect();
-    let ids: Vec<&str> = live.iter().map(|c| c.id.as_str()).collect();
+    let ids: Vec<&str> = live.iter().map(|(c, _)| c.id.as_str()).collect();
     let parent_of = |c: &ChunkItem| {
         c.placements
             .iter()
@@ -345,9 +332,8 @@ pub fn ps(as_json: bool) -> Result<()> {
     if as_json {
         let list: Vec<Value> = live
             .iter()
-            .map(|c| {
-                let b = c.body_value();
-                json!({"id": c.id, "program": c.name, "pid": b["pid"], "started": b["started"], "status": b["status"], "parent": parent_of(c)})
+            .map(|(c, b)| {
+                json!({"id": c.id, "program": c.name, "pid": b.pid, "started": b.started, "status": b.status, "parent": parent_of(c)})
             })
             .collect();
         println!("{}", serde_json::to_string_pretty(&list)?);
@@ -357,84 +343,88 @@ pub fn ps(as_json: bool) -> Result<()> {
         println!("no process is running");
         return Ok(());
     }
-    fn show(
-        items: &[&Arc<ChunkItem>],
-        parent: Option<&str>,
-        depth: usize,
-        parent_of: &dyn Fn(&ChunkItem) -> Option<String>,
-    ) {
-        for c in items.iter().filter(|c| parent_of(c).as_deref() == parent) {
-            let b = c.body_value();
-            println!(
-                "{}{}  {}  pid {}  since {}",
-                "  ".repeat(depth),
-                bold(c.name.as_deref().unwrap_or("?")),
-                c.id,
-                b["pid"],
-                b["started"].as_str().unwrap_or("-")
-            );
-            show(items, Some(&c.id), depth + 1, parent_of);
-        }
-    }
-    show(&live, None, 0, &parent_of);
+    show_processes(&live, None, 0, &parent_of);
     Ok(())
+}
+
+/// The processes under `parent`, each a line, their children below.
+fn show_processes(
+    items: &[(&Arc<ChunkItem>, ProcessBody)],
+    parent: Option<&str>,
+    depth: usize,
+    parent_of: &dyn Fn(&ChunkItem) -> Option<String>,
+) {
+    for (c, b) in items
+        .iter()
+        .filter(|(c, _)| parent_of(c).as_deref() == parent)
+    {
+        println!(
+            "{}{}  {}  pid {}  since {}",
+            "  ".repeat(depth),
+            bold(c.name.as_deref().unwrap_or("?")),
+            c.id,
+            b.pid.map_or("null".to_owned(), |p| p.to_string()),
+            b.started.as_deref().unwrap_or("-")
+        );
+        show_processes(items, Some(&c.id), depth + 1, parent_of);
+    }
 }
 
 /// `hc programs [--json]`.
 pub fn programs(as_json: bool) -> Result<()> {
     let (_, db) = open_store()?;
     let all = instances(&db, "engine/program")?;
-    let mut rows: Vec<(String, Value)> = all
+    let mut rows: Vec<(String, ProgramBody)> = all
         .iter()
-        .map(|c| {
-            (
-                c.name.clone().unwrap_or_else(|| c.id.clone()),
-                c.body_value(),
-            )
+        .filter_map(|c| {
+            let name = c.name.clone().unwrap_or_else(|| c.id.clone());
+            let body = ProgramBody::parse(&name, &c.body_value()).ok()?;
+            Some((name, body))
         })
         .collect();
     rows.sort_by(|a, b| a.0.cmp(&b.0));
     if as_json {
         let list: Vec<Value> = rows
             .iter()
-            .map(|(name, b)| json!({"name": name, "description": b["text"], "executable": b["executable"], "capabilities": b["capabilities"], "concurrency_safe": b["concurrency_safe"], "read_only": b["read_only"], "tool": b["tool"]}))
+            .map(|(name, b)| json!({"name": name, "description": b.text, "executable": b.executable, "capabilities": b.capabilities, "concurrency_safe": b.concurrency_safe, "read_only": b.read_only, "tool": b.tool}))
             .collect();
         println!("{}", serde_json::to_string_pretty(&list)?);
         return Ok(());
     }
     for (name, b) in rows {
-        let caps = &b["capabilities"];
-        let read = match &caps["filesystem"]["read"] {
-            Value::String(s) => s.clone(),
-            Value::Array(a) if a.is_empty() => "none".into(),
-            other => other.to_string(),
-        };
-        let write = match caps["filesystem"]["write"].as_array() {
-            Some(a) if !a.is_empty() => a
-                .iter()
-                .filter_map(Value::as_str)
-                .collect::<Vec<_>>()
-                .join(","),
-            _ => "none".into(),
-        };
-        let mut traits = vec![format!("read {read}"), format!("write {write}")];
-        if caps["network"] == true {
-            traits.push("network".into());
-        }
-        if b["concurrency_safe"] == true {
-            traits.push("runs alongside".into());
-        }
-        if b["tool"] == false {
-            traits.push("not a tool".into());
-        }
         println!(
             "{}  {}",
             bold(&format!("{name:<10}")),
-            dim(&traits.join(" · "))
+            dim(&traits(&b).join(" · "))
         );
-        println!("            {}", cut(b["text"].as_str().unwrap_or(""), 100));
+        println!("            {}", cut(&b.text, 100));
     }
     Ok(())
+}
+
+/// What a program may do, in a few words each.
+fn traits(b: &ProgramBody) -> Vec<String> {
+    let fs = &b.capabilities.filesystem;
+    let read = match &fs.read {
+        protocol::ReadAccess::All => "all".to_owned(),
+        protocol::ReadAccess::Paths(p) if p.is_empty() => "none".to_owned(),
+        protocol::ReadAccess::Paths(p) => serde_json::to_string(p).unwrap_or_default(),
+    };
+    let write = match fs.write.as_slice() {
+        [] => "none".to_owned(),
+        paths => paths.join(","),
+    };
+    let mut traits = vec![format!("read {read}"), format!("write {write}")];
+    if b.capabilities.network {
+        traits.push("network".into());
+    }
+    if b.concurrency_safe {
+        traits.push("runs alongside".into());
+    }
+    if !b.tool {
+        traits.push("not a tool".into());
+    }
+    traits
 }
 
 /// `hc commit [FILE]`: a declaration from a file, or stdin, committed by

@@ -5,6 +5,7 @@
 //! last `result` — with what we add in fields of our own: the process,
 //! usage and cost per model and per sub-agent, and `hc trace` commands.
 
+use agent::contract::{Answer, Notice, RunBody, ToolResult};
 use serde_json::{Value, json};
 use std::io::Write as _;
 
@@ -41,7 +42,7 @@ pub struct JsonOut {
 struct Held {
     /// Tool results, with the call that spawned the sub-agent they belong
     /// to (the run's own: `None`).
-    results: Vec<(Option<String>, Value)>,
+    results: Vec<(Option<String>, ToolResult)>,
     /// The run's own calls still without a result.
     outstanding: Vec<String>,
     /// Stream events that came while calls were outstanding.
@@ -54,7 +55,7 @@ struct Held {
 
 impl Held {
     /// Takes the results of `parent`'s conversation.
-    fn take(&mut self, parent: Option<&str>) -> Vec<Value> {
+    fn take(&mut self, parent: Option<&str>) -> Vec<ToolResult> {
         let (mine, others) = std::mem::take(&mut self.results)
             .into_iter()
             .partition(|(p, _)| p.as_deref() == parent);
@@ -85,7 +86,7 @@ impl JsonOut {
         if !self.stream {
             return;
         }
-        value["session_id"] = json!(self.session);
+        with_session(&mut value, &self.session);
         emit(&value);
     }
 
@@ -105,7 +106,7 @@ impl JsonOut {
             let content: Vec<Value> = results
                 .iter()
                 .map(|r| {
-                    json!({"type": "tool_result", "tool_use_id": r["tool_use_id"], "content": r["text"], "is_error": r["is_error"]})
+                    json!({"type": "tool_result", "tool_use_id": r.tool_use_id, "content": r.text, "is_error": r.is_error})
                 })
                 .collect();
             self.line(json!({
@@ -131,31 +132,42 @@ impl JsonOut {
     /// `message_start` and `content_block_start`/`_stop` around the
     /// deltas, as the API sends them): held while the results of the calls
     /// before it are still coming.
-    pub fn partial(&self, data: &Value) {
+    pub fn partial(&self, notice: &Notice) {
         if !self.partial {
             return;
         }
-        let index = data["index"].as_u64().unwrap_or(0);
-        let (block, delta) = match data["kind"].as_str() {
-            Some("text_delta") => (
+        let (index, block, delta) = match notice {
+            Notice::TextDelta { index, text } => (
+                *index,
                 json!({"type": "text", "text": ""}),
-                json!({"type": "text_delta", "text": data["text"]}),
+                json!({"type": "text_delta", "text": text}),
             ),
-            Some("thinking_delta") => (
+            Notice::ThinkingDelta { index, text } => (
+                *index,
                 json!({"type": "thinking", "thinking": ""}),
-                json!({"type": "thinking_delta", "thinking": data["text"]}),
+                json!({"type": "thinking_delta", "thinking": text}),
             ),
-            Some("tool_input_delta") => (
-                json!({"type": "tool_use", "id": data["tool_use_id"], "name": data["name"], "input": {}}),
-                json!({"type": "input_json_delta", "partial_json": data["json"]}),
+            Notice::ToolInputDelta {
+                index,
+                tool_use_id,
+                name,
+                json,
+            } => (
+                *index,
+                json!({"type": "tool_use", "id": tool_use_id, "name": name, "input": {}}),
+                json!({"type": "input_json_delta", "partial_json": json}),
             ),
-            Some("discard") => {
+            Notice::Discard => {
                 // The stream broke and is asked again: a new message.
                 self.held().blocks.clear();
                 return;
             }
-            _ => return,
+            Notice::ToolStart { .. }
+            | Notice::ToolEnd { .. }
+            | Notice::Status { .. }
+            | Notice::Output { .. } => return,
         };
+        let index = index as u64;
         let mut events = Vec::new();
         let mut held = self.held();
         if held.blocks.is_empty() {
@@ -190,7 +202,7 @@ impl JsonOut {
     /// The end of a streamed message of the run's own, before its
     /// assistant line: its last block's stop, `message_delta` (the stop
     /// reason, the usage), `message_stop`.
-    fn end_message(&self, answer: &Value) {
+    fn end_message(&self, answer: &Answer) {
         let Some(index) = std::mem::take(&mut self.held().blocks).pop() else {
             return;
         };
@@ -198,14 +210,14 @@ impl JsonOut {
             json!({"type": "content_block_stop", "index": index}),
         ));
         self.line(stream_event(json!({"type": "message_delta",
-            "delta": {"stop_reason": answer["stop_reason"], "stop_sequence": null},
-            "usage": answer["usage"]})));
+            "delta": {"stop_reason": answer.stop_reason, "stop_sequence": null},
+            "usage": answer.usage})));
         self.line(stream_event(json!({"type": "message_stop"})));
     }
 
     /// An `answer` chunk, as the API's assistant message.
     /// `parent`: the call that spawned the sub-agent that answered.
-    pub fn assistant(&self, answer: &Value, parent: Option<&str>) {
+    pub fn assistant(&self, answer: &Answer, parent: Option<&str>) {
         self.release(parent);
         if parent.is_none() {
             self.end_message(answer);
@@ -213,19 +225,15 @@ impl JsonOut {
         self.line(json!({
             "type": "assistant", "parent_tool_use_id": parent,
             "message": {
-                "id": answer["message_id"], "type": "message", "role": "assistant",
-                "model": answer["model"], "content": answer["content"],
-                "stop_reason": answer["stop_reason"], "stop_sequence": null, "usage": answer["usage"],
+                "id": answer.message_id, "type": "message", "role": "assistant",
+                "model": answer.model, "content": answer.content,
+                "stop_reason": answer.stop_reason, "stop_sequence": null, "usage": answer.usage,
             },
         }));
         // Only a reply that stops for its calls has results coming (one
         // cut at max_tokens has none).
-        if parent.is_none() && answer["stop_reason"] == "tool_use" {
-            let calls = answer["content"].as_array().into_iter().flatten();
-            self.held().outstanding = calls
-                .filter(|b| b["type"] == "tool_use")
-                .filter_map(|b| b["id"].as_str().map(str::to_owned))
-                .collect();
+        if parent.is_none() && answer.stop_reason == Some(model::StopReason::ToolUse) {
+            self.held().outstanding = answer.call_ids().map(str::to_owned).collect();
         }
     }
 
@@ -233,7 +241,7 @@ impl JsonOut {
     /// or the next message of the same conversation (a sub-agent's), so
     /// that one round's results are one user message. `parent`: as for
     /// `assistant`.
-    pub fn user(&self, results: &[Value], parent: Option<&str>) {
+    pub fn user(&self, results: &[ToolResult], parent: Option<&str>) {
         let round_done = {
             let mut held = self.held();
             held.results.extend(
@@ -245,7 +253,7 @@ impl JsonOut {
                 return;
             }
             held.outstanding
-                .retain(|id| !results.iter().any(|r| r["tool_use_id"] == id.as_str()));
+                .retain(|id| !results.iter().any(|r| r.tool_use_id == *id));
             held.outstanding.is_empty()
         };
         if round_done {
@@ -271,8 +279,15 @@ impl JsonOut {
         }
         self.release(None);
         let mut result = result;
-        result["session_id"] = json!(self.session);
+        with_session(&mut result, &self.session);
         emit(&result);
+    }
+}
+
+/// Names the session on a line.
+fn with_session(line: &mut Value, session: &str) {
+    if let Some(fields) = line.as_object_mut() {
+        fields.insert("session_id".into(), json!(session));
     }
 }
 
@@ -301,19 +316,21 @@ pub fn failed(message: &str, exit_code: u8, duration_ms: u128) {
 
 /// The `result` object of a finished run: its process body and answer.
 pub fn result(
-    body: &Value,
+    body: &RunBody,
     answer: &str,
     process: &str,
     session: &str,
     calls: usize,
     duration_ms: u128,
 ) -> Value {
-    let stop = body["stop_reason"].as_str().unwrap_or("");
-    let subtype = match stop {
-        "end_turn" => "success",
-        "max_turns" => "error_max_turns",
-        "max_budget" => "error_max_budget_usd",
-        _ => "error_during_execution",
+    use agent::contract::RunStop;
+    let totals = &body.totals;
+    let subtype = match totals.stop_reason {
+        Some(RunStop::EndTurn) => "success",
+        Some(RunStop::MaxTurns) => "error_max_turns",
+        Some(RunStop::MaxBudget) => "error_max_budget_usd",
+        Some(RunStop::Interrupted | RunStop::PromptTooLong | RunStop::Error | RunStop::Other)
+        | None => "error_during_execution",
     };
     let by_model = model_usage(body);
     let camel = camel_model_usage(&by_model);
@@ -326,96 +343,78 @@ pub fn result(
         "subtype": subtype,
         "is_error": subtype != "success",
         "result": answer,
-        "num_turns": body["turns"],
+        "num_turns": totals.turns,
         "duration_ms": duration_ms as u64,
-        "duration_api_ms": body["duration_api_ms"],
-        "total_cost_usd": body["cost_usd"],
-        "usage": body["usage"],
+        "duration_api_ms": totals.duration_api_ms,
+        "total_cost_usd": totals.cost_usd,
+        "usage": totals.usage,
         "permission_denials": denials(body),
-        "stop_reason": stop,
-        "error": body["stop_message"].as_str().or(body["error"].as_str()),
+        "stop_reason": totals.stop_reason.map_or("", |s| s.as_str()),
+        "error": totals.stop_message.as_deref().or(body.process.error.as_deref()),
         "process": process,
         "model_usage": by_model,
         "modelUsage": camel,
-        "sub_agents": body["children"].as_array().cloned().unwrap_or_default(),
+        "sub_agents": totals.children,
         "trace": {"session": format!("hc trace {session}"), "requests": requests},
     })
 }
 
-/// The input tokens of `usage`: fresh, cache writes and cache reads.
-pub fn input_tokens(usage: &Value) -> u64 {
-    [
-        "input_tokens",
-        "cache_creation_input_tokens",
-        "cache_read_input_tokens",
-    ]
-    .iter()
-    .map(|k| usage[*k].as_u64().unwrap_or(0))
-    .sum()
-}
-
 /// The run's denials in print mode's shape (`tool_name`, `tool_use_id`,
 /// `tool_input`), with the reason the model was given.
-fn denials(body: &Value) -> Vec<Value> {
-    body["permission_denials"]
-        .as_array()
-        .into_iter()
-        .flatten()
+fn denials(body: &RunBody) -> Vec<Value> {
+    body.totals
+        .permission_denials
+        .iter()
         .map(|d| {
-            json!({"tool_name": d["program"], "tool_use_id": d["tool_use_id"], "tool_input": d["input"], "reason": d["reason"]})
+            json!({"tool_name": d.program, "tool_use_id": d.tool_use_id, "tool_input": d.input, "reason": d.reason})
         })
         .collect()
 }
 
+/// Usage and cost of one model.
+#[derive(Default, serde::Serialize)]
+struct ModelUsage {
+    usage: agent::contract::Tokens,
+    cost_usd: f64,
+}
+
 /// Usage and cost by model: the run's own under its model, each
 /// sub-agent's under its.
-fn model_usage(body: &Value) -> Value {
-    let keys = [
-        "input_tokens",
-        "output_tokens",
-        "cache_creation_input_tokens",
-        "cache_read_input_tokens",
-    ];
-    let mut by_model = serde_json::Map::new();
-    let mut own = body["usage"].clone();
-    let mut own_cost = body["cost_usd"].as_f64();
-    for child in body["children"].as_array().into_iter().flatten() {
-        for k in keys {
-            let left = own[k]
-                .as_u64()
-                .unwrap_or(0)
-                .saturating_sub(child["usage"][k].as_u64().unwrap_or(0));
-            own[k] = json!(left);
-        }
-        own_cost = own_cost.map(|c| c - child["cost_usd"].as_f64().unwrap_or(0.0));
+fn model_usage(body: &RunBody) -> std::collections::BTreeMap<String, ModelUsage> {
+    let totals = &body.totals;
+    let mut by_model = std::collections::BTreeMap::new();
+    let mut own = totals.usage;
+    let mut own_cost = totals.cost_usd;
+    for child in &totals.children {
+        own = own.less(&child.usage);
+        own_cost = own_cost.map(|c| c - child.cost_usd.unwrap_or(0.0));
         add(
             &mut by_model,
-            child["model"].as_str().unwrap_or("unknown"),
-            &child["usage"],
-            child["cost_usd"].as_f64(),
+            model_name(&child.model),
+            &child.usage,
+            child.cost_usd,
         );
     }
-    add(
-        &mut by_model,
-        body["model"].as_str().unwrap_or("unknown"),
-        &own,
-        own_cost,
-    );
-    Value::Object(by_model)
+    add(&mut by_model, model_name(&totals.model), &own, own_cost);
+    by_model
+}
+
+fn model_name(model: &str) -> &str {
+    if model.is_empty() { "unknown" } else { model }
 }
 
 /// `model_usage` in the names print mode's `modelUsage` uses.
-fn camel_model_usage(by_model: &Value) -> Value {
+fn camel_model_usage(by_model: &std::collections::BTreeMap<String, ModelUsage>) -> Value {
     let mut out = serde_json::Map::new();
-    for (model, entry) in by_model.as_object().into_iter().flatten() {
-        let n = |k: &str| entry["usage"][k].as_u64().unwrap_or(0);
+    for (model, entry) in by_model {
+        let u = &entry.usage;
         out.insert(
             model.clone(),
             json!({
-                "inputTokens": n("input_tokens"), "outputTokens": n("output_tokens"),
-                "cacheReadInputTokens": n("cache_read_input_tokens"),
-                "cacheCreationInputTokens": n("cache_creation_input_tokens"),
-                "costUSD": entry["cost_usd"],
+                "inputTokens": u.input_tokens, "outputTokens": u.output_tokens,
+                "cacheReadInputTokens": u.cache_read_input_tokens,
+                "cacheCreationInputTokens": u.cache_creation_input_tokens,
+                "costUSD": entry.cost_usd,
             }),
         );
     }
@@ -423,20 +422,13 @@ fn camel_model_usage(by_model: &Value) -> Value {
 }
 
 fn add(
-    by_model: &mut serde_json::Map<String, Value>,
+    by_model: &mut std::collections::BTreeMap<String, ModelUsage>,
     model: &str,
-    usage: &Value,
+    usage: &agent::contract::Tokens,
     cost: Option<f64>,
 ) {
-    let entry = by_model
-        .entry(model.to_owned())
-        .or_insert_with(|| json!({"usage": {}, "cost_usd": 0.0}));
-    for (k, v) in usage.as_object().into_iter().flatten() {
-        if let Some(n) = v.as_u64() {
-            let sum = entry["usage"][k].as_u64().unwrap_or(0) + n;
-            entry["usage"][k] = json!(sum);
-        }
-    }
-    let total = entry["cost_usd"].as_f64().unwrap_or(0.0) + cost.unwrap_or(0.0);
-    entry["cost_usd"] = json!((total * 1e6).round() / 1e6);
+    let entry = by_model.entry(model.to_owned()).or_default();
+    entry.usage.add(usage);
+    let total = entry.cost_usd + cost.unwrap_or(0.0);
+    entry.cost_usd = (total * 1e6).round() / 1e6;
 }

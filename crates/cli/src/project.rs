@@ -102,3 +102,11 @@ impl Project {
         Ok((Arc::new(db), changed))
     }
 }
+
+/// The project here and its substrate, brought up to date.
+pub fn open_store() -> Result<(Project, Arc<Substrate>)> {
+    let here = std::env::current_dir().context("cannot read the working directory")?;
+    let project = Project::find(&here)?;
+    let (db, _) = project.open()?;
+    Ok((project, db))
+}

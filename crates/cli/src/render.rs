@@ -5,10 +5,14 @@
 //! Ctrl-C commits an `interrupt`; no end within two seconds, or a second
 //! Ctrl-C, cancels the run.
 
+use agent::contract::{
+    Answer, Body, Choice, Entry, Interrupt, Notice, PermissionDecision, PermissionRequest,
+    SessionItem, ToolResult, UserAnswer, UserQuestion,
+};
 use anyhow::Result;
 use engine::{Context, Engine, EventStream};
 use protocol::{ChunkDecl, Declaration, Event, NewPlacement, PlacementType, ScopeOpts};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
@@ -158,14 +162,11 @@ impl Renderer {
     }
 
     fn interrupt(&mut self) {
-        let chunk = ChunkDecl::generated()
-            .body(json!({"text": "interrupted by the person"}))
-            .on(NewPlacement::instance(&self.session))
-            .on(NewPlacement::instance("interrupt"));
-        if let Err(e) = self
-            .engine
-            .commit(&Context::host(), Declaration::of(vec![chunk]))
-        {
+        let interrupt = Interrupt {
+            text: "interrupted by the person".into(),
+        };
+        let session = self.session.clone();
+        if let Err(e) = self.commit_on(&session, Entry::of(&interrupt)) {
             self.line(&format!("cannot interrupt: {e}"));
         }
     }
@@ -175,17 +176,19 @@ impl Renderer {
             Event::Notification {
                 process: from,
                 data,
-            } if from == process => self.on_notice(&data),
-            Event::Notification { data, .. } if data["kind"] == "output" => {
+            } => match Notice::parse(&data) {
+                Some(notice) if from == process => self.on_notice(&notice),
                 // A tool's output as it runs: its last line, for the
                 // progress line.
-                if let Some(last) = data["text"]
-                    .as_str()
-                    .and_then(|t| t.lines().rfind(|l| !l.trim().is_empty()))
-                {
-                    self.progress = Some(last.trim().to_owned());
+                Some(Notice::Output { text, .. }) => {
+                    if let Some(last) = text.lines().rfind(|l| !l.trim().is_empty()) {
+                        self.progress = Some(last.trim().to_owned());
+                    }
                 }
-            }
+                // A sub-agent's notices, and notices of no vocabulary of
+                // ours (a user's program may notify anything): not shown.
+                Some(_) | None => {}
+            },
             Event::ScopeChanged { commit, .. }
                 if commit.dispatch_id.is_some() && self.wants(&commit.touched_scopes) =>
             {
@@ -199,7 +202,9 @@ impl Renderer {
                     json.user(&results, None);
                 }
             }
-            _ => {}
+            Event::ScopeChanged { .. }
+            | Event::Lagged { .. }
+            | Event::SubscriptionInvalid { .. } => {}
         }
     }
 
@@ -207,153 +212,183 @@ impl Renderer {
     /// on — answers and results for JSON, questions for a person — so
     /// that the rest of a run's commits cost no read.
     fn wants(&self, scopes: &[String]) -> bool {
+        let streaming = self.json.as_ref().is_some_and(|j| j.stream);
         scopes.iter().any(|s| match s.as_str() {
-            "answer" | "tool-result" => self.json.as_ref().is_some_and(|j| j.stream),
-            "permission-request" | "user-question" => self.interactive,
+            Answer::TYPE | ToolResult::TYPE => streaming,
+            PermissionRequest::TYPE | UserQuestion::TYPE => self.interactive,
             _ => false,
         })
     }
 
-    fn on_notice(&mut self, data: &Value) {
+    fn on_notice(&mut self, notice: &Notice) {
         if let Some(json) = &self.json {
-            json.partial(data);
+            json.partial(notice);
             return;
         }
-        match data["kind"].as_str() {
-            Some("text_delta") => {
-                let text = data["text"].as_str().unwrap_or_default();
-                self.spinner.clear();
-                let mut out = std::io::stdout().lock();
-                if self.gap && self.printed {
-                    // A new answer after tools: a paragraph of its own.
-                    let _ = out.write_all(if self.open_line { b"\n\n" } else { b"\n" });
-                }
-                self.gap = false;
-                self.printed = true;
-                let _ = out.write_all(text.as_bytes());
-                let _ = out.flush();
-                if !text.is_empty() {
-                    self.open_line = !text.ends_with('\n');
-                }
-            }
-            Some("tool_start") => {
+        match notice {
+            Notice::TextDelta { text, .. } => self.print(text),
+            Notice::ToolStart {
+                tool_use_id,
+                program,
+                input,
+            } => {
                 self.gap = true;
-                let id = data["tool_use_id"].as_str().unwrap_or_default().to_owned();
-                let program = data["program"].as_str().unwrap_or_default();
                 let call = Call {
-                    program: program.to_owned(),
-                    line: format!("{program} {}", summary(program, &data["input"])),
-                    input: data["input"].clone(),
+                    program: program.clone(),
+                    line: format!("{program} {}", summary(program, input)),
+                    input: input.clone(),
                 };
-                self.calls.insert(id, call);
+                self.calls.insert(tool_use_id.clone(), call);
             }
-            Some("tool_end") => {
-                let id = data["tool_use_id"].as_str().unwrap_or_default();
-                let Some(call) = self.calls.remove(id) else {
-                    return;
-                };
-                self.progress = None;
-                let failed = data["is_error"].as_bool().unwrap_or(false);
-                let mark = if failed {
-                    paint_err("31", "✗")
-                } else {
-                    paint_err("32", "✓")
-                };
-                self.line(&format!("{mark} {}", call.line.trim_end()));
-                if !failed && call.program == "edit" {
-                    for line in edit_diff(&call.input) {
-                        self.line(&format!("  {line}"));
-                    }
-                }
+            Notice::ToolEnd {
+                tool_use_id,
+                is_error,
+                ..
+            } => self.tool_end(tool_use_id, *is_error),
+            Notice::Status { text } => self.line(&format!("· {text}")),
+            Notice::Discard => self.line("· the reply broke off; it is being asked again"),
+            Notice::ThinkingDelta { .. }
+            | Notice::ToolInputDelta { .. }
+            | Notice::Output { .. } => {}
+        }
+    }
+
+    /// Answer text as it streams, on stdout.
+    fn print(&mut self, text: &str) {
+        self.spinner.clear();
+        let mut out = std::io::stdout().lock();
+        if self.gap && self.printed {
+            // A new answer after tools: a paragraph of its own.
+            let _ = out.write_all(if self.open_line { b"\n\n" } else { b"\n" });
+        }
+        self.gap = false;
+        self.printed = true;
+        let _ = out.write_all(text.as_bytes());
+        let _ = out.flush();
+        if !text.is_empty() {
+            self.open_line = !text.ends_with('\n');
+        }
+    }
+
+    /// A call's line, once it ended (an edit with its diff).
+    fn tool_end(&mut self, id: &str, failed: bool) {
+        let Some(call) = self.calls.remove(id) else {
+            return;
+        };
+        self.progress = None;
+        let mark = if failed {
+            paint_err("31", "✗")
+        } else {
+            paint_err("32", "✓")
+        };
+        self.line(&format!("{mark} {}", call.line.trim_end()));
+        if !failed && call.program == "edit" {
+            for line in edit_diff(&call.input) {
+                self.line(&format!("  {line}"));
             }
-            Some("status") => {
-                self.line(&format!("· {}", data["text"].as_str().unwrap_or_default()))
-            }
-            Some("discard") => self.line("· the reply broke off; it is being asked again"),
-            _ => {}
         }
     }
 
     /// A chunk committed under the session: a question is asked on the
     /// terminal; an answer is printed as JSON; a tool result is answered
     /// for the commit's user message.
-    async fn on_created(&mut self, id: &str) -> Option<Value> {
+    async fn on_created(&mut self, id: &str) -> Option<ToolResult> {
         let read = self
             .engine
             .scope(&Context::host(), &[id.to_owned()], &ScopeOpts::default())
             .ok()?;
-        let item = read.scopes.first()?;
-        let body = item.body_value();
-        let answer = item.is_on("answer", PlacementType::Instance);
-        let result = item.is_on("tool-result", PlacementType::Instance);
-        if item.is_on(&self.session, PlacementType::Instance) {
-            if answer && let Some(json) = &self.json {
-                json.assistant(&body, None);
-            } else if result {
-                return Some(body);
+        let chunk = read.scopes.first()?;
+        let own = chunk.is_on(&self.session, PlacementType::Instance);
+        match SessionItem::of(chunk) {
+            SessionItem::Answer(answer) if self.json.is_some() => {
+                let parent = if own {
+                    None
+                } else {
+                    Some(self.spawned_by(chunk)?)
+                };
+                if let Some(json) = &self.json {
+                    json.assistant(&answer, parent.as_deref());
+                }
+                None
             }
-        } else if (answer || result)
-            && self.json.is_some()
-            && let Some(parent) = self.spawned_by(item)
-            && let Some(json) = &self.json
-        {
-            if answer {
-                json.assistant(&body, Some(&parent));
-            } else {
-                json.user(std::slice::from_ref(&body), Some(&parent));
+            SessionItem::ToolResult(result) if own => Some(result),
+            SessionItem::ToolResult(result) if self.json.is_some() => {
+                let parent = self.spawned_by(chunk)?;
+                if let Some(json) = &self.json {
+                    json.user(std::slice::from_ref(&result), Some(&parent));
+                }
+                None
             }
+            SessionItem::PermissionRequest(request) if self.interactive => {
+                self.ask_permission(id, &asked_on(chunk, &self.session), &request)
+                    .await;
+                None
+            }
+            SessionItem::UserQuestion(question) if self.interactive => {
+                self.ask_question(id, &asked_on(chunk, &self.session), &question)
+                    .await;
+                None
+            }
+            SessionItem::Answer(_)
+            | SessionItem::ToolResult(_)
+            | SessionItem::PermissionRequest(_)
+            | SessionItem::UserQuestion(_)
+            | SessionItem::Prompt(_)
+            | SessionItem::ToolCall(_)
+            | SessionItem::Context(_)
+            | SessionItem::Compaction(_)
+            | SessionItem::PermissionDecision(_)
+            | SessionItem::UserAnswer(_)
+            | SessionItem::Interrupt(_)
+            | SessionItem::Todo(_)
+            | SessionItem::Run(_)
+            | SessionItem::Unreadable { .. }
+            | SessionItem::Other => None,
         }
-        let question = item.is_on("permission-request", PlacementType::Instance)
-            || item.is_on("user-question", PlacementType::Instance);
-        if question && self.interactive {
-            self.put_question(id, item, &body).await;
-        }
-        None
     }
 
-    /// Asks the person a question the agent committed, and commits the
-    /// answer where it was asked: the session, or the process that is a
-    /// sub-agent's session.
-    async fn put_question(&mut self, id: &str, item: &substrate::ChunkItem, body: &Value) {
-        let asked_on = item
-            .placements
-            .iter()
-            .find(|p| {
-                p.kind == PlacementType::Instance
-                    && !["permission-request", "user-question"].contains(&p.scope.as_str())
-            })
-            .map(|p| p.scope.clone())
-            .unwrap_or_else(|| self.session.clone());
-        if item.is_on("permission-request", PlacementType::Instance) {
-            let program = body["program"].as_str().unwrap_or_default();
-            let question = format!(
-                "allow {program} {}? ({}) [y]es / [n]o / [a]lways for this session: ",
-                summary(program, &body["input"]),
-                body["reason"].as_str().unwrap_or_default()
-            );
-            let Some(answer) = self.ask(&question).await else {
-                return;
-            };
-            let decision = match answer.trim().to_lowercase().as_str() {
-                "y" | "yes" => "allow",
-                "a" | "always" => "always",
-                _ => "deny",
-            };
-            let body = json!({"request": id, "decision": decision, "rule": body["rule"]});
-            self.answer(&asked_on, "permission-decision", body);
-        } else {
-            let mut question = format!("? {}", body["text"].as_str().unwrap_or_default());
-            if let Some(options) = body["options"].as_array() {
-                let options: Vec<&str> = options.iter().filter_map(Value::as_str).collect();
-                question.push_str(&format!(" ({})", options.join(" / ")));
-            }
-            question.push_str("\n> ");
-            let Some(answer) = self.ask(&question).await else {
-                return;
-            };
-            let body = json!({"request": id, "text": answer.trim_end()});
-            self.answer(&asked_on, "user-answer", body);
+    /// Asks the person whether a call may run, and commits the decision
+    /// where it was asked.
+    async fn ask_permission(&mut self, id: &str, on: &str, request: &PermissionRequest) {
+        let question = format!(
+            "allow {} {}? ({}) [y]es / [n]o / [a]lways for this session: ",
+            request.program,
+            summary(&request.program, &request.input),
+            request.reason
+        );
+        let Some(answer) = self.ask(&question).await else {
+            return;
+        };
+        let decision = match answer.trim().to_lowercase().as_str() {
+            "y" | "yes" => Choice::Allow,
+            "a" | "always" => Choice::Always,
+            _ => Choice::Deny,
+        };
+        let decision = PermissionDecision {
+            request: id.to_owned(),
+            decision,
+            rule: Some(request.rule.clone()),
+            message: None,
+        };
+        self.answer(on, Entry::of(&decision));
+    }
+
+    /// Asks the person the agent's question, and commits the answer where
+    /// it was asked.
+    async fn ask_question(&mut self, id: &str, on: &str, asked: &UserQuestion) {
+        let mut question = format!("? {}", asked.text);
+        if let Some(options) = &asked.options {
+            question.push_str(&format!(" ({})", options.join(" / ")));
         }
+        question.push_str("\n> ");
+        let Some(text) = self.ask(&question).await else {
+            return;
+        };
+        let answer = UserAnswer {
+            request: id.to_owned(),
+            text: text.trim_end().to_owned(),
+        };
+        self.answer(on, Entry::of(&answer));
     }
 
     /// For a sub-agent's chunk: the `tool_use_id` of the call that spawned
@@ -381,26 +416,31 @@ impl Renderer {
                 &ScopeOpts::default(),
             )
             .ok()?;
-        let call = calls.chunks.iter().find_map(|c| {
-            let b = c.body_value();
-            (b["process"] == child.as_str())
-                .then(|| b["tool_use_id"].as_str().map(str::to_owned))?
+        let call = calls.chunks.iter().find_map(|c| match SessionItem::of(c) {
+            SessionItem::ToolCall(call) if call.process.as_deref() == Some(child.as_str()) => {
+                Some(call.tool_use_id)
+            }
+            _ => None,
         })?;
         self.spawners.insert(child, call.clone());
         Some(call)
     }
 
-    fn answer(&mut self, on: &str, ty: &str, body: Value) {
-        let chunk = ChunkDecl::generated()
-            .body(body)
-            .on(NewPlacement::instance(on))
-            .on(NewPlacement::instance(ty));
-        if let Err(e) = self
-            .engine
-            .commit(&Context::host(), Declaration::of(vec![chunk]))
-        {
+    fn answer(&mut self, on: &str, entry: Entry) {
+        if let Err(e) = self.commit_on(on, entry) {
             self.line(&format!("cannot answer: {e}"));
         }
+    }
+
+    /// Commits `entry` on `scope` (the session, or the process that is a
+    /// sub-agent's session), as the host.
+    fn commit_on(&self, scope: &str, entry: Entry) -> engine::Result<substrate::Commit> {
+        let chunk = ChunkDecl::generated()
+            .body(entry.body)
+            .on(NewPlacement::instance(scope))
+            .on(NewPlacement::instance(entry.kind));
+        self.engine
+            .commit(&Context::host(), Declaration::of(vec![chunk]))
     }
 
     /// Asks on the terminal; answers the line typed (empty when none), or
@@ -448,12 +488,19 @@ impl Renderer {
     }
 }
 
+/// What an `edit` call changes.
+#[derive(serde::Deserialize, Default)]
+#[serde(default)]
+struct EditInput {
+    old_string: String,
+    new_string: String,
+}
+
 /// An edit's change as diff lines (`-` old, `+` new), at most
 /// `DIFF_LINES` of them and a line saying how many more.
 fn edit_diff(input: &Value) -> Vec<String> {
-    let old = input["old_string"].as_str().unwrap_or_default();
-    let new = input["new_string"].as_str().unwrap_or_default();
-    let diff = similar::TextDiff::from_lines(old, new);
+    let edit: EditInput = serde::Deserialize::deserialize(input).unwrap_or_default();
+    let diff = similar::TextDiff::from_lines(&edit.old_string, &edit.new_string);
     let mut lines: Vec<String> = diff
         .iter_all_changes()
         .filter(|c| c.tag() != similar::ChangeTag::Equal)
@@ -492,6 +539,19 @@ pub fn summary(program: &str, input: &Value) -> String {
     }
     .unwrap_or_else(|| input.to_string());
     crate::style::cut(&text, 80)
+}
+
+/// Where a question was asked: the session, or the process that is a
+/// sub-agent's session.
+fn asked_on(chunk: &substrate::ChunkItem, session: &str) -> String {
+    chunk
+        .placements
+        .iter()
+        .find(|p| {
+            p.kind == PlacementType::Instance
+                && ![PermissionRequest::TYPE, UserQuestion::TYPE].contains(&p.scope.as_str())
+        })
+        .map_or_else(|| session.to_owned(), |p| p.scope.clone())
 }
 
 /// The process a chunk is an instance of (a sub-agent's session).

@@ -8,12 +8,12 @@ use crate::output::{JsonOut, OutputFormat};
 use crate::project::Project;
 use crate::render::Renderer;
 use crate::settings::{self, Flags};
+use agent::contract::{RunBody, RunStop};
+use agent::launch::Launch;
 use anyhow::{Context as _, Result};
 use engine::{Context, Engine};
-use protocol::{Boundary, RunArgs, SubscribeOpts};
-use serde_json::{Value, json};
+use protocol::SubscribeOpts;
 use std::time::Instant;
-use substrate::{ChunkDecl, Declaration, NewPlacement, PlacementDecl, PlacementType};
 
 /// What `hc run` was asked.
 pub struct RunRequest {
@@ -212,62 +212,16 @@ pub fn latest_session(engine: &Engine) -> Result<String> {
     })
 }
 
-/// A new session for `prompt`: its title is the prompt's first line, cut.
+/// A new session for `prompt` (its title the prompt's first line, cut).
 pub fn new_session(engine: &Engine, prompt: &str) -> Result<String> {
-    let id = substrate::ids::new_id("s");
-    // The title is the prompt's first line (cut if long; the rest is the
-    // prompt's, not a sign of a cut title).
-    let title = crate::style::cut(crate::style::first_line(prompt), 80);
-    let created = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
-    engine.commit(
-        &Context::host(),
-        Declaration::of(vec![
-            ChunkDecl::with_id(&id)
-                .name(title.clone())
-                .body(json!({"title": title, "created": created}))
-                .on(NewPlacement::instance("session")),
-        ]),
-    )?;
+    let (id, declaration) = agent::launch::new_session(prompt);
+    engine.commit(&Context::host(), declaration)?;
     Ok(id)
 }
 
-/// The run's arguments: the prompt and the context event on the session,
-/// and the configuration; boundaries: read the session, the programs and
-/// the pins (as [`pins_of`] resolves them), write the session.
-pub fn run_args(
-    engine: &Engine,
-    session: &str,
-    prompt: &str,
-    config: &agent::AgentConfig,
-    pins: &[String],
-) -> Result<RunArgs> {
-    let context = context_event(engine, session, pins)?;
-    let mut read = vec![session.to_owned(), "engine/program".to_owned()];
-    read.extend(pins.iter().cloned());
-    Ok(RunArgs {
-        chunks: vec![
-            ChunkDecl::generated()
-                .body(json!({"text": prompt}))
-                .on(NewPlacement::instance("prompt"))
-                .on(NewPlacement::instance(session)),
-            context,
-            ChunkDecl::generated()
-                .body(serde_json::to_value(config)?)
-                .on(NewPlacement::instance("agent-config")),
-        ],
-        read_boundary: Some(Boundary::Roots(read)),
-        write_boundary: Some(Boundary::Roots(vec![session.to_owned()])),
-        session: Some(session.to_owned()),
-        ..RunArgs::default()
-    })
-}
-
-/// The scopes pinned into the agent's knowledge: culture first (when
-/// there is any: an empty archetype pinned on every run would only grow
-/// a placement a run), then `--context` ids, each checked.
+/// The scopes pinned into the agent's knowledge: culture (when there is
+/// any), then `--context` ids, each checked.
 fn pins_of(engine: &Engine, pins: &[String]) -> Result<Vec<String>> {
-    let exists = |id: &str| engine.db().read(|s| s.exists(id)).unwrap_or(false);
-    let mut pinned: Vec<String> = Vec::new();
     let culture = engine
         .scope(
             &Context::host(),
@@ -275,53 +229,8 @@ fn pins_of(engine: &Engine, pins: &[String]) -> Result<Vec<String>> {
             &protocol::ScopeOpts::default(),
         )
         .ok();
-    if culture.is_some_and(|c| !c.chunks.is_empty() || c.scopes[0].body_value()["text"].is_string())
-    {
-        pinned.push("culture".into());
-    }
-    for id in pins {
-        if !exists(id) {
-            return Err(exit(
-                2,
-                format!("--context {id}: no such chunk in this project's substrate"),
-            ));
-        }
-        if !pinned.contains(id) {
-            pinned.push(id.clone());
-        }
-    }
-    Ok(pinned)
-}
-
-/// The run's `context` event (relating the pins, committed first when
-/// there are any).
-fn context_event(engine: &Engine, session: &str, pinned: &[String]) -> Result<ChunkDecl> {
-    let event = |id: Option<&str>| {
-        id.map_or_else(ChunkDecl::generated, ChunkDecl::with_id)
-            .body(json!({}))
-            .on(NewPlacement::instance("context"))
-            .on(NewPlacement::instance(session))
-    };
-    if pinned.is_empty() {
-        return Ok(event(None));
-    }
-    let id = substrate::ids::new_id("c");
-    let relates = pinned
-        .iter()
-        .map(|p| PlacementDecl {
-            chunk: p.clone(),
-            scope: id.clone(),
-            kind: PlacementType::Relates,
-            seq: None,
-        })
-        .collect();
-    let declaration = Declaration {
-        chunks: vec![event(Some(&id))],
-        placements: relates,
-        ..Declaration::default()
-    };
-    engine.commit(&Context::host(), declaration)?;
-    Ok(ChunkDecl::with_id(id))
+    let exists = |id: &str| engine.db().read(|s| s.exists(id)).unwrap_or(false);
+    agent::launch::pins_of(culture.as_ref(), pins, exists).map_err(|e| exit(2, e))
 }
 
 /// How a run ended.
@@ -362,7 +271,16 @@ pub async fn drive(
     let events = engine
         .events(&sub)
         .ok_or_else(|| anyhow::anyhow!("cannot follow the session's events"))?;
-    let args = run_args(engine, &session, prompt, config, &pinned)?;
+    let launch = Launch {
+        session: &session,
+        prompt,
+        config,
+        pins: &pinned,
+    };
+    let (before, args) = launch.plan();
+    if let Some(declaration) = before {
+        engine.commit(&host, declaration)?;
+    }
     let process = engine.run(&host, "agent", args)?;
     let mut renderer = Renderer::new(engine.clone(), session.clone(), config.interactive);
     if request.format != OutputFormat::Text {
@@ -385,14 +303,14 @@ pub async fn drive(
     let mut body = done
         .scopes
         .first()
-        .map(|s| s.body_value())
+        .map(|s| RunBody::parse(&s.body_value()))
         .unwrap_or_default();
     // Cancelled at a second Ctrl-C or after the grace period, the agent
     // wrote no reason of its own: it was still the person's interrupt.
-    if renderer.interrupted && body["stop_reason"].is_null() {
-        body["stop_reason"] = json!("interrupted");
+    if renderer.interrupted && body.totals.stop_reason.is_none() {
+        body.totals.stop_reason = Some(RunStop::Interrupted);
     }
-    let code = exit_code(&body);
+    let code = body.exit_code();
     match renderer.json {
         None => summary_line(&body, started),
         Some(json) => {
@@ -416,7 +334,7 @@ fn answer_of(done: &substrate::ScopeResult) -> String {
     done.chunks
         .iter()
         .find(|c| c.is_on("engine/output", substrate::PlacementType::Instance))
-        .and_then(|c| c.body_value()["text"].as_str().map(str::to_owned))
+        .map(|c| protocol::program::Output::parse(&c.body_value()).text)
         .unwrap_or_default()
 }
 
@@ -456,47 +374,36 @@ fn tool_names(engine: &Engine) -> Vec<String> {
     names
 }
 
-/// The exit code of a finished run, from its process body: 0 done, 1 an
-/// error, 3 a gate, 130 interrupted.
-pub fn exit_code(body: &Value) -> u8 {
-    match body["stop_reason"].as_str().unwrap_or("") {
-        "end_turn" => 0,
-        "max_turns" | "max_budget" => 3,
-        "interrupted" => 130,
-        _ => 1,
-    }
-}
-
 /// The closing line of a finished run on stderr, and why it stopped when
 /// it did not finish.
-pub fn summary_line(body: &Value, started: Instant) {
-    let stop = body["stop_reason"].as_str().unwrap_or("");
-    let usage = &body["usage"];
-    let input = crate::output::input_tokens(usage);
-    let cost = match body["cost_usd"].as_f64() {
+pub fn summary_line(body: &RunBody, started: Instant) {
+    let totals = &body.totals;
+    let cost = match totals.cost_usd {
         Some(c) => format!("${c:.4}"),
         None => "cost unknown".to_owned(),
     };
-    let turns = body["turns"].as_u64().unwrap_or(0);
+    let turns = totals.turns;
     eprintln!(
-        "— {turns} turn{} · {input} in / {} out tokens · {cost} · {:.1} s",
+        "— {turns} turn{} · {} in / {} out tokens · {cost} · {:.1} s",
         if turns == 1 { "" } else { "s" },
-        usage["output_tokens"].as_u64().unwrap_or(0),
+        totals.usage.input(),
+        totals.usage.output_tokens,
         started.elapsed().as_secs_f64()
     );
-    if exit_code(body) != 0 {
-        let message = body["stop_message"]
-            .as_str()
-            .map(str::to_owned)
+    if body.exit_code() != 0 {
+        let message = totals
+            .stop_message
+            .clone()
             .or_else(|| {
-                body["error"]
-                    .as_str()
+                body.process
+                    .error
+                    .as_ref()
                     .map(|e| format!("the agent failed ({e})"))
             })
             .unwrap_or_else(|| "the run did not finish".into());
         eprintln!("hc: {message}");
-        if stop.is_empty()
-            && let Some(tail) = body["stderr_tail"].as_str()
+        if totals.stop_reason.is_none()
+            && let Some(tail) = &body.process.stderr_tail
         {
             eprintln!("{}", tail.trim_end());
         }

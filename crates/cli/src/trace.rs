@@ -71,7 +71,7 @@ pub struct TraceRequest {
 
 /// `hc trace`.
 pub fn trace(asked: TraceRequest) -> Result<()> {
-    let (project, db) = crate::inspect::open_store()?;
+    let (project, db) = crate::project::open_store()?;
     let session = match sub_agent(&db, &asked.session)? {
         Some(process) => process,
         None => resolve_session(&db, &asked.session)?,

@@ -5,148 +5,281 @@
 //! the same tree for machines.
 
 use crate::style::{bad, bold, cut, dim, ok};
+use agent::contract::{
+    Choice, PromptSource, RunStop, SessionBody, SessionItem, TodoItem, Tokens, ToolCall,
+};
 use anyhow::Result;
+use model::{StopReason, Usage};
+use protocol::process::{ProcessBody, ProcessStatus};
+use serde::Serialize;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::Arc;
-use substrate::{PlacementType, ScopeOpts, Substrate};
+use substrate::{ScopeOpts, Substrate};
 
 /// How much of a text a line shows.
 const CUT: usize = 100;
 
-/// The tree of `scope` (a session, or a sub-agent's process).
-pub fn tree(db: &Substrate, scope: &str, depth: usize) -> Result<Vec<Value>> {
-    let items = db.scope(&[scope], &ScopeOpts::default())?.chunks;
-    let results: HashMap<String, Value> = items
-        .iter()
-        .filter(|c| c.is_on("tool-result", PlacementType::Instance))
-        .map(|c| {
-            let b = c.body_value();
-            (b["tool_use_id"].as_str().unwrap_or_default().to_owned(), b)
-        })
-        .collect();
-    let mut call_number = 0;
-    let mut out = Vec::new();
-    for item in &items {
-        let body = item.body_value();
-        // Numbered as `--request N` numbers them: the session's own calls
-        // (answers, and the summary call of a compaction).
-        let numbered = agent::is_call(item);
-        if numbered {
-            call_number += 1;
-        }
-        let node = if item.is_on("answer", PlacementType::Instance) {
-            let call = if numbered && depth == 0 {
-                json!(call_number)
-            } else {
-                Value::Null
-            };
-            Some(
-                json!({"type": "answer", "call": call, "text": body["text"], "model": body["model"],
-                        "usage": body["usage"], "cost_usd": body["cost_usd"], "stop_reason": body["stop_reason"]}),
-            )
-        } else if item.is_on("tool-call", PlacementType::Instance) {
-            let result = results.get(body["tool_use_id"].as_str().unwrap_or_default());
-            Some(call_node(db, &body, result, depth)?)
-        } else {
-            plain_node(item, &body).map(|mut node| {
-                if numbered && depth == 0 {
-                    node["call"] = json!(call_number);
-                }
-                node
-            })
-        };
-        if let Some(mut node) = node {
-            node["id"] = json!(item.id);
-            out.push(node);
-        }
-    }
-    Ok(out)
-}
-
-/// The node of a chunk that needs nothing but itself (`None`: not shown).
-fn plain_node(item: &substrate::ChunkItem, body: &Value) -> Option<Value> {
-    let is = |t: &str| item.is_on(t, PlacementType::Instance);
-    let node = if is("prompt") {
-        json!({"type": "prompt", "text": body["text"], "from": body["from"]})
-    } else if is("engine/process") {
-        json!({"type": "run", "process": item.id, "program": item.name, "status": body["status"],
-               "stop_reason": body["stop_reason"], "turns": body["turns"], "usage": body["usage"],
-               "cost_usd": body["cost_usd"], "started": body["started"], "ended": body["ended"],
-               "model": body["model"]})
-    } else if is("context") {
-        // Only an event the agent filled in (the host's placeholder is empty).
-        if body["system"].is_null() {
-            return None;
-        }
-        let instructions = body["instructions"]
-            .as_array()
-            .map(|a| a.iter().map(|i| i["path"].clone()).collect::<Vec<_>>());
-        json!({"type": "context", "model": body["model"], "tools": body["tools"], "as_of": body["as_of"],
-               "date": body["date"], "instructions": instructions})
-    } else if is("compaction") {
-        json!({"type": "compaction", "text": body["text"], "usage": body["usage"]})
-    } else if is("permission-request") {
-        json!({"type": "permission-request", "program": body["program"], "input": body["input"], "reason": body["reason"]})
-    } else if is("permission-decision") {
-        json!({"type": "permission-decision", "decision": body["decision"], "message": body["message"]})
-    } else if is("user-question") {
-        json!({"type": "question", "text": body["text"]})
-    } else if is("user-answer") {
-        json!({"type": "answer-from-person", "text": body["text"]})
-    } else if is("interrupt") {
-        json!({"type": "interrupt"})
-    } else if is("todo") {
-        json!({"type": "todo", "items": body["items"]})
-    } else {
-        return None;
-    };
-    Some(node)
+/// One node of the tree (`--json` prints them as they are).
+#[derive(Serialize)]
+#[serde(tag = "type")]
+enum Node {
+    #[serde(rename = "prompt")]
+    Prompt {
+        id: String,
+        text: String,
+        from: Option<PromptSource>,
+    },
+    #[serde(rename = "answer")]
+    Answer {
+        id: String,
+        /// Its number among the session's calls (`--request N`).
+        call: Option<usize>,
+        text: String,
+        model: String,
+        usage: Usage,
+        cost_usd: Option<f64>,
+        stop_reason: Option<StopReason>,
+    },
+    #[serde(rename = "tool-call")]
+    ToolCall(Box<CallNode>),
+    #[serde(rename = "run")]
+    Run(Box<RunNode>),
+    #[serde(rename = "context")]
+    Context {
+        id: String,
+        model: String,
+        tools: Vec<String>,
+        as_of: u64,
+        date: String,
+        instructions: Vec<String>,
+    },
+    #[serde(rename = "compaction")]
+    Compaction {
+        id: String,
+        text: String,
+        usage: Usage,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        call: Option<usize>,
+    },
+    #[serde(rename = "permission-request")]
+    PermissionRequest {
+        id: String,
+        program: String,
+        input: Value,
+        reason: String,
+    },
+    #[serde(rename = "permission-decision")]
+    PermissionDecision {
+        id: String,
+        decision: Choice,
+        message: Option<String>,
+    },
+    #[serde(rename = "question")]
+    Question { id: String, text: String },
+    #[serde(rename = "answer-from-person")]
+    AnswerFromPerson { id: String, text: String },
+    #[serde(rename = "interrupt")]
+    Interrupt { id: String },
+    #[serde(rename = "todo")]
+    Todo { id: String, items: Vec<TodoItem> },
 }
 
 /// A tool call with its result, its process's timing, and — for a
 /// sub-agent — its own tree.
-fn call_node(db: &Substrate, call: &Value, result: Option<&Value>, depth: usize) -> Result<Value> {
-    let process = call["process"].as_str();
-    let timing = match process {
-        Some(p) => db.read(|s| s.body(p))?.map(|b| {
-            (
-                b["started"].clone(),
-                b["ended"].clone(),
-                b["status"].clone(),
-            )
-        }),
+#[derive(Serialize)]
+struct CallNode {
+    id: String,
+    program: String,
+    input: Value,
+    process: Option<String>,
+    tool_use_id: String,
+    result: Option<ResultNode>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    started: Option<Option<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ended: Option<Option<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status: Option<ProcessStatus>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    children: Option<Vec<Node>>,
+}
+
+/// What a call came to.
+#[derive(Serialize)]
+struct ResultNode {
+    text: String,
+    is_error: bool,
+    denied: bool,
+}
+
+/// A run on the session: its process and totals.
+#[derive(Serialize)]
+struct RunNode {
+    id: String,
+    process: String,
+    program: Option<String>,
+    status: ProcessStatus,
+    stop_reason: Option<RunStop>,
+    turns: u32,
+    usage: Tokens,
+    cost_usd: Option<f64>,
+    started: Option<String>,
+    ended: Option<String>,
+    model: String,
+}
+
+/// The tree of `scope` (a session, or a sub-agent's process).
+fn tree(db: &Substrate, scope: &str, depth: usize) -> Result<Vec<Node>> {
+    let chunks = db.scope(&[scope], &ScopeOpts::default())?.chunks;
+    let items: Vec<SessionItem> = chunks.iter().map(|c| SessionItem::of(c)).collect();
+    let mut results: HashMap<String, ResultNode> = items
+        .iter()
+        .filter_map(|i| match i {
+            SessionItem::ToolResult(r) => Some((
+                r.tool_use_id.clone(),
+                ResultNode {
+                    text: r.text.clone(),
+                    is_error: r.is_error,
+                    denied: r.denied,
+                },
+            )),
+            _ => None,
+        })
+        .collect();
+    let mut call_number = 0;
+    let mut out = Vec::new();
+    for (chunk, item) in chunks.iter().zip(items) {
+        // Numbered as `--request N` numbers them: the session's own calls
+        // (answers, and the summary call of a compaction).
+        let call = match item.is_call() {
+            true => {
+                call_number += 1;
+                (depth == 0).then_some(call_number)
+            }
+            false => None,
+        };
+        let id = chunk.id.clone();
+        let node = match item {
+            SessionItem::ToolCall(c) => {
+                let result = results.remove(&c.tool_use_id);
+                Some(call_node(db, id, c, result, depth)?)
+            }
+            SessionItem::Run(run) => Some(Node::Run(Box::new(RunNode {
+                process: id.clone(),
+                id,
+                program: chunk.name.clone(),
+                status: run.process.status,
+                stop_reason: run.totals.stop_reason,
+                turns: run.totals.turns,
+                usage: run.totals.usage,
+                cost_usd: run.totals.cost_usd,
+                started: run.process.started,
+                ended: run.process.ended,
+                model: run.totals.model,
+            }))),
+            other => plain_node(id, other, call),
+        };
+        out.extend(node);
+    }
+    Ok(out)
+}
+
+/// The node of an item that needs nothing but itself (`None`: not shown).
+fn plain_node(id: String, item: SessionItem, call: Option<usize>) -> Option<Node> {
+    Some(match item {
+        SessionItem::Prompt(p) => Node::Prompt {
+            id,
+            text: p.text,
+            from: p.from,
+        },
+        SessionItem::Answer(a) => Node::Answer {
+            id,
+            call,
+            text: a.text,
+            model: a.model,
+            usage: a.usage,
+            cost_usd: a.cost_usd,
+            stop_reason: a.stop_reason,
+        },
+        // Only an event the agent filled in (the host's placeholder is empty).
+        SessionItem::Context(Some(c)) => Node::Context {
+            id,
+            model: c.model,
+            tools: c.tools,
+            as_of: c.as_of,
+            date: c.date,
+            instructions: c.instructions.into_iter().map(|i| i.path).collect(),
+        },
+        SessionItem::Compaction(c) => Node::Compaction {
+            id,
+            text: c.text,
+            usage: c.usage,
+            call,
+        },
+        SessionItem::PermissionRequest(r) => Node::PermissionRequest {
+            id,
+            program: r.program,
+            input: r.input,
+            reason: r.reason,
+        },
+        SessionItem::PermissionDecision(d) => Node::PermissionDecision {
+            id,
+            decision: d.decision,
+            message: d.message,
+        },
+        SessionItem::UserQuestion(q) => Node::Question { id, text: q.text },
+        SessionItem::UserAnswer(a) => Node::AnswerFromPerson { id, text: a.text },
+        SessionItem::Interrupt(_) => Node::Interrupt { id },
+        SessionItem::Todo(t) => Node::Todo { id, items: t.items },
+        SessionItem::Context(None)
+        | SessionItem::ToolCall(_)
+        | SessionItem::ToolResult(_)
+        | SessionItem::Run(_)
+        | SessionItem::Unreadable { .. }
+        | SessionItem::Other => return None,
+    })
+}
+
+/// A tool call with its result, its process's timing, and — for a
+/// sub-agent — its own tree.
+fn call_node(
+    db: &Substrate,
+    id: String,
+    call: ToolCall,
+    result: Option<ResultNode>,
+    depth: usize,
+) -> Result<Node> {
+    let process = match &call.process {
+        Some(p) => db.read(|s| s.body(p))?.map(|b| ProcessBody::parse(&b)),
         None => None,
     };
-    let mut node = json!({
-        "type": "tool-call", "program": call["program"], "input": call["input"], "process": process,
-        "tool_use_id": call["tool_use_id"],
-        "result": result.map(|r| json!({"text": r["text"], "is_error": r["is_error"], "denied": r["denied"]})),
-    });
-    let ran = timing.is_some();
-    if let Some((started, ended, status)) = timing {
-        node["started"] = started;
-        node["ended"] = ended;
-        node["status"] = status;
-    }
-    if call["program"] == "agent"
-        && ran
-        && let Some(p) = process
-    {
-        node["children"] = json!(tree(db, p, depth + 1)?);
-    }
-    Ok(node)
+    let children = match (&process, &call.process) {
+        (Some(_), Some(p)) if call.program == "agent" => Some(tree(db, p, depth + 1)?),
+        _ => None,
+    };
+    Ok(Node::ToolCall(Box::new(CallNode {
+        id,
+        program: call.program,
+        input: call.input,
+        process: call.process,
+        tool_use_id: call.tool_use_id,
+        result,
+        started: process.as_ref().map(|p| p.started.clone()),
+        ended: process.as_ref().map(|p| p.ended.clone()),
+        status: process.as_ref().map(|p| p.status),
+        children,
+    })))
 }
 
 /// Milliseconds between two RFC 3339 times.
-fn millis(started: &Value, ended: &Value) -> Option<u128> {
-    let a = humantime::parse_rfc3339(started.as_str()?).ok()?;
-    let b = humantime::parse_rfc3339(ended.as_str()?).ok()?;
+fn millis(started: Option<&str>, ended: Option<&str>) -> Option<u128> {
+    let a = humantime::parse_rfc3339(started?).ok()?;
+    let b = humantime::parse_rfc3339(ended?).ok()?;
     b.duration_since(a).ok().map(|d| d.as_millis())
 }
 
-fn text_of(v: &Value, full: bool) -> String {
-    let t = v.as_str().unwrap_or("");
+fn text_of(t: &str, full: bool) -> String {
     if full {
         t.trim_end().to_owned()
     } else {
@@ -154,12 +287,8 @@ fn text_of(v: &Value, full: bool) -> String {
     }
 }
 
-fn tokens(usage: &Value) -> String {
-    let input = crate::output::input_tokens(usage);
-    format!(
-        "{input} in / {} out",
-        usage["output_tokens"].as_u64().unwrap_or(0)
-    )
+fn tokens(input: u64, output: u64) -> String {
+    format!("{input} in / {output} out")
 }
 
 /// The tree as lines a person reads: each node a line (or a few), texts
@@ -187,89 +316,103 @@ impl Lines {
         }
     }
 
-    fn nodes(&mut self, nodes: &[Value], indent: usize) {
+    fn nodes(&mut self, nodes: &[Node], indent: usize) {
         for n in nodes {
             self.node(n, indent);
         }
     }
 
-    fn node(&mut self, n: &Value, indent: usize) {
+    fn node(&mut self, n: &Node, indent: usize) {
         let full = self.full;
-        match n["type"].as_str().unwrap_or("") {
-            "prompt" => {
-                let who = if n["from"] == "hook" {
-                    "hook"
-                } else {
-                    "prompt"
+        match n {
+            Node::Prompt { text, from, .. } => {
+                let who = match from {
+                    Some(PromptSource::Hook) => "hook",
+                    None => "prompt",
                 };
                 let head = format!("{} ", bold(&format!("› {who}")));
-                self.text(indent, head, &text_of(&n["text"], full));
+                self.text(indent, head, &text_of(text, full));
             }
-            "answer" => self.answer(n, indent),
-            "tool-call" => self.call(n, indent),
-            "run" => self.run(n, indent),
-            "context" => {
-                let tools = n["tools"].as_array().map_or(0, Vec::len);
-                let model = n["model"].as_str().unwrap_or("");
-                let date = n["date"].as_str().unwrap_or("");
+            Node::Answer { .. } => self.answer(n, indent),
+            Node::ToolCall(call) => self.call(call, indent),
+            Node::Run(run) => self.run(run, indent),
+            Node::Context {
+                model,
+                tools,
+                as_of,
+                date,
+                ..
+            } => {
                 let line = format!(
-                    "◦ context: {model} · {tools} tools · as of commit {} · {date}",
-                    n["as_of"]
+                    "◦ context: {model} · {} tools · as of commit {as_of} · {date}",
+                    tools.len()
                 );
                 self.push(indent, dim(&line));
             }
-            "compaction" => {
+            Node::Compaction { text, call, .. } => {
                 // The summary, not the header the model is shown it under.
-                let text = n["text"].as_str().unwrap_or("");
-                let summary = text.split_once("]\n\n").map_or(text, |(_, s)| s);
-                let call = n["call"]
-                    .as_u64()
-                    .map_or(String::new(), |c| format!(" #{c}"));
+                let summary = text.split_once("]\n\n").map_or(text.as_str(), |(_, s)| s);
+                let call = call.map_or(String::new(), |c| format!(" #{c}"));
                 let head = format!("{} ", bold(&format!("⟳ compaction{call}")));
-                self.text(indent, head, &text_of(&Value::from(summary), full));
+                self.text(indent, head, &text_of(summary, full));
             }
-            "permission-request" => {
-                let program = n["program"].as_str().unwrap_or("?");
-                let input = crate::render::summary(program, &n["input"]);
-                let reason = n["reason"].as_str().unwrap_or("");
+            Node::PermissionRequest {
+                program,
+                input,
+                reason,
+                ..
+            } => {
+                let input = crate::render::summary(program, input);
                 self.push(
                     indent + 1,
                     format!("? permission for {program} {input} — {reason}"),
                 );
             }
-            "permission-decision" => {
-                self.push(
-                    indent + 2,
-                    format!("→ {}", n["decision"].as_str().unwrap_or("?")),
-                );
+            Node::PermissionDecision { decision, .. } => {
+                let decision = match decision {
+                    Choice::Allow => "allow",
+                    Choice::Always => "always",
+                    Choice::Deny => "deny",
+                };
+                self.push(indent + 2, format!("→ {decision}"));
             }
-            "question" => self.text(indent + 1, "? ".into(), &text_of(&n["text"], full)),
-            "answer-from-person" => self.text(indent + 2, "→ ".into(), &text_of(&n["text"], full)),
-            "interrupt" => self.push(indent, bad("✗ interrupted by the person")),
-            "todo" => {
-                let items = n["items"].as_array().map_or(&[][..], Vec::as_slice);
-                let done = items.iter().filter(|i| i["status"] == "completed").count();
+            Node::Question { text, .. } => self.text(indent + 1, "? ".into(), &text_of(text, full)),
+            Node::AnswerFromPerson { text, .. } => {
+                self.text(indent + 2, "→ ".into(), &text_of(text, full))
+            }
+            Node::Interrupt { .. } => self.push(indent, bad("✗ interrupted by the person")),
+            Node::Todo { items, .. } => {
+                let done = items
+                    .iter()
+                    .filter(|i| i.status == agent::contract::TodoStatus::Completed)
+                    .count();
                 self.push(
                     indent + 1,
                     format!("☐ plan: {done} of {} done", items.len()),
                 );
             }
-            _ => {}
         }
     }
 
-    fn answer(&mut self, n: &Value, indent: usize) {
-        let call = n["call"]
-            .as_u64()
-            .map_or(String::new(), |c| format!("#{c} "));
-        let cost = n["cost_usd"]
-            .as_f64()
-            .map_or(String::new(), |c| format!(" · ${c:.4}"));
-        let stop = match n["stop_reason"].as_str() {
-            Some("end_turn" | "tool_use") | None => String::new(),
-            Some(other) => format!(" · {other}"),
+    fn answer(&mut self, n: &Node, indent: usize) {
+        let Node::Answer {
+            call,
+            text,
+            usage,
+            cost_usd,
+            stop_reason,
+            ..
+        } = n
+        else {
+            return;
         };
-        let tokens = tokens(&n["usage"]);
+        let call = call.map_or(String::new(), |c| format!("#{c} "));
+        let cost = cost_usd.map_or(String::new(), |c| format!(" · ${c:.4}"));
+        let stop = match stop_reason {
+            Some(StopReason::EndTurn | StopReason::ToolUse) | None => String::new(),
+            Some(other) => format!(" · {}", other.as_str()),
+        };
+        let tokens = tokens(usage.total_input_tokens(), usage.output_tokens);
         self.push(
             indent,
             format!(
@@ -278,60 +421,55 @@ impl Lines {
                 dim(&format!("{tokens}{cost}{stop}"))
             ),
         );
-        let text = text_of(&n["text"], self.full);
+        let text = text_of(text, self.full);
         if !text.is_empty() {
             self.text(indent + 1, String::new(), &text);
         }
     }
 
     /// A tool call, its result, and a sub-agent's tree under it.
-    fn call(&mut self, n: &Value, indent: usize) {
-        let program = n["program"].as_str().unwrap_or("?");
-        let took =
-            millis(&n["started"], &n["ended"]).map_or(String::new(), |ms| format!(" {ms} ms"));
-        let (mark, result) = match &n["result"] {
-            Value::Null => (dim("…"), String::new()),
-            r if r["is_error"] == true => (bad("✗"), text_of(&r["text"], self.full)),
-            r => (ok("✓"), text_of(&r["text"], self.full)),
+    fn call(&mut self, n: &CallNode, indent: usize) {
+        let started = n.started.as_ref().and_then(|s| s.as_deref());
+        let ended = n.ended.as_ref().and_then(|s| s.as_deref());
+        let took = millis(started, ended).map_or(String::new(), |ms| format!(" {ms} ms"));
+        let (mark, result) = match &n.result {
+            None => (dim("…"), String::new()),
+            Some(r) if r.is_error => (bad("✗"), text_of(&r.text, self.full)),
+            Some(r) => (ok("✓"), text_of(&r.text, self.full)),
         };
-        let input = crate::render::summary(program, &n["input"]);
+        let input = crate::render::summary(&n.program, &n.input);
         // A sub-agent is a session of its own: its process names it.
-        let own = match (&n["children"], n["process"].as_str()) {
-            (Value::Array(_), Some(p)) => format!(" · {p}"),
+        let own = match (&n.children, &n.process) {
+            (Some(_), Some(p)) => format!(" · {p}"),
             _ => String::new(),
         };
         let took = dim(&format!("{took}{own}"));
         self.push(
             indent + 1,
-            format!("{mark} {} {input}{took}", bold(program)),
+            format!("{mark} {} {input}{took}", bold(&n.program)),
         );
         let shown = if self.full { usize::MAX } else { 1 };
         for line in result.lines().take(shown) {
             self.push(indent + 3, dim(line));
         }
-        if let Some(children) = n["children"].as_array() {
+        if let Some(children) = &n.children {
             self.nodes(children, indent + 3);
         }
     }
 
     /// A run of the agent: its process, how it ended, its totals.
-    fn run(&mut self, n: &Value, indent: usize) {
-        let took = millis(&n["started"], &n["ended"]).map_or(String::new(), |ms| {
+    fn run(&mut self, n: &RunNode, indent: usize) {
+        let took = millis(n.started.as_deref(), n.ended.as_deref()).map_or(String::new(), |ms| {
             format!(" · {:.1} s", ms as f64 / 1000.0)
         });
-        let cost = n["cost_usd"]
-            .as_f64()
-            .map_or(String::new(), |c| format!(" · ${c:.4}"));
-        let stop = n["stop_reason"]
-            .as_str()
-            .or(n["status"].as_str())
-            .unwrap_or("");
-        let turns = n["turns"].as_u64().unwrap_or(0);
-        let plural = if turns == 1 { "" } else { "s" };
-        let process = n["process"].as_str().unwrap_or("");
+        let cost = n.cost_usd.map_or(String::new(), |c| format!(" · ${c:.4}"));
+        let stop = n.stop_reason.map_or(n.status.as_str(), RunStop::as_str);
+        let plural = if n.turns == 1 { "" } else { "s" };
         let line = format!(
-            "{process} · {stop} · {turns} turn{plural} · {}{cost}{took}",
-            tokens(&n["usage"])
+            "{} · {stop} · {} turn{plural} · {}{cost}{took}",
+            n.process,
+            n.turns,
+            tokens(n.usage.input(), n.usage.output_tokens)
         );
         self.push(indent, format!("{} {}", bold("▶ run"), dim(&line)));
     }
@@ -340,35 +478,36 @@ impl Lines {
 /// `hc trace SESSION [--full] [--json]`.
 pub fn show(db: &Arc<Substrate>, session: &str, full: bool, as_json: bool) -> Result<()> {
     let nodes = tree(db, session, 0)?;
+    let body = db.read(|s| s.body(session))?.unwrap_or_default();
+    let header = SessionBody::parse(&body);
+    let title = Some(header.title).filter(|t| !t.is_empty());
+    let created = Some(header.created).filter(|t| !t.is_empty());
     if as_json {
-        let body = db.read(|s| s.body(session))?.unwrap_or_default();
         println!(
             "{}",
             serde_json::to_string_pretty(
-                &json!({"session": session, "title": body["title"], "created": body["created"], "items": nodes})
+                &json!({"session": session, "title": title, "created": created, "items": nodes})
             )?
         );
         return Ok(());
     }
-    let body = db.read(|s| s.body(session))?.unwrap_or_default();
     // A sub-agent's session is its process: no title, a start time.
-    let title = body["title"].as_str().unwrap_or("a sub-agent's session");
-    let created = body["created"]
-        .as_str()
-        .or(body["started"].as_str())
-        .unwrap_or("");
-    let header = format!(
+    let title = title.unwrap_or_else(|| "a sub-agent's session".to_owned());
+    let created = created
+        .or_else(|| ProcessBody::parse(&body).started)
+        .unwrap_or_default();
+    let head = format!(
         "{} {session}  {}",
         bold("session"),
         dim(&format!("{title} · {created}"))
     );
     let mut lines = Lines {
         full,
-        out: vec![header],
+        out: vec![head],
     };
     lines.nodes(&nodes, 0);
     let mut lines = lines.out;
-    let calls = nodes.iter().filter(|n| n["call"].is_u64()).count();
+    let calls = nodes.iter().filter(|n| numbered(n)).count();
     if calls > 0 {
         lines.push(dim(&format!("{calls} model call{}: `hc trace {session} --request N` shows the exact request of call N", if calls == 1 { "" } else { "s" })));
     }
@@ -378,4 +517,12 @@ pub fn show(db: &Arc<Substrate>, session: &str, full: bool, as_json: bool) -> Re
         let _ = writeln!(out, "{line}");
     }
     Ok(())
+}
+
+/// Whether a node is one of the session's numbered model calls.
+fn numbered(n: &Node) -> bool {
+    matches!(
+        n,
+        Node::Answer { call: Some(_), .. } | Node::Compaction { call: Some(_), .. }
+    )
 }

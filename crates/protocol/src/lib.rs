@@ -24,6 +24,7 @@
 
 mod client;
 pub mod paths;
+pub mod process;
 pub mod program;
 pub mod schema;
 mod wire;

@@ -260,6 +260,23 @@ impl Output {
         }
     }
 
+    /// Reads an `engine/output` body (what is missing is empty).
+    pub fn parse(body: &Value) -> Output {
+        #[derive(Deserialize, Default)]
+        #[serde(default)]
+        struct Wire {
+            text: String,
+            data: Value,
+            is_error: bool,
+        }
+        let wire = Wire::deserialize(body).unwrap_or_default();
+        Output {
+            text: wire.text,
+            data: wire.data,
+            is_error: wire.is_error,
+        }
+    }
+
     /// The body of its `engine/output` chunk.
     pub fn body(&self) -> Value {
         let mut body = json!({"text": self.text, "is_error": self.is_error});

@@ -4,18 +4,27 @@
 //! read and routed — an interrupt to a flag every wait watches, an answer
 //! to whoever waits for it.
 
-use protocol::{Client, Event, Events, PlacementType, ScopeOpts};
-use serde_json::Value;
+use crate::contract::{PermissionDecision, SessionItem, UserAnswer};
+use protocol::{Client, Event, Events, ScopeOpts};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::{oneshot, watch};
+
+/// A host's answer to something the agent asked.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Reply {
+    /// To a `permission-request`.
+    Permission(PermissionDecision),
+    /// To a `user-question`.
+    User(UserAnswer),
+}
 
 /// Answers waited for, and answers that came before anyone waited, by
 /// the id of the chunk they answer (one lock: neither can slip between).
 #[derive(Default)]
 struct Pending {
-    waiters: HashMap<String, oneshot::Sender<Value>>,
-    early: HashMap<String, Value>,
+    waiters: HashMap<String, oneshot::Sender<Reply>>,
+    early: HashMap<String, Reply>,
 }
 
 /// The routing of a session's events.
@@ -65,28 +74,22 @@ impl Inbox {
         let Some(item) = read.scopes.first() else {
             return;
         };
-        if item.is_on("interrupt", PlacementType::Instance) {
-            flag.send_replace(true);
-            return;
-        }
-        let answers = ["permission-decision", "user-answer"];
-        if !answers
-            .iter()
-            .any(|t| item.is_on(t, PlacementType::Instance))
-        {
-            return;
-        }
-        let body = item.body_value();
-        let Some(request) = body["request"].as_str().map(str::to_owned) else {
-            return;
+        let (request, reply) = match SessionItem::of(item) {
+            SessionItem::Interrupt(_) => {
+                flag.send_replace(true);
+                return;
+            }
+            SessionItem::PermissionDecision(d) => (d.request.clone(), Reply::Permission(d)),
+            SessionItem::UserAnswer(a) => (a.request.clone(), Reply::User(a)),
+            _ => return,
         };
         let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
         match pending.waiters.remove(&request) {
             Some(tx) => {
-                let _ = tx.send(body);
+                let _ = tx.send(reply);
             }
             None => {
-                pending.early.insert(request, body);
+                pending.early.insert(request, reply);
             }
         }
     }
@@ -104,7 +107,7 @@ impl Inbox {
 
     /// The answer to the chunk `request` (a permission request, a
     /// question), or `None` when the run is interrupted first.
-    pub async fn answer_to(&self, request: &str) -> Option<Value> {
+    pub async fn answer_to(&self, request: &str) -> Option<Reply> {
         let (tx, rx) = oneshot::channel();
         {
             let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);

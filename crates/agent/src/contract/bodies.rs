@@ -1,0 +1,335 @@
+//! The bodies of the chunks the agent (and a host answering it) places on
+//! a session, one type each. Every field a host may read is here; reading
+//! is lenient (a missing field takes its default), so a session written
+//! by an older `hc` still reads.
+
+use model::{ContentBlock, StopReason, Usage};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A chunk body with the type it is placed instance on.
+pub trait Body: Serialize {
+    /// The chunk's type (the scope it is an instance of).
+    const TYPE: &'static str;
+}
+
+/// `session`: what a host writes when it makes one.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SessionBody {
+    /// The prompt's first line, cut.
+    pub title: String,
+    /// When it was made (RFC 3339, milliseconds).
+    pub created: String,
+}
+
+impl Body for SessionBody {
+    const TYPE: &'static str = "session";
+}
+
+impl SessionBody {
+    /// Reads a session's body (what is missing is empty).
+    pub fn parse(body: &Value) -> SessionBody {
+        SessionBody::deserialize(body).unwrap_or_default()
+    }
+}
+
+/// Who a prompt came from, when not the person.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PromptSource {
+    /// A `stop` hook that sent the model back to work.
+    Hook,
+}
+
+/// `prompt`: a task or message for the agent.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Prompt {
+    /// Its text.
+    pub text: String,
+    /// Who sent it, when not the person.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from: Option<PromptSource>,
+}
+
+impl Body for Prompt {
+    const TYPE: &'static str = "prompt";
+}
+
+/// `answer`: one model reply, as it came.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Answer {
+    /// Its text blocks, joined.
+    pub text: String,
+    /// Its content blocks, verbatim (replayed to the API as they are).
+    pub content: Vec<ContentBlock>,
+    /// The model that answered.
+    pub model: String,
+    /// Why it stopped (`interrupted` for one a person cut short).
+    pub stop_reason: Option<StopReason>,
+    /// The call's tokens.
+    pub usage: Usage,
+    /// The call's dollars (none: the model has no price).
+    pub cost_usd: Option<f64>,
+    /// The agent process that made the call.
+    pub process: String,
+    /// The commit the call's request was built from.
+    pub as_of: Option<u64>,
+    /// Its number among its run's model calls (from 1).
+    pub call: Option<u32>,
+    /// The API's id of the message.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message_id: Option<String>,
+}
+
+impl Body for Answer {
+    const TYPE: &'static str = "answer";
+}
+
+impl Answer {
+    /// The `tool_use` ids of its calls, in order.
+    pub fn call_ids(&self) -> impl Iterator<Item = &str> {
+        self.content.iter().filter_map(|b| match b {
+            ContentBlock::ToolUse(t) => Some(t.id.as_str()),
+            _ => None,
+        })
+    }
+}
+
+/// `tool-call`: a call the model made, with the run it became.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ToolCall {
+    /// The program (or own tool) called.
+    pub program: String,
+    /// Its run's process (none: answered without a run).
+    pub process: Option<String>,
+    /// The model's id of the call.
+    pub tool_use_id: String,
+    /// The input it ran with (filled: `expect_sha256`, `cwd`).
+    pub input: Value,
+}
+
+impl Body for ToolCall {
+    const TYPE: &'static str = "tool-call";
+}
+
+/// `tool-result`: what a call came to, as the model reads it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ToolResult {
+    /// The program (or own tool) called.
+    pub program: String,
+    /// Its run's process (none: it never ran).
+    pub process: Option<String>,
+    /// The call it answers.
+    pub tool_use_id: String,
+    /// What the model reads.
+    pub text: String,
+    /// The call did not succeed.
+    pub is_error: bool,
+    /// The same facts for machines (the program's output `data`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+    /// Refused by the permissions, a person or a hook: never ran.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub denied: bool,
+}
+
+impl Body for ToolResult {
+    const TYPE: &'static str = "tool-result";
+}
+
+/// `compaction`: a summary the next calls start from.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Compaction {
+    /// The summary, as the model is shown it.
+    pub text: String,
+    /// The summary call's tokens.
+    pub usage: Usage,
+    /// The model that summarized.
+    pub model: String,
+    /// The summary call's dollars (0 with no price).
+    pub cost_usd: f64,
+    /// The agent process that compacted.
+    pub process: String,
+    /// The commit the summary call's request was built from.
+    pub as_of: Option<u64>,
+    /// How many messages before it are kept verbatim after it.
+    pub keep_messages: usize,
+}
+
+impl Body for Compaction {
+    const TYPE: &'static str = "compaction";
+}
+
+impl Compaction {
+    /// The summary alone, without the header the model is shown it under.
+    pub fn summary(&self) -> &str {
+        self.text
+            .split_once("]\n\n")
+            .map_or(self.text.as_str(), |(_, s)| s)
+    }
+}
+
+/// `permission-request`: the agent asks whether a call may run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct PermissionRequest {
+    /// The call.
+    pub tool_use_id: String,
+    /// Its program.
+    pub program: String,
+    /// Its input.
+    pub input: Value,
+    /// Why it asks.
+    pub reason: String,
+    /// The rule that would allow calls like it (`shell(cargo test:*)`).
+    pub rule: String,
+    /// The agent process that asks.
+    pub process: String,
+}
+
+impl Body for PermissionRequest {
+    const TYPE: &'static str = "permission-request";
+}
+
+/// A person's answer to a permission request.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Choice {
+    /// This call may run.
+    Allow,
+    /// Calls the rule covers may run, for the rest of the session.
+    Always,
+    /// It may not (any answer that is not one of the others).
+    #[default]
+    #[serde(other)]
+    Deny,
+}
+
+/// `permission-decision`: a host's answer to a `permission-request`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct PermissionDecision {
+    /// The request's chunk id.
+    pub request: String,
+    /// The answer.
+    pub decision: Choice,
+    /// With `always`: the rule to allow (else the request's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    /// With a denial: what to tell the model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+impl Body for PermissionDecision {
+    const TYPE: &'static str = "permission-decision";
+}
+
+/// `user-question`: the agent's `ask_user`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct UserQuestion {
+    /// The question.
+    pub text: String,
+    /// Suggested answers.
+    pub options: Option<Vec<String>>,
+    /// The call that asked.
+    pub tool_use_id: String,
+    /// The agent process that asks.
+    pub process: String,
+}
+
+impl Body for UserQuestion {
+    const TYPE: &'static str = "user-question";
+}
+
+/// `user-answer`: a host's answer to a `user-question`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct UserAnswer {
+    /// The question's chunk id.
+    pub request: String,
+    /// The answer.
+    pub text: String,
+}
+
+impl Body for UserAnswer {
+    const TYPE: &'static str = "user-answer";
+}
+
+/// `interrupt`: a host asks the run to stop.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Interrupt {
+    /// Who asked, in words.
+    pub text: String,
+}
+
+impl Body for Interrupt {
+    const TYPE: &'static str = "interrupt";
+}
+
+/// Where a plan's item stands.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TodoStatus {
+    /// Not begun.
+    #[default]
+    Pending,
+    /// Being worked on.
+    InProgress,
+    /// Done.
+    Completed,
+}
+
+/// One item of the plan.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TodoItem {
+    /// What is to be done.
+    pub content: String,
+    /// Where it stands.
+    pub status: TodoStatus,
+    /// Anything else the model said of it, kept.
+    #[serde(flatten)]
+    pub extra: serde_json::Map<String, Value>,
+}
+
+/// `todo`: the agent's plan, replaced whole each time.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Todo {
+    /// The items, in order.
+    pub items: Vec<TodoItem>,
+    /// `N of M done`.
+    pub text: String,
+}
+
+impl Body for Todo {
+    const TYPE: &'static str = "todo";
+}
+
+impl Todo {
+    /// A plan of `items`, with its line of progress.
+    pub fn of(items: Vec<TodoItem>) -> Todo {
+        let text = format!("{} of {} done", Todo::done_in(&items), items.len());
+        Todo { items, text }
+    }
+
+    /// How many items are completed.
+    pub fn done(&self) -> usize {
+        Todo::done_in(&self.items)
+    }
+
+    fn done_in(items: &[TodoItem]) -> usize {
+        items
+            .iter()
+            .filter(|i| i.status == TodoStatus::Completed)
+            .count()
+    }
+}

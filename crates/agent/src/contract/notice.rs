@@ -1,0 +1,84 @@
+//! What the agent (and a tool it runs) tells hosts while it works, as
+//! `notify` data: never stored, for display only.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// One notification, tagged by `kind`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Notice {
+    /// More of the reply's text.
+    TextDelta {
+        /// The content block it belongs to.
+        index: usize,
+        /// The new text.
+        text: String,
+    },
+    /// More of the reply's thinking.
+    ThinkingDelta {
+        /// The content block it belongs to.
+        index: usize,
+        /// The new thinking.
+        text: String,
+    },
+    /// More of a tool call's input, as the model writes it (JSON text that
+    /// is not whole yet).
+    ToolInputDelta {
+        /// The content block it belongs to.
+        index: usize,
+        /// The call's id.
+        tool_use_id: Option<String>,
+        /// The tool's name.
+        name: Option<String>,
+        /// The fragment.
+        json: String,
+    },
+    /// A call begins (after its checks; `input` as it runs).
+    ToolStart {
+        /// The call's id.
+        tool_use_id: String,
+        /// The program (or own tool).
+        program: String,
+        /// Its input.
+        input: Value,
+    },
+    /// A call ended.
+    ToolEnd {
+        /// The call's id.
+        tool_use_id: String,
+        /// Its run's process (none: it never ran).
+        process: Option<String>,
+        /// It did not succeed.
+        is_error: bool,
+    },
+    /// What the run is doing (retrying, compacting, waiting for a person).
+    Status {
+        /// In words.
+        text: String,
+    },
+    /// The text streamed since the last answer is void: the stream broke
+    /// and the call is made again.
+    Discard,
+    /// A tool's output as it runs (the `shell` program's).
+    Output {
+        /// `stdout` or `stderr`.
+        #[serde(default)]
+        stream: Option<String>,
+        /// The new output.
+        text: String,
+    },
+}
+
+impl Notice {
+    /// Reads notify data; `None` for data of another vocabulary (a
+    /// program of the user's may notify anything).
+    pub fn parse(data: &Value) -> Option<Notice> {
+        Notice::deserialize(data).ok()
+    }
+
+    /// The notify data.
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+}

@@ -1,0 +1,244 @@
+//! The messages of a session, mapped item by item: `prompt` (and a
+//! `compaction`'s summary) → user text, `answer` → the reply's blocks
+//! verbatim, `tool-result` → a `tool_result` block; consecutive items of a
+//! side make one message. An item maps the same way whether the agent has
+//! just written it or a rebuild reads it back.
+
+use crate::contract::{Answer, Compaction, SessionItem, ToolResult};
+use model::{CacheControl, ContentBlock, Message, Role};
+use substrate::ChunkItem;
+
+/// The text a `tool_use` left without a result gets.
+pub const INTERRUPTED: &str = "interrupted before the tool returned";
+
+/// The messages of a session, built item by item. Closed messages never
+/// change; the open one at the end is rendered when a request is made.
+#[derive(Clone, Debug, Default)]
+pub struct Conversation {
+    closed: Vec<Message>,
+    open: Open,
+    /// The `tool_use` ids of the last assistant message.
+    calls: Vec<String>,
+}
+
+#[derive(Clone, Debug, Default)]
+enum Open {
+    #[default]
+    Nothing,
+    /// Consecutive answers: one assistant message.
+    Assistant(Vec<ContentBlock>),
+    /// Consecutive prompts and results: one user message.
+    User {
+        results: Vec<ContentBlock>,
+        texts: Vec<ContentBlock>,
+    },
+}
+
+impl Conversation {
+    /// Maps one session item (those that are not sent are skipped).
+    pub fn push(&mut self, item: &SessionItem) {
+        match item {
+            SessionItem::Prompt(p) => self.user(None, Some(ContentBlock::text(&p.text))),
+            SessionItem::Compaction(c) => self.user(None, Some(ContentBlock::text(&c.text))),
+            SessionItem::Answer(a) => self.answer(a),
+            SessionItem::ToolResult(r) => self.result(r),
+            SessionItem::ToolCall(_)
+            | SessionItem::Context(_)
+            | SessionItem::PermissionRequest(_)
+            | SessionItem::PermissionDecision(_)
+            | SessionItem::UserQuestion(_)
+            | SessionItem::UserAnswer(_)
+            | SessionItem::Interrupt(_)
+            | SessionItem::Todo(_)
+            | SessionItem::Run(_)
+            | SessionItem::Unreadable { .. }
+            | SessionItem::Other => {}
+        }
+    }
+
+    fn answer(&mut self, answer: &Answer) {
+        if !answer.content.is_empty() {
+            self.assistant(answer.content.clone());
+        }
+    }
+
+    fn result(&mut self, result: &ToolResult) {
+        let block = ContentBlock::tool_result(&result.tool_use_id, &result.text, result.is_error);
+        self.user(Some(block), None);
+    }
+
+    fn assistant(&mut self, mut content: Vec<ContentBlock>) {
+        match &mut self.open {
+            Open::Assistant(blocks) => blocks.append(&mut content),
+            _ => {
+                self.close();
+                self.open = Open::Assistant(content);
+            }
+        }
+    }
+
+    fn user(&mut self, result: Option<ContentBlock>, text: Option<ContentBlock>) {
+        if !matches!(self.open, Open::User { .. }) {
+            self.close();
+            self.open = Open::User {
+                results: Vec::new(),
+                texts: Vec::new(),
+            };
+        }
+        if let Open::User { results, texts } = &mut self.open {
+            results.extend(result);
+            texts.extend(text);
+        }
+    }
+
+    /// Moves the open message to the closed ones.
+    fn close(&mut self) {
+        match std::mem::take(&mut self.open) {
+            Open::Nothing => {}
+            Open::Assistant(content) => {
+                self.calls = content
+                    .iter()
+                    .filter_map(|b| match b {
+                        ContentBlock::ToolUse(t) => Some(t.id.clone()),
+                        _ => None,
+                    })
+                    .collect();
+                self.closed.push(Message::assistant(content));
+            }
+            Open::User { results, texts } => {
+                let message = self.render_user(results, texts);
+                self.calls.clear();
+                self.closed.push(message);
+            }
+        }
+    }
+
+    /// A user message: results first, in the order of the calls they
+    /// answer (a call with none gets [`INTERRUPTED`]), then text.
+    fn render_user(&self, results: Vec<ContentBlock>, texts: Vec<ContentBlock>) -> Message {
+        let mut content = Vec::with_capacity(results.len() + texts.len());
+        let id_of = |b: &ContentBlock| match b {
+            ContentBlock::ToolResult(r) => r.tool_use_id.clone(),
+            _ => String::new(),
+        };
+        for call in &self.calls {
+            match results.iter().find(|r| id_of(r) == *call) {
+                Some(found) => content.push(found.clone()),
+                None => content.push(ContentBlock::tool_result(call, INTERRUPTED, true)),
+            }
+        }
+        for r in results {
+            if !self.calls.contains(&id_of(&r)) {
+                content.push(r);
+            }
+        }
+        content.extend(texts);
+        Message {
+            role: Role::User,
+            content,
+        }
+    }
+
+    /// The messages closed so far.
+    pub fn closed(&self) -> &[Message] {
+        &self.closed
+    }
+
+    /// The open message, rendered (a call still unanswered at the end of
+    /// an assistant message gets [`INTERRUPTED`] in a user message after it).
+    pub fn tail(&self) -> Vec<Message> {
+        match &self.open {
+            Open::Nothing => Vec::new(),
+            Open::User { results, texts } => vec![self.render_user(results.clone(), texts.clone())],
+            Open::Assistant(content) => {
+                let mut probe = self.clone();
+                probe.close();
+                let mut out = vec![Message::assistant(content.clone())];
+                if !probe.calls.is_empty() {
+                    out.push(probe.render_user(Vec::new(), Vec::new()));
+                }
+                out
+            }
+        }
+    }
+
+    /// Every message, for a request.
+    pub fn messages(&self) -> Vec<Message> {
+        let mut all = self.closed.clone();
+        all.extend(self.tail());
+        all
+    }
+
+    /// The conversation of `history` from its last compaction on (from
+    /// the beginning when there is none): the summary, the last messages
+    /// before it that it kept verbatim (`keep_messages`), what came after.
+    pub fn since_compaction(history: &[ChunkItem]) -> Conversation {
+        let items: Vec<SessionItem> = history.iter().map(SessionItem::of).collect();
+        Conversation::of_items(&items)
+    }
+
+    /// The same, of items already read.
+    pub fn of_items<T: AsRef<SessionItem>>(items: &[T]) -> Conversation {
+        let last = items
+            .iter()
+            .rposition(|i| matches!(i.as_ref(), SessionItem::Compaction(_)));
+        let Some(at) = last else {
+            let mut conversation = Conversation::default();
+            for item in items {
+                conversation.push(item.as_ref());
+            }
+            return conversation;
+        };
+        let SessionItem::Compaction(summary) = items[at].as_ref() else {
+            return Conversation::default();
+        };
+        let kept = match summary.keep_messages {
+            0 => Vec::new(),
+            n => {
+                let before = Conversation::of_items(&items[..at]).messages();
+                before[before.len().saturating_sub(n)..].to_vec()
+            }
+        };
+        let mut conversation = Conversation::after_summary(summary, kept);
+        for item in &items[at + 1..] {
+            conversation.push(item.as_ref());
+        }
+        conversation
+    }
+
+    /// A conversation that starts from a compaction's summary, then the
+    /// messages it kept verbatim (the first an assistant message).
+    pub fn after_summary(summary: &Compaction, kept: Vec<Message>) -> Conversation {
+        let mut conversation = Conversation::default();
+        conversation.user(None, Some(ContentBlock::text(&summary.text)));
+        for message in kept {
+            match message.role {
+                Role::Assistant => conversation.assistant(message.content),
+                Role::User => {
+                    for block in message.content {
+                        match block {
+                            ContentBlock::ToolResult(_) => conversation.user(Some(block), None),
+                            other => conversation.user(None, Some(other)),
+                        }
+                    }
+                }
+            }
+        }
+        conversation
+    }
+}
+
+/// Marks the last block of the last message as the conversation's cache
+/// breakpoint (`on`), or takes the mark off again.
+pub fn mark_breakpoint(messages: &mut [Message], on: bool) {
+    let Some(block) = messages.last_mut().and_then(|m| m.content.last_mut()) else {
+        return;
+    };
+    let mark = on.then(CacheControl::ephemeral);
+    match block {
+        ContentBlock::Text(b) => b.cache_control = mark,
+        ContentBlock::ToolResult(b) => b.cache_control = mark,
+        ContentBlock::ToolUse(b) => b.cache_control = mark,
+        _ => {}
+    }
+}

@@ -1,0 +1,111 @@
+//! The part of a request a context event fixes for every call made under
+//! it — model, reply limit, thinking, system blocks, tools — with the two
+//! cache breakpoints that end the system and the tools.
+
+use crate::config::AgentConfig;
+use crate::contract::ContextBody;
+use crate::knowledge::Pinned;
+use model::{CacheControl, MessagesRequest, SystemBlock, Thinking, Tool};
+use serde_json::Value;
+
+/// A program the model may call: its name, description and input schema,
+/// as its chunks said at the context event's `as_of`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolDef {
+    /// The program's name (the tool's).
+    pub name: String,
+    /// Its `body.text`.
+    pub description: String,
+    /// Its input type's `body.schema`.
+    pub schema: Value,
+}
+
+/// What a context event fixes for every call made under it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Prefix {
+    model: String,
+    max_tokens: u32,
+    thinking: Option<Thinking>,
+    system: Vec<SystemBlock>,
+    tools: Vec<Tool>,
+}
+
+impl Prefix {
+    /// The prefix of `context`, for a run configured by `config`.
+    pub fn new(
+        config: &AgentConfig,
+        context: &ContextBody,
+        knowledge: &[Pinned],
+        tools: &[ToolDef],
+    ) -> Prefix {
+        let mut system = vec![SystemBlock::text(base_text(context))];
+        if !knowledge.is_empty() {
+            system.push(SystemBlock::text(crate::knowledge::render(knowledge)));
+        }
+        if let Some(extra) = config.system_append.as_deref().filter(|s| !s.is_empty()) {
+            system.push(SystemBlock::text(extra));
+        }
+        if let Some(last) = system.pop() {
+            system.push(last.cached(CacheControl::ephemeral()));
+        }
+        let mut all: Vec<Tool> = tools
+            .iter()
+            .map(|t| Tool::custom(&t.name, &t.description, t.schema.clone()))
+            .collect();
+        for server in &config.server_tools {
+            if let Ok(tool) = serde_json::from_value::<Tool>(server.clone()) {
+                all.push(tool);
+            }
+        }
+        for own in &context.own_tools {
+            if let Ok(tool) = serde_json::from_value::<Tool>(own.clone()) {
+                all.push(tool);
+            }
+        }
+        if let Some(Tool::Custom(last)) = all.last_mut() {
+            last.cache_control = Some(CacheControl::ephemeral());
+        }
+        Prefix {
+            model: context.model.clone(),
+            max_tokens: context_max_tokens(context, config),
+            thinking: config
+                .thinking
+                .filter(|b| *b > 0)
+                .map(|budget_tokens| Thinking::Enabled { budget_tokens }),
+            system,
+            tools: all,
+        }
+    }
+
+    /// A request with this prefix and no messages yet.
+    pub fn request(&self) -> MessagesRequest {
+        let mut request = MessagesRequest::new(&self.model, self.max_tokens, Vec::new());
+        request.system = self.system.clone();
+        request.tools = self.tools.clone();
+        request.thinking = self.thinking;
+        request
+    }
+}
+
+/// The reply limit: configured, else what the context event recorded.
+fn context_max_tokens(context: &ContextBody, config: &AgentConfig) -> u32 {
+    config.max_output_tokens.unwrap_or(context.max_tokens)
+}
+
+/// The first system block: the base instructions, the environment, and
+/// the project's instructions.
+fn base_text(context: &ContextBody) -> String {
+    let mut text = context.system.clone();
+    text.push_str(&format!(
+        "\n\n# Environment\nWorking directory: {}\nPlatform: {}\nToday's date: {}\nModel: {}",
+        context.cwd, context.platform, context.date, context.model
+    ));
+    for file in &context.instructions {
+        text.push_str(&format!(
+            "\n\n# Instructions from {}\n\n{}",
+            file.path,
+            file.text.trim_end()
+        ));
+    }
+    text
+}

@@ -1,0 +1,29 @@
+//! The request of a compaction's summary call.
+
+use model::{ContentBlock, Message, MessagesRequest, Role, ToolChoice};
+
+/// What the model is asked for.
+const INSTRUCTIONS: &str = "\
+The conversation so far is about to be replaced by your summary of it, to free the context \
+window. Write that summary now, for yourself to continue from: the user's requests and \
+intent; what has been done (files read and changed, commands run and what they showed, \
+decisions taken and why); errors met and how they were resolved; what is in progress and \
+what remains. Be specific: paths, names, exact values. Do not call tools; answer with the \
+summary only.";
+
+/// The summary call: `request` (the conversation as the next call would
+/// send it, without its cache mark) asking for the summary, with no tools
+/// and no thinking.
+pub fn summary_request(mut request: MessagesRequest) -> MessagesRequest {
+    let ask = ContentBlock::text(INSTRUCTIONS);
+    match request.messages.last_mut() {
+        Some(last) if last.role == Role::User => last.content.push(ask),
+        _ => request.messages.push(Message {
+            role: Role::User,
+            content: vec![ask],
+        }),
+    }
+    request.tool_choice = Some(ToolChoice::None);
+    request.thinking = None;
+    request
+}

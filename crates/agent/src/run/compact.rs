@@ -1,0 +1,111 @@
+//! Compaction (above 70 % of the context window, by default): the model
+//! summarizes the session so far; the summary is committed as a
+//! `compaction` chunk; the next call's messages start from it, then the
+//! most recent turns verbatim (how many is in the chunk, so a rebuild
+//! keeps the same). Nothing is deleted — the whole session stays in the
+//! substrate, and `scope` still reaches it.
+
+use super::{Run, Stop};
+use crate::contract::{Compaction, Entry};
+use crate::request::Conversation;
+use model::{ContentBlock, Message, Role};
+use std::time::Instant;
+
+/// The model turns kept verbatim after a summary, at most.
+const KEEP_TURNS: usize = 2;
+
+/// The share of the context window the kept turns may take, at most.
+const KEEP_SHARE: f64 = 0.15;
+
+impl Run {
+    /// Summarizes the session and starts the messages over from the summary.
+    pub(super) async fn compact(&mut self) -> Result<(), Stop> {
+        self.writer.status("compacting the conversation");
+        let provider = match &self.provider {
+            Ok(p) => std::sync::Arc::clone(p),
+            Err(why) => return Err(Stop::Error(why.clone())),
+        };
+        // `as_of` must hold every result the summary reads: a rebuild of
+        // this call reads the session as of it.
+        self.writer.settle().await;
+        let started = Instant::now();
+        let reply = provider
+            .create(&self.request.summary())
+            .await
+            .map_err(|e| {
+                Stop::Error(format!(
+                    "the conversation could not be compacted ({e}); the session is intact — resume \
+                 it with a model of a larger context window, or start a new one"
+                ))
+            })?;
+        let cost = self.gates.add_usage(
+            &reply.model,
+            &reply.usage,
+            started.elapsed().as_millis() as u64,
+        );
+        let kept = recent_turns(&self.request.messages(), self.gates.window());
+        let mut text = format!(
+            "[A summary of the conversation so far, which it replaces]\n\n{}",
+            reply.text().trim()
+        );
+        if let Some(prompt) = self.prompt.as_deref().filter(|p| !holds_text(&kept, p)) {
+            text.push_str(&format!(
+                "\n\n[The user's latest request, verbatim]\n\n{prompt}"
+            ));
+        }
+        let compaction = Compaction {
+            text,
+            usage: reply.usage,
+            model: reply.model,
+            cost_usd: cost,
+            process: self.writer.me().to_owned(),
+            as_of: Some(self.writer.as_of()),
+            keep_messages: kept.len(),
+        };
+        self.writer
+            .commit(vec![Entry::of(&compaction)], None)
+            .await
+            .map_err(|e| Stop::Error(format!("cannot record the compaction: {e}")))?;
+        self.request
+            .restart(Conversation::after_summary(&compaction, kept));
+        self.gates.compacted();
+        self.writer.status("compacted; going on from the summary");
+        Ok(())
+    }
+}
+
+/// The most recent turns kept verbatim after a summary: the last
+/// [`KEEP_TURNS`] model messages and what answered them, from an assistant
+/// message on (so every kept result follows its call), within
+/// [`KEEP_SHARE`] of the context window (about four characters a token);
+/// none when even the last turn is larger, or is all there is.
+pub fn recent_turns(messages: &[Message], window: u64) -> Vec<Message> {
+    let budget = (window as f64 * KEEP_SHARE * 4.0) as usize;
+    let mut start = None;
+    let mut turns = 0;
+    let mut size = 0;
+    for (i, message) in messages.iter().enumerate().skip(1).rev() {
+        size += serde_json::to_string(message).map_or(usize::MAX, |s| s.len());
+        if size > budget {
+            break;
+        }
+        if message.role == Role::Assistant {
+            start = Some(i);
+            turns += 1;
+            if turns == KEEP_TURNS {
+                break;
+            }
+        }
+    }
+    start.map_or_else(Vec::new, |i| messages[i..].to_vec())
+}
+
+/// Whether a user message of `messages` holds `text` as a block of its own.
+fn holds_text(messages: &[Message], text: &str) -> bool {
+    messages.iter().any(|m| {
+        m.role == Role::User
+            && m.content
+                .iter()
+                .any(|b| matches!(b, ContentBlock::Text(t) if t.text == text))
+    })
+}

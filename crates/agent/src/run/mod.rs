@@ -1,0 +1,167 @@
+//! One run of the agent, in parts with one owner each:
+//!
+//! * [`SessionWriter`] — the only code that commits on the session (and on
+//!   the run's process), in order, moving `as_of`;
+//! * [`Request`] — the request's bytes, the same code for a live call and
+//!   a rebuild;
+//! * [`Gates`] — the totals, the limits, the compaction threshold;
+//! * [`Toolbox`] — calls, own tools, hooks, sub-agents, permissions;
+//! * [`Inbox`] — the host's interrupts and answers.
+//!
+//! The run itself only joins them: the cycle (`cycle.rs`), compaction
+//! (`compact.rs`), its start (`start.rs`) and its end.
+
+mod compact;
+mod cycle;
+pub(crate) mod gates;
+pub(crate) mod inbox;
+mod start;
+pub(crate) mod stop;
+pub(crate) mod writer;
+
+pub use compact::recent_turns;
+pub use stop::Stop;
+
+use crate::catalog;
+use crate::config::AgentConfig;
+use crate::contract::{ContextBody, Entry, Prompt};
+use crate::request::{Prefix, Request};
+use crate::toolbox::{Outcome, Toolbox};
+use gates::Gates;
+use inbox::Inbox;
+use model::ToolUseBlock;
+use protocol::Client;
+use protocol::program::{Output, ProgramError};
+use std::sync::Arc;
+use writer::SessionWriter;
+
+/// What the knowledge layer is built from: the latest context event's
+/// body and the scopes it pins, in order.
+#[derive(Clone, Debug)]
+struct Knowledge {
+    context: ContextBody,
+    pins: Vec<String>,
+}
+
+/// A run in progress.
+pub struct Run {
+    client: Client,
+    config: Arc<AgentConfig>,
+    writer: SessionWriter,
+    request: Request,
+    gates: Gates,
+    toolbox: Toolbox,
+    inbox: Inbox,
+    knowledge: Knowledge,
+    provider: Result<Arc<model::Provider>, String>,
+    /// The text of the session's last prompt (kept verbatim by a compaction).
+    prompt: Option<String>,
+    /// The text of the run's last answer.
+    last_answer: String,
+}
+
+impl Run {
+    /// Writes how the run ended on its process, and answers the exit.
+    pub async fn finish(mut self, stop: Stop) -> Result<(), ProgramError> {
+        let totals = self.gates.final_totals(&stop);
+        // Its answer, as any program's: what a parent agent reads as the
+        // sub-agent's result, and what a host shows.
+        let text = match (&stop, stop.message()) {
+            (Stop::EndTurn, _) | (_, None) => self.last_answer.clone(),
+            (_, Some(message)) if self.last_answer.is_empty() => message,
+            (_, Some(message)) => format!("{}\n\n[{message}]", self.last_answer),
+        };
+        let output = Output {
+            text,
+            data: serde_json::to_value(self.gates.outcome(&stop)).unwrap_or_default(),
+            is_error: stop != Stop::EndTurn,
+        };
+        self.writer.finish(&totals, output).await;
+        match stop.exit_code() {
+            0 => Ok(()),
+            code => Err(ProgramError::Exit(code, stop.message().unwrap_or_default())),
+        }
+    }
+
+    /// Adds scopes to the knowledge layer: a new context event pinning them
+    /// after the others, the programs and pins read anew as of one commit,
+    /// and the request's prefix rebuilt from it.
+    async fn pin(&mut self, ids: &[String]) -> Result<(), protocol::ClientError> {
+        let mut pins = self.knowledge.pins.clone();
+        for id in ids {
+            if !pins.contains(id) {
+                pins.push(id.clone());
+            }
+        }
+        if pins == self.knowledge.pins {
+            return Ok(());
+        }
+        let names = self.knowledge.context.tools.clone();
+        let (at, tools) = catalog::program_tools(&self.client, None, Some(&names)).await?;
+        let mut context = self.knowledge.context.clone();
+        context.as_of = at;
+        let pinned = self.writer.write_context(&context, &pins).await?;
+        let defs: Vec<_> = tools.iter().map(|t| t.def.clone()).collect();
+        self.request
+            .set_prefix(Prefix::new(&self.config, &context, &pinned, &defs));
+        self.toolbox.set_tools(tools);
+        self.knowledge = Knowledge { context, pins };
+        Ok(())
+    }
+
+    /// Pins the scopes `scope` calls read by id, and says so in their
+    /// results.
+    async fn pin_read_scopes(&mut self, outcomes: &mut [Outcome]) {
+        for outcome in outcomes.iter_mut() {
+            let ids = std::mem::take(&mut outcome.pin);
+            if ids.is_empty() {
+                continue;
+            }
+            match self.pin(&ids).await {
+                Ok(()) => outcome
+                    .text
+                    .push_str("\n(added to your knowledge from the next turn on)"),
+                Err(e) => outcome
+                    .text
+                    .push_str(&format!("\n(not added to your knowledge: {e})")),
+            }
+        }
+    }
+
+    /// Records the results of `calls`: mapped into the request, committed
+    /// while the next model call is made (after any commit still in
+    /// flight; settled before its answer, which records the commit its
+    /// request was built from).
+    fn record_results(&mut self, calls: &[ToolUseBlock], outcomes: Vec<Outcome>) {
+        if calls.is_empty() {
+            return;
+        }
+        let results = self.toolbox.results(calls, outcomes, &mut self.gates);
+        let entries: Vec<Entry> = results.iter().map(Entry::of).collect();
+        for entry in &entries {
+            self.request.push(&entry.item());
+        }
+        self.writer.commit_in_background(entries);
+    }
+
+    /// Commits `entry` on the session (with the run's totals, when
+    /// given) and maps it into the request.
+    async fn record(
+        &mut self,
+        entry: Entry,
+        with_totals: bool,
+    ) -> Result<substrate::Commit, protocol::ClientError> {
+        let totals = with_totals.then(|| self.gates.totals());
+        let commit = self
+            .writer
+            .commit(vec![entry.clone()], totals.as_ref())
+            .await?;
+        self.request.push(&entry.item());
+        Ok(commit)
+    }
+
+    /// A prompt of the run's own making (a `stop` hook's), recorded.
+    async fn record_prompt(&mut self, prompt: Prompt) -> bool {
+        self.record(Entry::of(&prompt), false).await.is_ok()
+    }
+}

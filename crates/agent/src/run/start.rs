@@ -1,0 +1,202 @@
+//! What a run reads when it starts — its process and configuration, its
+//! session and that session's history, the tools, the pinned context —
+//! and the context event it writes before its first call.
+
+use super::gates::{Gates, max_tokens};
+use super::inbox::Inbox;
+use super::writer::SessionWriter;
+use super::{Knowledge, Run};
+use crate::catalog;
+use crate::config::{AgentConfig, ApiKind};
+use crate::contract::{ContextBody, Member, Notice, SessionItem};
+use crate::request::{Conversation, Prefix, Request};
+use crate::toolbox::Toolbox;
+use protocol::program::{Program, ProgramError};
+use protocol::{Client, PlacementType, ScopeOpts};
+use std::sync::Arc;
+use substrate::ChunkItem;
+
+/// Where a run's messages live, and what they were when it started.
+struct Found {
+    session: String,
+    history: Vec<ChunkItem>,
+    as_of: u64,
+    inbox: Inbox,
+}
+
+impl Run {
+    /// Reads everything a run starts from and writes its context event.
+    pub async fn start(program: &mut Program) -> Result<Run, ProgramError> {
+        let client = program.client().clone();
+        let me = program.id().to_owned();
+        let root = program.root().to_path_buf();
+        let process = client.scope(&[me.as_str()], ScopeOpts::default()).await?;
+        let arg = |ty: &str| {
+            process.chunks.iter().find(|c| {
+                c.is_on(ty, PlacementType::Instance) && c.is_on(&me, PlacementType::Instance)
+            })
+        };
+        let config = match arg("agent-config") {
+            Some(item) => AgentConfig::parse(&item.body_value()).map_err(ProgramError::Other)?,
+            None => return Err(ProgramError::Other(
+                "no agent-config argument: run the agent through `hc run`, which resolves its configuration".into(),
+            )),
+        };
+        let config = Arc::new(config);
+        let events = program
+            .take_events()
+            .ok_or_else(|| ProgramError::Other("the engine's events were taken".into()))?;
+        // Independent reads go out together: the session (then the inbox on
+        // it), the programs, the pins — one round trip's wait, not four.
+        let context_arg = arg("context").map(|c| c.id.clone());
+        let (found, catalog, pins) = tokio::join!(
+            async {
+                let (session, history, as_of) =
+                    find_session(&client, &me, &process, config.depth > 1).await?;
+                let inbox = Inbox::start(&client, events, &session, &me).await?;
+                Ok::<_, ProgramError>(Found {
+                    session,
+                    history,
+                    as_of,
+                    inbox,
+                })
+            },
+            catalog::program_tools(&client, None, None),
+            async {
+                match &context_arg {
+                    Some(event) => catalog::related_ids(&client, event).await,
+                    None => Ok(Vec::new()),
+                }
+            },
+        );
+        let found = found?;
+        let (read_at, tools) = catalog?;
+        let pins = pins?;
+        let context = ContextBody {
+            as_of: read_at,
+            system: crate::context::BASE_INSTRUCTIONS.to_owned(),
+            date: crate::context::today(),
+            cwd: root.to_string_lossy().into_owned(),
+            platform: std::env::consts::OS.to_owned(),
+            model: config.model.clone(),
+            max_tokens: max_tokens(&config),
+            instructions: crate::context::read_instructions(
+                &root,
+                config.user_config_dir.as_deref().map(std::path::Path::new),
+            ),
+            tools: tools.iter().map(|t| t.def.name.clone()).collect(),
+            own_tools: catalog::own_tools(),
+            process: me.clone(),
+        };
+        let mut writer = SessionWriter::new(client.clone(), me, found.session, found.as_of);
+        let pinned = writer.write_context(&context, &pins).await?;
+        let defs: Vec<_> = tools.iter().map(|t| t.def.clone()).collect();
+        let prefix = Prefix::new(&config, &context, &pinned, &defs);
+        let history: Vec<Member> = found.history.iter().map(Member::of).collect();
+        let toolbox = Toolbox::new(
+            &writer,
+            client.clone(),
+            root,
+            Arc::clone(&config),
+            tools,
+            &history,
+        )
+        .map_err(ProgramError::Other)?;
+        Ok(Run {
+            provider: connect(&config, &client).map(Arc::new),
+            gates: Gates::new(&config),
+            request: Request::new(prefix, Conversation::of_items(&history)),
+            prompt: last_prompt(&history),
+            knowledge: Knowledge { context, pins },
+            inbox: found.inbox,
+            client,
+            config,
+            writer,
+            toolbox,
+            last_answer: String::new(),
+        })
+    }
+}
+
+/// The text of the session's last prompt.
+fn last_prompt(history: &[Member]) -> Option<String> {
+    history.iter().rev().find_map(|m| match &m.item {
+        SessionItem::Prompt(p) => Some(p.text.clone()),
+        _ => None,
+    })
+}
+
+/// Where the run's messages live: the session its process sits on, or —
+/// for a sub-agent — its own process. Answers it, its members since the
+/// start, and the commit read at.
+async fn find_session(
+    client: &Client,
+    me: &str,
+    process: &substrate::ScopeResult,
+    sub_agent: bool,
+) -> Result<(String, Vec<ChunkItem>, u64), ProgramError> {
+    let Some(own) = process.scopes.first() else {
+        return Err(ProgramError::Other(
+            "cannot read the agent's own process".into(),
+        ));
+    };
+    // A sub-agent's session is its own process: the scope it sits on is
+    // its parent's run, not worth reading whole to find that out.
+    let candidates = if sub_agent {
+        &[][..]
+    } else {
+        &own.placements[..]
+    };
+    for placement in candidates {
+        if placement.kind != PlacementType::Instance
+            || placement.scope == "engine/process"
+            || placement.scope.starts_with("program/")
+        {
+            continue;
+        }
+        let read = client
+            .scope(&[placement.scope.as_str()], ScopeOpts::default())
+            .await?;
+        if read
+            .scopes
+            .first()
+            .is_some_and(|s| s.is_on("session", PlacementType::Instance))
+        {
+            let history = read.chunks.iter().map(|c| (**c).clone()).collect();
+            return Ok((placement.scope.clone(), history, read.as_of));
+        }
+    }
+    let history = process.chunks.iter().map(|c| (**c).clone()).collect();
+    Ok((me.to_owned(), history, process.as_of))
+}
+
+/// The model client the configuration names (an error says what to set);
+/// its retries are shown to hosts as `status`.
+fn connect(config: &AgentConfig, client: &Client) -> Result<model::Provider, String> {
+    let status = client.clone();
+    let observer = model::RetryObserver(Arc::new(move |n: &model::RetryNotice| {
+        let notice = Notice::Status {
+            text: format!(
+                "retrying the model call in {} ms ({})",
+                n.wait.as_millis(),
+                n.error
+            ),
+        };
+        status.notify_now(notice.to_value());
+    }));
+    let provider = match config.api {
+        ApiKind::Anthropic => {
+            let mut api = model::AnthropicConfig::from_env();
+            api.http.on_retry = Some(observer);
+            api.validate().map_err(|e| e.to_string())?;
+            model::ProviderConfig::Anthropic(api)
+        }
+        ApiKind::Openai => {
+            let mut api = model::OpenAiConfig::from_env();
+            api.http.on_retry = Some(observer);
+            api.validate().map_err(|e| e.to_string())?;
+            model::ProviderConfig::OpenAi(api)
+        }
+    };
+    model::Provider::new(provider).map_err(|e| e.to_string())
+}

@@ -1,0 +1,219 @@
+//! The run's voice: the only code that commits on its session (and on its
+//! own process), and that tells hosts what it does. Commits keep their
+//! order: one sent in the background is settled before the next is sent,
+//! and every commit it makes or reads moves `as_of`, the commit the next
+//! request is built from.
+
+use crate::catalog;
+use crate::contract::{Body, ContextBody, Entry, Notice, RunTotals};
+use crate::knowledge::Pinned;
+use protocol::{ChunkDecl, Client, ClientError, Declaration, NewPlacement, PlacementType};
+use substrate::{Commit, PlacementDecl};
+use tokio::task::JoinHandle;
+
+/// Tells hosts what a run does (never stored).
+#[derive(Clone)]
+pub(crate) struct Notifier(Client);
+
+impl Notifier {
+    /// Sends `notice`.
+    pub fn notify(&self, notice: &Notice) {
+        self.0.notify_now(notice.to_value());
+    }
+
+    /// Tells what the run is doing.
+    pub fn status(&self, text: impl Into<String>) {
+        self.notify(&Notice::Status { text: text.into() });
+    }
+}
+
+/// Commits on a session, in order.
+pub(crate) struct SessionWriter {
+    client: Client,
+    /// The run's process.
+    me: String,
+    session: String,
+    /// The latest commit the run made or read.
+    as_of: u64,
+    /// A commit sent and not yet answered.
+    in_flight: Option<JoinHandle<Result<Commit, ClientError>>>,
+}
+
+impl SessionWriter {
+    /// A writer for run `me` on `session`, which it has read as of `as_of`.
+    pub fn new(client: Client, me: String, session: String, as_of: u64) -> SessionWriter {
+        SessionWriter {
+            client,
+            me,
+            session,
+            as_of,
+            in_flight: None,
+        }
+    }
+
+    /// The run's process.
+    pub fn me(&self) -> &str {
+        &self.me
+    }
+
+    /// The session.
+    pub fn session(&self) -> &str {
+        &self.session
+    }
+
+    /// The latest commit the run made or read.
+    pub fn as_of(&self) -> u64 {
+        self.as_of
+    }
+
+    /// What tells hosts what the run does.
+    pub fn notifier(&self) -> Notifier {
+        Notifier(self.client.clone())
+    }
+
+    /// Tells hosts something (never stored).
+    pub fn notify(&self, notice: &Notice) {
+        self.client.notify_now(notice.to_value());
+    }
+
+    /// Tells hosts what the run is doing.
+    pub fn status(&self, text: impl Into<String>) {
+        self.notifier().status(text);
+    }
+
+    /// Commits `entries` on the session (and the run's totals on its
+    /// process), after any commit still in flight; answers the commit.
+    pub async fn commit(
+        &mut self,
+        entries: Vec<Entry>,
+        totals: Option<&RunTotals>,
+    ) -> Result<Commit, ClientError> {
+        self.settle().await;
+        let commit = self.send(entries, totals).await?;
+        self.as_of = self.as_of.max(commit.id);
+        Ok(commit)
+    }
+
+    /// The same, sent now and answered later: the run goes on (a tool
+    /// runs, the next model call is made) while the engine commits.
+    /// [`settle`](Self::settle) collects it. One still in flight is waited
+    /// for by the new one before it is sent, so the session keeps their
+    /// order and none goes unwatched.
+    pub fn commit_in_background(&mut self, entries: Vec<Entry>) {
+        let earlier = self.in_flight.take();
+        let commit = self.send(entries, None);
+        self.in_flight = Some(tokio::spawn(async move {
+            if let Some(earlier) = earlier {
+                report_lost(earlier.await);
+            }
+            commit.await
+        }));
+    }
+
+    /// Waits for a commit sent in the background, if any.
+    pub async fn settle(&mut self) {
+        let Some(sending) = self.in_flight.take() else {
+            return;
+        };
+        if let Some(commit) = report_lost(sending.await) {
+            self.as_of = self.as_of.max(commit.id);
+        }
+    }
+
+    /// The commit of `entries` on the session (and totals on the process).
+    fn send(
+        &self,
+        entries: Vec<Entry>,
+        totals: Option<&RunTotals>,
+    ) -> impl Future<Output = Result<Commit, ClientError>> + Send + 'static {
+        let mut decls: Vec<ChunkDecl> = entries
+            .into_iter()
+            .map(|entry| {
+                ChunkDecl::generated()
+                    .body(entry.body)
+                    .on(NewPlacement::instance(&self.session))
+                    .on(NewPlacement::instance(entry.kind))
+            })
+            .collect();
+        if let Some(totals) = totals {
+            decls.push(ChunkDecl::with_id(&self.me).merge_body(to_value(totals)));
+        }
+        let client = self.client.clone();
+        async move { client.commit(Declaration::of(decls)).await }
+    }
+
+    /// Commits a context event for `context` pinning `pins` (each placed
+    /// relates on it, in order); answers the pinned scopes as of
+    /// `context.as_of`, read as a rebuild reads them.
+    pub async fn write_context(
+        &mut self,
+        context: &ContextBody,
+        pins: &[String],
+    ) -> Result<Vec<Pinned>, ClientError> {
+        self.settle().await;
+        let event = substrate::ids::new_id("c");
+        let chunk = ChunkDecl::with_id(&event)
+            .create_only()
+            .body(to_value(context))
+            .on(NewPlacement::instance(&self.session))
+            .on(NewPlacement::instance(ContextBody::TYPE));
+        let declaration = Declaration {
+            chunks: vec![chunk],
+            placements: pins
+                .iter()
+                .map(|pin| PlacementDecl {
+                    chunk: pin.clone(),
+                    scope: event.clone(),
+                    kind: PlacementType::Relates,
+                    seq: None,
+                })
+                .collect(),
+            ..Declaration::default()
+        };
+        let commit = self.client.commit(declaration).await?;
+        self.as_of = self.as_of.max(commit.id);
+        catalog::read_pinned(&self.client, pins, context.as_of).await
+    }
+
+    /// Writes how the run ended on its process (its totals, why it
+    /// stopped) with its answer, as any program's: what a parent agent
+    /// reads as a sub-agent's result, and what a host shows.
+    pub async fn finish(&mut self, totals: &RunTotals, output: protocol::program::Output) {
+        self.settle().await;
+        let done = self
+            .client
+            .commit(Declaration::of(vec![
+                ChunkDecl::with_id(&self.me).merge_body(to_value(totals)),
+                ChunkDecl::generated()
+                    .body(output.body())
+                    .on(NewPlacement::instance(&self.me))
+                    .on(NewPlacement::instance("engine/output")),
+            ]))
+            .await;
+        if let Err(e) = done {
+            eprintln!("agent: cannot record how the run ended: {e}");
+        }
+    }
+}
+
+fn to_value(body: &impl serde::Serialize) -> serde_json::Value {
+    serde_json::to_value(body).unwrap_or_default()
+}
+
+/// A background commit's outcome: the commit, or `None` once its failure
+/// is said on stderr (the run goes on; the session lacks those chunks).
+fn report_lost(
+    sent: Result<Result<Commit, ClientError>, tokio::task::JoinError>,
+) -> Option<Commit> {
+    match sent {
+        Ok(Ok(commit)) => Some(commit),
+        Ok(Err(e)) => {
+            eprintln!("agent: a commit failed: {e}");
+            None
+        }
+        Err(e) => {
+            eprintln!("agent: a commit was lost: {e}");
+            None
+        }
+    }
+}

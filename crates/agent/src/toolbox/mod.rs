@@ -1,0 +1,445 @@
+//! The toolbox: what the model may call, and how a call becomes a result.
+//! Tool calls are runs: each call is checked against its schema, put to
+//! the `pre-tool` hooks, decided by the permissions, filled from the
+//! session (`expect_sha256`, `cwd`), run as a program and awaited; the
+//! `post-tool` hooks see its result. Consecutive calls of
+//! `concurrency_safe` programs run together (all run, one await); any
+//! other call runs alone, in order. The agent's own tools (`scope`,
+//! `todo`, `ask_user`) are answered here without a run; a sub-agent is a
+//! run of the `agent` program.
+//!
+//! The toolbox never sees the request: it answers results, and the run
+//! records them — so nothing here can change what the model is sent.
+
+mod derived;
+mod hooks;
+mod own;
+mod permit;
+mod sub;
+
+pub(crate) use hooks::Hooks;
+
+use crate::catalog::{ProgramTool, is_own_tool};
+use crate::config::AgentConfig;
+use crate::contract::{Entry, Notice, RunOutcome, ToolCall, ToolResult};
+use crate::permissions::Permissions;
+use crate::run::gates::Gates;
+use crate::run::inbox::Inbox;
+use crate::run::stop::Stop;
+use crate::run::writer::{Notifier, SessionWriter};
+use derived::Derived;
+use model::ToolUseBlock;
+use protocol::{ChunkDecl, Client, NewPlacement, PlacementType, RunArgs};
+use serde::Deserialize;
+use serde_json::Value;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// The program that is a sub-agent.
+pub(crate) const SUB_AGENT: &str = "agent";
+
+/// What the parts of a run a call may touch: the session (to commit a
+/// question, a plan), the host's answers, the run's totals.
+pub(crate) struct Turn<'a> {
+    /// The session.
+    pub writer: &'a mut SessionWriter,
+    /// The host's answers and interrupts.
+    pub inbox: &'a Inbox,
+    /// The run's totals (denials, sub-agents).
+    pub gates: &'a mut Gates,
+}
+
+/// What a call came to.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Outcome {
+    pub text: String,
+    pub is_error: bool,
+    pub data: Value,
+    pub process: Option<String>,
+    /// Refused by the permissions.
+    pub denied: bool,
+    /// Scopes a `scope` call read, for the run to pin.
+    pub pin: Vec<String>,
+}
+
+impl Outcome {
+    pub(crate) fn error(text: impl Into<String>) -> Outcome {
+        Outcome {
+            text: text.into(),
+            is_error: true,
+            ..Outcome::default()
+        }
+    }
+
+    /// A call refused (by a rule, a person or a hook), not run.
+    pub(crate) fn denied(text: impl Into<String>) -> Outcome {
+        Outcome {
+            denied: true,
+            ..Outcome::error(text)
+        }
+    }
+}
+
+/// A call after its checks: answered already, or to be run.
+enum Prepared {
+    Done(Outcome),
+    Run {
+        tool: Box<ProgramTool>,
+        input: Value,
+    },
+}
+
+/// What the model may call, and what calls need from earlier ones.
+pub(crate) struct Toolbox {
+    client: Client,
+    notifier: Notifier,
+    root: PathBuf,
+    config: Arc<AgentConfig>,
+    tools: Vec<ProgramTool>,
+    permissions: Permissions,
+    derived: Derived,
+    hooks: Hooks,
+}
+
+impl Toolbox {
+    /// A toolbox of `tools`, for a run configured by `config` whose
+    /// session holds `history` (what earlier results and "always"
+    /// answers left).
+    pub fn new(
+        writer: &SessionWriter,
+        client: Client,
+        root: PathBuf,
+        config: Arc<AgentConfig>,
+        tools: Vec<ProgramTool>,
+        history: &[crate::contract::Member],
+    ) -> Result<Toolbox, String> {
+        let mut permissions = Permissions::new(
+            config.permission_mode,
+            &config.allow,
+            &config.deny,
+            &config.ask,
+        )?;
+        for rule in permit::allowed_always(history) {
+            permissions.allow_always(&rule);
+        }
+        let hooks = Hooks::new(client.clone(), writer, root.clone(), config.hooks.clone());
+        Ok(Toolbox {
+            notifier: writer.notifier(),
+            derived: Derived::of(&root, history),
+            client,
+            root,
+            config,
+            tools,
+            permissions,
+            hooks,
+        })
+    }
+
+    /// The hooks.
+    pub fn hooks(&self) -> &Hooks {
+        &self.hooks
+    }
+
+    /// Offers `tools` from now on (a new context event read them).
+    pub fn set_tools(&mut self, tools: Vec<ProgramTool>) {
+        self.tools = tools;
+    }
+
+    /// The reply's calls cut into batches: a run of calls that may run
+    /// beside each other, or one call alone.
+    pub fn batches(&self, calls: &[ToolUseBlock]) -> Vec<std::ops::Range<usize>> {
+        let mut out = Vec::new();
+        let mut start = 0;
+        while start < calls.len() {
+            let end = if self.parallel(&calls[start]) {
+                start
+                    + calls[start..]
+                        .iter()
+                        .take_while(|c| self.parallel(c))
+                        .count()
+            } else {
+                start + 1
+            };
+            out.push(start..end);
+            start = end;
+        }
+        out
+    }
+
+    /// Whether a call may run beside others.
+    fn parallel(&self, call: &ToolUseBlock) -> bool {
+        self.tool(&call.name)
+            .is_some_and(|t| t.body.concurrency_safe)
+    }
+
+    fn tool(&self, name: &str) -> Option<&ProgramTool> {
+        self.tools.iter().find(|t| t.def.name == name)
+    }
+
+    /// Runs one batch: each call's outcome, in order, and the stop that
+    /// ends the run, if one came (every call still has an outcome).
+    pub async fn run_batch(
+        &mut self,
+        calls: &[ToolUseBlock],
+        turn: &mut Turn<'_>,
+    ) -> (Vec<Outcome>, Option<Stop>) {
+        let mut prepared = Vec::with_capacity(calls.len());
+        for call in calls {
+            match self.prepare(call, turn).await {
+                Ok(p) => prepared.push(p),
+                Err(stop) => return (unfinished(calls.len()), Some(stop)),
+            }
+        }
+        // Each call answered already, or its run started (its outcome, for
+        // now, only its process).
+        let mut finished = futures_util::future::join_all(prepared.iter().map(|p| async {
+            match p {
+                Prepared::Done(o) => o.clone(),
+                Prepared::Run { tool, input } => match self.start_run(tool, input).await {
+                    Ok(process) => Outcome {
+                        process: Some(process),
+                        ..Outcome::default()
+                    },
+                    Err(why) => Outcome::error(why),
+                },
+            }
+        }))
+        .await;
+        let running: Vec<String> = finished.iter().filter_map(|o| o.process.clone()).collect();
+        self.record_calls(calls, &prepared, &finished, turn.writer);
+        let interrupted = self.await_runs(&running, &mut finished, turn.inbox).await;
+        if !interrupted {
+            self.post_tool_hooks(calls, &mut finished).await;
+        }
+        (finished, interrupted.then_some(Stop::Interrupted))
+    }
+
+    /// Starts a program run for a call; answers its process id.
+    async fn start_run(&self, tool: &ProgramTool, input: &Value) -> Result<String, String> {
+        let input_type = tool.body.input_type.clone().unwrap_or_default();
+        let mut args = RunArgs {
+            chunks: vec![
+                ChunkDecl::generated()
+                    .body(input.clone())
+                    .on(NewPlacement::instance(input_type)),
+            ],
+            ..RunArgs::default()
+        };
+        if tool.def.name == SUB_AGENT {
+            sub::sub_agent_args(&self.config, &mut args, input);
+        }
+        self.client
+            .run(&tool.def.name, args)
+            .await
+            .map_err(|e| format!("the `{}` program could not be started: {e}", tool.def.name))
+    }
+
+    /// Schema, hooks, permission, fill — or the agent's own tool,
+    /// answered here.
+    async fn prepare(
+        &mut self,
+        call: &ToolUseBlock,
+        turn: &mut Turn<'_>,
+    ) -> Result<Prepared, Stop> {
+        let input = call.input_value();
+        if is_own_tool(&call.name) {
+            return Ok(Prepared::Done(self.own_tool(call, &input, turn).await?));
+        }
+        let Some(tool) = self.tool(&call.name).cloned() else {
+            let names: Vec<&str> = self.tools.iter().map(|t| t.def.name.as_str()).collect();
+            return Ok(Prepared::Done(Outcome::error(format!(
+                "there is no tool `{}`; the tools are: {}",
+                call.name,
+                names.join(", ")
+            ))));
+        };
+        if call.name == SUB_AGENT
+            && let Some(refusal) = sub::depth_refusal(&self.config)
+        {
+            return Ok(Prepared::Done(Outcome::error(refusal)));
+        }
+        if let Err(why) = protocol::schema::check(&tool.def.schema, &input) {
+            return Ok(Prepared::Done(Outcome::error(format!(
+                "invalid input for `{}`: {why}",
+                call.name
+            ))));
+        }
+        let (input, hooked) = match self.pre_tool_hooks(call, input, &tool).await {
+            Ok(done) => done,
+            Err(outcome) => return Ok(Prepared::Done(outcome)),
+        };
+        if let Some(refusal) = self.permit(call, &input, &tool, hooked, turn).await? {
+            return Ok(Prepared::Done(refusal));
+        }
+        let input = self.derived.fill(&self.root, &call.name, input);
+        Ok(Prepared::Run {
+            tool: Box::new(tool),
+            input,
+        })
+    }
+
+    /// Waits for the runs (one await); an interrupt cancels them. Answers
+    /// whether it was interrupted.
+    async fn await_runs(
+        &self,
+        running: &[String],
+        outcomes: &mut [Outcome],
+        inbox: &Inbox,
+    ) -> bool {
+        if running.is_empty() {
+            return false;
+        }
+        let ids: Vec<&str> = running.iter().map(String::as_str).collect();
+        let done = tokio::select! {
+            done = self.client.await_processes(&ids) => done,
+            () = inbox.wait_interrupt() => {
+                for id in &ids {
+                    let _ = self.client.cancel(id).await;
+                }
+                for o in outcomes.iter_mut().filter(|o| o.process.is_some()) {
+                    *o = Outcome {
+                        process: o.process.clone(),
+                        ..Outcome::error("interrupted: the person stopped the run")
+                    };
+                }
+                return true;
+            }
+        };
+        let Ok(done) = done else {
+            if self.client.is_closed() {
+                return true; // the engine is gone: the run ends here
+            }
+            for o in outcomes.iter_mut().filter(|o| o.process.is_some()) {
+                o.is_error = true;
+                o.text = "the engine did not report how the run ended".into();
+            }
+            return false;
+        };
+        for o in outcomes.iter_mut() {
+            if let Some(result) = o.process.as_ref().and_then(|p| done.get(p)) {
+                *o = outcome_of(o.process.clone(), result);
+            }
+        }
+        false
+    }
+
+    /// The `tool-call` chunks of a batch, with their processes: told to
+    /// hosts, and committed while the calls run.
+    fn record_calls(
+        &self,
+        calls: &[ToolUseBlock],
+        prepared: &[Prepared],
+        outcomes: &[Outcome],
+        writer: &mut SessionWriter,
+    ) {
+        let mut entries = Vec::new();
+        for ((call, p), o) in calls.iter().zip(prepared).zip(outcomes) {
+            let input = match p {
+                Prepared::Run { input, .. } => input.clone(),
+                Prepared::Done(_) => call.input_value(),
+            };
+            self.notifier.notify(&Notice::ToolStart {
+                tool_use_id: call.id.clone(),
+                program: call.name.clone(),
+                input: input.clone(),
+            });
+            entries.push(Entry::of(&ToolCall {
+                program: call.name.clone(),
+                process: o.process.clone(),
+                tool_use_id: call.id.clone(),
+                input,
+            }));
+        }
+        writer.commit_in_background(entries);
+    }
+
+    /// The `tool-result` bodies of a batch, in call order: learnt from
+    /// (hashes, the shell's directory, sub-agents' totals) and told to
+    /// hosts.
+    pub fn results(
+        &mut self,
+        calls: &[ToolUseBlock],
+        outcomes: Vec<Outcome>,
+        gates: &mut Gates,
+    ) -> Vec<ToolResult> {
+        let mut results = Vec::with_capacity(calls.len());
+        for (call, o) in calls.iter().zip(outcomes) {
+            self.derived
+                .observe(&self.root, &call.name, &o.data, o.is_error);
+            if call.name == SUB_AGENT
+                && let Some(process) = &o.process
+                && let Ok(child) = RunOutcome::deserialize(&o.data)
+            {
+                gates.add_child(process, &child);
+            }
+            self.notifier.notify(&Notice::ToolEnd {
+                tool_use_id: call.id.clone(),
+                process: o.process.clone(),
+                is_error: o.is_error,
+            });
+            results.push(ToolResult {
+                program: call.name.clone(),
+                process: o.process,
+                tool_use_id: call.id.clone(),
+                text: o.text,
+                is_error: o.is_error,
+                data: Some(o.data).filter(|d| !d.is_null()),
+                denied: o.denied,
+            });
+        }
+        results
+    }
+}
+
+/// Outcomes of calls a stop left without a run: each "interrupted".
+pub(crate) fn unfinished(n: usize) -> Vec<Outcome> {
+    (0..n)
+        .map(|_| Outcome::error("interrupted: the person stopped the run before this call"))
+        .collect()
+}
+
+/// What a finished process answered: its output, or why it failed.
+pub(crate) fn outcome_of(process: Option<String>, result: &substrate::ScopeResult) -> Outcome {
+    let body = result
+        .scopes
+        .first()
+        .map(|s| protocol::process::ProcessBody::parse(&s.body_value()))
+        .unwrap_or_default();
+    let output = result
+        .chunks
+        .iter()
+        .find(|c| c.is_on("engine/output", PlacementType::Instance))
+        .map(|c| protocol::program::Output::parse(&c.body_value()));
+    let failed = body.status != protocol::process::ProcessStatus::Completed;
+    match output {
+        Some(out) => Outcome {
+            text: out.text,
+            is_error: failed || out.is_error,
+            data: out.data,
+            process,
+            ..Outcome::default()
+        },
+        None => {
+            let error = body.error.as_deref().unwrap_or("no answer");
+            let tail = body.stderr_tail.as_deref().unwrap_or_default();
+            let tail: String = tail
+                .chars()
+                .rev()
+                .take(2000)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            Outcome {
+                text: format!(
+                    "the program failed ({error}) without answering{}{}",
+                    if tail.is_empty() { "" } else { ":\n" },
+                    tail.trim_end()
+                ),
+                is_error: true,
+                process,
+                ..Outcome::default()
+            }
+        }
+    }
+}

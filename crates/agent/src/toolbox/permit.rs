@@ -1,0 +1,142 @@
+//! Whether a call may run: the permissions' decision (a `pre-tool` hook's
+//! approval stands in for asking, never for a deny rule), and — when the
+//! decision is to ask — a `permission-request` on the session and the
+//! host's `permission-decision`. Every refusal is counted on the run.
+
+use super::{Outcome, Toolbox, Turn};
+use crate::catalog::ProgramTool;
+use crate::contract::{Choice, Denial, Entry, Member, PermissionRequest, SessionItem};
+use crate::permissions::{Call, Decision};
+use crate::run::inbox::Reply;
+use crate::run::stop::Stop;
+use model::ToolUseBlock;
+use serde_json::Value;
+use std::collections::HashMap;
+
+/// What a `pre-tool` hook decided of a call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Hooked {
+    /// It approves: no need to ask.
+    Allow,
+    /// It wants the person asked.
+    Ask,
+}
+
+impl Toolbox {
+    /// `None` when the call may run; else its refusal.
+    pub(super) async fn permit(
+        &mut self,
+        call: &ToolUseBlock,
+        input: &Value,
+        tool: &ProgramTool,
+        hooked: Option<Hooked>,
+        turn: &mut Turn<'_>,
+    ) -> Result<Option<Outcome>, Stop> {
+        let probe = Call {
+            program: &call.name,
+            input,
+            root: &self.root,
+            read_only: tool.body.read_only,
+        };
+        let decision = match (hooked, self.permissions.decide(&probe)) {
+            (Some(Hooked::Allow), Decision::Ask(_)) => Decision::Allow,
+            (Some(Hooked::Ask), Decision::Allow) => {
+                Decision::Ask("a pre-tool hook asks first".into())
+            }
+            (_, decision) => decision,
+        };
+        let rule = probe.suggested_rule();
+        let refusal = match decision {
+            Decision::Allow => return Ok(None),
+            Decision::Deny(why) => format!("permission denied: {why}"),
+            Decision::Ask(why) if !self.config.interactive => format!(
+                "permission denied: `{}` needs permission ({why}) and no one is attached to \
+                 give it. To allow it, run with --allow '{rule}' or add \"{rule}\" to `allow` \
+                 under [permissions] in .hermitcrab/config.toml",
+                call.name
+            ),
+            Decision::Ask(why) => match self.ask(call, input, &why, &rule, turn).await? {
+                None => return Ok(None),
+                Some(refusal) => refusal,
+            },
+        };
+        turn.gates.deny(Denial {
+            tool_use_id: call.id.clone(),
+            program: call.name.clone(),
+            input: input.clone(),
+            reason: refusal.clone(),
+        });
+        Ok(Some(Outcome::denied(refusal)))
+    }
+
+    /// Asks the person; `None` when they allow it.
+    async fn ask(
+        &mut self,
+        call: &ToolUseBlock,
+        input: &Value,
+        why: &str,
+        rule: &str,
+        turn: &mut Turn<'_>,
+    ) -> Result<Option<String>, Stop> {
+        let request = PermissionRequest {
+            tool_use_id: call.id.clone(),
+            program: call.name.clone(),
+            input: input.clone(),
+            reason: why.to_owned(),
+            rule: rule.to_owned(),
+            process: turn.writer.me().to_owned(),
+        };
+        let commit = turn
+            .writer
+            .commit(vec![Entry::of(&request)], None)
+            .await
+            .map_err(|e| Stop::Error(format!("cannot ask for permission: {e}")))?;
+        let Some(asked) = commit.created.first().cloned() else {
+            return Err(Stop::Error(
+                "the permission request was not recorded".into(),
+            ));
+        };
+        self.notifier
+            .status(format!("waiting for permission to run `{}`", call.name));
+        let decision = match turn.inbox.answer_to(&asked).await {
+            None => return Err(Stop::Interrupted),
+            Some(Reply::Permission(decision)) => decision,
+            Some(Reply::User(_)) => return Ok(Some("permission denied by the person".into())),
+        };
+        match decision.decision {
+            Choice::Allow => Ok(None),
+            Choice::Always => {
+                self.permissions
+                    .allow_always(decision.rule.as_deref().unwrap_or(rule));
+                Ok(None)
+            }
+            Choice::Deny => Ok(Some(match decision.message.as_deref() {
+                Some(m) if !m.is_empty() => format!("permission denied by the person: {m}"),
+                _ => "permission denied by the person".to_owned(),
+            })),
+        }
+    }
+}
+
+/// The rules a person answered "always" with earlier in the session
+/// (each item with its chunk id): "always" holds for the session, not
+/// only the run that asked.
+pub(super) fn allowed_always(history: &[Member]) -> Vec<String> {
+    let asked: HashMap<&str, &str> = history
+        .iter()
+        .filter_map(|m| match &m.item {
+            SessionItem::PermissionRequest(r) => Some((m.id.as_str(), r.rule.as_str())),
+            _ => None,
+        })
+        .collect();
+    history
+        .iter()
+        .filter_map(|m| match &m.item {
+            SessionItem::PermissionDecision(d) if d.decision == Choice::Always => d
+                .rule
+                .clone()
+                .or_else(|| asked.get(d.request.as_str()).map(|r| (*r).to_owned())),
+            _ => None,
+        })
+        .collect()
+}

@@ -1,0 +1,41 @@
+//! Sub-agents: the `agent` program called as a tool. Its process is its
+//! own session, under its parent's; it reads what its parent reads and
+//! writes only its own tree; it inherits its parent's configuration one
+//! level deeper; nesting stops at `max_depth`.
+
+use crate::config::{AgentConfig, DEFAULT_MAX_DEPTH};
+use protocol::{Boundary, ChunkDecl, NewPlacement, RunArgs};
+use serde_json::Value;
+
+/// Model calls a sub-agent may make when its parent set no limit.
+const SUB_AGENT_TURNS: u32 = 50;
+
+/// Why a sub-agent may not be started by an agent configured so, if it
+/// may not.
+pub(super) fn depth_refusal(config: &AgentConfig) -> Option<String> {
+    let max = config.max_depth.unwrap_or(DEFAULT_MAX_DEPTH);
+    (config.depth >= max).then(|| {
+        format!(
+            "sub-agents nest at most {max} deep and this agent is at depth {}: do this \
+             part of the task yourself",
+            config.depth
+        )
+    })
+}
+
+/// A sub-agent's run: its configuration (the parent's, one level deeper,
+/// with the model the call names), and a write boundary of its own tree.
+pub(super) fn sub_agent_args(parent: &AgentConfig, args: &mut RunArgs, input: &Value) {
+    let mut config = parent.clone();
+    config.depth += 1;
+    if let Some(model) = input["model"].as_str().filter(|m| !m.is_empty()) {
+        config.model = model.to_owned();
+    }
+    config.max_turns = config.max_turns.or(Some(SUB_AGENT_TURNS));
+    args.chunks.push(
+        ChunkDecl::generated()
+            .body(serde_json::to_value(&config).unwrap_or_default())
+            .on(NewPlacement::instance("agent-config")),
+    );
+    args.write_boundary = Some(Boundary::Roots(Vec::new()));
+}
