@@ -104,16 +104,17 @@ fn bench(c: &mut Criterion) {
             || request.clone(),
             |mut request| {
                 request.push(&last);
-                let sent = request.next().messages.len();
+                let sent = request.next_call().messages.len();
                 (request, sent)
             },
             criterion::BatchSize::LargeInput,
         )
     });
     c.bench_function("request/from_scratch_10k", |b| {
-        b.iter(|| Request::of_session(prefix.clone(), &history).into_next())
+        b.iter(|| Request::of_session(prefix.clone(), &history).into_next_call())
     });
-    let full = Request::new(prefix.clone(), Conversation::since_compaction(&history)).into_next();
+    let full =
+        Request::new(prefix.clone(), Conversation::since_compaction(&history)).into_next_call();
     c.bench_function("request/serialize_10k", |b| {
         b.iter(|| model::AnthropicClient::body(&full, true).unwrap())
     });

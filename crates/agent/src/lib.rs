@@ -42,12 +42,13 @@
 //! let mut request = Request::new(Prefix::new(&config, &context, &[], &[]), Conversation::default());
 //! let prompt = agent::contract::Prompt { text: "hello".into(), from: None };
 //! request.push(&Entry::of(&prompt).item());
-//! let next = request.next();
+//! let next = request.next_call();
 //! assert_eq!(next.messages.len(), 1);
 //! assert_eq!(next.model, "claude-sonnet-4-5");
 //! ```
 
 pub mod catalog;
+mod compact;
 pub mod config;
 pub mod context;
 pub mod contract;
@@ -60,10 +61,10 @@ pub mod run;
 mod toolbox;
 mod vocabulary;
 
+pub use compact::recent_turns;
 pub use config::{AgentConfig, ApiKind, HOOK_EVENTS, HookConfig, PermissionMode};
 pub use rebuild::{calls, is_call, rebuild_request, request_body};
 pub use request::{Conversation, Prefix, Request};
-pub use run::recent_turns;
 pub use vocabulary::{
     AGENT_ENV, AGENT_TIMEOUT_MS, SESSION_ACCEPTS, agent_program, prompt_schema, vocabulary,
 };

@@ -98,7 +98,7 @@ pub async fn rebuild_request(
     let request = Request::of_session(Prefix::new(&config, &context, &pinned, &defs), &history);
     let request = match call.summary {
         true => request.summary(),
-        false => request.into_next(),
+        false => request.into_next_call(),
     };
     Ok((request, config, call.summary))
 }

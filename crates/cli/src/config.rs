@@ -3,7 +3,7 @@
 //! 1). Each value read from them remembers which file it came from.
 
 use anyhow::{Context as _, Result, bail};
-use engine::contain::grant::Grant;
+use contain::grant::Grant;
 use protocol::ReadAccess;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -31,7 +31,7 @@ fn main() -> ExitCode {
     // argument parser, straight to work.
     let raw: Vec<String> = std::env::args().skip(1).collect();
     if raw.first().map(String::as_str) == Some("__contain") {
-        return engine::contain::trampoline_main(&raw[1..]);
+        return contain::trampoline_main(&raw[1..]);
     }
     init_logging();
     let cli = Cli::parse();
@@ -74,7 +74,7 @@ fn main() -> ExitCode {
         Command::Init => init(),
         Command::Program { name } => program(&name),
         Command::Serve { stdio, no_contain } => serve(stdio, no_contain),
-        Command::Contain { args } => return engine::contain::trampoline_main(&args),
+        Command::Contain { args } => return contain::trampoline_main(&args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -187,8 +187,8 @@ fn program(name: &str) -> Result<()> {
 /// -p cli` rebuilds only `hc`, and could leave an older one beside it): a
 /// small binary that skips Rust's runtime set-up, started as the engine's
 /// zygote and namespace holder (and per run if the zygote is gone).
-fn containment_beside_hc(default: engine::contain::Containment) -> engine::contain::Containment {
-    let engine::contain::Containment::On { .. } = default else {
+fn containment_beside_hc(default: contain::Containment) -> contain::Containment {
+    let contain::Containment::On { .. } = default else {
         return default;
     };
     let Some(sibling) = std::env::current_exe()
@@ -199,12 +199,12 @@ fn containment_beside_hc(default: engine::contain::Containment) -> engine::conta
         return default;
     };
     let same_build = std::process::Command::new(&sibling)
-        .arg(engine::contain::BUILD_ID_FLAG)
+        .arg(contain::BUILD_ID_FLAG)
         .stderr(std::process::Stdio::null())
         .output()
         .ok()
         .and_then(|out| u64::from_str_radix(String::from_utf8_lossy(&out.stdout).trim(), 16).ok())
-        == Some(engine::contain::BUILD_ID);
+        == Some(contain::BUILD_ID);
     if !same_build {
         tracing::debug!(
             ?sibling,
@@ -212,7 +212,7 @@ fn containment_beside_hc(default: engine::contain::Containment) -> engine::conta
         );
         return default;
     }
-    engine::contain::Containment::On {
+    contain::Containment::On {
         exe: sibling,
         args: Vec::new(),
     }
@@ -230,7 +230,7 @@ pub(crate) fn engine_config(
     config.containment = containment_beside_hc(config.containment);
     if no_contain || files.containment_off()? {
         eprintln!("hc: containment is off: programs run with all of your privileges");
-        config.containment = engine::contain::Containment::Off;
+        config.containment = contain::Containment::Off;
     }
     config.grants = files.grants()?;
     Ok(config)

@@ -104,7 +104,7 @@ fn rebuilt(
     // An engine only to read through (no program runs): uncontained, and
     // nothing to say about it.
     let mut config = engine::EngineConfig::new(&project.root);
-    config.containment = engine::contain::Containment::Off;
+    config.containment = contain::Containment::Off;
     crate::runtime()?.block_on(async move {
         let engine = Engine::open_with(db, config)?;
         let (client, _events) = engine.host_client();

@@ -2,13 +2,16 @@
 //! same code serves a program's stdio (a malformed line is fatal) and a host
 //! (`hc serve --stdio`: a malformed line is answered, and the host goes on).
 
-use crate::engine::{Context, Engine};
+use crate::config::{Context, ProcessId, SubscriptionId};
 use crate::error::{EngineError, Result};
 use crate::subs::Sink;
 use protocol::{
-    ErrorBody, ErrorCode, MAX_LINE_BYTES, Op, ParseError, Request, RunResult, SubscribeResult,
+    Declaration, ErrorBody, ErrorCode, MAX_LINE_BYTES, Op, ParseError, Request, RunArgs, RunResult,
+    ScopeOpts, ScopeResult, SubscribeOpts, SubscribeResult,
 };
 use serde::Serialize;
+use std::collections::HashMap;
+use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, BufReader};
 use tokio::sync::mpsc;
@@ -27,9 +30,32 @@ pub(crate) enum ReadEnd {
     Malformed(String),
 }
 
+/// What a connection answers requests with: the engine's operations, as
+/// `ctx` may use them. ([`Engine`](crate::Engine) is the one there is.)
+pub(crate) trait Ops: Clone + Send + Sync + 'static {
+    fn scope(&self, ctx: &Context, ids: &[String], opts: &ScopeOpts) -> Result<ScopeResult>;
+    fn commit(&self, ctx: &Context, decl: Declaration) -> Result<substrate::Commit>;
+    fn run(&self, ctx: &Context, program: &str, args: RunArgs) -> Result<ProcessId>;
+    fn cancel(&self, ctx: &Context, process: &str) -> Result<()>;
+    fn await_processes(
+        &self,
+        ctx: &Context,
+        ids: &[ProcessId],
+    ) -> impl Future<Output = Result<HashMap<ProcessId, ScopeResult>>> + Send;
+    fn subscribe_to(
+        &self,
+        ctx: &Context,
+        scopes: &[String],
+        opts: SubscribeOpts,
+        sink: Sink,
+    ) -> Result<SubscriptionId>;
+    fn unsubscribe(&self, id: &str);
+    fn notify(&self, from: &str, data: serde_json::Value) -> Result<()>;
+}
+
 /// A connection to a program or a host.
-pub(crate) struct Connection {
-    engine: Engine,
+pub(crate) struct Connection<O: Ops> {
+    engine: O,
     ctx: Context,
     out: mpsc::Sender<String>,
     host: bool,
@@ -38,13 +64,13 @@ pub(crate) struct Connection {
     subscriptions: Mutex<Vec<String>>,
 }
 
-impl Connection {
+impl<O: Ops> Connection<O> {
     pub(crate) fn new(
-        engine: Engine,
+        engine: O,
         ctx: Context,
         out: mpsc::Sender<String>,
         host: bool,
-    ) -> Connection {
+    ) -> Connection<O> {
         Connection {
             engine,
             ctx,
@@ -298,7 +324,7 @@ fn error_json(id: Option<u64>, error: ErrorBody) -> String {
 
 /// Serves the protocol to a host over `input`/`output` with full reach —
 /// what `hc serve --stdio` runs. Returns when the input ends.
-pub async fn serve_host<R, W>(engine: Engine, input: R, output: W)
+pub(crate) async fn serve_host<O: Ops, R, W>(engine: O, input: R, output: W)
 where
     R: AsyncRead + Unpin,
     W: tokio::io::AsyncWrite + Unpin + Send + 'static,

@@ -1,13 +1,20 @@
 //! [`Engine`]: the API a host calls directly, and that every program's
 //! protocol requests reach.
 
-use crate::boundary::{EffectiveBoundary, Reach, View, judge_write, topology};
+use crate::boundary::{EffectiveBoundary, Reach, View, topology};
+use crate::config::{Context, EngineConfig, ProcessId, SubscriptionId};
+use crate::connection::Ops;
+use crate::core::Core;
 use crate::error::{EngineError, Result};
-use crate::process::{self, Slots};
+use crate::judge::Judge;
+use crate::process;
+use crate::slot::Slots;
 use crate::subs::{EventStream, Sink, Subscriptions};
+use contain::Containment;
 use protocol::{Boundary, RunArgs, SubscribeOpts};
 use serde_json::{Value, json};
 use std::collections::HashMap;
+use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
 use substrate::{
@@ -15,89 +22,11 @@ use substrate::{
     TypeFilter, ids::COMMITS_ROOT,
 };
 
-/// A process id (`p_…`).
-pub type ProcessId = String;
-
-/// A subscription id (`sub_…`).
-pub type SubscriptionId = String;
-
-/// Who is asking: a host (`None`, full reach) or a running process.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Context {
-    /// The caller's process; `None` for the host.
-    pub process_id: Option<ProcessId>,
-}
-
-impl Context {
-    /// The host.
-    pub fn host() -> Context {
-        Context { process_id: None }
-    }
-
-    /// A process.
-    pub fn process(id: impl Into<String>) -> Context {
-        Context {
-            process_id: Some(id.into()),
-        }
-    }
-}
-
-/// How the engine runs programs.
-#[derive(Clone, Debug)]
-pub struct EngineConfig {
-    /// The project directory: programs run there, relative executables
-    /// resolve against it, and it is `HC_PROJECT_ROOT`.
-    pub project_root: PathBuf,
-    /// The executable `builtin:NAME` programs run as (`EXE program NAME`).
-    pub builtin_exe: PathBuf,
-    /// A run's timeout when neither the run nor the program gives one.
-    pub default_timeout_ms: u64,
-    /// How `vm` programs are contained.
-    pub containment: crate::contain::Containment,
-    /// What configuration grants programs beyond their declarations, by
-    /// program name (`[programs.NAME]`); checked at open.
-    pub grants: std::collections::BTreeMap<String, crate::contain::grant::Grant>,
-    /// `None` (the default): ask the kernel whether it enforces Landlock.
-    /// `Some`: assume so — to exercise and diagnose the refusal path.
-    pub assume_landlock: Option<bool>,
-}
-
-impl EngineConfig {
-    /// Runs in `project_root`, built-ins through the current executable.
-    pub fn new(project_root: impl Into<PathBuf>) -> EngineConfig {
-        let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("hc"));
-        EngineConfig {
-            project_root: project_root.into(),
-            builtin_exe: exe.clone(),
-            default_timeout_ms: protocol::program::TOOL_TIMEOUT_MS,
-            grants: std::collections::BTreeMap::new(),
-            containment: crate::contain::Containment::On {
-                exe,
-                args: vec!["__contain".into()],
-            },
-            assume_landlock: None,
-        }
-    }
-}
-
-pub(crate) struct Inner {
-    pub(crate) db: Arc<Substrate>,
-    pub(crate) config: EngineConfig,
-    /// Whether this kernel enforces Landlock (checked once, at open).
-    pub(crate) landlock: bool,
-    /// The holder of the empty network namespace contained runs share.
-    pub(crate) net_holder: Option<crate::contain::NetHolder>,
-    /// The pre-forked trampoline contained runs are forked from.
-    pub(crate) zygote: Option<crate::contain::Zygote>,
-    pub(crate) slots: Slots,
-    pub(crate) subs: Subscriptions,
-}
-
 /// The engine. Cheap to clone; clones share everything. Must be used
 /// inside a tokio runtime (it spawns the programs' supervisors there).
 #[derive(Clone)]
 pub struct Engine {
-    pub(crate) inner: Arc<Inner>,
+    core: Arc<Core>,
 }
 
 impl Engine {
@@ -117,48 +46,47 @@ impl Engine {
                 .map_err(EngineError::invalid)?;
         }
         reconcile(&db)?;
-        let landlock = matches!(config.containment, crate::contain::Containment::On { .. })
+        let landlock = matches!(config.containment, Containment::On { .. })
             && config
                 .assume_landlock
-                .unwrap_or_else(crate::contain::landlock_available);
-        if let crate::contain::Containment::Off = config.containment {
+                .unwrap_or_else(contain::landlock_available);
+        if let Containment::Off = config.containment {
             tracing::warn!("containment is off: programs run with all of this user's privileges");
         }
-        let net_holder = match &config.containment {
-            crate::contain::Containment::On { exe, args }
-                if landlock && crate::contain::landlock_scopes_available() =>
-            {
-                crate::contain::NetHolder::start(exe, args)
-            }
-            _ => None,
+        let (net_holder, zygote) = match &config.containment {
+            Containment::On { exe, args } if landlock => (
+                contain::landlock_scopes_available()
+                    .then(|| contain::NetHolder::start(exe, args))
+                    .flatten(),
+                contain::Zygote::start(exe, args),
+            ),
+            _ => (None, None),
         };
-        let zygote = match &config.containment {
-            crate::contain::Containment::On { exe, args } if landlock => {
-                crate::contain::Zygote::start(exe, args)
-            }
-            _ => None,
-        };
-        let inner = Arc::new(Inner {
+        let core = Arc::new(Core {
             landlock,
             net_holder,
             zygote,
-            subs: Subscriptions::default(),
+            subs: Arc::new(Subscriptions::default()),
             slots: Slots::default(),
             db,
             config,
         });
-        crate::subs::start_dispatcher(Arc::downgrade(&inner), inner.db.subscribe());
-        Ok(Engine { inner })
+        crate::subs::start_dispatcher(
+            Arc::downgrade(&core.subs),
+            Arc::downgrade(&core.db),
+            core.db.subscribe(),
+        );
+        Ok(Engine { core })
     }
 
     /// The substrate.
     pub fn db(&self) -> &Arc<Substrate> {
-        &self.inner.db
+        &self.core.db
     }
 
     /// The configuration.
     pub fn config(&self) -> &EngineConfig {
-        &self.inner.config
+        &self.core.config
     }
 
     /// The read and write boundaries of `ctx`.
@@ -166,10 +94,10 @@ impl Engine {
         let Some(id) = &ctx.process_id else {
             return Ok(Reach::host());
         };
-        if let Some(slot) = self.inner.slots.get(id) {
+        if let Some(slot) = self.core.slots.get(id) {
             return Ok(slot.reach.clone());
         }
-        self.inner.db.read(|snap| load_reach(snap, id))
+        self.core.db.read(|snap| load_reach(snap, id))
     }
 
     /// Reads `ids` as `ctx` may: every id (and every `exclude`) must be
@@ -178,37 +106,38 @@ impl Engine {
     /// as `topology`.
     pub fn scope(&self, ctx: &Context, ids: &[String], opts: &ScopeOpts) -> Result<ScopeResult> {
         let reach = self.reach(ctx)?;
-        self.inner.db.read(|snap| scope_in(snap, &reach, ids, opts))
+        self.core.db.read(|snap| scope_in(snap, &reach, ids, opts))
     }
 
     /// Commits `decl` for `ctx`: boundaries and protection judged on the
     /// state before it (inside the same transaction), then the spec rules.
     pub fn commit(&self, ctx: &Context, decl: Declaration) -> Result<Commit> {
         let reach = self.reach(ctx)?;
-        self.inner
+        self.core
             .db
             .commit_with(decl.clone(), ctx.process_id.as_deref(), |snap| {
-                judge_write(&mut View::new(snap), &decl, &reach, &[])
+                Judge::new(&mut View::new(snap), &reach, &[]).judge(&decl)
             })
     }
 
     /// Starts `program` (a program chunk id or name) and returns the new
     /// process's id once it is running. See `design/protocol.md`.
     pub fn run(&self, ctx: &Context, program: &str, args: RunArgs) -> Result<ProcessId> {
-        process::run(self, ctx, program, args)
+        let caller = self.reach(ctx)?;
+        process::run(&self.core, self.clone(), ctx, caller, program, args)
     }
 
     /// Ends `process` with `error: "cancelled"`. Idempotent: an unknown or
     /// ended process is fine. A program may cancel only its descendants.
     pub fn cancel(&self, ctx: &Context, process: &str) -> Result<()> {
         if let Some(caller) = &ctx.process_id {
-            let descends = self.inner.db.read(|snap| {
+            let descends = self.core.db.read(|snap| {
                 Ok::<_, EngineError>(
                     snap.exists(process)?
                         && snap.reaches_any(process, std::slice::from_ref(caller))?,
                 )
             })?;
-            let exists = self.inner.db.read(|snap| snap.exists(process))?;
+            let exists = self.core.db.read(|snap| snap.exists(process))?;
             if exists && (!descends || process == caller) {
                 return Err(EngineError::boundary(format!(
                     "cannot cancel `{process}`: a program may cancel only processes it started, \
@@ -216,7 +145,7 @@ impl Engine {
                 )));
             }
         }
-        if let Some(slot) = self.inner.slots.get(process) {
+        if let Some(slot) = self.core.slots.get(process) {
             slot.request_end("cancelled");
         }
         Ok(())
@@ -232,7 +161,7 @@ impl Engine {
         ids: &[ProcessId],
     ) -> Result<HashMap<ProcessId, ScopeResult>> {
         let reach = self.reach(ctx)?;
-        let own_children = self.inner.db.read(|snap| {
+        let own_children = self.core.db.read(|snap| {
             let mut view = View::new(snap);
             let mut all_descend = true;
             for id in ids {
@@ -252,17 +181,17 @@ impl Engine {
             Ok(all_descend)
         })?;
         let pause = match (&ctx.process_id, own_children) {
-            (Some(caller), true) => self.inner.slots.get(caller).map(|slot| slot.pause()),
+            (Some(caller), true) => self.core.slots.get(caller).map(|slot| slot.pause()),
             _ => None,
         };
         for id in ids {
-            if let Some(slot) = self.inner.slots.get(id) {
+            if let Some(slot) = self.core.slots.get(id) {
                 slot.ended().await;
             }
         }
         drop(pause);
         let opts = ScopeOpts::default();
-        self.inner.db.read(|snap| {
+        self.core.db.read(|snap| {
             let mut out = HashMap::new();
             for id in ids {
                 out.insert(
@@ -284,7 +213,7 @@ impl Engine {
     ) -> Result<SubscriptionId> {
         let (tx, rx) = tokio::sync::mpsc::channel(crate::subs::HOST_QUEUE);
         let id = self.subscribe_to(ctx, scopes, opts, Sink::Events(tx))?;
-        self.inner.subs.park_receiver(&id, rx);
+        self.core.subs.park_receiver(&id, rx);
         Ok(id)
     }
 
@@ -299,7 +228,7 @@ impl Engine {
             return Err(EngineError::invalid("subscribe needs at least one scope"));
         }
         let reach = self.reach(ctx)?;
-        self.inner.db.read(|snap| {
+        self.core.db.read(|snap| {
             let mut view = View::new(snap);
             for id in scopes {
                 if id == COMMITS_ROOT {
@@ -321,7 +250,7 @@ impl Engine {
             }
             Ok(())
         })?;
-        Ok(self.inner.subs.add(
+        Ok(self.core.subs.add(
             ctx.process_id.clone(),
             scopes.to_vec(),
             opts.deep,
@@ -332,42 +261,96 @@ impl Engine {
 
     /// Ends a subscription (unknown ids are fine).
     pub fn unsubscribe(&self, sub_id: &str) {
-        self.inner.subs.remove(sub_id);
+        self.core.subs.remove(sub_id);
     }
 
     /// The events of a subscription made with [`subscribe`](Self::subscribe);
     /// `None` for an unknown id or when taken before.
     pub fn events(&self, sub_id: &str) -> Option<EventStream> {
-        self.inner.subs.take_receiver(sub_id)
+        self.core.subs.take_receiver(sub_id)
     }
 
     /// Forwards `data` from process `from`, unpersisted, to subscribers of
     /// it, of its ancestor processes, and of the scopes those sit on.
     pub fn notify(&self, from: &str, data: Value) -> Result<()> {
-        crate::subs::notify(&self.inner, from, data)
+        self.core.subs.notify(&self.core.db, from, data)
     }
 
     /// A protocol client with host reach, in this process (an in-memory
-    /// pipe to [`serve_host`](crate::serve_host)): code written against
+    /// pipe to [`serve_host`]): code written against
     /// the protocol — the agent's request rebuild, say — runs on a host's
     /// engine unchanged.
     pub fn host_client(&self) -> (protocol::Client, protocol::Events) {
         let (ours, theirs) = tokio::io::duplex(1 << 20);
         let (read, write) = tokio::io::split(theirs);
-        tokio::spawn(crate::serve_host(self.clone(), read, write));
+        tokio::spawn(serve_host(self.clone(), read, write));
         let (read, write) = tokio::io::split(ours);
         protocol::Client::connect(read, write)
     }
 
     /// Cancels every running process and waits for them to end.
     pub async fn shutdown(&self) {
-        for slot in self.inner.slots.all() {
+        for slot in self.core.slots.all() {
             slot.request_end("cancelled");
         }
-        for slot in self.inner.slots.all() {
+        for slot in self.core.slots.all() {
             slot.ended().await;
         }
-        self.inner.subs.clear();
+        self.core.subs.clear();
+    }
+}
+
+/// Serves the protocol to a host over `input`/`output` with full reach —
+/// what `hc serve --stdio` runs. Returns when the input ends.
+pub async fn serve_host<R, W>(engine: Engine, input: R, output: W)
+where
+    R: tokio::io::AsyncRead + Unpin,
+    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    crate::connection::serve_host(engine, input, output).await;
+}
+
+impl Ops for Engine {
+    fn scope(&self, ctx: &Context, ids: &[String], opts: &ScopeOpts) -> Result<ScopeResult> {
+        Engine::scope(self, ctx, ids, opts)
+    }
+
+    fn commit(&self, ctx: &Context, decl: Declaration) -> Result<Commit> {
+        Engine::commit(self, ctx, decl)
+    }
+
+    fn run(&self, ctx: &Context, program: &str, args: RunArgs) -> Result<ProcessId> {
+        Engine::run(self, ctx, program, args)
+    }
+
+    fn cancel(&self, ctx: &Context, process: &str) -> Result<()> {
+        Engine::cancel(self, ctx, process)
+    }
+
+    fn await_processes(
+        &self,
+        ctx: &Context,
+        ids: &[ProcessId],
+    ) -> impl Future<Output = Result<HashMap<ProcessId, ScopeResult>>> + Send {
+        Engine::await_processes(self, ctx, ids)
+    }
+
+    fn subscribe_to(
+        &self,
+        ctx: &Context,
+        scopes: &[String],
+        opts: SubscribeOpts,
+        sink: Sink,
+    ) -> Result<SubscriptionId> {
+        Engine::subscribe_to(self, ctx, scopes, opts, sink)
+    }
+
+    fn unsubscribe(&self, id: &str) {
+        Engine::unsubscribe(self, id)
+    }
+
+    fn notify(&self, from: &str, data: Value) -> Result<()> {
+        Engine::notify(self, from, data)
     }
 }
 
@@ -475,7 +458,7 @@ fn reconcile(db: &Substrate) -> Result<()> {
     if stale.is_empty() {
         return Ok(());
     }
-    let ended = process::now();
+    let ended = crate::clock::now();
     let chunks = stale
         .iter()
         .map(|id| {
@@ -486,7 +469,7 @@ fn reconcile(db: &Substrate) -> Result<()> {
     db.commit(Declaration::of(chunks), None)?;
     for id in &stale {
         // What the engine that ran them never got to clean up.
-        let _ = std::fs::remove_dir_all(process::temp_dir(id));
+        let _ = std::fs::remove_dir_all(contain::temp_dir(id));
     }
     tracing::info!(
         "marked {} process(es) failed after an engine restart",

@@ -26,18 +26,26 @@
 //! * The engine knows nothing of models: the agent is one program among many.
 
 pub mod boundary;
+mod clock;
+mod config;
 mod connection;
-pub mod contain;
+mod core;
 mod engine;
 mod error;
+mod judge;
 mod plan;
 mod process;
+mod slot;
 mod subs;
 mod vocabulary;
 
-pub use connection::serve_host;
-pub use engine::{Context, Engine, EngineConfig, ProcessId, SubscriptionId};
+pub use config::{Context, EngineConfig, ProcessId, SubscriptionId};
+/// Containment, which the engine applies to every `vm` program (its own
+/// crate; re-exported so a host names one version of it).
+pub use contain;
+pub use engine::{Engine, serve_host};
 pub use error::{EngineError, Result};
+pub use judge::Judge;
 pub use process::STDERR_TAIL_BYTES;
 pub use subs::EventStream;
 pub use vocabulary::vocabulary;

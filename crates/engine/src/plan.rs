@@ -4,9 +4,9 @@
 //! and the file its executable names.
 
 use crate::boundary::{EffectiveBoundary, Reach, View};
-use crate::contain::Containment;
-use crate::engine::{Context, EngineConfig};
+use crate::config::{Context, EngineConfig};
 use crate::error::{EngineError, Result};
+use contain::Containment;
 use protocol::program::{ProgramBody, Runtime};
 use protocol::{Boundary, Capabilities, ErrorCode, RunArgs};
 use std::path::PathBuf;
@@ -81,7 +81,7 @@ impl Planner<'_> {
         let capabilities = self.capabilities(&name, &body, args)?;
         let contained = matches!(self.config.containment, Containment::On { .. });
         if contained && !self.landlock {
-            return Err(EngineError::internal(crate::contain::NO_LANDLOCK));
+            return Err(EngineError::internal(contain::NO_LANDLOCK));
         }
         Ok(Plan {
             timeout_ms: args
@@ -110,7 +110,7 @@ impl Planner<'_> {
             None => body.capabilities.clone(),
         };
         let root = &self.config.project_root;
-        crate::contain::policy::narrow(&granted, args.capabilities.as_ref(), root).map_err(|why| {
+        contain::policy::narrow(&granted, args.capabilities.as_ref(), root).map_err(|why| {
             EngineError::boundary(format!(
                 "cannot run `{name}`: {why}; a run may narrow capabilities, never widen them"
             ))

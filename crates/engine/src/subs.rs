@@ -6,7 +6,6 @@
 //! subscriber a `lagged`.
 
 use crate::boundary::{EffectiveBoundary, View};
-use crate::engine::Inner;
 use crate::error::Result;
 use protocol::Event;
 use serde_json::Value;
@@ -15,7 +14,7 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::task::{Context as TaskContext, Poll};
-use substrate::{Commit, PlacementOp, Snapshot};
+use substrate::{Commit, PlacementOp, Snapshot, Substrate};
 use tokio::sync::{broadcast, mpsc};
 
 /// Events a host subscription buffers before it is owed a `lagged`.
@@ -200,23 +199,28 @@ impl futures_core::Stream for EventStream {
     }
 }
 
-/// Starts the task that relays every commit to the subscriptions.
-pub(crate) fn start_dispatcher(engine: Weak<Inner>, mut commits: broadcast::Receiver<Arc<Commit>>) {
+/// Starts the task that relays every commit of `db` to `subs`; it ends
+/// once either is gone.
+pub(crate) fn start_dispatcher(
+    subs: Weak<Subscriptions>,
+    db: Weak<Substrate>,
+    mut commits: broadcast::Receiver<Arc<Commit>>,
+) {
     tokio::spawn(async move {
         loop {
             let received = commits.recv().await;
-            let Some(inner) = engine.upgrade() else {
+            let (Some(subs), Some(db)) = (subs.upgrade(), db.upgrade()) else {
                 return;
             };
             match received {
                 Ok(commit) => {
-                    if let Err(e) = dispatch(&inner, &commit) {
+                    if let Err(e) = subs.dispatch(&db, &commit) {
                         tracing::warn!("cannot relay commit {}: {e}", commit.id);
                     }
                 }
                 Err(broadcast::error::RecvError::Lagged(missed)) => {
                     tracing::warn!("subscribers missed {missed} commits");
-                    for sub in inner.subs.all() {
+                    for sub in subs.all() {
                         sub.deliver(Event::Lagged {
                             subscription_ids: vec![sub.id.clone()],
                         });
@@ -228,91 +232,166 @@ pub(crate) fn start_dispatcher(engine: Weak<Inner>, mut commits: broadcast::Rece
     });
 }
 
-/// Delivers one commit.
-pub(crate) fn dispatch(inner: &Inner, commit: &Arc<Commit>) -> Result<()> {
-    let (exact, deep_count) = {
-        let state = inner.subs.lock();
-        let mut matched: Vec<Arc<Sub>> = Vec::new();
-        let mut seen = HashSet::new();
+impl Subscriptions {
+    /// Delivers one commit.
+    pub(crate) fn dispatch(&self, db: &Substrate, commit: &Arc<Commit>) -> Result<()> {
+        let (exact, deep_count) = {
+            let state = self.lock();
+            let mut matched: Vec<Arc<Sub>> = Vec::new();
+            let mut seen = HashSet::new();
+            for scope in &commit.touched_scopes {
+                for id in state.by_scope.get(scope).into_iter().flatten() {
+                    if seen.insert(id.clone())
+                        && let Some(sub) = state.subs.get(id)
+                    {
+                        matched.push(Arc::clone(sub));
+                    }
+                }
+            }
+            (matched, state.deep)
+        };
+        let mut matched = exact;
+        let removals = !commit.removed.is_empty()
+            || commit
+                .placements_modified
+                .iter()
+                .any(|p| p.op == PlacementOp::Removed);
+        let needs_snapshot =
+            deep_count > 0 || removals || matched.iter().any(|s| !s.read.is_open());
+        if !needs_snapshot {
+            for sub in &matched {
+                sub.deliver(Event::ScopeChanged {
+                    subscription_id: sub.id.clone(),
+                    commit: Arc::clone(commit),
+                });
+            }
+            return Ok(());
+        }
+        db.read(|snap| {
+            if deep_count > 0 {
+                self.add_deep_matches(snap, commit, &mut matched)?;
+            }
+            let mut view = View::new(snap);
+            for sub in &matched {
+                let commit = if sub.read.is_open() {
+                    Arc::clone(commit)
+                } else {
+                    Arc::new(filtered(&mut view, commit, &sub.read)?)
+                };
+                sub.deliver(Event::ScopeChanged {
+                    subscription_id: sub.id.clone(),
+                    commit,
+                });
+            }
+            if removals {
+                self.invalidate(&mut view)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Adds the deep subscriptions on any scope a touched scope reaches up
+    /// instance chains.
+    fn add_deep_matches(
+        &self,
+        snap: &Snapshot<'_>,
+        commit: &Commit,
+        matched: &mut Vec<Arc<Sub>>,
+    ) -> Result<()> {
+        let mut reached: HashSet<String> = HashSet::new();
         for scope in &commit.touched_scopes {
+            if snap.exists(scope)? {
+                reached.extend(snap.instance_ancestors(scope)?);
+            } else {
+                reached.insert(scope.clone());
+            }
+        }
+        let state = self.lock();
+        let mut have: HashSet<String> = matched.iter().map(|s| s.id.clone()).collect();
+        for scope in &reached {
             for id in state.by_scope.get(scope).into_iter().flatten() {
-                if seen.insert(id.clone())
-                    && let Some(sub) = state.subs.get(id)
+                if let Some(sub) = state.subs.get(id)
+                    && sub.deep
+                    && have.insert(id.clone())
                 {
                     matched.push(Arc::clone(sub));
                 }
             }
         }
-        (matched, state.deep)
-    };
-    let mut matched = exact;
-    let removals = !commit.removed.is_empty()
-        || commit
-            .placements_modified
-            .iter()
-            .any(|p| p.op == PlacementOp::Removed);
-    let needs_snapshot = deep_count > 0 || removals || matched.iter().any(|s| !s.read.is_open());
-    if !needs_snapshot {
-        for sub in &matched {
-            sub.deliver(Event::ScopeChanged {
-                subscription_id: sub.id.clone(),
-                commit: Arc::clone(commit),
-            });
-        }
-        return Ok(());
-    }
-    inner.db.read(|snap| {
-        if deep_count > 0 {
-            add_deep_matches(inner, snap, commit, &mut matched)?;
-        }
-        let mut view = View::new(snap);
-        for sub in &matched {
-            let commit = if sub.read.is_open() {
-                Arc::clone(commit)
-            } else {
-                Arc::new(filtered(&mut view, commit, &sub.read)?)
-            };
-            sub.deliver(Event::ScopeChanged {
-                subscription_id: sub.id.clone(),
-                commit,
-            });
-        }
-        if removals {
-            invalidate(inner, &mut view)?;
-        }
         Ok(())
-    })
-}
-
-/// Adds the deep subscriptions on any scope a touched scope reaches up
-/// instance chains.
-fn add_deep_matches(
-    inner: &Inner,
-    snap: &Snapshot<'_>,
-    commit: &Commit,
-    matched: &mut Vec<Arc<Sub>>,
-) -> Result<()> {
-    let mut reached: HashSet<String> = HashSet::new();
-    for scope in &commit.touched_scopes {
-        if snap.exists(scope)? {
-            reached.extend(snap.instance_ancestors(scope)?);
-        } else {
-            reached.insert(scope.clone());
-        }
     }
-    let state = inner.subs.lock();
-    let mut have: HashSet<String> = matched.iter().map(|s| s.id.clone()).collect();
-    for scope in &reached {
-        for id in state.by_scope.get(scope).into_iter().flatten() {
-            if let Some(sub) = state.subs.get(id)
-                && sub.deep
-                && have.insert(id.clone())
-            {
-                matched.push(Arc::clone(sub));
+
+    /// Ends the subscriptions whose scopes were removed or fell out of reach.
+    fn invalidate(&self, view: &mut View<'_, '_>) -> Result<()> {
+        for sub in self.all() {
+            let mut reason = None;
+            for scope in &sub.scopes {
+                if scope == substrate::ids::COMMITS_ROOT {
+                    continue;
+                }
+                if !view.snap.exists(scope)? {
+                    reason = Some("scope removed");
+                    break;
+                }
+                if !sub.read.admits(view, scope)? {
+                    reason = Some("scope unreachable");
+                    break;
+                }
+            }
+            if let Some(reason) = reason {
+                self.remove(&sub.id);
+                let event = Event::SubscriptionInvalid {
+                    subscription_id: sub.id.clone(),
+                    reason: reason.to_owned(),
+                };
+                sub.sink.offer(event);
             }
         }
+        Ok(())
     }
-    Ok(())
+
+    /// Forwards a process's `notify` to the subscribers of the process, of its
+    /// ancestor processes, and of the scopes those sit on (deep subscriptions:
+    /// of any scope up their instance chains).
+    pub(crate) fn notify(&self, db: &Substrate, from: &str, data: Value) -> Result<()> {
+        let (near, far) = db.read(|snap| {
+            let mut near: HashSet<String> = HashSet::new();
+            let mut process = Some(from.to_owned());
+            while let Some(id) = process.take() {
+                near.insert(id.clone());
+                for p in snap.placements_of(&id)? {
+                    near.insert(p.scope.clone());
+                    if p.kind == substrate::PlacementType::Instance
+                        && snap.is_instance_of(&p.scope, "engine/process")?
+                    {
+                        process = Some(p.scope);
+                    }
+                }
+            }
+            let far: HashSet<String> = snap.instance_ancestors(from)?.into_iter().collect();
+            Ok::<_, crate::error::EngineError>((near, far))
+        })?;
+        let targets: Vec<Arc<Sub>> = {
+            let state = self.lock();
+            state
+                .subs
+                .values()
+                .filter(|s| {
+                    s.scopes
+                        .iter()
+                        .any(|scope| near.contains(scope) || (s.deep && far.contains(scope)))
+                })
+                .cloned()
+                .collect()
+        };
+        for sub in targets {
+            sub.deliver(Event::Notification {
+                process: from.to_owned(),
+                data: data.clone(),
+            });
+        }
+        Ok(())
+    }
 }
 
 /// The commit with everything outside `read` left out.
@@ -342,76 +421,4 @@ fn keep_ids(ids: &[String], keep: &mut impl FnMut(&str) -> Result<bool>) -> Resu
         }
     }
     Ok(out)
-}
-
-/// Ends the subscriptions whose scopes were removed or fell out of reach.
-fn invalidate(inner: &Inner, view: &mut View<'_, '_>) -> Result<()> {
-    for sub in inner.subs.all() {
-        let mut reason = None;
-        for scope in &sub.scopes {
-            if scope == substrate::ids::COMMITS_ROOT {
-                continue;
-            }
-            if !view.snap.exists(scope)? {
-                reason = Some("scope removed");
-                break;
-            }
-            if !sub.read.admits(view, scope)? {
-                reason = Some("scope unreachable");
-                break;
-            }
-        }
-        if let Some(reason) = reason {
-            inner.subs.remove(&sub.id);
-            let event = Event::SubscriptionInvalid {
-                subscription_id: sub.id.clone(),
-                reason: reason.to_owned(),
-            };
-            sub.sink.offer(event);
-        }
-    }
-    Ok(())
-}
-
-/// Forwards a process's `notify` to the subscribers of the process, of its
-/// ancestor processes, and of the scopes those sit on (deep subscriptions:
-/// of any scope up their instance chains).
-pub(crate) fn notify(inner: &Inner, from: &str, data: Value) -> Result<()> {
-    let (near, far) = inner.db.read(|snap| {
-        let mut near: HashSet<String> = HashSet::new();
-        let mut process = Some(from.to_owned());
-        while let Some(id) = process.take() {
-            near.insert(id.clone());
-            for p in snap.placements_of(&id)? {
-                near.insert(p.scope.clone());
-                if p.kind == substrate::PlacementType::Instance
-                    && snap.is_instance_of(&p.scope, "engine/process")?
-                {
-                    process = Some(p.scope);
-                }
-            }
-        }
-        let far: HashSet<String> = snap.instance_ancestors(from)?.into_iter().collect();
-        Ok::<_, crate::error::EngineError>((near, far))
-    })?;
-    let targets: Vec<Arc<Sub>> = {
-        let state = inner.subs.lock();
-        state
-            .subs
-            .values()
-            .filter(|s| {
-                s.scopes
-                    .iter()
-                    .any(|scope| near.contains(scope) || (s.deep && far.contains(scope)))
-            })
-            .cloned()
-            .collect()
-    };
-    for sub in targets {
-        sub.deliver(Event::Notification {
-            process: from.to_owned(),
-            data: data.clone(),
-        });
-    }
-    Ok(())
 }

@@ -84,9 +84,11 @@ fn a_killed_host_leaves_runs_that_reopening_marks_failed() {
     }
     child.kill().unwrap(); // SIGKILL: no cleanup of any kind
     child.wait().unwrap();
+    // This process's user, as the directory is named.
+    let uid = std::os::unix::fs::MetadataExt::uid(&std::fs::metadata("/proc/self").unwrap());
     let temp = |p: &str| {
         std::env::temp_dir()
-            .join(format!("hermitcrab-{}", nix::unistd::getuid()))
+            .join(format!("hermitcrab-{uid}"))
             .join(p)
     };
     for p in &running {

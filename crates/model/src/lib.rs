@@ -57,6 +57,7 @@ mod anthropic;
 mod config;
 mod content;
 mod error;
+mod event;
 mod limits;
 mod openai;
 mod price;

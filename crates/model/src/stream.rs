@@ -1,11 +1,10 @@
 //! [`MessageStream`]: a streamed reply, delta by delta, then whole.
 
 use crate::anthropic::stream::Accumulator;
-use crate::content::ContentBlock;
 use crate::error::ModelError;
+pub use crate::event::StreamEvent;
 use crate::openai::stream::ChunkAccumulator;
-use crate::raw::RawJson;
-use crate::response::{MessageResponse, StopReason, Usage};
+use crate::response::{MessageResponse, Usage};
 use crate::sse::{SseDecoder, SseEvent};
 use crate::transport::{self, Failure, HttpCall, Transport};
 use bytes::Bytes;
@@ -13,69 +12,6 @@ use futures_util::{Stream, StreamExt};
 use std::collections::VecDeque;
 use std::pin::Pin;
 use std::sync::Arc;
-
-/// What a caller sees of a reply as it arrives. Indices are the blocks'
-/// positions in the final [`MessageResponse::content`].
-#[derive(Debug, Clone, PartialEq)]
-pub enum StreamEvent {
-    /// A block begins (text and thinking empty, tool input `{}`; server
-    /// tool results arrive whole here).
-    BlockStart {
-        /// The block's index.
-        index: usize,
-        /// Its initial state.
-        block: ContentBlock,
-    },
-    /// More text.
-    TextDelta {
-        /// The block's index.
-        index: usize,
-        /// The new text.
-        text: String,
-    },
-    /// More thinking.
-    ThinkingDelta {
-        /// The block's index.
-        index: usize,
-        /// The new thinking.
-        thinking: String,
-    },
-    /// The thinking block's signature.
-    SignatureDelta {
-        /// The block's index.
-        index: usize,
-        /// The signature.
-        signature: String,
-    },
-    /// A fragment of a tool's input JSON (not valid JSON on its own).
-    InputJsonDelta {
-        /// The block's index.
-        index: usize,
-        /// The fragment; the first is often empty.
-        partial_json: String,
-    },
-    /// A citation for a text block.
-    CitationDelta {
-        /// The block's index.
-        index: usize,
-        /// The citation, as sent.
-        citation: RawJson,
-    },
-    /// A block is complete (tool input parsed and checked).
-    BlockStop {
-        /// The block's index.
-        index: usize,
-        /// The complete block.
-        block: ContentBlock,
-    },
-    /// The stop reason and the usage so far (cumulative).
-    MessageDelta {
-        /// Why it stopped, once known.
-        stop_reason: Option<StopReason>,
-        /// Usage so far.
-        usage: Usage,
-    },
-}
 
 /// The wire format of a stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,7 +4,7 @@
 //! and is the only place a request's bytes are laid out: the live agent
 //! feeds it as it goes, `hc trace --request` feeds it a session read back
 //! (a rebuild), and both take the request from the same methods
-//! ([`Request::next`], [`Request::summary`]), so the two agree byte for
+//! ([`Request::next_call`], [`Request::summary`]), so the two agree byte for
 //! byte by construction.
 
 mod conversation;
@@ -74,7 +74,7 @@ impl Request {
     /// The request of the next call: the closed messages, the open one,
     /// the conversation's cache breakpoint on its last block. Put back as
     /// it was when the guard goes.
-    pub fn next(&mut self) -> Outgoing<'_> {
+    pub fn next_call(&mut self) -> Outgoing<'_> {
         let closed = self.open();
         Outgoing {
             request: &mut self.base,
@@ -83,7 +83,7 @@ impl Request {
     }
 
     /// The same, taken whole (a rebuild's).
-    pub fn into_next(mut self) -> MessagesRequest {
+    pub fn into_next_call(mut self) -> MessagesRequest {
         self.open();
         self.base
     }

@@ -236,7 +236,7 @@ impl Run {
         };
         let started = Instant::now();
         let outcome = {
-            let request = self.request.next();
+            let request = self.request.next_call();
             let call = Call {
                 provider: &provider,
                 inbox: &self.inbox,

@@ -19,7 +19,6 @@ mod start;
 pub(crate) mod stop;
 pub(crate) mod writer;
 
-pub use compact::recent_turns;
 pub use stop::Stop;
 
 use crate::catalog;

@@ -5,8 +5,7 @@
 //! denies or rewrites the call); exit 2 blocks, and its stderr goes to the
 //! model; any other end is reported and does not block.
 
-use super::permit::Hooked;
-use super::{Outcome, Toolbox};
+use super::outcome::{Outcome, outcome_of};
 use crate::catalog::ProgramTool;
 use crate::config::HookConfig;
 use crate::permissions::{Call, Rule};
@@ -15,6 +14,15 @@ use model::ToolUseBlock;
 use protocol::{ChunkDecl, Client, NewPlacement, RunArgs};
 use serde_json::{Value, json};
 use std::path::PathBuf;
+
+/// What a `pre-tool` hook decided of a call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Hooked {
+    /// It approves: no need to ask.
+    Allow,
+    /// It wants the person asked.
+    Ask,
+}
 
 /// What the hooks of an event said.
 #[derive(Debug, Default)]
@@ -167,7 +175,7 @@ impl Hooks {
         let result = done
             .get(&process)
             .ok_or("the engine did not report the hook's end")?;
-        let outcome = super::outcome_of(Some(process), result);
+        let outcome = outcome_of(Some(process), result);
         if outcome.is_error {
             Err(outcome.text)
         } else {
@@ -202,17 +210,17 @@ fn absorb(verdict: &mut Verdict, stdout: &str) {
     }
 }
 
-impl Toolbox {
+impl Hooks {
     /// The `pre-tool` hooks of a call: the input (rewritten, when a hook
     /// rewrote it, and checked again) and a hook's decision; or the
     /// call's refusal.
-    pub(super) async fn pre_tool_hooks(
+    pub(super) async fn pre_tool(
         &self,
         call: &ToolUseBlock,
         input: Value,
         tool: &ProgramTool,
     ) -> Result<(Value, Option<Hooked>), Outcome> {
-        if !self.hooks.any("pre-tool") {
+        if !self.any("pre-tool") {
             return Ok((input, None));
         }
         let probe = Call {
@@ -223,7 +231,7 @@ impl Toolbox {
         };
         let payload =
             json!({"tool": {"program": call.name, "input": input, "tool_use_id": call.id}});
-        let verdict = self.hooks.run("pre-tool", Some(&probe), payload).await;
+        let verdict = self.run("pre-tool", Some(&probe), payload).await;
         if let Some(said) = verdict.blocked {
             return Err(Outcome::denied(format!(
                 "blocked by a pre-tool hook: {said}"
@@ -254,8 +262,13 @@ impl Toolbox {
 
     /// The `post-tool` hooks of each finished call: what they say is added
     /// to the result the model reads.
-    pub(super) async fn post_tool_hooks(&self, calls: &[ToolUseBlock], outcomes: &mut [Outcome]) {
-        if !self.hooks.any("post-tool") {
+    pub(super) async fn post_tool(
+        &self,
+        calls: &[ToolUseBlock],
+        outcomes: &mut [Outcome],
+        read_only: impl Fn(&str) -> bool,
+    ) {
+        if !self.any("post-tool") {
             return;
         }
         for (call, o) in calls.iter().zip(outcomes.iter_mut()) {
@@ -263,18 +276,17 @@ impl Toolbox {
                 continue; // never ran
             }
             let input = call.input_value();
-            let read_only = self.tool(&call.name).is_some_and(|t| t.body.read_only);
             let probe = Call {
                 program: &call.name,
                 input: &input,
                 root: &self.root,
-                read_only,
+                read_only: read_only(&call.name),
             };
             let payload = json!({
                 "tool": {"program": call.name, "input": input, "tool_use_id": call.id},
                 "result": {"text": o.text, "is_error": o.is_error, "data": o.data},
             });
-            let verdict = self.hooks.run("post-tool", Some(&probe), payload).await;
+            let verdict = self.run("post-tool", Some(&probe), payload).await;
             for said in verdict.blocked.iter().chain(&verdict.said) {
                 o.text.push_str(&format!("\n\n[post-tool hook] {said}"));
             }

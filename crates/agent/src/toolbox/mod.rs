@@ -13,23 +13,27 @@
 
 mod derived;
 mod hooks;
+mod outcome;
 mod own;
 mod permit;
 mod sub;
 
 pub(crate) use hooks::Hooks;
+pub(crate) use outcome::{Outcome, Turn, unfinished};
 
 use crate::catalog::{ProgramTool, is_own_tool};
 use crate::config::AgentConfig;
 use crate::contract::{Entry, Notice, RunOutcome, ToolCall, ToolResult};
-use crate::permissions::Permissions;
 use crate::run::gates::Gates;
 use crate::run::inbox::Inbox;
 use crate::run::stop::Stop;
 use crate::run::writer::{Notifier, SessionWriter};
 use derived::Derived;
 use model::ToolUseBlock;
-use protocol::{ChunkDecl, Client, NewPlacement, PlacementType, RunArgs};
+use outcome::outcome_of;
+use own::OwnTools;
+use permit::Permit;
+use protocol::{ChunkDecl, Client, NewPlacement, RunArgs};
 use serde::Deserialize;
 use serde_json::Value;
 use std::path::PathBuf;
@@ -37,48 +41,6 @@ use std::sync::Arc;
 
 /// The program that is a sub-agent.
 pub(crate) const SUB_AGENT: &str = "agent";
-
-/// What the parts of a run a call may touch: the session (to commit a
-/// question, a plan), the host's answers, the run's totals.
-pub(crate) struct Turn<'a> {
-    /// The session.
-    pub writer: &'a mut SessionWriter,
-    /// The host's answers and interrupts.
-    pub inbox: &'a Inbox,
-    /// The run's totals (denials, sub-agents).
-    pub gates: &'a mut Gates,
-}
-
-/// What a call came to.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Outcome {
-    pub text: String,
-    pub is_error: bool,
-    pub data: Value,
-    pub process: Option<String>,
-    /// Refused by the permissions.
-    pub denied: bool,
-    /// Scopes a `scope` call read, for the run to pin.
-    pub pin: Vec<String>,
-}
-
-impl Outcome {
-    pub(crate) fn error(text: impl Into<String>) -> Outcome {
-        Outcome {
-            text: text.into(),
-            is_error: true,
-            ..Outcome::default()
-        }
-    }
-
-    /// A call refused (by a rule, a person or a hook), not run.
-    pub(crate) fn denied(text: impl Into<String>) -> Outcome {
-        Outcome {
-            denied: true,
-            ..Outcome::error(text)
-        }
-    }
-}
 
 /// A call after its checks: answered already, or to be run.
 enum Prepared {
@@ -96,9 +58,10 @@ pub(crate) struct Toolbox {
     root: PathBuf,
     config: Arc<AgentConfig>,
     tools: Vec<ProgramTool>,
-    permissions: Permissions,
+    permit: Permit,
     derived: Derived,
     hooks: Hooks,
+    own: OwnTools,
 }
 
 impl Toolbox {
@@ -113,25 +76,17 @@ impl Toolbox {
         tools: Vec<ProgramTool>,
         history: &[crate::contract::Member],
     ) -> Result<Toolbox, String> {
-        let mut permissions = Permissions::new(
-            config.permission_mode,
-            &config.allow,
-            &config.deny,
-            &config.ask,
-        )?;
-        for rule in permit::allowed_always(history) {
-            permissions.allow_always(&rule);
-        }
-        let hooks = Hooks::new(client.clone(), writer, root.clone(), config.hooks.clone());
+        let notifier = writer.notifier();
         Ok(Toolbox {
-            notifier: writer.notifier(),
+            permit: Permit::new(&config, root.clone(), notifier.clone(), history)?,
+            hooks: Hooks::new(client.clone(), writer, root.clone(), config.hooks.clone()),
+            own: OwnTools::new(client.clone(), notifier.clone(), config.interactive),
             derived: Derived::of(&root, history),
+            notifier,
             client,
             root,
             config,
             tools,
-            permissions,
-            hooks,
         })
     }
 
@@ -209,7 +164,8 @@ impl Toolbox {
         self.record_calls(calls, &prepared, &finished, turn.writer);
         let interrupted = self.await_runs(&running, &mut finished, turn.inbox).await;
         if !interrupted {
-            self.post_tool_hooks(calls, &mut finished).await;
+            let read_only = |name: &str| self.tool(name).is_some_and(|t| t.body.read_only);
+            self.hooks.post_tool(calls, &mut finished, read_only).await;
         }
         (finished, interrupted.then_some(Stop::Interrupted))
     }
@@ -243,7 +199,7 @@ impl Toolbox {
     ) -> Result<Prepared, Stop> {
         let input = call.input_value();
         if is_own_tool(&call.name) {
-            return Ok(Prepared::Done(self.own_tool(call, &input, turn).await?));
+            return Ok(Prepared::Done(self.own.answer(call, &input, turn).await?));
         }
         let Some(tool) = self.tool(&call.name).cloned() else {
             let names: Vec<&str> = self.tools.iter().map(|t| t.def.name.as_str()).collect();
@@ -264,11 +220,16 @@ impl Toolbox {
                 call.name
             ))));
         }
-        let (input, hooked) = match self.pre_tool_hooks(call, input, &tool).await {
+        let (input, hooked) = match self.hooks.pre_tool(call, input, &tool).await {
             Ok(done) => done,
             Err(outcome) => return Ok(Prepared::Done(outcome)),
         };
-        if let Some(refusal) = self.permit(call, &input, &tool, hooked, turn).await? {
+        let read_only = tool.body.read_only;
+        if let Some(refusal) = self
+            .permit
+            .check(call, &input, read_only, hooked, turn)
+            .await?
+        {
             return Ok(Prepared::Done(refusal));
         }
         let input = self.derived.fill(&self.root, &call.name, input);
@@ -388,58 +349,5 @@ impl Toolbox {
             });
         }
         results
-    }
-}
-
-/// Outcomes of calls a stop left without a run: each "interrupted".
-pub(crate) fn unfinished(n: usize) -> Vec<Outcome> {
-    (0..n)
-        .map(|_| Outcome::error("interrupted: the person stopped the run before this call"))
-        .collect()
-}
-
-/// What a finished process answered: its output, or why it failed.
-pub(crate) fn outcome_of(process: Option<String>, result: &substrate::ScopeResult) -> Outcome {
-    let body = result
-        .scopes
-        .first()
-        .map(|s| protocol::process::ProcessBody::parse(&s.body_value()))
-        .unwrap_or_default();
-    let output = result
-        .chunks
-        .iter()
-        .find(|c| c.is_on("engine/output", PlacementType::Instance))
-        .map(|c| protocol::program::Output::parse(&c.body_value()));
-    let failed = body.status != protocol::process::ProcessStatus::Completed;
-    match output {
-        Some(out) => Outcome {
-            text: out.text,
-            is_error: failed || out.is_error,
-            data: out.data,
-            process,
-            ..Outcome::default()
-        },
-        None => {
-            let error = body.error.as_deref().unwrap_or("no answer");
-            let tail = body.stderr_tail.as_deref().unwrap_or_default();
-            let tail: String = tail
-                .chars()
-                .rev()
-                .take(2000)
-                .collect::<Vec<_>>()
-                .into_iter()
-                .rev()
-                .collect();
-            Outcome {
-                text: format!(
-                    "the program failed ({error}) without answering{}{}",
-                    if tail.is_empty() { "" } else { ":\n" },
-                    tail.trim_end()
-                ),
-                is_error: true,
-                process,
-                ..Outcome::default()
-            }
-        }
     }
 }

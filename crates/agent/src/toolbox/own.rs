@@ -4,12 +4,13 @@
 //! session) and `ask_user` (a question a host answers). No process; their
 //! calls and results are recorded like any other.
 
-use super::{Outcome, Toolbox, Turn};
+use super::outcome::{Outcome, Turn};
 use crate::contract::{Entry, Todo, TodoItem, UserQuestion};
 use crate::run::inbox::Reply;
 use crate::run::stop::Stop;
+use crate::run::writer::Notifier;
 use model::ToolUseBlock;
-use protocol::ScopeOpts;
+use protocol::{Client, ScopeOpts};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -58,9 +59,26 @@ fn input<T: DeserializeOwned>(tool: &str, input: &Value, hint: &str) -> Result<T
     })
 }
 
-impl Toolbox {
+/// The agent's own tools and what answering them takes.
+pub(super) struct OwnTools {
+    client: Client,
+    notifier: Notifier,
+    /// Whether a person can answer `ask_user`.
+    interactive: bool,
+}
+
+impl OwnTools {
+    /// Own tools answered through `client`.
+    pub fn new(client: Client, notifier: Notifier, interactive: bool) -> OwnTools {
+        OwnTools {
+            client,
+            notifier,
+            interactive,
+        }
+    }
+
     /// Answers one of the agent's own tools.
-    pub(super) async fn own_tool(
+    pub async fn answer(
         &mut self,
         call: &ToolUseBlock,
         given: &Value,
@@ -92,7 +110,7 @@ impl Toolbox {
         asked: AskInput,
         turn: &mut Turn<'_>,
     ) -> Result<Outcome, Stop> {
-        if !self.config.interactive {
+        if !self.interactive {
             return Ok(Outcome::error(
                 "no one is attached to answer questions in this run; decide yourself, and say \
                  in your answer what you assumed",

@@ -3,32 +3,60 @@
 //! decision is to ask — a `permission-request` on the session and the
 //! host's `permission-decision`. Every refusal is counted on the run.
 
-use super::{Outcome, Toolbox, Turn};
-use crate::catalog::ProgramTool;
+use super::hooks::Hooked;
+use super::outcome::{Outcome, Turn};
+use crate::config::AgentConfig;
 use crate::contract::{Choice, Denial, Entry, Member, PermissionRequest, SessionItem};
-use crate::permissions::{Call, Decision};
+use crate::permissions::{Call, Decision, Permissions};
 use crate::run::inbox::Reply;
 use crate::run::stop::Stop;
+use crate::run::writer::Notifier;
 use model::ToolUseBlock;
 use serde_json::Value;
 use std::collections::HashMap;
+use std::path::PathBuf;
 
-/// What a `pre-tool` hook decided of a call.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Hooked {
-    /// It approves: no need to ask.
-    Allow,
-    /// It wants the person asked.
-    Ask,
+/// The permissions of a run, and asking a person when they say to.
+pub(super) struct Permit {
+    permissions: Permissions,
+    /// Whether a person can be asked.
+    interactive: bool,
+    root: PathBuf,
+    notifier: Notifier,
 }
 
-impl Toolbox {
+impl Permit {
+    /// The permissions `config` sets, with what a person allowed "always"
+    /// earlier in the session (`history`).
+    pub fn new(
+        config: &AgentConfig,
+        root: PathBuf,
+        notifier: Notifier,
+        history: &[Member],
+    ) -> Result<Permit, String> {
+        let mut permissions = Permissions::new(
+            config.permission_mode,
+            &config.allow,
+            &config.deny,
+            &config.ask,
+        )?;
+        for rule in allowed_always(history) {
+            permissions.allow_always(&rule);
+        }
+        Ok(Permit {
+            permissions,
+            interactive: config.interactive,
+            root,
+            notifier,
+        })
+    }
+
     /// `None` when the call may run; else its refusal.
-    pub(super) async fn permit(
+    pub async fn check(
         &mut self,
         call: &ToolUseBlock,
         input: &Value,
-        tool: &ProgramTool,
+        read_only: bool,
         hooked: Option<Hooked>,
         turn: &mut Turn<'_>,
     ) -> Result<Option<Outcome>, Stop> {
@@ -36,7 +64,7 @@ impl Toolbox {
             program: &call.name,
             input,
             root: &self.root,
-            read_only: tool.body.read_only,
+            read_only,
         };
         let decision = match (hooked, self.permissions.decide(&probe)) {
             (Some(Hooked::Allow), Decision::Ask(_)) => Decision::Allow,
@@ -49,7 +77,7 @@ impl Toolbox {
         let refusal = match decision {
             Decision::Allow => return Ok(None),
             Decision::Deny(why) => format!("permission denied: {why}"),
-            Decision::Ask(why) if !self.config.interactive => format!(
+            Decision::Ask(why) if !self.interactive => format!(
                 "permission denied: `{}` needs permission ({why}) and no one is attached to \
                  give it. To allow it, run with --allow '{rule}' or add \"{rule}\" to `allow` \
                  under [permissions] in .hermitcrab/config.toml",
@@ -121,7 +149,7 @@ impl Toolbox {
 /// The rules a person answered "always" with earlier in the session
 /// (each item with its chunk id): "always" holds for the session, not
 /// only the run that asked.
-pub(super) fn allowed_always(history: &[Member]) -> Vec<String> {
+fn allowed_always(history: &[Member]) -> Vec<String> {
     let asked: HashMap<&str, &str> = history
         .iter()
         .filter_map(|m| match &m.item {

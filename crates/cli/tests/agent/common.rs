@@ -238,31 +238,22 @@ pub fn spans(
         .collect()
 }
 
-/// The host's run of the agent on `session`, as `hc run` makes it.
+/// The host's run of the agent on `session`, as `hc run` makes it (the
+/// agent crate's own launch; nothing pinned).
 pub fn run_args(session: &str, prompt: &str, config: Value) -> protocol::RunArgs {
-    use substrate::{ChunkDecl, NewPlacement};
-    protocol::RunArgs {
-        chunks: vec![
-            ChunkDecl::generated()
-                .body(json!({"text": prompt}))
-                .on(NewPlacement::instance("prompt"))
-                .on(NewPlacement::instance(session)),
-            ChunkDecl::generated()
-                .body(json!({}))
-                .on(NewPlacement::instance("context"))
-                .on(NewPlacement::instance(session)),
-            ChunkDecl::generated()
-                .body(config)
-                .on(NewPlacement::instance("agent-config")),
-        ],
-        read_boundary: Some(protocol::Boundary::Roots(vec![
-            session.into(),
-            "engine/program".into(),
-        ])),
-        write_boundary: Some(protocol::Boundary::Roots(vec![session.into()])),
-        session: Some(session.into()),
-        ..protocol::RunArgs::default()
-    }
+    let config = agent::AgentConfig::parse(&config).unwrap();
+    let launch = agent::launch::Launch {
+        session,
+        prompt,
+        config: &config,
+        pins: &[],
+    };
+    let (before, args) = launch.plan();
+    assert!(
+        before.is_none(),
+        "nothing is pinned: nothing to commit first"
+    );
+    args
 }
 
 pub fn root_of(path: &Path) -> String {

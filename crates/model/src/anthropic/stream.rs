@@ -9,9 +9,9 @@
 use crate::anthropic::delta::parse_content_delta;
 use crate::content::{ContentBlock, RawBlock, TextBlock, ThinkingBlock, ToolUseBlock};
 use crate::error::{ApiError, ModelError};
+use crate::event::StreamEvent;
 use crate::raw::RawJson;
 use crate::response::{MessageResponse, StopReason, Usage, UsageDelta};
-use crate::stream::StreamEvent;
 use crate::transport::excerpt;
 use serde::Deserialize;
 use serde::de::{Deserializer, Visitor};

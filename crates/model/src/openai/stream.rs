@@ -7,11 +7,11 @@
 use crate::anthropic::stream::parse_input;
 use crate::content::{ContentBlock, TextBlock, ThinkingBlock, ToolUseBlock};
 use crate::error::{ApiError, ModelError};
+use crate::event::StreamEvent;
 use crate::openai::wire::{ChatUsage, stop_reason};
 use crate::raw::RawJson;
 use crate::request::Role;
 use crate::response::{MessageResponse, Usage};
-use crate::stream::StreamEvent;
 use crate::transport::excerpt;
 use serde::Deserialize;
 use std::collections::VecDeque;

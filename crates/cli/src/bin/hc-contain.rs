@@ -1,8 +1,7 @@
-//! The containment trampoline on its own. The cli package ships it as
-//! `hc-contain`, beside `hc`, which runs contained programs through it (or
-//! through `hc __contain`, the same code, when it is missing); the engine's
-//! tests and benchmarks run every contained program through it as
-//! `hc-contain-test`.
+//! The containment trampoline on its own, shipped beside `hc` as
+//! `hc-contain`: `hc` runs contained programs through it (or through
+//! `hc __contain`, the same code, when it is missing or from another
+//! build — `--build-id` tells).
 //!
 //! It starts without Rust's runtime set-up (`no_main`): that set-up finds
 //! the main thread's stack by reading `/proc/self/maps` and installs
@@ -25,5 +24,5 @@ extern "C" fn main(
     _argv: *const *const std::ffi::c_char,
 ) -> std::ffi::c_int {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    std::ffi::c_int::from(engine::contain::trampoline(&args))
+    std::ffi::c_int::from(contain::trampoline(&args))
 }

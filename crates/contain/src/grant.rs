@@ -45,7 +45,7 @@ impl Grant {
     /// otherwise be silently dropped by containment): the error names it.
     pub fn check(&self, program: &str, root: &Path) -> Result<(), String> {
         for path in &self.write {
-            let resolved = crate::contain::policy::resolve(root, path);
+            let resolved = crate::policy::resolve(root, path);
             if !resolved.is_dir() {
                 return Err(format!(
                     "[programs.{program}] write: `{path}` ({}) is not an existing directory; \

@@ -19,7 +19,7 @@
 //!    program ended. When it dies, the kernel kills all left in the namespace.
 //! 4. the parent relays that ending: the same exit code, or the same signal.
 
-use super::policy::{Policy, SYSTEM_READ};
+use crate::policy::{Policy, SYSTEM_READ};
 use landlock::{
     ABI, Access, AccessFs, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset, RulesetAttr,
     RulesetCreatedAttr, RulesetStatus, Scope,
@@ -35,7 +35,6 @@ use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::os::fd::OwnedFd;
 use std::path::Path;
-use std::process::ExitCode;
 
 /// Exit code of a trampoline that could not contain the program.
 pub const CONTAIN_FAILED: u8 = 125;
@@ -73,31 +72,6 @@ fn landlock_creates(
 /// namespace instead of running a program.
 pub const HOLD_NETNS: &str = "--hold-netns";
 
-/// The trampoline's `main`: `args` is the policy as JSON, or [`HOLD_NETNS`].
-pub fn trampoline_main(args: &[String]) -> ExitCode {
-    ExitCode::from(trampoline(args))
-}
-
-/// The same as [`trampoline_main`], as the exit status itself (for an entry
-/// point that returns it to the C runtime).
-pub fn trampoline(args: &[String]) -> u8 {
-    match args.first().map(String::as_str) {
-        Some(HOLD_NETNS) => return hold_netns(),
-        Some(super::zygote::ZYGOTE) => return super::zygote::zygote_main(),
-        Some(super::BUILD_ID_FLAG) => {
-            println!("{:016x}", super::BUILD_ID);
-            return 0;
-        }
-        _ => {}
-    }
-    let policy: Policy = match args.first().map(|a| serde_json::from_str(a)) {
-        Some(Ok(policy)) => policy,
-        Some(Err(e)) => return fail(&format!("bad policy: {e}")),
-        None => return fail("no policy given (usage: hc __contain POLICY_JSON)"),
-    };
-    contain_policy(&policy)
-}
-
 /// Contains and runs the program `policy` names; the exit status.
 pub(crate) fn contain_policy(policy: &Policy) -> u8 {
     match contain(policy) {
@@ -109,7 +83,7 @@ pub(crate) fn contain_policy(policy: &Policy) -> u8 {
 /// Makes an empty network namespace (in a user namespace of its own when not
 /// root), says `ready` on stdout, and keeps it until stdin closes — that is,
 /// until the engine that started it is gone.
-fn hold_netns() -> u8 {
+pub(crate) fn hold_netns() -> u8 {
     let made =
         own_user_namespace().and_then(|()| nix::sched::unshare(CloneFlags::CLONE_NEWNET).ok());
     if made.is_none() {
@@ -125,7 +99,7 @@ fn hold_netns() -> u8 {
     0
 }
 
-fn fail(why: &str) -> u8 {
+pub(crate) fn fail(why: &str) -> u8 {
     eprintln!("hermitcrab containment: {why}");
     CONTAIN_FAILED
 }

@@ -11,7 +11,7 @@
 //! `exit N STATUS` (the raw wait status). The zygote ends when the engine
 //! closes its end.
 
-use super::policy::Policy;
+use crate::policy::Policy;
 use nix::sys::signal::{SigSet, SigmaskHow, Signal, sigprocmask};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
 use nix::sys::socket::{
@@ -48,7 +48,7 @@ pub(crate) fn zygote_main() -> u8 {
         Ok(()) => 0,
         Err(why) => {
             eprintln!("hermitcrab containment zygote: {why}");
-            super::CONTAIN_FAILED
+            crate::sandbox::CONTAIN_FAILED
         }
     }
 }
@@ -186,11 +186,11 @@ fn become_trampoline(
         || nix::unistd::dup2_stdout(&stdout).is_err()
         || nix::unistd::dup2_stderr(&stderr).is_err()
     {
-        return super::CONTAIN_FAILED;
+        return crate::sandbox::CONTAIN_FAILED;
     }
     drop((stdin, stdout, stderr));
     let _ = sigprocmask(SigmaskHow::SIG_UNBLOCK, Some(blocked), None);
-    super::sandbox::contain_policy(policy)
+    crate::sandbox::contain_policy(policy)
 }
 
 /// Reaps every ended trampoline and reports it.
@@ -211,7 +211,7 @@ fn reap(sock: &OwnedFd) {
 // ---------------------------------------------------------------- engine side
 
 /// The engine's handle on its zygote.
-pub(crate) struct Zygote {
+pub struct Zygote {
     child: std::process::Child,
     sock: OwnedFd,
     /// Serialises requests, so each answer goes to its asker.
@@ -228,7 +228,7 @@ struct Waiting {
 impl Zygote {
     /// Starts `exe args… --zygote`; `None` when it cannot (runs then spawn
     /// their own trampoline).
-    pub(crate) fn start(exe: &Path, args: &[String]) -> Option<Zygote> {
+    pub fn start(exe: &Path, args: &[String]) -> Option<Zygote> {
         let (ours, theirs) = socketpair(
             AddressFamily::Unix,
             SockType::SeqPacket,
@@ -261,16 +261,16 @@ impl Zygote {
         })
     }
 
-    /// Forks a trampoline for `policy` with these stdio descriptors: its pid
-    /// and its exit status to come.
-    pub(crate) fn spawn(
-        &self,
-        policy: &Policy,
-        stdio: [&OwnedFd; 3],
-    ) -> std::io::Result<(u32, oneshot::Receiver<ExitStatus>)> {
+    /// Forks a trampoline for `policy`, its stdio three new pipes: the
+    /// trampoline's pid, its exit status to come, and this side of each
+    /// pipe (the program's stdin to write, its stdout and stderr to read).
+    pub fn spawn(&self, policy: &Policy) -> std::io::Result<Forked> {
+        let (in_r, in_w) = std::io::pipe()?;
+        let (out_r, out_w) = std::io::pipe()?;
+        let (err_r, err_w) = std::io::pipe()?;
         let json = serde_json::to_vec(policy).map_err(std::io::Error::other)?;
         let _turn = self.asking.lock().unwrap_or_else(PoisonError::into_inner);
-        let raw = stdio.map(AsRawFd::as_raw_fd);
+        let raw = [in_r.as_raw_fd(), out_w.as_raw_fd(), err_w.as_raw_fd()];
         sendmsg::<()>(
             self.sock.as_raw_fd(),
             &[std::io::IoSlice::new(&json)],
@@ -279,14 +279,37 @@ impl Zygote {
             None,
         )
         .map_err(std::io::Error::from)?;
+        // The far ends are the trampoline's now.
+        drop((in_r, out_w, err_w));
         let answer = self
             .answers
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .recv()
             .map_err(|_| std::io::Error::other("the containment zygote is gone"))?;
-        answer.map_err(std::io::Error::other)
+        let (pid, status) = answer.map_err(std::io::Error::other)?;
+        Ok(Forked {
+            pid,
+            status,
+            stdin: OwnedFd::from(in_w),
+            stdout: OwnedFd::from(out_r),
+            stderr: OwnedFd::from(err_r),
+        })
     }
+}
+
+/// A trampoline the zygote forked.
+pub struct Forked {
+    /// Its pid (the leader of its own process group).
+    pub pid: u32,
+    /// Its exit status, once it ends (reaped by the zygote).
+    pub status: oneshot::Receiver<ExitStatus>,
+    /// The program's stdin, to write.
+    pub stdin: OwnedFd,
+    /// Its stdout, to read.
+    pub stdout: OwnedFd,
+    /// Its stderr, to read.
+    pub stderr: OwnedFd,
 }
 
 impl Drop for Zygote {

@@ -1,0 +1,69 @@
+//! Who asks ([`Context`]: a host, or a process) and how the engine runs
+//! programs ([`EngineConfig`]).
+
+use std::path::PathBuf;
+
+/// A process id (`p_…`).
+pub type ProcessId = String;
+
+/// A subscription id (`sub_…`).
+pub type SubscriptionId = String;
+
+/// Who is asking: a host (`None`, full reach) or a running process.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Context {
+    /// The caller's process; `None` for the host.
+    pub process_id: Option<ProcessId>,
+}
+
+impl Context {
+    /// The host.
+    pub fn host() -> Context {
+        Context { process_id: None }
+    }
+
+    /// A process.
+    pub fn process(id: impl Into<String>) -> Context {
+        Context {
+            process_id: Some(id.into()),
+        }
+    }
+}
+
+/// How the engine runs programs.
+#[derive(Clone, Debug)]
+pub struct EngineConfig {
+    /// The project directory: programs run there, relative executables
+    /// resolve against it, and it is `HC_PROJECT_ROOT`.
+    pub project_root: PathBuf,
+    /// The executable `builtin:NAME` programs run as (`EXE program NAME`).
+    pub builtin_exe: PathBuf,
+    /// A run's timeout when neither the run nor the program gives one.
+    pub default_timeout_ms: u64,
+    /// How `vm` programs are contained.
+    pub containment: contain::Containment,
+    /// What configuration grants programs beyond their declarations, by
+    /// program name (`[programs.NAME]`); checked at open.
+    pub grants: std::collections::BTreeMap<String, contain::grant::Grant>,
+    /// `None` (the default): ask the kernel whether it enforces Landlock.
+    /// `Some`: assume so — to exercise and diagnose the refusal path.
+    pub assume_landlock: Option<bool>,
+}
+
+impl EngineConfig {
+    /// Runs in `project_root`, built-ins through the current executable.
+    pub fn new(project_root: impl Into<PathBuf>) -> EngineConfig {
+        let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("hc"));
+        EngineConfig {
+            project_root: project_root.into(),
+            builtin_exe: exe.clone(),
+            default_timeout_ms: protocol::program::TOOL_TIMEOUT_MS,
+            grants: std::collections::BTreeMap::new(),
+            containment: contain::Containment::On {
+                exe,
+                args: vec!["__contain".into()],
+            },
+            assume_landlock: None,
+        }
+    }
+}

@@ -1,0 +1,24 @@
+//! What every part of a running engine shares: the substrate, the
+//! configuration, containment's long-lived helpers, the live processes'
+//! slots and the subscriptions. [`Engine`](crate::Engine) is a handle on
+//! one of these.
+
+use crate::config::EngineConfig;
+use crate::slot::Slots;
+use crate::subs::Subscriptions;
+use std::sync::Arc;
+use substrate::Substrate;
+
+/// An engine's state.
+pub(crate) struct Core {
+    pub db: Arc<Substrate>,
+    pub config: EngineConfig,
+    /// Whether this kernel enforces Landlock (checked once, at open).
+    pub landlock: bool,
+    /// The holder of the empty network namespace contained runs share.
+    pub net_holder: Option<contain::NetHolder>,
+    /// The pre-forked trampoline contained runs are forked from.
+    pub zygote: Option<contain::Zygote>,
+    pub slots: Slots,
+    pub subs: Arc<Subscriptions>,
+}

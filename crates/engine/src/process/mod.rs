@@ -1,0 +1,175 @@
+//! Processes: `run` — a slot, one atomic commit, spawn, `running` — and
+//! the terminal transition with its cascade to children. Spawning (the
+//! program, contained or not) is in `spawn.rs`; watching a process from
+//! spawn to its end — its stdio, its timeout (paused while it awaits its
+//! own children), cancel — is in `supervise.rs`.
+
+mod end;
+mod spawn;
+mod supervise;
+
+use end::{Ending, finish};
+
+use crate::boundary::{Reach, View};
+use crate::clock::now;
+use crate::config::{Context, ProcessId};
+use crate::connection::Ops;
+use crate::core::Core;
+use crate::error::{EngineError, Result};
+use crate::judge::Judge;
+use crate::plan::{Plan, Planner};
+use crate::slot::Slot;
+use protocol::RunArgs;
+use serde_json::json;
+use std::sync::Arc;
+use std::time::Duration;
+use substrate::ids::new_id;
+use substrate::{ChunkDecl, Declaration, NewPlacement};
+use supervise::supervise;
+
+/// How much of a program's stderr the process chunk keeps.
+pub const STDERR_TAIL_BYTES: usize = 64 * 1024;
+
+/// `run`, in the seed's order: slot, one atomic commit, spawn, `running`.
+pub(crate) fn run<O: Ops>(
+    core: &Arc<Core>,
+    ops: O,
+    ctx: &Context,
+    caller: Reach,
+    program: &str,
+    args: RunArgs,
+) -> Result<ProcessId> {
+    let id = new_id("p");
+    let planner = Planner {
+        config: &core.config,
+        landlock: core.landlock,
+    };
+    let plan = core
+        .db
+        .read(|snap| planner.plan(snap, ctx, &caller, program, &args, &id))?;
+    if ctx.process_id.is_some() && args.session.is_some() {
+        return Err(EngineError::invalid(
+            "`session` is for host runs: a program's runs are placed on its own process",
+        ));
+    }
+    let (decl, arguments) = declaration(&id, ctx, &plan, &args);
+    let slot = Arc::new(Slot::new(
+        id.clone(),
+        ctx.process_id.clone(),
+        plan.reach.clone(),
+    ));
+    core.slots.insert(Arc::clone(&slot));
+    // The caller is judged for its arguments as placed — on the new process
+    // (inside its own tree) and typed — with the process's own placements
+    // being the engine's.
+    let judged = Declaration::of(
+        decl.chunks
+            .iter()
+            .filter(|c| {
+                c.id.as_ref()
+                    .is_some_and(|c| *c == id || arguments.contains(c))
+            })
+            .cloned()
+            .collect(),
+    );
+    let committed = core
+        .db
+        .commit_with(decl, ctx.process_id.as_deref(), |snap| {
+            Judge::new(&mut View::new(snap), &caller, &[id.as_str()]).judge(&judged)
+        });
+    if let Err(e) = committed {
+        core.slots.remove(&id);
+        return Err(e);
+    }
+    let child = match spawn::spawn(core, &id, &plan) {
+        Ok(child) => child,
+        Err(e) => {
+            let core = Arc::clone(core);
+            let reason = format!("spawn failed: {e}");
+            tokio::spawn(async move {
+                finish(&core, &slot, Ending::failed(reason), String::new()).await
+            });
+            return Ok(id);
+        }
+    };
+    let pid = child.pid();
+    core.db.commit(
+        Declaration::of(vec![
+            ChunkDecl::with_id(&id)
+                .merge_body(json!({"status": "running", "started": now(), "pid": pid})),
+        ]),
+        None,
+    )?;
+    tracing::debug!(process = %id, program = %plan.program_name, ?pid, ?arguments, "running");
+    let core = Arc::clone(core);
+    let budget = Duration::from_millis(plan.timeout_ms);
+    tokio::spawn(async move { supervise(core, ops, slot, child, budget).await });
+    Ok(id)
+}
+
+/// Placements of a new process: its program, `engine/process`, and the
+/// caller's process or the host's session.
+fn process_placements(program: &str, parent: Option<&str>) -> Vec<NewPlacement> {
+    let mut out = vec![
+        NewPlacement::instance(program),
+        NewPlacement::instance("engine/process"),
+    ];
+    if let Some(parent) = parent {
+        out.push(NewPlacement::instance(parent));
+    }
+    out
+}
+
+/// The one commit that creates a process: its chunk, its two boundary
+/// chunks (relates on it, their levels in their bodies) and its argument
+/// chunks (instance on it).
+fn declaration(id: &str, ctx: &Context, plan: &Plan, args: &RunArgs) -> (Declaration, Vec<String>) {
+    let parent = ctx.process_id.as_deref().or(args.session.as_deref());
+    let mut arguments = Vec::new();
+    let mut chunks = Vec::new();
+    let mut argument_chunks = Vec::new();
+    for chunk in &args.chunks {
+        let mut chunk = chunk.clone();
+        let arg_id = chunk.id.clone().unwrap_or_else(|| new_id("c"));
+        chunk.id = Some(arg_id.clone());
+        chunk.placements.push(NewPlacement::instance(id));
+        arguments.push(arg_id);
+        argument_chunks.push(chunk);
+    }
+    let mut process = ChunkDecl::with_id(id)
+        .name(plan.program_name.clone())
+        .create_only()
+        .body(json!({
+            "status": "pending",
+            "program": plan.program_id,
+            "timeout_ms": plan.timeout_ms,
+            "arguments": arguments,
+            "containment": if plan.contained { "on" } else { "off" },
+        }));
+    process.placements = process_placements(&plan.program_id, parent);
+    chunks.push(process);
+    // The levels are the boundary, in the body. The roots are not placed
+    // on the boundary chunk: a root (`culture`, `engine/program`) reached by
+    // every run would gain a placement each run, and its every version and
+    // read would grow with the number of runs.
+    for (kind, side) in [
+        ("read-boundary", &plan.reach.read),
+        ("write-boundary", &plan.reach.write),
+    ] {
+        chunks.push(
+            ChunkDecl::with_id(new_id("c"))
+                .name(format!("{kind} of {id}"))
+                .body(json!({"levels": side.levels}))
+                .on(NewPlacement::instance(kind))
+                .on(NewPlacement::relates(id)),
+        );
+    }
+    chunks.extend(argument_chunks);
+    (
+        Declaration {
+            chunks,
+            ..Declaration::default()
+        },
+        arguments,
+    )
+}

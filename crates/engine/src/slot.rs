@@ -1,0 +1,116 @@
+//! The slot each live process holds: created before its process chunk is
+//! committed, removed after its terminal status is. Through it the process
+//! is asked to end, its awaiters wait, and its timeout clock is paused.
+
+use crate::boundary::Reach;
+use crate::config::ProcessId;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use tokio::sync::watch;
+
+/// A live process: created before its process chunk is committed, removed
+/// after its terminal status is.
+pub(crate) struct Slot {
+    pub id: ProcessId,
+    pub parent: Option<ProcessId>,
+    pub reach: Reach,
+    end: watch::Sender<Option<String>>,
+    done: watch::Sender<bool>,
+    paused: watch::Sender<usize>,
+}
+
+impl Slot {
+    /// The slot of process `id`, started by `parent`, reaching `reach`.
+    pub fn new(id: ProcessId, parent: Option<ProcessId>, reach: Reach) -> Slot {
+        Slot {
+            id,
+            parent,
+            reach,
+            end: watch::channel(None).0,
+            done: watch::channel(false).0,
+            paused: watch::channel(0).0,
+        }
+    }
+
+    /// Watches for a request to end the process (its reason).
+    pub fn end_requests(&self) -> watch::Receiver<Option<String>> {
+        self.end.subscribe()
+    }
+
+    /// Watches how many waits hold the timeout clock still.
+    pub fn pauses(&self) -> watch::Receiver<usize> {
+        self.paused.subscribe()
+    }
+
+    /// Wakes the process's awaiters: its terminal status is committed.
+    pub fn mark_done(&self) {
+        self.done.send_replace(true);
+    }
+
+    /// Asks the supervisor to end the process with `reason` (first reason wins).
+    pub fn request_end(&self, reason: &str) {
+        self.end.send_if_modified(|current| {
+            if current.is_none() {
+                *current = Some(reason.to_owned());
+                true
+            } else {
+                false
+            }
+        });
+    }
+
+    /// Resolves once the terminal status is committed.
+    pub async fn ended(&self) {
+        let mut rx = self.done.subscribe();
+        let _ = rx.wait_for(|done| *done).await;
+    }
+
+    /// Stops the timeout clock until the guard drops.
+    pub fn pause(self: &Arc<Self>) -> PauseGuard {
+        self.paused.send_modify(|n| *n += 1);
+        PauseGuard(Arc::clone(self))
+    }
+}
+
+/// Holds a process's timeout clock still.
+pub(crate) struct PauseGuard(Arc<Slot>);
+
+impl Drop for PauseGuard {
+    fn drop(&mut self) {
+        self.0.paused.send_modify(|n| *n = n.saturating_sub(1));
+    }
+}
+
+/// Every live process.
+#[derive(Default)]
+pub(crate) struct Slots(Mutex<HashMap<ProcessId, Arc<Slot>>>);
+
+impl Slots {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<ProcessId, Arc<Slot>>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub fn get(&self, id: &str) -> Option<Arc<Slot>> {
+        self.lock().get(id).cloned()
+    }
+
+    pub fn all(&self) -> Vec<Arc<Slot>> {
+        self.lock().values().cloned().collect()
+    }
+
+    pub fn children(&self, parent: &str) -> Vec<Arc<Slot>> {
+        self.lock()
+            .values()
+            .filter(|s| s.parent.as_deref() == Some(parent))
+            .cloned()
+            .collect()
+    }
+
+    pub fn insert(&self, slot: Arc<Slot>) {
+        self.lock().insert(slot.id.clone(), slot);
+    }
+
+    pub fn remove(&self, id: &str) {
+        self.lock().remove(id);
+    }
+}
