@@ -55,7 +55,7 @@ pub(crate) fn chunks() -> Vec<substrate::ChunkDecl> {
 }
 
 #[derive(Deserialize)]
-struct Input {
+pub(crate) struct Input {
     file_path: String,
     old_string: String,
     new_string: String,
@@ -71,7 +71,7 @@ pub(crate) fn main() -> ProgramFuture {
     }))
 }
 
-fn edit(paths: &Paths, input: &Input) -> Result<Output, String> {
+pub(crate) fn edit(paths: &Paths, input: &Input) -> Result<Output, String> {
     if input.old_string == input.new_string {
         return Err("old_string and new_string are the same: there is nothing to change".into());
     }

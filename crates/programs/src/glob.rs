@@ -53,7 +53,7 @@ pub(crate) fn chunks() -> Vec<substrate::ChunkDecl> {
 }
 
 #[derive(Deserialize)]
-struct Input {
+pub(crate) struct Input {
     pattern: String,
     path: Option<String>,
 }
@@ -87,7 +87,7 @@ pub(crate) fn search_base(paths: &Paths, path: Option<&str>) -> Result<PathBuf, 
     Ok(base)
 }
 
-fn glob(paths: &Paths, input: &Input) -> Result<Output, String> {
+pub(crate) fn glob(paths: &Paths, input: &Input) -> Result<Output, String> {
     let base = search_base(paths, input.path.as_deref())?;
     if !base.is_dir() {
         return Err(format!(

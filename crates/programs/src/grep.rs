@@ -80,7 +80,7 @@ enum Mode {
 }
 
 #[derive(Deserialize)]
-struct Input {
+pub(crate) struct Input {
     pattern: String,
     path: Option<String>,
     glob: Option<String>,
@@ -110,14 +110,7 @@ pub(crate) fn main() -> ProgramFuture {
     }))
 }
 
-/// For benchmarks: the search alone, in this process.
-pub(crate) fn search_for_bench(root: &Path, input: Value) -> Result<String, String> {
-    let input: Input = serde_json::from_value(input).map_err(|e| e.to_string())?;
-    let paths = Paths::from_env(root);
-    grep(&paths, &input).map(|out| out.text)
-}
-
-fn grep(paths: &Paths, input: &Input) -> Result<Output, String> {
+pub(crate) fn grep(paths: &Paths, input: &Input) -> Result<Output, String> {
     if input.head_limit == Some(0) {
         return Err("head_limit is a number of lines and must be at least 1".to_owned());
     }

@@ -39,6 +39,16 @@ impl Paths {
         }
     }
 
+    /// The project root, and what may be read (`None`: everything) and
+    /// written (`None`: not told).
+    pub fn new(root: &Path, read: Option<Vec<PathBuf>>, write: Option<Vec<PathBuf>>) -> Paths {
+        Paths {
+            root: root.to_path_buf(),
+            read,
+            write,
+        }
+    }
+
     /// The project root.
     pub fn root(&self) -> &Path {
         &self.root

@@ -53,7 +53,7 @@ pub(crate) fn chunks() -> Vec<substrate::ChunkDecl> {
 }
 
 #[derive(Deserialize)]
-struct Input {
+pub(crate) struct Input {
     file_path: String,
     offset: Option<usize>,
     limit: Option<usize>,
@@ -66,7 +66,7 @@ pub(crate) fn main() -> ProgramFuture {
     }))
 }
 
-fn read(paths: &Paths, input: &Input) -> Result<Output, String> {
+pub(crate) fn read(paths: &Paths, input: &Input) -> Result<Output, String> {
     if input.offset == Some(0) || input.limit == Some(0) {
         return Err("`offset` and `limit` count lines from 1; give 1 or more".into());
     }

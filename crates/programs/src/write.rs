@@ -49,7 +49,7 @@ pub(crate) fn chunks() -> Vec<substrate::ChunkDecl> {
 }
 
 #[derive(Deserialize)]
-struct Input {
+pub(crate) struct Input {
     file_path: String,
     content: String,
     expect_sha256: Option<String>,
@@ -62,7 +62,7 @@ pub(crate) fn main() -> ProgramFuture {
     }))
 }
 
-fn write(paths: &Paths, input: &Input) -> Result<Output, String> {
+pub(crate) fn write(paths: &Paths, input: &Input) -> Result<Output, String> {
     let path = paths.absolute(&input.file_path);
     let shown = paths.show(&path);
     paths.check_write(&path)?;

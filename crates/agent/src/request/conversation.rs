@@ -39,7 +39,7 @@ impl Conversation {
     pub fn push(&mut self, item: &SessionItem) {
         match item {
             SessionItem::Prompt(p) => self.user(None, Some(ContentBlock::text(&p.text))),
-            SessionItem::Compaction(c) => self.user(None, Some(ContentBlock::text(&c.text))),
+            SessionItem::Compaction(c) => self.compacted(c),
             SessionItem::Answer(a) => self.answer(a),
             SessionItem::ToolResult(r) => self.result(r),
             SessionItem::ToolCall(_)
@@ -54,6 +54,14 @@ impl Conversation {
             | SessionItem::Unreadable { .. }
             | SessionItem::Other => {}
         }
+    }
+
+    /// A compaction: the messages start over from its summary, then the
+    /// last `keep_messages` of those before it, verbatim.
+    fn compacted(&mut self, summary: &Compaction) {
+        let before = self.messages();
+        let kept = before[before.len().saturating_sub(summary.keep_messages)..].to_vec();
+        *self = Conversation::after_summary(summary, kept);
     }
 
     fn answer(&mut self, answer: &Answer) {
@@ -169,38 +177,20 @@ impl Conversation {
         all
     }
 
-    /// The conversation of `history` from its last compaction on (from
-    /// the beginning when there is none): the summary, the last messages
-    /// before it that it kept verbatim (`keep_messages`), what came after.
+    /// The conversation of `history`: each chunk mapped in order (a
+    /// compaction starting the messages over from its summary).
     pub fn since_compaction(history: &[ChunkItem]) -> Conversation {
-        let items: Vec<SessionItem> = history.iter().map(SessionItem::of).collect();
-        Conversation::of_items(&items)
+        let mut conversation = Conversation::default();
+        for chunk in history {
+            conversation.push(&SessionItem::of(chunk));
+        }
+        conversation
     }
 
     /// The same, of items already read.
     pub fn of_items<T: AsRef<SessionItem>>(items: &[T]) -> Conversation {
-        let last = items
-            .iter()
-            .rposition(|i| matches!(i.as_ref(), SessionItem::Compaction(_)));
-        let Some(at) = last else {
-            let mut conversation = Conversation::default();
-            for item in items {
-                conversation.push(item.as_ref());
-            }
-            return conversation;
-        };
-        let SessionItem::Compaction(summary) = items[at].as_ref() else {
-            return Conversation::default();
-        };
-        let kept = match summary.keep_messages {
-            0 => Vec::new(),
-            n => {
-                let before = Conversation::of_items(&items[..at]).messages();
-                before[before.len().saturating_sub(n)..].to_vec()
-            }
-        };
-        let mut conversation = Conversation::after_summary(summary, kept);
-        for item in &items[at + 1..] {
+        let mut conversation = Conversation::default();
+        for item in items {
             conversation.push(item.as_ref());
         }
         conversation
@@ -208,7 +198,7 @@ impl Conversation {
 
     /// A conversation that starts from a compaction's summary, then the
     /// messages it kept verbatim (the first an assistant message).
-    pub fn after_summary(summary: &Compaction, kept: Vec<Message>) -> Conversation {
+    fn after_summary(summary: &Compaction, kept: Vec<Message>) -> Conversation {
         let mut conversation = Conversation::default();
         conversation.user(None, Some(ContentBlock::text(&summary.text)));
         for message in kept {

@@ -47,20 +47,20 @@ impl Request {
         Request::new(prefix, Conversation::since_compaction(history))
     }
 
-    /// Maps an item just written on the session.
+    /// Maps an item just written on the session (a compaction starts
+    /// the messages over).
     pub fn push(&mut self, item: &SessionItem) {
+        let restarts = matches!(item, SessionItem::Compaction(_));
         self.conversation.push(item);
         let closed = self.conversation.closed();
+        if restarts {
+            self.base.messages = closed.to_vec();
+            return;
+        }
         let have = self.base.messages.len();
         if closed.len() > have {
             self.base.messages.extend(closed[have..].iter().cloned());
         }
-    }
-
-    /// Starts the messages over (after a compaction).
-    pub fn restart(&mut self, conversation: Conversation) {
-        self.base.messages = conversation.closed().to_vec();
-        self.conversation = conversation;
     }
 
     /// Puts a new prefix in place (a new context event).

@@ -8,7 +8,6 @@
 use super::{Run, Stop};
 use crate::compact::{holds_text, recent_turns};
 use crate::contract::{Compaction, Entry};
-use crate::request::Conversation;
 use std::time::Instant;
 
 impl Run {
@@ -56,12 +55,11 @@ impl Run {
             as_of: Some(self.writer.as_of()),
             keep_messages: kept.len(),
         };
-        self.writer
-            .commit(vec![Entry::of(&compaction)], None)
+        // Recorded, it starts the request's messages over from the summary
+        // and the kept turns, as a rebuild starts them.
+        self.record(Entry::of(&compaction), false)
             .await
             .map_err(|e| Stop::Error(format!("cannot record the compaction: {e}")))?;
-        self.request
-            .restart(Conversation::after_summary(&compaction, kept));
         self.gates.compacted();
         self.writer.status("compacted; going on from the summary");
         Ok(())
