@@ -24,6 +24,42 @@
 //! * Every `vm` program runs contained (`contain`): Landlock, seccomp and
 //!   namespaces from its declared capabilities, unless the person opted out.
 //! * The engine knows nothing of models: the agent is one program among many.
+//!
+//! A host's day: open the engine on a substrate, run a program, follow its
+//! process, await its end.
+//!
+//! ```
+//! # #[tokio::main(flavor = "multi_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use engine::{Context, Engine, EngineConfig, contain::Containment};
+//! use protocol::{Event, RunArgs, SubscribeOpts};
+//! use serde_json::json;
+//! use substrate::{ChunkDecl, Declaration, NewPlacement, Substrate};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let db = std::sync::Arc::new(Substrate::open(dir.path().join("substrate.db"))?);
+//! db.init(engine::vocabulary())?;
+//! let mut config = EngineConfig::new(dir.path());
+//! config.containment = Containment::Off; // no trampoline in a doc test
+//! let engine = Engine::open_with(db, config)?;
+//! let host = Context::host();
+//! // A program: any executable; `true` answers nothing and exits 0.
+//! let body = json!({"executable": "true", "runtime": "vm", "text": "does nothing"});
+//! engine.commit(&host, Declaration::of(vec![ChunkDecl::with_id("program/true")
+//!     .name("true").body(body).on(NewPlacement::instance("engine/program"))]))?;
+//!
+//! let process = engine.run(&host, "true", RunArgs::default())?;
+//! let sub = engine.subscribe(&host, &[process.clone()], SubscribeOpts::default())?;
+//! let mut events = engine.events(&sub).expect("a new subscription's events");
+//! let done = engine.await_processes(&host, &[process.clone()]).await?;
+//! assert_eq!(done[&process].scopes[0].body_value()["status"], "completed");
+//! // Its end reached the subscriber as a commit touching the process.
+//! let wait = std::time::Duration::from_secs(10);
+//! let event = tokio::time::timeout(wait, events.recv()).await?;
+//! assert!(matches!(event, Some(Event::ScopeChanged { .. })));
+//! # engine.shutdown().await;
+//! # Ok(()) }
+//! ```
 
 pub mod boundary;
 mod clock;
