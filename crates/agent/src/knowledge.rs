@@ -1,5 +1,5 @@
 //! The knowledge layer: pinned scopes serialized as markdown
-//! (`seeds/agent.txt`, "Knowledge Serialization"), culture first — each
+//! culture first — each
 //! scope a heading with its text, then its members, instances before
 //! relates; a member without `body.text` as key-value lines.
 

@@ -1,4 +1,4 @@
-//! Whether a tool call may run (`design/agent.md`, "Permissions"): rules
+//! Whether a tool call may run: rules
 //! from configuration and flags — `shell(git status:*)`, `edit(src/**)`,
 //! `read(~/.ssh/**)`, `web-fetch(domain:docs.rs)`, or a bare program name —
 //! and a mode. Deny beats allow beats ask beats the mode.

@@ -1,6 +1,6 @@
 //! Configuration files: the project's `.hermitcrab/config.toml` over the
-//! user's `$XDG_CONFIG_HOME/hermitcrab/config.toml` (DESIGN.md, decision
-//! 1). Each value read from them remembers which file it came from.
+//! user's `$XDG_CONFIG_HOME/hermitcrab/config.toml` (the user-wide
+//! settings). Each value read from them remembers which file it came from.
 
 use anyhow::{Context as _, Result, bail};
 use contain::grant::Grant;

@@ -1,4 +1,4 @@
-//! A project is a directory holding `.hermitcrab/` (DESIGN.md, decision 1):
+//! A project is a directory holding `.hermitcrab/`:
 //! found upward from the working directory, like git.
 
 use anyhow::{Context as _, Result, bail};

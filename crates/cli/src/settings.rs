@@ -1,5 +1,5 @@
 //! The agent's configuration, resolved once by the host into the
-//! `agent-config` chunk (`design/agent.md`): command-line flags over the
+//! `agent-config` chunk (`agent::AgentConfig`): command-line flags over the
 //! environment (`HC_MODEL`, …) over the project's file over the user's over
 //! the built-in defaults. Every value remembers where it came from, for
 //! `hc config`. The one place a model name appears in code is [`DEFAULTS`].

@@ -1,4 +1,4 @@
-//! Boundaries (`design/protocol.md`, "Boundaries"): which chunks a caller
+//! Boundaries (`docs/protocol.md`, "Boundaries"): which chunks a caller
 //! may read and write, judged on one substrate snapshot.
 //!
 //! A boundary is a stack of levels, each `"open"` or a list of roots; a

@@ -121,7 +121,7 @@ impl Engine {
     }
 
     /// Starts `program` (a program chunk id or name) and returns the new
-    /// process's id once it is running. See `design/protocol.md`.
+    /// process's id once it is running. See `docs/protocol.md`.
     pub fn run(&self, ctx: &Context, program: &str, args: RunArgs) -> Result<ProcessId> {
         let caller = self.reach(ctx)?;
         process::run(&self.core, self.clone(), ctx, caller, program, args)

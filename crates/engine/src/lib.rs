@@ -1,7 +1,7 @@
 //! # engine
 //!
 //! The authority on running programs against the substrate
-//! (`seeds/engine.txt`, `design/protocol.md`). A program is a chunk with an
+//! (`docs/protocol.md`). A program is a chunk with an
 //! executable; to run one is to create a process: one atomic commit makes
 //! the process chunk, its read- and write-boundary chunks and its argument
 //! chunks; then the executable is spawned in its own process group and

@@ -1,5 +1,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-//! Every boundary rule of `design/protocol.md`, exercised by a real program
+//! Every boundary rule of `docs/protocol.md`, exercised by a real program
 //! (the Python fixture) making real requests: reads and writes inside and
 //! outside, narrowing through three levels of nesting, protected chunks,
 //! subscribing outside the boundary.

@@ -1,6 +1,6 @@
 //! # programs
 //!
-//! hermitcrab's built-in tool programs (`design/programs.md`): `read`,
+//! hermitcrab's built-in tool programs (`docs/programs.md`): `read`,
 //! `write`, `edit`, `glob`, `grep`, `shell`, `web-fetch`, and `echo`. Each
 //! is an ordinary protocol program — it reads its typed argument with
 //! `scope([$HC_PROCESS_ID])` and answers by committing one `engine/output`

@@ -2,7 +2,7 @@
 //!
 //! The one protocol every hermitcrab program speaks, in any language:
 //! JSON objects, one per line, over the program's stdin (engine → program)
-//! and stdout (program → engine). `design/protocol.md` is the spec; this
+//! and stdout (program → engine). `docs/protocol.md` is the spec; this
 //! crate is its types ([`Request`], [`Op`], [`Response`], [`Event`],
 //! [`ErrorCode`], and the substrate's `Declaration`, `Commit` and
 //! `ScopeResult`) and a Rust SDK ([`Client`]) for programs and hosts.

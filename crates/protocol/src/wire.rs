@@ -1,5 +1,5 @@
 //! The wire types: every request, response, error and event of
-//! `design/protocol.md`, and the line parser the engine uses.
+//! `docs/protocol.md`, and the line parser the engine uses.
 
 use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize, Serializer};
@@ -296,7 +296,7 @@ impl Request {
     }
 }
 
-/// The error codes of `design/protocol.md`.
+/// The error codes of `docs/protocol.md`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ErrorCode {

@@ -1,5 +1,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-//! The wire types against the literal JSON of `design/protocol.md`: each
+//! The wire types against the literal JSON of `docs/protocol.md`: each
 //! example parses, and serializes back to the same JSON.
 
 use protocol::{

@@ -5,7 +5,7 @@
 //! chunks (**scopes**) by **placements**, constrained by **specs**, changed
 //! only by atomic **commits**, and read by **scope reads** — at head or as
 //! the store stood after any earlier commit. The full specification is
-//! `design/substrate.md`; this crate implements it on SQLite.
+//! `docs/substrate.md`; this crate implements it on SQLite.
 //!
 //! Main types: [`Substrate`] (open, [`commit`](Substrate::commit),
 //! [`scope`](Substrate::scope), [`subscribe`](Substrate::subscribe),

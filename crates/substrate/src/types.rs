@@ -1,6 +1,6 @@
 //! The substrate's data types: what a declaration says, what a commit
 //! records, what a scope read returns. They serialize to exactly the JSON of
-//! `design/substrate.md` and `design/protocol.md`.
+//! `docs/substrate.md` and `docs/protocol.md`.
 
 use crate::json::Json;
 use serde::{Deserialize, Deserializer, Serialize};

@@ -1,6 +1,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! Property test: random sequences of declarations against a plain
-//! in-memory model of `design/substrate.md`. Same validation outcomes, same
+//! in-memory model of `docs/substrate.md`. Same validation outcomes, same
 //! reads after every step, and `as_of` reads of every past commit equal to
 //! the model's state at that commit.
 

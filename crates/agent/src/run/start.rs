@@ -72,22 +72,8 @@ impl Run {
         let found = found?;
         let (read_at, tools) = catalog?;
         let pins = pins?;
-        let context = ContextBody {
-            as_of: read_at,
-            system: crate::context::BASE_INSTRUCTIONS.to_owned(),
-            date: crate::context::today(),
-            cwd: root.to_string_lossy().into_owned(),
-            platform: std::env::consts::OS.to_owned(),
-            model: config.model.clone(),
-            max_tokens: max_tokens(&config),
-            instructions: crate::context::read_instructions(
-                &root,
-                config.user_config_dir.as_deref().map(std::path::Path::new),
-            ),
-            tools: tools.iter().map(|t| t.def.name.clone()).collect(),
-            own_tools: catalog::own_tools(),
-            process: me.clone(),
-        };
+        let names = tools.iter().map(|t| t.def.name.clone()).collect();
+        let context = context_body(&config, &root, read_at, names, &me);
         let mut writer = SessionWriter::new(client.clone(), me, found.session, found.as_of);
         let pinned = writer.write_context(&context, &pins).await?;
         let defs: Vec<_> = tools.iter().map(|t| t.def.clone()).collect();
@@ -115,6 +101,33 @@ impl Run {
             toolbox,
             last_answer: String::new(),
         })
+    }
+}
+
+/// The context event's body: every input of the request from outside
+/// the substrate, read now, and the commit the programs were read at.
+fn context_body(
+    config: &AgentConfig,
+    root: &std::path::Path,
+    read_at: u64,
+    tools: Vec<String>,
+    me: &str,
+) -> ContextBody {
+    ContextBody {
+        as_of: read_at,
+        system: crate::context::BASE_INSTRUCTIONS.to_owned(),
+        date: crate::context::today(),
+        cwd: root.to_string_lossy().into_owned(),
+        platform: std::env::consts::OS.to_owned(),
+        model: config.model.clone(),
+        max_tokens: max_tokens(config),
+        instructions: crate::context::read_instructions(
+            root,
+            config.user_config_dir.as_deref().map(std::path::Path::new),
+        ),
+        tools,
+        own_tools: catalog::own_tools(),
+        process: me.to_owned(),
     }
 }
 
