@@ -75,3 +75,126 @@ fn always_allows_what_the_rule_covers_from_then_on() {
         Decision::Deny(_)
     ));
 }
+
+#[test]
+fn deny_beats_allow_beats_ask_beats_the_mode() {
+    let p = Permissions::new(
+        PermissionMode::Default,
+        &["shell(git:*)".into(), "edit(src/**)".into()],
+        &["shell(git push:*)".into(), "read(~/.ssh/**)".into()],
+        &["web-fetch(domain:example.com)".into()],
+    )
+    .unwrap();
+    assert_eq!(
+        decide(&p, "shell", json!({"command": "git status"}), false),
+        Decision::Allow
+    );
+    assert!(matches!(
+        decide(&p, "shell", json!({"command": "git push origin"}), false),
+        Decision::Deny(_)
+    ));
+    assert!(matches!(
+        decide(&p, "shell", json!({"command": "gitk"}), false),
+        Decision::Ask(_)
+    ));
+    assert_eq!(
+        decide(&p, "edit", json!({"file_path": "src/a/b.rs"}), false),
+        Decision::Allow
+    );
+    assert!(matches!(
+        decide(&p, "edit", json!({"file_path": "docs/a.md"}), false),
+        Decision::Ask(_)
+    ));
+    let home = std::env::var("HOME").unwrap();
+    assert!(matches!(
+        decide(
+            &p,
+            "read",
+            json!({"file_path": format!("{home}/.ssh/id_rsa")}),
+            true
+        ),
+        Decision::Deny(_)
+    ));
+    assert_eq!(
+        decide(&p, "read", json!({"file_path": "src/x"}), true),
+        Decision::Allow
+    );
+    assert!(matches!(
+        decide(
+            &p,
+            "web-fetch",
+            json!({"url": "https://www.example.com/x"}),
+            true
+        ),
+        Decision::Ask(_)
+    ));
+}
+
+#[test]
+fn modes() {
+    let mode = |m| Permissions::new(m, &[], &[], &[]).unwrap();
+    let edit = json!({"file_path": "src/a.rs"});
+    assert_eq!(
+        decide(
+            &mode(PermissionMode::AcceptEdits),
+            "edit",
+            edit.clone(),
+            false
+        ),
+        Decision::Allow
+    );
+    assert!(matches!(
+        decide(
+            &mode(PermissionMode::AcceptEdits),
+            "edit",
+            json!({"file_path": "/etc/x"}),
+            false
+        ),
+        Decision::Ask(_)
+    ));
+    assert!(matches!(
+        decide(
+            &mode(PermissionMode::AcceptEdits),
+            "shell",
+            json!({"command": "ls"}),
+            false
+        ),
+        Decision::Ask(_)
+    ));
+    assert!(matches!(
+        decide(&mode(PermissionMode::Plan), "edit", edit.clone(), false),
+        Decision::Deny(_)
+    ));
+    assert_eq!(
+        decide(
+            &mode(PermissionMode::Plan),
+            "grep",
+            json!({"pattern": "x"}),
+            true
+        ),
+        Decision::Allow
+    );
+    assert_eq!(
+        decide(
+            &mode(PermissionMode::Bypass),
+            "shell",
+            json!({"command": "rm -rf x"}),
+            false
+        ),
+        Decision::Allow
+    );
+    assert!(Rule::parse("shell(git").is_err());
+}
+
+#[test]
+fn suggestions_cover_the_call() {
+    let input = json!({"command": "cargo test --workspace"});
+    let call = Call {
+        program: "shell",
+        input: &input,
+        root: Path::new("/proj"),
+        read_only: false,
+    };
+    assert_eq!(call.suggested_rule(), "shell(cargo test:*)");
+    assert!(Rule::parse(&call.suggested_rule()).unwrap().matches(&call));
+}

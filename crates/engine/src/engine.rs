@@ -217,48 +217,6 @@ impl Engine {
         Ok(id)
     }
 
-    pub(crate) fn subscribe_to(
-        &self,
-        ctx: &Context,
-        scopes: &[String],
-        opts: SubscribeOpts,
-        sink: Sink,
-    ) -> Result<SubscriptionId> {
-        if scopes.is_empty() {
-            return Err(EngineError::invalid("subscribe needs at least one scope"));
-        }
-        let reach = self.reach(ctx)?;
-        self.core.db.read(|snap| {
-            let mut view = View::new(snap);
-            for id in scopes {
-                if id == COMMITS_ROOT {
-                    if !reach.is_host() {
-                        return Err(EngineError::boundary("`commits_root` is for hosts only"));
-                    }
-                    continue;
-                }
-                if !snap.exists(id)? {
-                    return Err(EngineError::not_found(format!(
-                        "cannot subscribe to `{id}`: no such chunk"
-                    )));
-                }
-                if !reach.read.admits(&mut view, id)? {
-                    return Err(EngineError::boundary(format!(
-                        "cannot subscribe to `{id}`: it is outside this process's read boundary"
-                    )));
-                }
-            }
-            Ok(())
-        })?;
-        Ok(self.core.subs.add(
-            ctx.process_id.clone(),
-            scopes.to_vec(),
-            opts.deep,
-            reach.read,
-            sink,
-        ))
-    }
-
     /// Ends a subscription (unknown ids are fine).
     pub fn unsubscribe(&self, sub_id: &str) {
         self.core.subs.remove(sub_id);
@@ -342,7 +300,39 @@ impl Ops for Engine {
         opts: SubscribeOpts,
         sink: Sink,
     ) -> Result<SubscriptionId> {
-        Engine::subscribe_to(self, ctx, scopes, opts, sink)
+        if scopes.is_empty() {
+            return Err(EngineError::invalid("subscribe needs at least one scope"));
+        }
+        let reach = self.reach(ctx)?;
+        self.core.db.read(|snap| {
+            let mut view = View::new(snap);
+            for id in scopes {
+                if id == COMMITS_ROOT {
+                    if !reach.is_host() {
+                        return Err(EngineError::boundary("`commits_root` is for hosts only"));
+                    }
+                    continue;
+                }
+                if !snap.exists(id)? {
+                    return Err(EngineError::not_found(format!(
+                        "cannot subscribe to `{id}`: no such chunk"
+                    )));
+                }
+                if !reach.read.admits(&mut view, id)? {
+                    return Err(EngineError::boundary(format!(
+                        "cannot subscribe to `{id}`: it is outside this process's read boundary"
+                    )));
+                }
+            }
+            Ok(())
+        })?;
+        Ok(self.core.subs.add(
+            ctx.process_id.clone(),
+            scopes.to_vec(),
+            opts.deep,
+            reach.read,
+            sink,
+        ))
     }
 
     fn unsubscribe(&self, id: &str) {
