@@ -126,6 +126,16 @@ pub enum Command {
         #[command(flatten)]
         settings: SettingFlags,
     },
+    /// Trust this project: let its own files grant power (hooks, grants, wider permissions).
+    #[command(after_help = TRUST_HELP)]
+    Trust {
+        /// Stop trusting it.
+        #[arg(long, conflicts_with = "list")]
+        revoke: bool,
+        /// The trusted projects.
+        #[arg(long)]
+        list: bool,
+    },
     /// Create .hermitcrab/ here and bootstrap the substrate (safe to re-run).
     #[command(
         after_help = "Example:\n  cd my-project && hc init   # `hc run` and `hc chat` do it when needed"
@@ -195,6 +205,18 @@ Examples:
 
 In the chat: /help, /clear (a new session), /compact, /cost, /model [NAME], /resume [SESSION],
 /sessions, /trace, /exit. Ctrl-C interrupts the answer; twice at the prompt leaves.";
+
+const TRUST_HELP: &str = "\
+A project's own files (.hermitcrab/config.toml, .env) come with a checkout, so what in them
+widens power — hooks, permission_mode bypass or accept-edits, allow rules, [programs.NAME]
+grants, containment = \"off\", an API base URL in .env — applies only once you trust the
+project. Trust is kept by path and by a hash of those files: a change to them asks again.
+Deny and ask rules always apply.
+
+Examples:
+  hc trust            # trust the project here, as its files are now
+  hc trust --list
+  hc trust --revoke";
 
 const TRACE_HELP: &str = "\
 Examples:

@@ -46,58 +46,119 @@ pub fn from_dotenv(name: &str) -> bool {
         .is_some_and(|names| names.iter().any(|n| n == name))
 }
 
-/// Sets each variable of the `.env` file at `path` that the environment
-/// does not already have (the environment wins): settings (`HC_MODEL`, …)
-/// and the API key may live there. Call before any thread starts.
-pub fn load_dotenv(path: &Path) -> Result<()> {
-    if DOTENV.get().is_some() || !path.is_file() {
-        return Ok(());
-    }
-    let mut pairs = Vec::new();
-    for pair in
-        dotenvy::from_path_iter(path).with_context(|| format!("cannot read {}", path.display()))?
-    {
-        pairs.push(pair.with_context(|| {
-            format!(
-                "{}: a line is not NAME=value; fix or remove it",
-                path.display()
-            )
-        })?);
-    }
-    let mut set = Vec::new();
-    for (name, value) in &pairs {
-        // An API address from a checkout's `.env` would receive the
-        // person's own key: only with a key of its own beside it.
-        if let Some(keys) = key_for_base_url(name)
-            && !pairs.iter().any(|(n, _)| keys.contains(&n.as_str()))
-        {
-            eprintln!(
-                "hc: {} sets {name} without a key of its own; ignored (set it in the environment to use it)",
-                path.display()
-            );
-            continue;
-        }
-        if std::env::var_os(name).is_none() {
-            // SAFETY: `hc` reads its configuration before it starts any
-            // thread (the async runtime comes after).
-            #[allow(unsafe_code)]
-            unsafe {
-                std::env::set_var(name, value);
-            }
-            set.push(name.clone());
-        }
-    }
-    let _ = DOTENV.set(set);
-    Ok(())
+/// What a project's `.env` may set: the model API keys (under the
+/// environment, which wins).
+const DOTENV_KEYS: &[&str] = &[
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "OPENAI_API_KEY",
+];
+
+/// A base URL `.env` may set too — only beside a key of its own that will
+/// be the one sent (else the person's key would go to the checkout's
+/// address), and only in a trusted project.
+const DOTENV_URLS: &[(&str, &[&str])] = &[
+    (
+        "ANTHROPIC_BASE_URL",
+        &["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"],
+    ),
+    ("OPENAI_BASE_URL", &["OPENAI_API_KEY"]),
+];
+
+/// A project's `.env`, read and not yet applied.
+#[derive(Debug, Default)]
+pub struct DotEnv {
+    path: PathBuf,
+    pairs: Vec<(String, String)>,
 }
 
-/// The key variables an API address variable must come with from `.env`.
-fn key_for_base_url(name: &str) -> Option<&'static [&'static str]> {
-    match name {
-        "ANTHROPIC_BASE_URL" => Some(&["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"]),
-        "OPENAI_BASE_URL" => Some(&["OPENAI_API_KEY"]),
-        _ => None,
+impl DotEnv {
+    /// Reads `path` (none: an empty one); a line that is not `NAME=value`
+    /// is an error naming the file.
+    pub fn read(path: &Path) -> Result<DotEnv> {
+        let mut env = DotEnv {
+            path: path.to_path_buf(),
+            pairs: Vec::new(),
+        };
+        if !path.is_file() {
+            return Ok(env);
+        }
+        let pairs = dotenvy::from_path_iter(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        for pair in pairs {
+            env.pairs.push(pair.with_context(|| {
+                format!(
+                    "{}: a line is not NAME=value; fix or remove it",
+                    path.display()
+                )
+            })?);
+        }
+        Ok(env)
     }
+
+    fn get(&self, name: &str) -> Option<&str> {
+        self.pairs
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Whether the key sent for `keys` would be this file's: the
+    /// environment has none of them, and this file has one.
+    fn sends_own_key(&self, keys: &[&str]) -> bool {
+        !keys.iter().any(|k| set_in_env(k)) && keys.iter().any(|k| self.get(k).is_some())
+    }
+
+    /// The base URLs it would set (beside a key of its own, the
+    /// environment not setting them already).
+    pub fn base_urls(&self) -> impl Iterator<Item = (&str, &str)> {
+        DOTENV_URLS.iter().filter_map(|(url, keys)| {
+            let value = self.get(url)?;
+            (!set_in_env(url) && self.sends_own_key(keys)).then_some((*url, value))
+        })
+    }
+
+    /// Forgets its base URLs (the project is not trusted).
+    pub fn drop_base_urls(&mut self) {
+        self.pairs
+            .retain(|(n, _)| !DOTENV_URLS.iter().any(|(url, _)| url == n));
+    }
+
+    /// Sets what it may set and the environment lacks; says what it
+    /// ignored. Call before any thread starts.
+    pub fn apply(self) {
+        let urls: Vec<String> = self.base_urls().map(|(n, _)| n.to_owned()).collect();
+        let mut set = Vec::new();
+        let mut ignored = Vec::new();
+        for (name, value) in &self.pairs {
+            let allowed = DOTENV_KEYS.contains(&name.as_str()) || urls.contains(name);
+            if !allowed {
+                ignored.push(name.clone());
+            } else if std::env::var_os(name).is_none() {
+                // SAFETY: `hc` reads its configuration before it starts any
+                // thread (the async runtime comes after).
+                #[allow(unsafe_code)]
+                unsafe {
+                    std::env::set_var(name, value);
+                }
+                set.push(name.clone());
+            }
+        }
+        if !ignored.is_empty() {
+            eprintln!(
+                "hc: {} sets {}; ignored (.env may set only {}, and a base URL beside a key of its own in a trusted project)",
+                self.path.display(),
+                ignored.join(", "),
+                DOTENV_KEYS.join(", ")
+            );
+        }
+        let _ = DOTENV.set(set);
+    }
+}
+
+/// Whether the environment has `name`, not empty.
+fn set_in_env(name: &str) -> bool {
+    std::env::var_os(name).is_some_and(|v| !v.is_empty())
 }
 
 /// One parsed file.
@@ -125,6 +186,8 @@ impl File {
 pub struct Files {
     /// Present files, user's first.
     pub files: Vec<File>,
+    /// Where the project stands on trust (what of its files applies).
+    pub trust: crate::trust::Trust,
 }
 
 /// The user's configuration file.
@@ -134,6 +197,25 @@ pub fn user_file() -> Option<PathBuf> {
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
     Some(base.join("hermitcrab").join("config.toml"))
+}
+
+/// Whether the person's own configuration lists `root` (or `*`) in
+/// `safe_directories`: a project they use though another user controls it.
+pub fn safe_directory(root: &Path) -> bool {
+    let Some(text) = user_file().and_then(|p| std::fs::read_to_string(p).ok()) else {
+        return false;
+    };
+    let Ok(table) = text.parse::<toml::Table>() else {
+        return false;
+    };
+    let root = crate::trust::canonical(root);
+    table
+        .get("safe_directories")
+        .and_then(toml::Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(toml::Value::as_str)
+        .any(|d| d == "*" || crate::trust::canonical(Path::new(d)) == root)
 }
 
 impl Files {
@@ -160,7 +242,15 @@ impl Files {
                 project,
             });
         }
-        Ok(Files { files })
+        Ok(Files {
+            files,
+            trust: crate::trust::Trust::NotNeeded,
+        })
+    }
+
+    /// The project's file, when there is one.
+    pub fn project_mut(&mut self) -> Option<&mut File> {
+        self.files.iter_mut().find(|f| f.project)
     }
 
     /// The value of top-level `key`, from the file that wins (the

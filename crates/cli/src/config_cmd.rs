@@ -25,7 +25,7 @@ pub fn config(as_json: bool, edit: bool, flags: Flags) -> Result<()> {
     if edit {
         open_editor(&path)?;
     }
-    let rows = rows(&project.config()?, &flags)?;
+    let rows = rows(&project.config(crate::trust::Ask::Quietly)?, &flags)?;
     if as_json {
         let list: Vec<Value> = rows
             .iter()
@@ -67,6 +67,30 @@ fn open_editor(path: &std::path::Path) -> Result<()> {
         bail!("the editor `{editor}` exited {status}");
     }
     Ok(())
+}
+
+/// The project's trust state, as a row.
+fn trust_row(trust: &crate::trust::Trust) -> (String, Value, String) {
+    use crate::trust::Trust;
+    let (value, source) = match trust {
+        Trust::NotNeeded => (
+            json!("not needed"),
+            "its files ask for nothing that needs trust".to_owned(),
+        ),
+        Trust::Trusted(since) => (
+            json!("trusted"),
+            format!("since {since} (`hc trust --revoke` to stop)"),
+        ),
+        Trust::Ignored { asked, changed } => (
+            json!({"trusted": false, "ignored": asked}),
+            if *changed {
+                "its files changed since it was trusted; `hc trust` to allow them".to_owned()
+            } else {
+                "`hc trust` to allow what its files ask for".to_owned()
+            },
+        ),
+    };
+    ("trust".into(), value, source)
 }
 
 /// Every setting as (name, value, where it came from).
@@ -118,6 +142,7 @@ fn rows(files: &crate::config::Files, flags: &Flags) -> Result<Vec<(String, Valu
         let value = json!({"read": read, "write": grant.write, "network": grant.network, "env": grant.env, "timeout_ms": grant.timeout_ms});
         rows.push((format!("programs.{program}"), value, "config files".into()));
     }
+    rows.push(trust_row(&files.trust));
     for var in SECRETS {
         let set = std::env::var(var).is_ok_and(|v| !v.trim().is_empty());
         rows.push((

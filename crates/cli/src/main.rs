@@ -17,6 +17,7 @@ mod spinner;
 mod style;
 mod trace;
 mod tree;
+mod trust;
 mod tty;
 
 use anyhow::{Context as _, Result};
@@ -72,6 +73,7 @@ fn main() -> ExitCode {
             settings,
         } => config_cmd::config(json, edit, settings.into_flags()),
         Command::Init => init(),
+        Command::Trust { revoke, list } => trust::command(revoke, list),
         Command::Program { name } => program(&name),
         Command::Serve { stdio, no_contain } => serve(stdio, no_contain),
         Command::Contain { args } => return contain::trampoline_main(&args),
@@ -242,7 +244,7 @@ fn serve(stdio: bool, no_contain: bool) -> Result<()> {
     }
     let here = std::env::current_dir().context("cannot read the working directory")?;
     let project = Project::find(&here)?;
-    let config = engine_config(&project, &project.config()?, no_contain)?;
+    let config = engine_config(&project, &project.config(trust::Ask::Never)?, no_contain)?;
     let (db, _) = project.open()?;
     runtime()?.block_on(async move {
         let engine = Engine::open_with(db, config)?;

@@ -33,10 +33,12 @@ const CONFIG_TEMPLATE: &str = "\
 const GITIGNORE: &str = "# hermitcrab's own state: not part of the project's history.\n*\n";
 
 impl Project {
-    /// The project containing `start` (or `start` itself), searching upward.
+    /// The project containing `start` (or `start` itself), searching
+    /// upward; one another user controls is refused (see [`owned`]).
     pub fn find(start: &Path) -> Result<Project> {
         for dir in start.ancestors() {
             if dir.join(DIR).is_dir() {
+                owned(dir)?;
                 return Ok(Project {
                     root: dir.to_path_buf(),
                 });
@@ -49,11 +51,23 @@ impl Project {
     }
 
     /// The project containing `start`, or — when there is none — a new
-    /// one made quietly in `start` (as `hc run` and `hc chat` do).
+    /// one (as `hc run` and `hc chat` do): at the root of the git
+    /// repository `start` is in, saying so, where the agent can work on
+    /// the whole repository; else quietly in `start`.
     pub fn find_or_init(start: &Path) -> Result<Project> {
-        match Project::find(start) {
-            Ok(project) => Ok(project),
-            Err(_) => Ok(Project::init(start)?.0),
+        if let Some(found) = start.ancestors().find(|d| d.join(DIR).is_dir()) {
+            return Project::find(found);
+        }
+        match git_root(start) {
+            Some(root) if root != start => {
+                let (project, _) = Project::init(root)?;
+                eprintln!(
+                    "hc: made a project at {} (the root of the git repository here)",
+                    root.display()
+                );
+                Ok(project)
+            }
+            _ => Ok(Project::init(start)?.0),
         }
     }
 
@@ -77,11 +91,28 @@ impl Project {
         Ok((project, changed))
     }
 
-    /// The configuration files (the user's and this project's), with the
-    /// project's `.env` loaded first.
-    pub fn config(&self) -> Result<crate::config::Files> {
-        crate::config::load_dotenv(&self.root.join(".env"))?;
-        crate::config::Files::read(&self.root.join(DIR).join("config.toml"))
+    /// The configuration files (the user's and this project's) and the
+    /// project's `.env`, read, nothing applied.
+    pub fn read_files(&self) -> Result<(crate::config::Files, crate::config::DotEnv)> {
+        let dotenv = crate::config::DotEnv::read(&self.root.join(".env"))?;
+        let files = crate::config::Files::read(&self.root.join(DIR).join("config.toml"))?;
+        Ok((files, dotenv))
+    }
+
+    /// The configuration that applies: the files, what needs trust kept
+    /// only when the project is trusted (settled as `ask` says), and the
+    /// `.env` applied under the environment.
+    pub fn config(&self, ask: crate::trust::Ask) -> Result<crate::config::Files> {
+        let (mut files, mut dotenv) = self.read_files()?;
+        let project = crate::trust::ProjectFiles {
+            root: crate::trust::canonical(&self.root),
+            config: files.project_mut(),
+            dotenv: &mut dotenv,
+        };
+        let trust = project.settle(ask)?;
+        files.trust = trust;
+        dotenv.apply();
+        Ok(files)
     }
 
     /// The substrate file.
@@ -101,6 +132,56 @@ impl Project {
             .is_some();
         Ok((Arc::new(db), changed))
     }
+}
+
+/// The directory of the git repository `start` is in, if any.
+fn git_root(start: &Path) -> Option<&Path> {
+    start.ancestors().find(|d| d.join(".git").exists())
+}
+
+/// Refuses a project another user controls — its `.hermitcrab/` (or its
+/// `config.toml` or `.env`) owned by someone else, or writable by others —
+/// unless the person listed it in `safe_directories` of their own
+/// configuration: its hooks and settings would run as them.
+pub fn owned(root: &Path) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let me = std::fs::metadata("/proc/self")
+        .map(|m| m.uid())
+        .context("cannot tell who runs hc (/proc/self)")?;
+    for path in [
+        root.join(DIR),
+        root.join(DIR).join("config.toml"),
+        root.join(".env"),
+    ] {
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        let foreign = meta.uid() != me;
+        let open = meta.mode() & 0o002 != 0;
+        if (foreign || open) && !crate::config::safe_directory(root) {
+            let why = if foreign {
+                format!(
+                    "is owned by another user (uid {}), not you (uid {me})",
+                    meta.uid()
+                )
+            } else {
+                format!(
+                    "can be written by any user (mode {:o})",
+                    meta.mode() & 0o7777
+                )
+            };
+            bail!(
+                "{} {why}: its settings and hooks would run as you, so hc will not use this project.                  If you trust it, add it to your own configuration ({}): safe_directories = [\"{}\"]",
+                path.display(),
+                crate::config::user_file().map_or_else(
+                    || "~/.config/hermitcrab/config.toml".to_owned(),
+                    |p| p.display().to_string()
+                ),
+                root.display()
+            );
+        }
+    }
+    Ok(())
 }
 
 /// The project here and its substrate, brought up to date.

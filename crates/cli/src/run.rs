@@ -8,6 +8,7 @@ use crate::output::{JsonOut, OutputFormat};
 use crate::project::Project;
 use crate::render::Renderer;
 use crate::settings::{self, Flags};
+use crate::trust::Ask;
 use agent::contract::{RunBody, RunStop};
 use agent::launch::Launch;
 use anyhow::{Context as _, Result};
@@ -91,9 +92,14 @@ fn start(request: RunRequest, started: Instant) -> Result<u8> {
     let prompt = read_prompt(request.prompt.clone())?;
     let here = std::env::current_dir().context("cannot read the working directory")?;
     let project = Project::find_or_init(&here)?;
-    let files = project.config()?;
     let interactive = std::fs::File::open("/dev/tty").is_ok()
         && std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let ask = if interactive {
+        Ask::Terminal
+    } else {
+        Ask::Never
+    };
+    let files = project.config(ask)?;
     // A setting that cannot be read (a bad flag value, a bad line in a
     // config file) is a usage error: exit 2.
     let (_, mut config) = settings::resolve(&files, &request.flags, interactive)

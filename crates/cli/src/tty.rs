@@ -29,6 +29,13 @@ pub async fn ask(question: String) -> Option<String> {
     }
 }
 
+/// Asks `question` now, blocking (before any runtime starts): the line
+/// typed, or `None` when there is no terminal.
+pub fn ask_now(question: &str) -> Option<String> {
+    std::fs::File::open("/dev/tty").ok()?;
+    read_answer(question, &AtomicBool::new(false))
+}
+
 /// The blocking side: the terminal opened non-blocking, read until a
 /// line is complete (a terminal in canonical mode hands over whole lines)
 /// or the question is called off.

@@ -9,10 +9,12 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 use substrate::{ChunkDecl, Declaration, NewPlacement, PlacementType, ScopeOpts};
 
+/// `hc ARGS` in `dir`, with a user configuration of its own there.
 fn hc(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_hc"))
         .args(args)
         .current_dir(dir)
+        .env("XDG_CONFIG_HOME", dir.join(".user-config"))
         .output()
         .unwrap()
 }
@@ -190,6 +192,7 @@ async fn echo_through(
         .args(["serve", "--stdio"])
         .args(extra)
         .current_dir(dir)
+        .env("XDG_CONFIG_HOME", dir.join(".user-config"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -237,9 +240,15 @@ async fn programs_run_contained_unless_the_person_opts_out() {
     assert!(said.contains("containment is off"), "{said}");
     let config = dir.path().join(".hermitcrab/config.toml");
     std::fs::write(&config, "containment = \"off\"\n").unwrap();
+    // The project's own file may not turn containment off until trusted.
+    let (body, said) = echo_through_serve(dir.path(), &[]).await;
+    assert_eq!(body["containment"], "on");
+    assert!(said.contains("hc trust"), "{said}");
+    assert!(hc(dir.path(), &["trust"]).status.success());
     let (body, _) = echo_through_serve(dir.path(), &[]).await;
     assert_eq!(body["containment"], "off");
     std::fs::write(&config, "containment = \"maybe\"\n").unwrap();
+    assert!(hc(dir.path(), &["trust"]).status.success());
     let out = hc(dir.path(), &["serve", "--stdio"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(

@@ -78,6 +78,18 @@ impl Setup {
         command
     }
 
+    /// `hc trust`: the project's own files may grant themselves power (as
+    /// they are now).
+    pub fn trust(&self) {
+        let out = std::process::Command::new(HC)
+            .arg("trust")
+            .current_dir(&self.root)
+            .env("XDG_CONFIG_HOME", self.root.join(".no-user-config"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+    }
+
     /// `hc run ARGS…` to its end.
     pub async fn run(&self, args: &[&str]) -> Ran {
         let mut all = vec!["run"];

@@ -5,38 +5,33 @@ use crate::common::*;
 use serde_json::{Value, json};
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_dotenv_file_gives_settings_under_the_environment() {
+async fn a_dotenv_file_gives_only_keys_and_never_a_setting() {
     let s =
-        Setup::new(json!({"turns": [reply(json!([text("from the haiku")]), "end_turn")]})).await;
+        Setup::new(json!({"turns": [reply(json!([text("from the default")]), "end_turn")]})).await;
     s.file(
         ".env",
-        "# settings for this project\nHC_MODEL=claude-haiku-4-5\nHC_MAX_TURNS=9\n",
+        "# settings for this project\nHC_MODEL=claude-haiku-4-5\nHC_PERMISSION_MODE=bypass\nLD_PRELOAD=/tmp/evil.so\nOPENAI_API_KEY=sk-from-dotenv\n",
     );
-    let mut command = s.hc(&["config", "--json"]);
-    command.env("HC_MAX_TURNS", "4");
-    let ran = command.output().await.unwrap();
-    assert!(ran.status.success(), "{ran:?}");
-    let rows: Vec<Value> = serde_json::from_slice(&ran.stdout).unwrap();
+    let ran = s.out(&["config", "--json"]).await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    let rows: Vec<Value> = serde_json::from_str(&ran.stdout).unwrap();
     let row = |name: &str| rows.iter().find(|r| r["name"] == name).unwrap().clone();
-    assert_eq!(row("model")["value"], "claude-haiku-4-5");
+    assert_eq!(row("model")["source"], "default", "{rows:#?}");
+    assert_eq!(row("permission_mode")["value"], "default");
+    assert_eq!(row("OPENAI_API_KEY")["value"], "set", "keys come from .env");
     assert!(
-        row("model")["source"].as_str().unwrap().contains(".env"),
-        "{rows:#?}"
+        ran.stderr
+            .contains("HC_MODEL, HC_PERMISSION_MODE, LD_PRELOAD")
+            && ran.stderr.contains("ignored"),
+        "{}",
+        ran.stderr
     );
-    assert_eq!(row("max_turns")["value"], 4, "the environment wins");
     let run = s.run(&["hello"]).await;
     assert_eq!(run.code, 0, "{run:#?}");
     let sent: Value = serde_json::from_slice(&s.sent()[0]).unwrap();
-    assert_eq!(sent["model"], "claude-haiku-4-5");
-    // An API address without a key of its own would get the person's key.
-    s.file(".env", "ANTHROPIC_BASE_URL=http://127.0.0.1:9\n");
-    let guarded = s.out(&["config"]).await;
-    assert!(
-        guarded
-            .stderr
-            .contains("ANTHROPIC_BASE_URL without a key of its own"),
-        "{}",
-        guarded.stderr
+    assert_eq!(
+        sent["model"], "claude-sonnet-4-5",
+        "the .env model is not used"
     );
     s.file(".env", "this is not a setting\n");
     let bad = s.out(&["config"]).await;
@@ -55,6 +50,8 @@ async fn config_says_where_each_setting_came_from_and_never_prints_a_secret() {
         ".no-user-config/hermitcrab/config.toml",
         "model = \"claude-haiku-4-5\"\nmax_budget_usd = 3.5\n",
     );
+    // Its allow rule and hook are the project's own: trusted, they apply.
+    s.trust();
     let mut command = s.hc(&["config", "--json"]);
     command
         .env("HC_MAX_TURNS", "7")

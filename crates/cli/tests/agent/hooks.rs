@@ -5,8 +5,10 @@ use crate::common::*;
 use serde_json::{Value, json};
 use substrate::{PlacementType, ScopeOpts, TypeFilter};
 
+/// The project's hooks, trusted (a project's own hooks run only then).
 fn config(s: &Setup, hooks: &str) {
     s.file(".hermitcrab/config.toml", hooks);
+    s.trust();
 }
 
 fn hook_runs(s: &Setup) -> usize {

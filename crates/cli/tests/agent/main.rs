@@ -15,3 +15,4 @@ mod permissions;
 mod resume;
 mod subagents;
 mod terminal;
+mod trust;

@@ -1,0 +1,368 @@
+//! Trusted projects. A project's own files — `.hermitcrab/config.toml` and
+//! `.env`, which come with a checkout — may not grant themselves power:
+//! hooks, a permission mode that asks less (`bypass`, `accept-edits`),
+//! allow rules, capability grants (`[programs.NAME]`), containment off and
+//! an API base URL take effect only once the person trusts the project
+//! (`hc trust`, or "yes" to the one question a terminal run asks). Trust
+//! is recorded in the user's configuration directory (`trusted.toml`) by
+//! the project's canonical path and a hash of those files: a change to
+//! them asks again. Deny rules, ask rules and settings that only narrow
+//! always apply.
+
+use crate::config::{DotEnv, File, user_file};
+use anyhow::{Context as _, Result};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Permission modes that ask less than the default.
+const WIDE_MODES: &[&str] = &["bypass", "bypassPermissions", "accept-edits", "acceptEdits"];
+
+/// Where a project stands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Trust {
+    /// Its files ask for nothing that needs trust.
+    NotNeeded,
+    /// The person trusts it as its files are now (since when).
+    Trusted(String),
+    /// Its files ask for these, which are ignored; `changed` when it was
+    /// trusted before its files changed.
+    Ignored {
+        /// What is ignored, in words.
+        asked: Vec<String>,
+        /// Trusted once, for other contents.
+        changed: bool,
+    },
+}
+
+/// How a run may settle trust it does not have yet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ask {
+    /// Ask the person on the terminal, once.
+    Terminal,
+    /// Ignore what needs trust, saying so on stderr.
+    Never,
+    /// Ignore it quietly (`hc config` reports it).
+    Quietly,
+}
+
+/// The trusted projects, as the user's `trusted.toml` holds them.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Store {
+    #[serde(default, rename = "project")]
+    projects: Vec<Entry>,
+}
+
+/// One trusted project.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct Entry {
+    path: String,
+    hash: String,
+    trusted: String,
+}
+
+/// The trust store's file.
+fn store_path() -> Option<PathBuf> {
+    user_file().map(|f| f.with_file_name("trusted.toml"))
+}
+
+impl Store {
+    fn read() -> Result<Store> {
+        let Some(path) = store_path() else {
+            return Ok(Store::default());
+        };
+        match std::fs::read_to_string(&path) {
+            Ok(text) => toml::from_str(&text).with_context(|| {
+                format!(
+                    "{} is not a list of trusted projects; fix it or remove it",
+                    path.display()
+                )
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Store::default()),
+            Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+        }
+    }
+
+    fn write(&self) -> Result<()> {
+        let path =
+            store_path().context("no configuration directory: set HOME or XDG_CONFIG_HOME")?;
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+        }
+        let text = format!(
+            "# Projects whose own files may grant themselves power (`hc trust`).\n\n{}",
+            toml::to_string(self).context("cannot write the trusted projects")?
+        );
+        std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))
+    }
+
+    fn find(&self, root: &str) -> Option<&Entry> {
+        self.projects.iter().find(|e| e.path == root)
+    }
+}
+
+/// A project's own files, read: what trust is judged on.
+pub struct ProjectFiles<'a> {
+    /// The project's root, canonical.
+    pub root: PathBuf,
+    /// Its `config.toml`, parsed (none when it has none).
+    pub config: Option<&'a mut File>,
+    /// Its `.env`.
+    pub dotenv: &'a mut DotEnv,
+}
+
+impl ProjectFiles<'_> {
+    /// What the files ask for that needs trust, in words.
+    pub fn asked(&self) -> Vec<String> {
+        let mut asked = match &self.config {
+            Some(file) => widening(&file.table),
+            None => Vec::new(),
+        };
+        asked.extend(
+            self.dotenv
+                .base_urls()
+                .map(|(name, value)| format!("{name}={value} from .env (requests go there)")),
+        );
+        asked
+    }
+
+    /// The hash trust is recorded with: the two files' bytes.
+    fn hash(&self) -> String {
+        let mut bytes = Vec::new();
+        for name in [".hermitcrab/config.toml", ".env"] {
+            bytes.extend_from_slice(name.as_bytes());
+            bytes.push(0);
+            match std::fs::read(self.root.join(name)) {
+                Ok(content) => bytes.extend_from_slice(&content),
+                Err(_) => bytes.extend_from_slice(b"\xffabsent"),
+            }
+            bytes.push(0);
+        }
+        let digest = ring::digest::digest(&ring::digest::SHA256, &bytes);
+        digest.as_ref().iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// Drops what needs trust from the files.
+    fn strip(&mut self) {
+        if let Some(file) = self.config.as_deref_mut() {
+            strip(&mut file.table);
+        }
+        self.dotenv.drop_base_urls();
+    }
+
+    /// Settles trust as `ask` says: keeps what needs it when the project
+    /// is trusted (or the person says so now), else drops it.
+    pub fn settle(mut self, ask: Ask) -> Result<Trust> {
+        let asked = self.asked();
+        if asked.is_empty() {
+            return Ok(Trust::NotNeeded);
+        }
+        let root = self.root.to_string_lossy().into_owned();
+        let hash = self.hash();
+        let store = Store::read()?;
+        let known = store.find(&root).cloned();
+        if let Some(entry) = known.as_ref().filter(|e| e.hash == hash) {
+            return Ok(Trust::Trusted(entry.trusted.clone()));
+        }
+        let changed = known.is_some();
+        if ask == Ask::Terminal && terminal() && ask_person(&root, &asked, changed) {
+            record(&root, hash)?;
+            return Ok(Trust::Trusted(now()));
+        }
+        if ask != Ask::Quietly {
+            eprintln!(
+                "hc: {} asks for what needs trust{}, ignored: {}. To allow it: hc trust",
+                self.root.display(),
+                if changed {
+                    " (its files changed since you trusted it)"
+                } else {
+                    ""
+                },
+                asked.join("; ")
+            );
+        }
+        self.strip();
+        Ok(Trust::Ignored { asked, changed })
+    }
+}
+
+/// Whether a person can be asked on the terminal.
+fn terminal() -> bool {
+    std::io::IsTerminal::is_terminal(&std::io::stderr()) && std::fs::File::open("/dev/tty").is_ok()
+}
+
+/// Asks once, listing what would be enabled.
+fn ask_person(root: &str, asked: &[String], changed: bool) -> bool {
+    let mut question = format!(
+        "hc: the project {root} {}asks for more than a fresh checkout gets:\n",
+        if changed {
+            "changed since you trusted it and "
+        } else {
+            ""
+        }
+    );
+    for item in asked {
+        question.push_str(&format!("  · {item}\n"));
+    }
+    question.push_str("Trust this project and enable them? [y/N] ");
+    let answer = crate::tty::ask_now(&question).unwrap_or_default();
+    matches!(answer.trim().to_lowercase().as_str(), "y" | "yes")
+}
+
+fn now() -> String {
+    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}
+
+/// Records that the project at `root` is trusted as its files hash now.
+fn record(root: &str, hash: String) -> Result<()> {
+    let mut store = Store::read()?;
+    store.projects.retain(|e| e.path != root);
+    store.projects.push(Entry {
+        path: root.to_owned(),
+        hash,
+        trusted: now(),
+    });
+    store.write()
+}
+
+/// What a project table asks for that needs trust, in words.
+pub fn widening(table: &toml::Table) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(toml::Value::Array(hooks)) = table.get("hooks") {
+        for hook in hooks {
+            let field = |k: &str| hook.get(k).and_then(toml::Value::as_str).unwrap_or("?");
+            out.push(format!(
+                "a {} hook running `{}`",
+                field("event"),
+                field("command")
+            ));
+        }
+    }
+    if let Some(mode) = table.get("permission_mode").and_then(toml::Value::as_str)
+        && WIDE_MODES.contains(&mode)
+    {
+        out.push(format!("permission_mode = \"{mode}\""));
+    }
+    for rule in allow_rules(table) {
+        out.push(format!("the allow rule `{rule}`"));
+    }
+    if let Some(toml::Value::Table(programs)) = table.get("programs") {
+        for (name, grant) in programs {
+            out.push(format!("[programs.{name}] {}", inline(grant)));
+        }
+    }
+    if table.get("containment").and_then(toml::Value::as_str) == Some("off") {
+        out.push("containment = \"off\" (programs run with all your privileges)".into());
+    }
+    out
+}
+
+/// A table's entries on one line.
+fn inline(value: &toml::Value) -> String {
+    match value.as_table() {
+        Some(t) => t
+            .iter()
+            .map(|(k, v)| format!("{k} = {v}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        None => value.to_string(),
+    }
+}
+
+/// The allow rules of a table: at its top, and under `[permissions]`.
+fn allow_rules(table: &toml::Table) -> Vec<String> {
+    let lists = [
+        table.get("allow"),
+        table.get("permissions").and_then(|p| p.get("allow")),
+    ];
+    lists
+        .into_iter()
+        .flatten()
+        .filter_map(toml::Value::as_array)
+        .flatten()
+        .map(|r| r.as_str().map_or_else(|| r.to_string(), str::to_owned))
+        .collect()
+}
+
+/// Drops what needs trust from a project table.
+fn strip(table: &mut toml::Table) {
+    table.remove("hooks");
+    table.remove("programs");
+    table.remove("allow");
+    if let Some(toml::Value::Table(permissions)) = table.get_mut("permissions") {
+        permissions.remove("allow");
+    }
+    if table.get("containment").and_then(toml::Value::as_str) == Some("off") {
+        table.remove("containment");
+    }
+    let wide = table
+        .get("permission_mode")
+        .and_then(toml::Value::as_str)
+        .is_some_and(|m| WIDE_MODES.contains(&m));
+    if wide {
+        table.remove("permission_mode");
+    }
+}
+
+/// `hc trust [--revoke | --list]`.
+pub fn command(revoke: bool, list: bool) -> Result<()> {
+    if list {
+        return print_list();
+    }
+    let here = std::env::current_dir().context("cannot read the working directory")?;
+    let project = crate::project::Project::find(&here)?;
+    let root = canonical(&project.root);
+    let shown = root.to_string_lossy().into_owned();
+    if revoke {
+        let mut store = Store::read()?;
+        let before = store.projects.len();
+        store.projects.retain(|e| e.path != shown);
+        if store.projects.len() == before {
+            println!("{shown} was not trusted");
+            return Ok(());
+        }
+        store.write()?;
+        println!(
+            "{shown} is no longer trusted: its files' hooks, grants and wider permissions are ignored"
+        );
+        return Ok(());
+    }
+    let (mut files, mut dotenv) = project.read_files()?;
+    let config = files.project_mut();
+    let trusted = ProjectFiles {
+        root: root.clone(),
+        config,
+        dotenv: &mut dotenv,
+    };
+    let asked = trusted.asked();
+    record(&shown, trusted.hash())?;
+    println!("trusted {shown}");
+    for item in &asked {
+        println!("  · {item}");
+    }
+    if asked.is_empty() {
+        println!("  (its files ask for nothing that needs trust yet; a change to them asks again)");
+    }
+    Ok(())
+}
+
+fn print_list() -> Result<()> {
+    let store = Store::read()?;
+    if store.projects.is_empty() {
+        println!("no project is trusted; `hc trust` in a project trusts it");
+        return Ok(());
+    }
+    for entry in &store.projects {
+        println!(
+            "{}  {}",
+            entry.path,
+            crate::style::dim(&format!("since {}", entry.trusted))
+        );
+    }
+    Ok(())
+}
+
+/// A path made canonical (as it was given when it cannot be).
+pub fn canonical(path: &Path) -> PathBuf {
+    path.canonicalize().unwrap_or_else(|_| path.to_path_buf())
+}
