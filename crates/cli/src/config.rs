@@ -233,9 +233,12 @@ impl Files {
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                 Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
             };
-            let table: toml::Table = text
-                .parse()
-                .with_context(|| format!("{} is not valid TOML", path.display()))?;
+            let table: toml::Table = text.parse().map_err(|e| {
+                crate::run::exit(2, format!("{} is not valid TOML: {e}", path.display()))
+            })?;
+            if let Some(unknown) = crate::keys::unknown(&table, &text) {
+                return Err(crate::run::exit(2, unknown.message(&path)));
+            }
             files.push(File {
                 path,
                 table,

@@ -8,6 +8,7 @@ mod chat;
 mod config;
 mod config_cmd;
 mod inspect;
+mod keys;
 mod output;
 mod project;
 mod render;
@@ -78,13 +79,7 @@ fn main() -> ExitCode {
         Command::Serve { stdio, no_contain } => serve(stdio, no_contain),
         Command::Contain { args } => return contain::trampoline_main(&args),
     };
-    match outcome {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("hc: {e:#}");
-            ExitCode::FAILURE
-        }
-    }
+    exit_code(outcome.map(|()| 0))
 }
 
 /// The exit code of a command that chooses its own: its errors say what

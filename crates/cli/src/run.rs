@@ -66,7 +66,7 @@ impl std::fmt::Display for Exit {
 
 impl std::error::Error for Exit {}
 
-fn exit(code: u8, message: impl Into<String>) -> anyhow::Error {
+pub(crate) fn exit(code: u8, message: impl Into<String>) -> anyhow::Error {
     anyhow::Error::new(Exit {
         code,
         message: message.into(),

@@ -141,3 +141,68 @@ async fn config_says_where_each_setting_came_from_and_never_prints_a_secret() {
     assert!(edited.status.success(), "{edited:?}");
     assert!(String::from_utf8_lossy(&edited.stdout).contains("claude-haiku-4-5"));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_mistyped_setting_is_an_error_naming_file_line_and_the_closest_key() {
+    let s = Setup::new(json!({"turns": [reply(json!([text("unused")]), "end_turn")]})).await;
+    let cases = [
+        (
+            "model = \"claude-haiku-4-5\"\n\n[permisions]\ndeny = [\"shell(rm:*)\"]\n",
+            ":3: unknown setting `permisions`; did you mean `permissions`?",
+        ),
+        (
+            "modle = \"claude-haiku-4-5\"\n",
+            ":1: unknown setting `modle`; did you mean `model`?",
+        ),
+        (
+            "[permissions]\ndeny = [\"shell(rm:*)\"]\ndenny = [\"read(secrets/**)\"]\n",
+            ":3: unknown setting `permissions.denny`; did you mean `deny`?",
+        ),
+        (
+            "[[hooks]]\nevent = \"pre-tool\"\ncomand = \"true\"\n",
+            ":3: unknown setting `hooks.comand`; did you mean `command`?",
+        ),
+    ];
+    for (text, said) in cases {
+        s.file(".hermitcrab/config.toml", text);
+        let ran = s.run(&["go"]).await;
+        assert_eq!(ran.code, 2, "{text}: {ran:#?}");
+        assert!(
+            ran.stderr.contains("config.toml") && ran.stderr.contains(said),
+            "{text}: {}",
+            ran.stderr
+        );
+    }
+    assert!(s.sent().is_empty(), "no run with a mistyped setting");
+    // The user's file too.
+    s.file(".hermitcrab/config.toml", "");
+    s.file(".no-user-config/hermitcrab/config.toml", "max_turn = 3\n");
+    let ran = s.out(&["config"]).await;
+    assert_eq!(ran.code, 2, "{ran:#?}");
+    assert!(
+        ran.stderr.contains("did you mean `max_turns`?"),
+        "{}",
+        ran.stderr
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_first_run_in_a_repository_makes_the_project_at_its_root() {
+    let s = Setup::new(json!({"turns": [reply(json!([text("done")]), "end_turn")]})).await;
+    // A repository with no project in it or above it.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let repo_copy = elsewhere.path().join("repo");
+    std::fs::create_dir_all(repo_copy.join("src/deep")).unwrap();
+    std::fs::create_dir_all(repo_copy.join(".git")).unwrap();
+    let mut command = s.hc(&["run", "hello"]);
+    command.current_dir(repo_copy.join("src/deep"));
+    let ran = command.output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&ran.stderr);
+    assert_eq!(ran.status.code(), Some(0), "{stderr}");
+    assert!(repo_copy.join(".hermitcrab").is_dir(), "{stderr}");
+    assert!(!repo_copy.join("src/deep/.hermitcrab").exists());
+    assert!(
+        stderr.contains("made a project at") && stderr.contains("root of the git repository"),
+        "{stderr}"
+    );
+}

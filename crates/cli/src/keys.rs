@@ -1,0 +1,122 @@
+//! Every key a configuration file may hold. A key `hc` does not know is an
+//! error naming the file, the line and the closest known key — a mistyped
+//! `[permisions]` would otherwise protect nothing, silently.
+
+use crate::settings::{RULE_LISTS, SCALARS};
+
+/// Keys of a file's top level that are not settings of their own.
+const TABLES: &[&str] = &[
+    "permissions",
+    "hooks",
+    "programs",
+    "containment",
+    "server_tools",
+    "safe_directories",
+];
+
+/// The keys of a `[[hooks]]` entry.
+const HOOK_KEYS: &[&str] = &["event", "command", "matcher", "timeout_ms"];
+
+/// The keys of a `[programs.NAME]` table.
+const GRANT_KEYS: &[&str] = &["read", "write", "network", "env", "timeout_ms"];
+
+/// A key a file may not hold: where, and what was probably meant.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Unknown {
+    /// The key's path (`permissions.alow`).
+    pub path: String,
+    /// The known key closest to it.
+    pub closest: Option<&'static str>,
+    /// The 1-based line it is on, when found.
+    pub line: Option<usize>,
+}
+
+impl Unknown {
+    /// The error message for `file`.
+    pub fn message(&self, file: &std::path::Path) -> String {
+        let at = self.line.map_or_else(
+            || file.display().to_string(),
+            |l| format!("{}:{l}", file.display()),
+        );
+        let hint = match self.closest {
+            Some(known) => format!("; did you mean `{known}`?"),
+            None => "; see `hc config` for every setting".to_owned(),
+        };
+        format!("{at}: unknown setting `{}`{hint}", self.path)
+    }
+}
+
+/// The first unknown key of `table` (parsed from `text`), if any.
+pub fn unknown(table: &toml::Table, text: &str) -> Option<Unknown> {
+    let top: Vec<&'static str> = SCALARS
+        .iter()
+        .map(|(name, _)| *name)
+        .chain(RULE_LISTS.iter().copied())
+        .chain(TABLES.iter().copied())
+        .collect();
+    for (key, value) in table {
+        if !top.contains(&key.as_str()) {
+            return Some(found(&[key], &top, text));
+        }
+        let nested: Option<(&[&'static str], Vec<&toml::Table>)> = match (key.as_str(), value) {
+            ("permissions", toml::Value::Table(t)) => Some((RULE_LISTS, vec![t])),
+            ("hooks", toml::Value::Array(list)) => Some((
+                HOOK_KEYS,
+                list.iter().filter_map(toml::Value::as_table).collect(),
+            )),
+            _ => None,
+        };
+        if let Some((known, tables)) = nested {
+            for inner in tables {
+                if let Some(k) = inner.keys().find(|k| !known.contains(&k.as_str())) {
+                    return Some(found(&[key, k], known, text));
+                }
+            }
+        }
+        if let ("programs", toml::Value::Table(programs)) = (key.as_str(), value) {
+            for (name, grant) in programs {
+                let Some(grant) = grant.as_table() else {
+                    continue;
+                };
+                if let Some(k) = grant.keys().find(|k| !GRANT_KEYS.contains(&k.as_str())) {
+                    return Some(found(&[key, name, k], GRANT_KEYS, text));
+                }
+            }
+        }
+    }
+    None
+}
+
+fn found(path: &[&str], known: &[&'static str], text: &str) -> Unknown {
+    let last = path.last().copied().unwrap_or_default();
+    let closest = known
+        .iter()
+        .map(|k| (strsim::jaro_winkler(last, k), *k))
+        .filter(|(score, _)| *score > 0.7)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, k)| k);
+    Unknown {
+        path: path.join("."),
+        closest,
+        line: line_of(text, last),
+    }
+}
+
+/// The first line that sets `key` or opens a table named by it.
+fn line_of(text: &str, key: &str) -> Option<usize> {
+    text.lines()
+        .position(|line| {
+            let line = line.trim_start();
+            let bare = line.trim_start_matches('[').trim_start_matches('"');
+            let names_it = |rest: &str| {
+                rest.starts_with(key)
+                    && rest[key.len()..]
+                        .trim_start_matches('"')
+                        .trim_start()
+                        .starts_with(['=', ']', '.'])
+            };
+            names_it(line)
+                || (line.starts_with('[') && (names_it(bare) || bare.contains(&format!(".{key}"))))
+        })
+        .map(|i| i + 1)
+}
