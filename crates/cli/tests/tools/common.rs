@@ -42,6 +42,21 @@ pub fn init(dir: &Path) {
     assert!(out.status.success(), "hc init: {out:?}");
 }
 
+/// `hc` in `dir`, with a user configuration of its own there.
+pub fn hc_in(dir: &Path) -> std::process::Command {
+    let mut command = std::process::Command::new(HC);
+    command
+        .current_dir(dir)
+        .env("XDG_CONFIG_HOME", dir.join(".user-config"));
+    command
+}
+
+/// `hc trust` in `dir`: the project's own configuration applies.
+pub fn trust(dir: &Path) {
+    let out = hc_in(dir).arg("trust").output().unwrap();
+    assert!(out.status.success(), "hc trust: {out:?}");
+}
+
 /// The engine configuration `hc` would use: built-ins through `hc`,
 /// containment through `hc-contain`.
 pub fn config(root: &Path) -> EngineConfig {

@@ -88,6 +88,7 @@ fn serve(dir: &Path) -> (tokio::process::Child, Client) {
     let mut server = tokio::process::Command::new(HC)
         .args(["serve", "--stdio"])
         .current_dir(dir)
+        .env("XDG_CONFIG_HOME", dir.join(".user-config"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -138,6 +139,8 @@ async fn configuration_widens_shell_and_a_run_still_narrows_it() {
         ),
     )
     .unwrap();
+    // A project's grants apply once it is trusted.
+    trust(&root);
     let (_server, client) = serve(&root);
     let a = shell(&client, &command, None).await.ok();
     assert!(
@@ -173,9 +176,9 @@ async fn a_configured_write_root_that_does_not_exist_is_named() {
         "[programs.shell]\nwrite = [\"/no/such/dir\"]\n",
     )
     .unwrap();
-    let out = std::process::Command::new(HC)
+    trust(dir.path());
+    let out = hc_in(dir.path())
         .args(["serve", "--stdio"])
-        .current_dir(dir.path())
         .stdin(Stdio::null())
         .output()
         .unwrap();
@@ -190,13 +193,14 @@ async fn a_configured_write_root_that_does_not_exist_is_named() {
         "[programs.shell]\ncolour = 1\n",
     )
     .unwrap();
-    let out = std::process::Command::new(HC)
+    let out = hc_in(dir.path())
         .args(["serve", "--stdio"])
-        .current_dir(dir.path())
         .stdin(Stdio::null())
         .output()
         .unwrap();
-    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown setting `colour`"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("unknown setting `programs.shell.colour`")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -255,6 +259,7 @@ async fn configuration_sets_a_programs_timeout() {
         "[programs.shell]\ntimeout_ms = 300\n",
     )
     .unwrap();
+    trust(&root);
     let (_server, client) = serve(&root);
     let a = shell(&client, "sleep 20", None).await;
     assert_eq!(a.status, "failed", "{a:#?}");
