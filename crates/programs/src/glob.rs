@@ -56,6 +56,9 @@ pub(crate) fn chunks() -> Vec<substrate::ChunkDecl> {
 pub(crate) struct Input {
     pattern: String,
     path: Option<String>,
+    /// Absolute globs to skip (the agent fills them from the permissions).
+    #[serde(default)]
+    exclude: Vec<String>,
 }
 
 pub(crate) fn main() -> ProgramFuture {
@@ -66,14 +69,25 @@ pub(crate) fn main() -> ProgramFuture {
 }
 
 /// A directory walk that honours `.gitignore` (repository or not) and
-/// `.ignore`, includes hidden files and never enters `.git`.
-pub(crate) fn walker(base: &Path) -> ignore::WalkBuilder {
+/// `.ignore`, includes hidden files, never enters `.git`, and skips what
+/// `exclude` names (absolute globs: what the permissions keep from every
+/// reader).
+pub(crate) fn walker(base: &Path, exclude: &[String]) -> Result<ignore::WalkBuilder, String> {
+    let mut skip = globset::GlobSetBuilder::new();
+    for pattern in exclude {
+        let glob = globset::GlobBuilder::new(pattern)
+            .literal_separator(false)
+            .build()
+            .map_err(|e| format!("invalid exclude pattern `{pattern}`: {e}"))?;
+        skip.add(glob);
+    }
+    let skip = skip.build().map_err(|e| e.to_string())?;
     let mut walk = ignore::WalkBuilder::new(base);
     walk.hidden(false)
         .require_git(false)
         .git_global(false)
-        .filter_entry(|entry| entry.file_name() != ".git");
-    walk
+        .filter_entry(move |entry| entry.file_name() != ".git" && !skip.is_match(entry.path()));
+    Ok(walk)
 }
 
 /// The directory a search starts from: `path` (default the root), which
@@ -103,7 +117,7 @@ pub(crate) fn glob(paths: &Paths, input: &Input) -> Result<Output, String> {
         .map_err(|e| format!("invalid glob pattern: {e}"))?
         .compile_matcher();
     let mut found: Vec<(SystemTime, PathBuf)> = Vec::new();
-    for entry in walker(&base).build().flatten() {
+    for entry in walker(&base, &input.exclude)?.build().flatten() {
         if !entry
             .file_type()
             .is_some_and(|t| t.is_file() || t.is_symlink())

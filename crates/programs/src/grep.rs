@@ -101,6 +101,9 @@ pub(crate) struct Input {
     #[serde(default)]
     multiline: bool,
     head_limit: Option<usize>,
+    /// Absolute globs to skip (the agent fills them from the permissions).
+    #[serde(default)]
+    exclude: Vec<String>,
 }
 
 pub(crate) fn main() -> ProgramFuture {
@@ -175,7 +178,7 @@ fn matcher(input: &Input) -> Result<RegexMatcher, String> {
 }
 
 fn file_walk(base: &Path, input: &Input) -> Result<ignore::WalkBuilder, String> {
-    let mut walk = walker(base);
+    let mut walk = walker(base, &input.exclude)?;
     if let Some(name) = &input.file_type {
         let mut types = ignore::types::TypesBuilder::new();
         types.add_defaults();

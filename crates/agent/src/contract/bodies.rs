@@ -189,6 +189,10 @@ pub struct PermissionRequest {
     pub reason: String,
     /// The rule that would allow calls like it (`shell(cargo test:*)`).
     pub rule: String,
+    /// Every rule "always" adds, when it takes more than one (a command
+    /// running several commands, or writing files).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<String>,
     /// The agent process that asks.
     pub process: String,
 }

@@ -232,7 +232,11 @@ impl Toolbox {
         {
             return Ok(Prepared::Done(refusal));
         }
-        let input = self.derived.fill(&self.root, &call.name, input);
+        let mut input = self.derived.fill(&self.root, &call.name, input);
+        let skip = self.permit.exclusions(&call.name);
+        if let (false, Some(fields)) = (skip.is_empty(), input.as_object_mut()) {
+            fields.insert("exclude".into(), serde_json::json!(skip));
+        }
         Ok(Prepared::Run {
             tool: Box::new(tool),
             input,

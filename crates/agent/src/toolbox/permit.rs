@@ -51,6 +51,20 @@ impl Permit {
         })
     }
 
+    /// What a search by `program` (`grep`, `glob`) must skip: what
+    /// `read(…)` deny rules keep from every reader, and — for `grep`,
+    /// which returns contents — `.env` files.
+    pub fn exclusions(&self, program: &str) -> Vec<String> {
+        if !matches!(program, "grep" | "glob") {
+            return Vec::new();
+        }
+        let mut out = self.permissions.denied_reads(&self.root);
+        if program == "grep" && self.permissions.mode != crate::config::PermissionMode::Bypass {
+            out.push("**/.env*".to_owned());
+        }
+        out
+    }
+
     /// `None` when the call may run; else its refusal.
     pub async fn check(
         &mut self,
@@ -73,17 +87,23 @@ impl Permit {
             }
             (_, decision) => decision,
         };
-        let rule = probe.suggested_rule();
+        let rules = probe.suggested_rules();
         let refusal = match decision {
             Decision::Allow => return Ok(None),
             Decision::Deny(why) => format!("permission denied: {why}"),
-            Decision::Ask(why) if !self.interactive => format!(
-                "permission denied: `{}` needs permission ({why}) and no one is attached to \
-                 give it. To allow it, run with --allow '{rule}' or add \"{rule}\" to `allow` \
-                 under [permissions] in .hermitcrab/config.toml",
-                call.name
-            ),
-            Decision::Ask(why) => match self.ask(call, input, &why, &rule, turn).await? {
+            Decision::Ask(why) if !self.interactive => {
+                let flags: Vec<String> = rules.iter().map(|r| format!("--allow '{r}'")).collect();
+                let listed: Vec<String> = rules.iter().map(|r| format!("\"{r}\"")).collect();
+                format!(
+                    "permission denied: `{}` needs permission ({why}) and no one is attached to \
+                     give it. To allow it, run with {} or add {} to `allow` under [permissions] \
+                     in .hermitcrab/config.toml",
+                    call.name,
+                    flags.join(" "),
+                    listed.join(", ")
+                )
+            }
+            Decision::Ask(why) => match self.ask(call, input, &why, &rules, turn).await? {
                 None => return Ok(None),
                 Some(refusal) => refusal,
             },
@@ -103,15 +123,21 @@ impl Permit {
         call: &ToolUseBlock,
         input: &Value,
         why: &str,
-        rule: &str,
+        rules: &[String],
         turn: &mut Turn<'_>,
     ) -> Result<Option<String>, Stop> {
+        let rule = rules.first().cloned().unwrap_or_else(|| call.name.clone());
         let request = PermissionRequest {
             tool_use_id: call.id.clone(),
             program: call.name.clone(),
             input: input.clone(),
             reason: why.to_owned(),
-            rule: rule.to_owned(),
+            rule: rule.clone(),
+            rules: if rules.len() > 1 {
+                rules.to_vec()
+            } else {
+                Vec::new()
+            },
             process: turn.writer.me().to_owned(),
         };
         let commit = turn
@@ -134,8 +160,11 @@ impl Permit {
         match decision.decision {
             Choice::Allow => Ok(None),
             Choice::Always => {
-                self.permissions
-                    .allow_always(decision.rule.as_deref().unwrap_or(rule));
+                // The rules asked about (a host may name one of its own).
+                match decision.rule.as_deref() {
+                    Some(own) if own != rule => self.permissions.allow_always(own),
+                    _ => rules.iter().for_each(|r| self.permissions.allow_always(r)),
+                }
                 Ok(None)
             }
             Choice::Deny => Ok(Some(match decision.message.as_deref() {
@@ -150,21 +179,29 @@ impl Permit {
 /// (each item with its chunk id): "always" holds for the session, not
 /// only the run that asked.
 fn allowed_always(history: &[Member]) -> Vec<String> {
-    let asked: HashMap<&str, &str> = history
+    let asked: HashMap<&str, &PermissionRequest> = history
         .iter()
         .filter_map(|m| match &m.item {
-            SessionItem::PermissionRequest(r) => Some((m.id.as_str(), r.rule.as_str())),
+            SessionItem::PermissionRequest(r) => Some((m.id.as_str(), r)),
             _ => None,
         })
         .collect();
-    history
-        .iter()
-        .filter_map(|m| match &m.item {
-            SessionItem::PermissionDecision(d) if d.decision == Choice::Always => d
-                .rule
-                .clone()
-                .or_else(|| asked.get(d.request.as_str()).map(|r| (*r).to_owned())),
-            _ => None,
-        })
-        .collect()
+    let mut out = Vec::new();
+    for member in history {
+        let SessionItem::PermissionDecision(d) = &member.item else {
+            continue;
+        };
+        if d.decision != Choice::Always {
+            continue;
+        }
+        let request = asked.get(d.request.as_str());
+        match (&d.rule, request) {
+            (Some(own), Some(r)) if *own != r.rule => out.push(own.clone()),
+            (Some(own), None) => out.push(own.clone()),
+            (_, Some(r)) if !r.rules.is_empty() => out.extend(r.rules.iter().cloned()),
+            (_, Some(r)) => out.push(r.rule.clone()),
+            (None, None) => {}
+        }
+    }
+    out
 }

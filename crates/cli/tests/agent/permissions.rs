@@ -191,3 +191,86 @@ async fn a_host_answers_permission_questions_through_the_substrate() {
     assert_eq!(last["is_error"], false, "{last:#}");
     assert!(last["text"].as_str().unwrap().contains("again"), "{last:#}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_command_joined_to_an_allowed_one_does_not_run() {
+    let s = Setup::new(json!({"turns": [
+        reply(json!([
+            call("t1", "shell", json!({"command": "git status --short"})),
+            call("t2", "shell", json!({"command": "git status && touch pwned"})),
+            call("t3", "shell", json!({"command": "git status; echo x > important"})),
+            call("t4", "shell", json!({"command": "\\rm -f keep.txt"})),
+        ]), "tool_use"),
+        reply(json!([text("done")]), "end_turn"),
+    ]}))
+    .await;
+    std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&s.root)
+        .status()
+        .unwrap();
+    s.file("keep.txt", "keep\n");
+    let ran = s
+        .run(&[
+            "--allow",
+            "shell(git status:*)",
+            "--deny",
+            "shell(rm:*)",
+            "go",
+        ])
+        .await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    assert!(!s.root.join("pwned").exists());
+    assert!(!s.root.join("important").exists());
+    assert!(s.root.join("keep.txt").exists());
+    let session = s.sessions().pop().unwrap();
+    let results = s.of_type(&session, "tool-result");
+    assert_eq!(results[0]["is_error"], false, "{}", results[0]);
+    for r in &results[1..] {
+        assert_eq!(r["denied"], true, "{r}");
+    }
+    assert!(
+        results[3]["text"].as_str().unwrap().contains("shell(rm:*)"),
+        "{}",
+        results[3]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_denied_directory_stays_unread_however_it_is_reached() {
+    let s = Setup::new(json!({"turns": [
+        reply(json!([
+            call("t1", "read", json!({"file_path": "innocent/key.txt"})),
+            call("t2", "read", json!({"file_path": "/proc/self/cwd/secrets/key.txt"})),
+            call("t3", "grep", json!({"pattern": "SECRET", "output_mode": "content"})),
+            call("t4", "grep", json!({"pattern": "SECRET", "path": "secrets"})),
+            call("t5", "read", json!({"file_path": ".env"})),
+        ]), "tool_use"),
+        reply(json!([text("done")]), "end_turn"),
+    ]}))
+    .await;
+    s.file("secrets/key.txt", "SECRET-1\n");
+    s.file("notes.txt", "not a SECRET-2 at all\n");
+    s.file(".env", "TOKEN=SECRET-3\n");
+    std::os::unix::fs::symlink(s.root.join("secrets"), s.root.join("innocent")).unwrap();
+    s.file(
+        ".hermitcrab/config.toml",
+        "[permissions]\ndeny = [\"read(secrets/**)\"]\n",
+    );
+    let ran = s.run(&["look around"]).await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    let session = s.sessions().pop().unwrap();
+    let results = s.of_type(&session, "tool-result");
+    for i in [0, 1, 3, 4] {
+        assert_eq!(results[i]["denied"], true, "{i}: {}", results[i]);
+    }
+    let found = results[2]["text"].as_str().unwrap();
+    assert!(found.contains("SECRET-2"), "{found}");
+    assert!(
+        !found.contains("SECRET-1") && !found.contains("SECRET-3"),
+        "{found}"
+    );
+    // Nothing of the secrets reached the model.
+    let sent = String::from_utf8_lossy(&s.sent()[1]).into_owned();
+    assert!(!sent.contains("SECRET-1") && !sent.contains("SECRET-3"));
+}

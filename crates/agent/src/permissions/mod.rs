@@ -1,0 +1,468 @@
+//! Whether a tool call may run: rules from configuration and flags —
+//! `shell(git status:*)`, `edit(src/**)`, `read(~/.ssh/**)`,
+//! `web-fetch(domain:docs.rs)`, or a bare program name — and a mode.
+//! Deny beats allow beats ask beats the mode.
+//!
+//! A `shell` command is judged as the shell would run it ([`shell`]):
+//! every simple command in it must be allowed for the call to be allowed,
+//! and any one denied denies it; a command that cannot be judged
+//! statically asks; its output redirections are writes and need what a
+//! `write` needs. Paths are compared resolved ([`paths`]), and a `read(…)`
+//! rule governs every program that reads — `read`, `grep`, `glob`, any
+//! read-only tool with a path. Reading a `.env` file asks first.
+
+pub mod paths;
+pub mod shell;
+
+use crate::config::PermissionMode;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+pub use paths::absolute;
+
+/// Programs a `read(…)` rule governs beside read-only tools with a path.
+const READERS: &[&str] = &["read", "grep", "glob"];
+
+/// One rule: a program, and what of its input it covers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rule {
+    text: String,
+    program: String,
+    spec: Option<String>,
+    /// A command rule's words (`git status` of `shell(git status:*)`),
+    /// unquoted and normalised as commands are, and whether they are a
+    /// prefix.
+    words: Option<(Vec<String>, bool)>,
+}
+
+impl Rule {
+    /// Parses `name` or `name(spec)`.
+    pub fn parse(text: &str) -> Result<Rule, String> {
+        let text = text.trim();
+        let (program, spec) = match text.split_once('(') {
+            None => (text, None),
+            Some((name, rest)) => match rest.strip_suffix(')') {
+                Some(spec) => (name.trim(), Some(spec.trim().to_owned())),
+                None => {
+                    return Err(format!(
+                        "permission rule `{text}` has no closing `)`; write `program` or `program(pattern)`"
+                    ));
+                }
+            },
+        };
+        if program.is_empty() || program.contains(char::is_whitespace) {
+            return Err(format!(
+                "permission rule `{text}` must start with a program name, e.g. `shell(git status:*)`"
+            ));
+        }
+        let spec = spec.filter(|s| !s.is_empty() && s != "*");
+        let words = spec.as_deref().and_then(command_words);
+        Ok(Rule {
+            text: text.to_owned(),
+            program: program.to_owned(),
+            spec,
+            words,
+        })
+    }
+
+    /// The rule as written.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// Whether the rule is about `call`'s program (a `read` rule is about
+    /// every program that reads).
+    fn about(&self, call: &Call<'_>) -> bool {
+        self.program == call.program || (self.program == "read" && call.reads())
+    }
+
+    /// Whether the rule covers `call` — for a command, whether it covers
+    /// any of the simple commands the command runs.
+    pub fn matches(&self, call: &Call<'_>) -> bool {
+        if !self.about(call) {
+            return false;
+        }
+        let Some(spec) = &self.spec else {
+            return true;
+        };
+        if let Some(domain) = spec.strip_prefix("domain:") {
+            return call
+                .domain()
+                .is_some_and(|host| host == domain || host.ends_with(&format!(".{domain}")));
+        }
+        if let Some(command) = call.command() {
+            return shell::parse(command)
+                .commands
+                .iter()
+                .any(|c| self.covers(&c.argv));
+        }
+        match call.path_forms() {
+            Some(forms) => paths::matches(spec, &forms, call.root),
+            None => false,
+        }
+    }
+
+    /// Whether the rule covers one simple command's words.
+    fn covers(&self, argv: &[String]) -> bool {
+        let Some(spec) = &self.spec else {
+            return true;
+        };
+        match &self.words {
+            Some((words, true)) => argv.len() >= words.len() && argv[..words.len()] == words[..],
+            Some((words, false)) => argv == &words[..],
+            None => {
+                globset::Glob::new(spec).is_ok_and(|g| g.compile_matcher().is_match(argv.join(" ")))
+            }
+        }
+    }
+}
+
+/// A command rule's words: `git status` of `git status:*` (a prefix) or
+/// of `git status` (exact); `None` for a glob.
+fn command_words(spec: &str) -> Option<(Vec<String>, bool)> {
+    let (text, prefix) = match spec.strip_suffix(":*") {
+        Some(text) => (text, true),
+        None => (spec, false),
+    };
+    if text.contains('*') {
+        return None;
+    }
+    let parsed = shell::parse(text);
+    let [one] = parsed.commands.as_slice() else {
+        return None;
+    };
+    Some((one.argv.clone(), prefix))
+}
+
+/// A call as permissions see it.
+pub struct Call<'a> {
+    /// The program.
+    pub program: &'a str,
+    /// Its input.
+    pub input: &'a Value,
+    /// The project root.
+    pub root: &'a Path,
+    /// Whether the program changes nothing.
+    pub read_only: bool,
+}
+
+impl Call<'_> {
+    /// The command, for a program that runs one (`shell`).
+    fn command(&self) -> Option<&str> {
+        self.input.get("command").and_then(Value::as_str)
+    }
+
+    /// Whether the input names a path.
+    fn has_path(&self) -> bool {
+        ["file_path", "path", "pattern"]
+            .iter()
+            .any(|k| self.input.get(*k).is_some())
+    }
+
+    /// The path the call is about, when it is about one (a search with no
+    /// path is about the project root).
+    fn path(&self) -> Option<String> {
+        let path = ["file_path", "path"]
+            .iter()
+            .find_map(|k| self.input.get(*k).and_then(Value::as_str))
+            .unwrap_or(".");
+        self.has_path().then(|| path.to_owned())
+    }
+
+    /// Every spelling of the call's path a rule is checked against.
+    fn path_forms(&self) -> Option<Vec<PathBuf>> {
+        self.path().map(|p| paths::forms(self.root, &p))
+    }
+
+    /// Whether the program reads what its path names.
+    fn reads(&self) -> bool {
+        READERS.contains(&self.program) || (self.read_only && self.has_path())
+    }
+
+    fn domain(&self) -> Option<String> {
+        let url = self.input.get("url").and_then(Value::as_str)?;
+        let rest = url.split_once("://").map_or(url, |(_, r)| r);
+        let host = rest.split(['/', '?', '#']).next()?;
+        let host = host.rsplit_once('@').map_or(host, |(_, h)| h);
+        Some(host.split(':').next().unwrap_or(host).to_ascii_lowercase())
+    }
+
+    /// Rules that would allow this call and calls like it — never more
+    /// than it asked: for a command, each simple command's first two
+    /// words, and each file it writes. What a person adds (`--allow`,
+    /// `allow` in configuration) or answers "always" with.
+    pub fn suggested_rules(&self) -> Vec<String> {
+        if let Some(command) = self.command() {
+            let parsed = shell::parse(command);
+            if parsed.opaque.is_some() || parsed.commands.is_empty() {
+                return vec![format!("{}({})", self.program, command.trim())];
+            }
+            let mut rules: Vec<String> = Vec::new();
+            for simple in &parsed.commands {
+                let words: Vec<&str> = simple.argv.iter().take(2).map(String::as_str).collect();
+                let rule = format!("{}({}:*)", self.program, words.join(" "));
+                if !rules.contains(&rule) {
+                    rules.push(rule);
+                }
+            }
+            for write in &parsed.writes {
+                let rule = format!("write({write})");
+                if !rules.contains(&rule) {
+                    rules.push(rule);
+                }
+            }
+            return rules;
+        }
+        if let Some(domain) = self.domain() {
+            return vec![format!("{}(domain:{domain})", self.program)];
+        }
+        if let Some(path) = self.path() {
+            let path = absolute(self.root, &path);
+            let shown = path
+                .strip_prefix(self.root)
+                .map_or(path.clone(), Path::to_path_buf);
+            return vec![format!("{}({})", self.program, shown.to_string_lossy())];
+        }
+        vec![self.program.to_owned()]
+    }
+
+    /// The first of [`suggested_rules`](Self::suggested_rules).
+    pub fn suggested_rule(&self) -> String {
+        self.suggested_rules()
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| self.program.to_owned())
+    }
+}
+
+/// What to do with a call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// Run it.
+    Allow,
+    /// Refuse it, saying why.
+    Deny(String),
+    /// Ask the person, saying why.
+    Ask(String),
+}
+
+/// The rules and the mode of a run, and what the person allowed during it.
+#[derive(Clone, Debug, Default)]
+pub struct Permissions {
+    /// The mode.
+    pub mode: PermissionMode,
+    allow: Vec<Rule>,
+    deny: Vec<Rule>,
+    ask: Vec<Rule>,
+}
+
+impl Permissions {
+    /// From the configured lists; a malformed rule is an error naming it.
+    pub fn new(
+        mode: PermissionMode,
+        allow: &[String],
+        deny: &[String],
+        ask: &[String],
+    ) -> Result<Permissions, String> {
+        let parse = |list: &[String]| {
+            list.iter()
+                .map(|r| Rule::parse(r))
+                .collect::<Result<Vec<_>, _>>()
+        };
+        Ok(Permissions {
+            mode,
+            allow: parse(allow)?,
+            deny: parse(deny)?,
+            ask: parse(ask)?,
+        })
+    }
+
+    /// Allows what `rule` covers for the rest of the session.
+    pub fn allow_always(&mut self, rule: &str) {
+        if let Ok(rule) = Rule::parse(rule) {
+            self.allow.push(rule);
+        }
+    }
+
+    /// The paths (absolute globs) `read(…)` deny rules keep from every
+    /// reader: a search over a directory above them skips them.
+    pub fn denied_reads(&self, root: &Path) -> Vec<String> {
+        self.deny
+            .iter()
+            .filter(|r| r.program == "read")
+            .filter_map(|r| r.spec.as_deref())
+            .flat_map(|spec| paths::patterns(spec, root))
+            .map(|p| {
+                let p = p.to_string_lossy().into_owned();
+                if p.contains('*') {
+                    p
+                } else {
+                    format!("{p}/**")
+                }
+            })
+            .collect()
+    }
+
+    /// The decision for `call`.
+    pub fn decide(&self, call: &Call<'_>) -> Decision {
+        match call.command() {
+            Some(command) => self.decide_command(call, command),
+            None => self.decide_one(call),
+        }
+    }
+
+    /// A call that is not a command.
+    fn decide_one(&self, call: &Call<'_>) -> Decision {
+        if let Some(rule) = self.deny.iter().find(|r| r.matches(call)) {
+            return Decision::Deny(format!("denied by the rule `{}`", rule.as_str()));
+        }
+        if self.allow.iter().any(|r| r.matches(call)) {
+            return Decision::Allow;
+        }
+        if let Some(rule) = self.ask.iter().find(|r| r.matches(call)) {
+            return Decision::Ask(format!("the rule `{}` asks first", rule.as_str()));
+        }
+        let secret = call.reads()
+            && call
+                .path_forms()
+                .is_some_and(|forms| forms.iter().any(|p| paths::is_secret(p)));
+        match self.mode {
+            PermissionMode::Bypass => Decision::Allow,
+            _ if secret => Decision::Ask(
+                "it reads a .env file, whose secrets would go to the model and into the session"
+                    .into(),
+            ),
+            _ if call.read_only => Decision::Allow,
+            PermissionMode::Plan => Decision::Deny(
+                "plan mode allows only read-only tools; say what you would change instead".into(),
+            ),
+            PermissionMode::AcceptEdits
+                if matches!(call.program, "write" | "edit")
+                    && call
+                        .path_forms()
+                        .is_some_and(|f| f.iter().all(|p| p.starts_with(call.root))) =>
+            {
+                Decision::Allow
+            }
+            _ => Decision::Ask(format!("`{}` changes things", call.program)),
+        }
+    }
+
+    /// A command: each simple command it runs and each file it writes.
+    fn decide_command(&self, call: &Call<'_>, command: &str) -> Decision {
+        let parsed = shell::parse(command);
+        let of = |list: &'_ [Rule]| -> Vec<Rule> {
+            list.iter()
+                .filter(|r| r.program == call.program)
+                .cloned()
+                .collect()
+        };
+        let (deny, allow, ask) = (of(&self.deny), of(&self.allow), of(&self.ask));
+        let hit = |rules: &[Rule], simple: &shell::Simple| {
+            rules
+                .iter()
+                .find(|r| r.covers(&simple.argv))
+                .map(|r| r.as_str().to_owned())
+        };
+        for simple in &parsed.commands {
+            if let Some(rule) = hit(&deny, simple) {
+                return Decision::Deny(format!(
+                    "denied by the rule `{rule}` (it runs `{}`)",
+                    simple.argv.join(" ")
+                ));
+            }
+        }
+        let inputs: Vec<Value> = parsed
+            .writes
+            .iter()
+            .map(|path| serde_json::json!({"file_path": path}))
+            .collect();
+        // Each redirection writes a file: it needs what a `write` needs.
+        let writes: Vec<Decision> = inputs
+            .iter()
+            .map(|input| {
+                self.decide_one(&Call {
+                    program: "write",
+                    input,
+                    root: call.root,
+                    read_only: false,
+                })
+            })
+            .collect();
+        if let Some(denied) = writes.iter().find(|d| matches!(d, Decision::Deny(_))) {
+            return denied.clone();
+        }
+        if let Some(read) = self.reads_in(call, &parsed) {
+            return read;
+        }
+        let everything = allow.iter().any(|r| r.spec.is_none());
+        if let Some(why) = &parsed.opaque {
+            return match self.mode {
+                _ if everything && deny.is_empty() => Decision::Allow,
+                PermissionMode::Bypass if deny.is_empty() => Decision::Allow,
+                PermissionMode::Plan => Decision::Deny(format!("plan mode: {why}")),
+                _ => Decision::Ask(format!("it cannot be judged before it runs: {why}")),
+            };
+        }
+        let allowed = parsed
+            .commands
+            .iter()
+            .all(|c| everything || (!c.risky && hit(&allow, c).is_some()))
+            && writes.iter().all(|d| *d == Decision::Allow);
+        if allowed {
+            return Decision::Allow;
+        }
+        if let Some(rule) = parsed.commands.iter().find_map(|c| hit(&ask, c)) {
+            return Decision::Ask(format!("the rule `{rule}` asks first"));
+        }
+        match self.mode {
+            PermissionMode::Bypass => Decision::Allow,
+            PermissionMode::Plan => Decision::Deny(
+                "plan mode allows only read-only tools; say what you would change instead".into(),
+            ),
+            _ => Decision::Ask(format!("`{}` changes things", call.program)),
+        }
+    }
+
+    /// What the words of a command that name files say: one a `read(…)`
+    /// deny rule covers denies the call; a `.env` file asks.
+    fn reads_in(&self, call: &Call<'_>, parsed: &shell::Parsed) -> Option<Decision> {
+        let words = parsed.commands.iter().flat_map(|c| c.argv.iter().skip(1));
+        for word in words.filter(|w| !w.starts_with('-') && !w.is_empty()) {
+            let input = serde_json::json!({"file_path": word});
+            let probe = Call {
+                program: "read",
+                input: &input,
+                root: call.root,
+                read_only: true,
+            };
+            let forms = paths::forms(call.root, word);
+            if !forms.iter().any(|p| p.exists()) {
+                continue;
+            }
+            if let Some(rule) = self
+                .deny
+                .iter()
+                .find(|r| r.program == "read" && r.matches(&probe))
+            {
+                return Some(Decision::Deny(format!(
+                    "denied by the rule `{}` (it names `{word}`)",
+                    rule.as_str()
+                )));
+            }
+            let allowed = self
+                .allow
+                .iter()
+                .any(|r| r.program == "read" && r.matches(&probe));
+            if !allowed
+                && self.mode != PermissionMode::Bypass
+                && forms.iter().any(|p| paths::is_secret(p))
+            {
+                return Some(Decision::Ask(format!(
+                    "it names `{word}`, a .env file, whose secrets would go to the model"
+                )));
+            }
+        }
+        None
+    }
+}
