@@ -241,10 +241,12 @@ fn serve(stdio: bool, no_contain: bool) -> Result<()> {
     let project = Project::find(&here)?;
     let config = engine_config(&project, &project.config(trust::Ask::Never)?, no_contain)?;
     let (db, _) = project.open()?;
+    let since = std::time::SystemTime::now();
     runtime()?.block_on(async move {
         let engine = Engine::open_with(db, config)?;
         engine::serve_host(engine.clone(), tokio::io::stdin(), tokio::io::stdout()).await;
         crate::close(&engine).await;
+        run::sweep_git(&engine, since).await;
         Ok(())
     })
 }

@@ -256,6 +256,7 @@ pub async fn drive(
     started: Instant,
 ) -> Result<Finished> {
     let host = Context::host();
+    let since = std::time::SystemTime::now();
     let pins = &request.context;
     // A pin that is not there is refused before any session is made.
     let pinned = pins_of(engine, pins)?;
@@ -332,7 +333,29 @@ pub async fn drive(
             json.result(result);
         }
     }
+    sweep_git(engine, since).await;
     Ok(Finished { code, session })
+}
+
+/// After a run: git settings and hooks that run code, left by a tool in a
+/// nested repository since `since`, made harmless and said.
+pub async fn sweep_git(engine: &Engine, since: std::time::SystemTime) {
+    let config = engine.config();
+    let mut roots = vec![config.project_root.clone()];
+    for grant in config.grants.values() {
+        roots.extend(
+            grant
+                .write
+                .iter()
+                .map(|w| contain::policy::resolve(&config.project_root, w)),
+        );
+    }
+    let found = tokio::task::spawn_blocking(move || contain::git::sweep(&roots, since))
+        .await
+        .unwrap_or_default();
+    for line in found {
+        eprintln!("hc: a tool left a git setting that would run code on your machine: {line}");
+    }
 }
 
 /// A finished run's answer: its `engine/output` text.

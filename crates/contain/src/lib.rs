@@ -32,6 +32,7 @@
 /// How [`BUILD_ID`] is computed (by `build.rs`, and by tests that check it).
 pub mod build_id;
 mod entry;
+pub mod git;
 pub mod grant;
 mod holder;
 mod os;

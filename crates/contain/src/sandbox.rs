@@ -8,8 +8,10 @@
 //!    (ABI 6) the engine keeps one empty network namespace, held by
 //!    `hc __contain --hold-netns`, and every run joins it: no program can
 //!    reach another's sockets there (seccomp refuses every socket but Unix
-//!    ones, Landlock refuses abstract Unix sockets made outside the
-//!    program's own sandbox, and path sockets are files Landlock governs);
+//!    stream ones and refuses `connect` and addressed `sendto` outright, so
+//!    a socket file outside — the host's docker or ssh-agent socket, which
+//!    Landlock's file rules do not cover — is out of reach; Landlock refuses
+//!    abstract Unix sockets made outside the program's own sandbox);
 //! 2. in the mount namespace, `.git` and `.hermitcrab` inside writable roots
 //!    bind-mounted read-only (Landlock only grants, it cannot carve out);
 //! 3. a fork: the child is PID 1 of the new namespace, an init that applies
@@ -370,22 +372,46 @@ const DENIED: &[libc::c_long] = &[
     libc::SYS_acct,
 ];
 
+/// What a program without `network` may not do with sockets: make any
+/// but a Unix stream socket (no datagram socket can name a receiver
+/// then), connect anything (a Unix socket file outside — a container
+/// runtime's, an ssh-agent's, D-Bus — would be a way out), or send to a
+/// named address. Socket pairs, which connect nothing, still work.
+fn offline_rules() -> Result<Vec<(i64, Vec<SeccompRule>)>, seccompiler::BackendError> {
+    let arg = |n, op, v| SeccompCondition::new(n, SeccompCmpArgLen::Dword, op, v);
+    let mut socket = vec![SeccompRule::new(vec![arg(
+        0,
+        SeccompCmpOp::Ne,
+        libc::AF_UNIX as u64,
+    )?])?];
+    for kind in [
+        libc::SOCK_DGRAM,
+        libc::SOCK_RAW,
+        libc::SOCK_RDM,
+        libc::SOCK_SEQPACKET,
+    ] {
+        socket.push(SeccompRule::new(vec![arg(
+            1,
+            SeccompCmpOp::MaskedEq(0xf),
+            kind as u64,
+        )?])?);
+    }
+    let named = SeccompCondition::new(4, SeccompCmpArgLen::Qword, SeccompCmpOp::Ne, 0)?;
+    Ok(vec![
+        (libc::SYS_socket, socket),
+        (libc::SYS_connect, Vec::new()),
+        (libc::SYS_sendto, vec![SeccompRule::new(vec![named])?]),
+    ])
+}
+
 fn seccomp(policy: &Policy) -> Result<(), String> {
     let err = |e: &dyn std::fmt::Display| format!("seccomp: {e}");
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> =
         DENIED.iter().map(|s| (*s, Vec::new())).collect();
     if !policy.network {
-        let not_unix = SeccompCondition::new(
-            0,
-            SeccompCmpArgLen::Dword,
-            SeccompCmpOp::Ne,
-            libc::AF_UNIX as u64,
-        )
-        .map_err(|e| err(&e))?;
-        rules.insert(
-            libc::SYS_socket,
-            vec![SeccompRule::new(vec![not_unix]).map_err(|e| err(&e))?],
-        );
+        for (syscall, rules_of) in offline_rules().map_err(|e| err(&e))? {
+            rules.insert(syscall, rules_of);
+        }
     }
     let arch = std::env::consts::ARCH.try_into().map_err(|e| err(&e))?;
     let filter = SeccompFilter::new(

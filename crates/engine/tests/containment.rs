@@ -506,3 +506,41 @@ async fn contained_runs_are_forked_by_the_zygote_and_go_on_without_it() {
         done.scopes[0].body_value()
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_network_no_socket_file_outside_is_reachable() {
+    use std::os::unix::net::{UnixDatagram, UnixListener};
+    let h = Harness::new();
+    let p = places();
+    probe_program(&h, &p);
+    // Services listening on socket files outside the program's reach, as
+    // a container runtime, an ssh-agent or D-Bus do.
+    let stream_path = p.outside.path().join("service.sock");
+    let dgram_path = p.outside.path().join("log.sock");
+    let listener = UnixListener::bind(&stream_path).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let datagrams = UnixDatagram::bind(&dgram_path).unwrap();
+    datagrams.set_nonblocking(true).unwrap();
+    let actions = json!([
+        {"do": "unix-path-connect", "path": path(&stream_path)},
+        {"do": "unix-dgram-send", "path": path(&dgram_path)}
+    ]);
+    for network in [false, true] {
+        let caps = Capabilities {
+            network,
+            ..closed(&p)
+        };
+        let id = run_probe(&h, actions.clone(), caps).await;
+        let r = results_of(&h, &id).await;
+        let heard_stream = listener.accept().is_ok();
+        let mut buf = [0u8; 64];
+        let heard_dgram = datagrams.recv(&mut buf).is_ok();
+        if network {
+            assert_eq!((r[0].as_str(), heard_stream), ("ok", true), "{r:?}");
+            assert_eq!((r[1].as_str(), heard_dgram), ("ok", true), "{r:?}");
+        } else {
+            assert!(r[0].starts_with("denied") && !heard_stream, "{r:?}");
+            assert!(r[1].starts_with("denied") && !heard_dgram, "{r:?}");
+        }
+    }
+}

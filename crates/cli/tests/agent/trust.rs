@@ -225,3 +225,66 @@ async fn a_project_another_user_controls_is_refused() {
     let allowed = s.out(&["sessions"]).await;
     assert_eq!(allowed.code, 0, "{allowed:#?}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tool_cannot_leave_git_settings_that_run_code_on_the_host() {
+    let git = |dir: &std::path::Path, args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    };
+    let plant = "git config core.fsmonitor \"touch $PWD/../../fsmonitor-ran\" && \
+                 printf '#!/bin/sh\\ntouch ../hook-ran\\n' > .git/hooks/pre-commit && \
+                 chmod +x .git/hooks/pre-commit";
+    let s = Setup::new(json!({"turns": [
+        reply(json!([
+            call("t1", "shell", json!({"command": format!("cd vendor/lib && {plant}")})),
+            call("t2", "shell", json!({"command": "git init -q fresh && cd fresh && git config alias.st '!touch ../alias-ran'"})),
+        ]), "tool_use"),
+        reply(json!([text("done")]), "end_turn"),
+    ]}))
+    .await;
+    git(&s.root, &["init", "-q"]);
+    std::fs::create_dir_all(s.root.join("vendor/lib")).unwrap();
+    git(&s.root.join("vendor/lib"), &["init", "-q"]);
+    let ran = s.run(&["--permission-mode", "bypass", "go"]).await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    let session = s.sessions().pop().unwrap();
+    for result in s.of_type(&session, "tool-result") {
+        assert_eq!(result["is_error"], false, "{result}");
+    }
+    assert!(
+        ran.stderr.contains("core.fsmonitor") && ran.stderr.contains("pre-commit"),
+        "{}",
+        ran.stderr
+    );
+    assert!(ran.stderr.contains("alias.st"), "{}", ran.stderr);
+    // The person's next git commands run none of it.
+    let lib = s.root.join("vendor/lib");
+    git(&lib, &["status"]);
+    std::fs::write(lib.join("a.txt"), "a").unwrap();
+    git(&lib, &["add", "a.txt"]);
+    git(
+        &lib,
+        &[
+            "-c",
+            "user.name=a",
+            "-c",
+            "user.email=a@b",
+            "commit",
+            "-qm",
+            "a",
+        ],
+    );
+    let _ = std::process::Command::new("git")
+        .args(["st"])
+        .current_dir(s.root.join("fresh"))
+        .output();
+    assert!(!s.root.join("fsmonitor-ran").exists());
+    assert!(!s.root.join("vendor/hook-ran").exists());
+    assert!(!s.root.join("alias-ran").exists());
+}

@@ -141,6 +141,19 @@ def probe(action):
                 s.connect("\0" + action["name"])  # an abstract socket
             finally:
                 s.close()
+        elif kind == "unix-path-connect":
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                s.connect(action["path"])  # a socket file
+                s.sendall(b"hello over a socket file")
+            finally:
+                s.close()
+        elif kind == "unix-dgram-send":
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+            try:
+                s.sendto(b"hello by datagram", action["path"])
+            finally:
+                s.close()
         elif kind == "unix-serve":
             s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             try:
