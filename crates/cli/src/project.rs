@@ -2,6 +2,7 @@
 //! found upward from the working directory, like git.
 
 use anyhow::{Context as _, Result, bail};
+use std::os::unix::fs::DirBuilderExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use substrate::Substrate;
@@ -75,12 +76,16 @@ impl Project {
     /// the substrate. Returns the project and whether anything was committed.
     pub fn init(root: &Path) -> Result<(Project, bool)> {
         let dir = root.join(DIR);
-        std::fs::create_dir_all(&dir)
+        // Only its owner reads it: the substrate holds all the tools read.
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&dir)
             .with_context(|| format!("cannot create {}", dir.display()))?;
         for (name, text) in [("config.toml", CONFIG_TEMPLATE), (".gitignore", GITIGNORE)] {
             let path = dir.join(name);
             if !path.exists() {
-                std::fs::write(&path, text)
+                write_new(&path, text)
                     .with_context(|| format!("cannot write {}", path.display()))?;
             }
         }
@@ -126,6 +131,7 @@ impl Project {
         let path = self.database();
         let db =
             Substrate::open(&path).with_context(|| format!("cannot open {}", path.display()))?;
+        keep_private(&path);
         let changed = db
             .init(crate::builtins::vocabulary())
             .context("cannot bootstrap the substrate")?
@@ -190,4 +196,35 @@ pub fn open_store() -> Result<(Project, Arc<Substrate>)> {
     let project = Project::find(&here)?;
     let (db, _) = project.open()?;
     Ok((project, db))
+}
+
+/// Takes group and other permissions off the substrate's files made
+/// before hc made them private (best effort: a file hc may not change is
+/// left as it is).
+fn keep_private(db: &Path) {
+    use std::os::unix::fs::PermissionsExt as _;
+    for file in [
+        db.to_path_buf(),
+        db.with_extension("db-wal"),
+        db.with_extension("db-shm"),
+    ] {
+        if let Ok(meta) = std::fs::metadata(&file)
+            && meta.permissions().mode() & 0o077 != 0
+        {
+            let _ = std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600));
+        }
+    }
+}
+
+/// Writes `text` to `path` unless it exists, all at once: whoever makes
+/// the project at the same moment sees the file whole or not at all.
+fn write_new(path: &Path, text: &str) -> std::io::Result<()> {
+    let draft = path.with_extension(format!("new-{}", std::process::id()));
+    std::fs::write(&draft, text)?;
+    let linked = std::fs::hard_link(&draft, path);
+    let _ = std::fs::remove_file(&draft);
+    match linked {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => Err(e),
+        _ => Ok(()),
+    }
 }

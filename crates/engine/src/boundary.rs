@@ -26,6 +26,7 @@ pub const PROTECTED_FIELDS: &[&str] = &[
     "stderr_tail",
     "arguments",
     "program",
+    "engine",
 ];
 
 /// One side (read or write) of a caller's effective boundary.

@@ -4,6 +4,7 @@
 //! one of these.
 
 use crate::config::EngineConfig;
+use crate::lease::Lease;
 use crate::slot::Slots;
 use crate::subs::Subscriptions;
 use std::sync::Arc;
@@ -21,4 +22,9 @@ pub(crate) struct Core {
     pub zygote: Option<contain::Zygote>,
     pub slots: Slots,
     pub subs: Arc<Subscriptions>,
+    /// This engine's id, on every process it runs.
+    pub id: String,
+    /// Its lease, held while it lives (none when the substrate's directory
+    /// takes no files: its processes then look gone to the next engine).
+    pub _lease: Option<Lease>,
 }

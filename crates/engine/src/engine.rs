@@ -7,6 +7,7 @@ use crate::connection::Ops;
 use crate::core::Core;
 use crate::error::{EngineError, Result};
 use crate::judge::Judge;
+use crate::lease::{self, Lease};
 use crate::process;
 use crate::slot::Slots;
 use crate::subs::{EventStream, Sink, Subscriptions};
@@ -36,8 +37,9 @@ impl Engine {
         Engine::open_with(db, EngineConfig::new(root))
     }
 
-    /// Opens the engine: fails every process a previous engine left
-    /// `pending` or `running` (`"engine restart"`), then starts relaying
+    /// Opens the engine: takes its lease, fails every process an engine
+    /// that is gone left `pending` or `running` (`"engine restart"`) —
+    /// never those of an engine alive beside it — then starts relaying
     /// commits to subscribers.
     pub fn open_with(db: Arc<Substrate>, config: EngineConfig) -> Result<Engine> {
         for (program, grant) in &config.grants {
@@ -45,7 +47,17 @@ impl Engine {
                 .check(program, &config.project_root)
                 .map_err(EngineError::invalid)?;
         }
-        reconcile(&db)?;
+        let leases = lease::dir_of(db.path());
+        let id = substrate::ids::new_id("e");
+        let held = Lease::take(&leases, &id)
+            .inspect_err(|e| {
+                tracing::warn!(
+                    "no engine lease in {}: {e}; another engine may take this one's processes for a crashed engine's",
+                    leases.display()
+                )
+            })
+            .ok();
+        reconcile(&db, &leases)?;
         let landlock = matches!(config.containment, Containment::On { .. })
             && config
                 .assume_landlock
@@ -70,6 +82,8 @@ impl Engine {
             slots: Slots::default(),
             db,
             config,
+            id,
+            _lease: held,
         });
         crate::subs::start_dispatcher(
             Arc::downgrade(&core.subs),
@@ -419,9 +433,11 @@ pub(crate) fn load_reach(snap: &Snapshot<'_>, process: &str) -> Result<Reach> {
     Ok(reach)
 }
 
-/// Fails every process left `pending` or `running` by an engine that is gone.
-fn reconcile(db: &Substrate) -> Result<()> {
-    let stale: Vec<String> = db.read(|snap| {
+/// Fails every process left `pending` or `running` by an engine that is
+/// gone: one whose lease (in `leases`) nobody holds, or that named none
+/// (written before engines had leases).
+fn reconcile(db: &Substrate, leases: &std::path::Path) -> Result<()> {
+    let open: Vec<(String, Option<String>)> = db.read(|snap| {
         if !snap.exists("engine/process")? {
             return Ok::<_, EngineError>(Vec::new());
         }
@@ -436,15 +452,23 @@ fn reconcile(db: &Substrate) -> Result<()> {
         Ok(found
             .chunks
             .iter()
-            .filter(|c| {
-                matches!(
-                    c.body_value()["status"].as_str(),
-                    Some("pending" | "running")
-                )
+            .filter_map(|c| {
+                let body = protocol::process::ProcessBody::parse(&c.body_value());
+                (!body.status.ended()).then(|| (c.id.clone(), body.engine))
             })
-            .map(|c| c.id.clone())
             .collect())
     })?;
+    let mut judged: HashMap<String, bool> = HashMap::new();
+    let stale: Vec<String> = open
+        .into_iter()
+        .filter(|(_, engine)| match engine {
+            None => true,
+            Some(e) => *judged
+                .entry(e.clone())
+                .or_insert_with(|| lease::gone(leases, e)),
+        })
+        .map(|(id, _)| id)
+        .collect();
     if stale.is_empty() {
         return Ok(());
     }

@@ -69,6 +69,7 @@ mod core;
 mod engine;
 mod error;
 mod judge;
+mod lease;
 mod plan;
 mod process;
 mod slot;

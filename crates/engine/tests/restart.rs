@@ -132,3 +132,19 @@ fn rusqlite_check(h: &Harness) -> String {
         .unwrap();
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_engine_opened_beside_a_live_one_leaves_its_runs_alone() {
+    let h = Harness::new();
+    let live = h.run("fixture", json!({"mode": "hang", "seconds": 0.6}));
+    let beside = Arc::new(Substrate::open(h.dir.path().join("substrate.db")).unwrap());
+    let second = Engine::open_with(beside, common::config(h.dir.path())).unwrap();
+    let body = h.body(&live);
+    assert_ne!(body["status"], "failed", "{body}");
+    assert!(body["engine"].is_string(), "a run names its engine: {body}");
+    h.wait(&live).await;
+    let body = h.body(&live);
+    assert_eq!(body["status"], "completed", "{body}");
+    assert!(body.get("error").is_none(), "{body}");
+    drop(second);
+}

@@ -65,6 +65,9 @@ pub struct ProcessBody {
     pub error: Option<String>,
     /// The last 64 KiB of its stderr.
     pub stderr_tail: Option<String>,
+    /// The engine that runs it (its lease's id): only once that engine is
+    /// gone may another fail it for an `engine restart`.
+    pub engine: Option<String>,
 }
 
 impl ProcessBody {

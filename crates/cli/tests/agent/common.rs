@@ -56,6 +56,16 @@ impl Setup {
         Setup { dir, root, fake }
     }
 
+    /// A directory with no project yet, and a fake model serving `script`.
+    pub async fn bare(script: Value) -> Setup {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let fake = FakeModel::start(Script::from_json(&script.to_string()).unwrap())
+            .await
+            .unwrap();
+        Setup { dir, root, fake }
+    }
+
     pub fn file(&self, rel: &str, content: &str) -> PathBuf {
         let path = self.root.join(rel);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();

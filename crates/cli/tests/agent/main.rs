@@ -8,6 +8,7 @@ mod common;
 mod compaction;
 mod config;
 mod cycle;
+mod engines;
 mod failures;
 mod faults;
 mod hooks;

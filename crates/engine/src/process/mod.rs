@@ -52,7 +52,7 @@ pub(crate) fn run<O: Ops>(
             "`session` is for host runs: a program's runs are placed on its own process",
         ));
     }
-    let (decl, arguments) = declaration(&id, ctx, &plan, &args);
+    let (decl, arguments) = declaration(&id, &core.id, ctx, &plan, &args);
     let slot = Arc::new(Slot::new(
         id.clone(),
         ctx.process_id.clone(),
@@ -122,8 +122,14 @@ fn process_placements(program: &str, parent: Option<&str>) -> Vec<NewPlacement> 
 
 /// The one commit that creates a process: its chunk, its two boundary
 /// chunks (relates on it, their levels in their bodies) and its argument
-/// chunks (instance on it).
-fn declaration(id: &str, ctx: &Context, plan: &Plan, args: &RunArgs) -> (Declaration, Vec<String>) {
+/// chunks (instance on it). `engine` is the id of the engine running it.
+fn declaration(
+    id: &str,
+    engine: &str,
+    ctx: &Context,
+    plan: &Plan,
+    args: &RunArgs,
+) -> (Declaration, Vec<String>) {
     let parent = ctx.process_id.as_deref().or(args.session.as_deref());
     let mut arguments = Vec::new();
     let mut chunks = Vec::new();
@@ -145,6 +151,7 @@ fn declaration(id: &str, ctx: &Context, plan: &Plan, args: &RunArgs) -> (Declara
             "timeout_ms": plan.timeout_ms,
             "arguments": arguments,
             "containment": if plan.contained { "on" } else { "off" },
+            "engine": engine,
         }));
     process.placements = process_placements(&plan.program_id, parent);
     chunks.push(process);

@@ -84,6 +84,25 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// A write-ahead log longer than this at open is checkpointed at once.
 const LONG_WAL_BYTES: u64 = 8 << 20;
 
+/// Makes the file at `path`, when there is none, readable by its owner
+/// only (SQLite gives its log and index files the same mode): the store
+/// holds everything every tool read.
+fn private_file(path: &Path) -> Result<()> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+    {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => Err(Error::Storage(format!(
+            "cannot create the substrate at {}: {e}",
+            path.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// How long a connection waits for another process's lock on the file.
 pub(crate) const BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
@@ -96,6 +115,7 @@ impl Substrate {
     /// Opens (creating if needed) the substrate at `path`, migrating its schema.
     pub fn open_with(path: impl AsRef<Path>, options: Options) -> Result<Substrate> {
         let path = path.as_ref().to_path_buf();
+        private_file(&path)?;
         let mut writer = Connection::open(&path).map_err(|e| {
             Error::Storage(format!(
                 "cannot open the substrate at {}: {e}",

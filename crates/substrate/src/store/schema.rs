@@ -99,9 +99,14 @@ const MIGRATIONS: &[&str] = &[
 pub const SCHEMA_VERSION: usize = MIGRATIONS.len();
 
 /// Brings the database to [`SCHEMA_VERSION`], one transaction per step.
+/// Each step takes the write lock first and reads the version again under
+/// it, so processes opening a new store at once apply each step once: the
+/// others wait for it, then find it done.
 pub(crate) fn migrate(conn: &mut Connection) -> Result<()> {
-    let current: usize =
-        conn.query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0))? as usize;
+    let version_of = |conn: &Connection| -> Result<usize> {
+        Ok(conn.query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0))? as usize)
+    };
+    let current = version_of(conn)?;
     if current > SCHEMA_VERSION {
         return Err(Error::Storage(format!(
             "this substrate has schema version {current}, newer than this build understands \
@@ -109,7 +114,10 @@ pub(crate) fn migrate(conn: &mut Connection) -> Result<()> {
         )));
     }
     for (version, sql) in MIGRATIONS.iter().enumerate().skip(current) {
-        let tx = conn.transaction()?;
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        if version_of(&tx)? > version {
+            continue;
+        }
         tx.execute_batch(sql)?;
         tx.pragma_update(None, "user_version", (version + 1) as i64)?;
         tx.commit()?;
@@ -119,6 +127,9 @@ pub(crate) fn migrate(conn: &mut Connection) -> Result<()> {
 
 /// Settings for the writer: WAL, the chosen durability, and what readers get.
 pub(crate) fn configure(conn: &Connection, synchronous_full: bool) -> Result<()> {
+    // First: switching a new file to WAL takes a lock another process
+    // opening it at the same moment may hold.
+    conn.busy_timeout(super::BUSY_WAIT)?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(
         None,
