@@ -16,6 +16,7 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
+use substrate::{Commit, CommitId};
 
 use crate::spinner::Spinner;
 use crate::style::paint_err;
@@ -60,11 +61,20 @@ pub struct Renderer {
     pub interrupted: bool,
     /// Each sub-agent's process → the call that spawned it, once looked up.
     spawners: HashMap<String, String>,
+    /// The last commit handled: one the store replays after a `lagged`
+    /// is not handled again when it also comes live.
+    seen: CommitId,
+    /// The answer text printed from the deltas of the reply under way.
+    streamed: String,
+    /// After a `lagged` (deltas may be lost), text comes from the answers
+    /// committed instead of the deltas, so that none is missing.
+    from_commits: bool,
 }
 
 impl Renderer {
-    /// A renderer for runs on `session`.
-    pub fn new(engine: Engine, session: String, interactive: bool) -> Renderer {
+    /// A renderer for runs on `session`, whose subscription started after
+    /// commit `since`.
+    pub fn new(engine: Engine, session: String, interactive: bool, since: CommitId) -> Renderer {
         Renderer {
             engine,
             session,
@@ -81,6 +91,9 @@ impl Renderer {
             asked_ctrl_c: false,
             interrupted: false,
             spawners: HashMap::new(),
+            seen: since,
+            streamed: String::new(),
+            from_commits: false,
         }
     }
 
@@ -189,22 +202,54 @@ impl Renderer {
                 // ours (a user's program may notify anything): not shown.
                 Some(_) | None => {}
             },
-            Event::ScopeChanged { commit, .. }
-                if commit.dispatch_id.is_some() && self.wants(&commit.touched_scopes) =>
-            {
-                let mut results = Vec::new();
-                for id in &commit.created {
-                    if let Some(result) = self.on_created(id).await {
-                        results.push(result);
-                    }
-                }
-                if let Some(json) = &self.json {
-                    json.user(&results, None);
+            Event::ScopeChanged { commit, .. } => self.on_commit(&commit).await,
+            Event::Lagged { subscription_ids } => self.catch_up(&subscription_ids).await,
+            Event::SubscriptionInvalid { .. } => {}
+        }
+    }
+
+    /// A commit on the session (live, or replayed after a `lagged`).
+    async fn on_commit(&mut self, commit: &Commit) {
+        if commit.id <= self.seen {
+            return;
+        }
+        self.seen = commit.id;
+        let touched = |scope: &str| commit.touched_scopes.iter().any(|s| s == scope);
+        if touched(Answer::TYPE) && touched(&self.session) && !self.from_commits {
+            // The reply whose deltas were printed is committed.
+            self.streamed.clear();
+        }
+        if commit.dispatch_id.is_none() || !self.wants(&commit.touched_scopes) {
+            return;
+        }
+        let mut results = Vec::new();
+        for id in &commit.created {
+            if let Some(result) = self.on_created(id).await {
+                results.push(result);
+            }
+        }
+        if let Some(json) = &self.json {
+            json.user(&results, None);
+        }
+    }
+
+    /// Events were dropped (this renderer fell behind): what they said is
+    /// read back from the store, so that no line of the output and no
+    /// question is lost.
+    async fn catch_up(&mut self, subscriptions: &[String]) {
+        if self.json.is_none() {
+            self.from_commits = true;
+        }
+        let Some(sub) = subscriptions.first() else {
+            return;
+        };
+        match self.engine.missed(sub, self.seen) {
+            Ok(missed) => {
+                for commit in missed.unwrap_or_default() {
+                    self.on_commit(&commit).await;
                 }
             }
-            Event::ScopeChanged { .. }
-            | Event::Lagged { .. }
-            | Event::SubscriptionInvalid { .. } => {}
+            Err(e) => self.line(&format!("cannot read back what the run did: {e}")),
         }
     }
 
@@ -214,7 +259,8 @@ impl Renderer {
     fn wants(&self, scopes: &[String]) -> bool {
         let streaming = self.json.as_ref().is_some_and(|j| j.stream);
         scopes.iter().any(|s| match s.as_str() {
-            Answer::TYPE | ToolResult::TYPE => streaming,
+            Answer::TYPE => streaming || self.from_commits,
+            ToolResult::TYPE => streaming,
             PermissionRequest::TYPE | UserQuestion::TYPE => self.interactive,
             _ => false,
         })
@@ -226,7 +272,10 @@ impl Renderer {
             return;
         }
         match notice {
-            Notice::TextDelta { text, .. } => self.print(text),
+            Notice::TextDelta { text, .. } if !self.from_commits => {
+                self.streamed.push_str(text);
+                self.print(text);
+            }
             Notice::ToolStart {
                 tool_use_id,
                 program,
@@ -248,6 +297,7 @@ impl Renderer {
             Notice::Status { text } => self.line(&format!("· {text}")),
             Notice::Discard => self.line("· the reply broke off; it is being asked again"),
             Notice::ThinkingDelta { .. }
+            | Notice::TextDelta { .. }
             | Notice::ToolInputDelta { .. }
             | Notice::Output { .. } => {}
         }
@@ -268,6 +318,20 @@ impl Renderer {
         if !text.is_empty() {
             self.open_line = !text.ends_with('\n');
         }
+    }
+
+    /// A committed answer's text, once text comes from the commits: what
+    /// its deltas did not print already.
+    fn print_committed(&mut self, text: &str) {
+        let streamed = std::mem::take(&mut self.streamed);
+        let rest = match text.strip_prefix(streamed.as_str()) {
+            Some(rest) if !streamed.is_empty() => rest,
+            _ => {
+                self.gap = true;
+                text
+            }
+        };
+        self.print(rest);
     }
 
     /// A call's line, once it ended (an edit with its diff).
@@ -300,7 +364,13 @@ impl Renderer {
         let chunk = read.scopes.first()?;
         let own = chunk.is_on(&self.session, PlacementType::Instance);
         match SessionItem::of(chunk) {
-            SessionItem::Answer(answer) if self.json.is_some() => {
+            SessionItem::Answer(answer) if self.json.is_none() => {
+                if own {
+                    self.print_committed(&answer.text);
+                }
+                None
+            }
+            SessionItem::Answer(answer) => {
                 let parent = if own {
                     None
                 } else {
@@ -329,8 +399,7 @@ impl Renderer {
                     .await;
                 None
             }
-            SessionItem::Answer(_)
-            | SessionItem::ToolResult(_)
+            SessionItem::ToolResult(_)
             | SessionItem::PermissionRequest(_)
             | SessionItem::UserQuestion(_)
             | SessionItem::Prompt(_)

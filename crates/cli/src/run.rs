@@ -270,6 +270,9 @@ pub async fn drive(
             crate::trace::resolve_session(engine.db(), id).map_err(|e| exit(2, format!("{e:#}")))?
         }
     };
+    // Before subscribing: what a `lagged` makes the renderer read back
+    // starts after this.
+    let head = engine.db().head()?;
     let sub = engine.subscribe(
         &host,
         std::slice::from_ref(&session),
@@ -289,7 +292,7 @@ pub async fn drive(
         engine.commit(&host, declaration)?;
     }
     let process = engine.run(&host, "agent", args)?;
-    let mut renderer = Renderer::new(engine.clone(), session.clone(), config.interactive);
+    let mut renderer = Renderer::new(engine.clone(), session.clone(), config.interactive, head);
     if request.format != OutputFormat::Text {
         let json = JsonOut::new(
             request.format == OutputFormat::StreamJson,

@@ -242,6 +242,18 @@ impl Engine {
         self.core.subs.take_receiver(sub_id)
     }
 
+    /// What subscription `sub_id` was owed after commit `after` — every
+    /// commit since that it matches, oldest first, filtered as it would
+    /// have been sent — for a subscriber that got `lagged` to catch up
+    /// from the store. `None` for an unknown subscription.
+    pub fn missed(
+        &self,
+        sub_id: &str,
+        after: substrate::CommitId,
+    ) -> Result<Option<Vec<Arc<Commit>>>> {
+        self.core.subs.missed(&self.core.db, sub_id, after)
+    }
+
     /// Forwards `data` from process `from`, unpersisted, to subscribers of
     /// it, of its ancestor processes, and of the scopes those sit on.
     pub fn notify(&self, from: &str, data: Value) -> Result<()> {

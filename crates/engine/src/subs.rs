@@ -6,7 +6,7 @@
 //! subscriber a `lagged`.
 
 use crate::boundary::{EffectiveBoundary, View};
-use crate::error::Result;
+use crate::error::{EngineError, Result};
 use protocol::Event;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
@@ -14,7 +14,8 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::task::{Context as TaskContext, Poll};
-use substrate::{Commit, PlacementOp, Snapshot, Substrate};
+use substrate::ids::COMMITS_ROOT;
+use substrate::{Commit, CommitId, PlacementOp, ScopeOpts, Snapshot, Substrate};
 use tokio::sync::{broadcast, mpsc};
 
 /// Events a host subscription buffers before it is owed a `lagged`.
@@ -290,6 +291,41 @@ impl Subscriptions {
         })
     }
 
+    /// The commits after `after` that subscription `id` matches, oldest
+    /// first, each as the subscription is sent it (filtered to its read
+    /// boundary): what a subscriber that got `lagged` missed. Deep matches
+    /// are judged on the store as it is now.
+    pub(crate) fn missed(
+        &self,
+        db: &Substrate,
+        id: &str,
+        after: CommitId,
+    ) -> Result<Option<Vec<Arc<Commit>>>> {
+        let Some(sub) = self.lock().subs.get(id).cloned() else {
+            return Ok(None);
+        };
+        db.read(|snap| {
+            let mut view = View::new(snap);
+            let mut out = Vec::new();
+            for commit in commits_after(snap, after)? {
+                let touched = if sub.deep {
+                    reached(snap, &commit)?
+                } else {
+                    commit.touched_scopes.iter().cloned().collect()
+                };
+                if !sub.scopes.iter().any(|s| touched.contains(s)) {
+                    continue;
+                }
+                out.push(if sub.read.is_open() {
+                    Arc::new(commit)
+                } else {
+                    Arc::new(filtered(&mut view, &commit, &sub.read)?)
+                });
+            }
+            Ok(Some(out))
+        })
+    }
+
     /// Adds the deep subscriptions on any scope a touched scope reaches up
     /// instance chains.
     fn add_deep_matches(
@@ -298,14 +334,7 @@ impl Subscriptions {
         commit: &Commit,
         matched: &mut Vec<Arc<Sub>>,
     ) -> Result<()> {
-        let mut reached: HashSet<String> = HashSet::new();
-        for scope in &commit.touched_scopes {
-            if snap.exists(scope)? {
-                reached.extend(snap.instance_ancestors(scope)?);
-            } else {
-                reached.insert(scope.clone());
-            }
-        }
+        let reached = reached(snap, commit)?;
         let state = self.lock();
         let mut have: HashSet<String> = matched.iter().map(|s| s.id.clone()).collect();
         for scope in &reached {
@@ -392,6 +421,51 @@ impl Subscriptions {
         }
         Ok(())
     }
+}
+
+/// Every scope `commit` touched and every scope those reach up instance
+/// chains.
+fn reached(snap: &Snapshot<'_>, commit: &Commit) -> Result<HashSet<String>> {
+    let mut reached: HashSet<String> = HashSet::new();
+    for scope in &commit.touched_scopes {
+        if snap.exists(scope)? {
+            reached.extend(snap.instance_ancestors(scope)?);
+        } else {
+            reached.insert(scope.clone());
+        }
+    }
+    Ok(reached)
+}
+
+/// The commit records after `after`, oldest first (the log is read newest
+/// first, a page at a time, back to `after`).
+fn commits_after(snap: &Snapshot<'_>, after: CommitId) -> Result<Vec<Commit>> {
+    let mut newest_first = Vec::new();
+    let mut cursor = None;
+    'pages: loop {
+        let page = snap.scope(
+            &[COMMITS_ROOT.to_owned()],
+            &ScopeOpts {
+                after: cursor,
+                limit: Some(256),
+                ..ScopeOpts::default()
+            },
+        )?;
+        for item in &page.chunks {
+            let commit: Commit = serde_json::from_value(item.body_value())
+                .map_err(|e| EngineError::invalid(format!("unreadable commit record: {e}")))?;
+            if commit.id <= after {
+                break 'pages;
+            }
+            newest_first.push(commit);
+        }
+        match page.next_after {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    newest_first.reverse();
+    Ok(newest_first)
 }
 
 /// The commit with everything outside `read` left out.

@@ -2,11 +2,13 @@
 //! `interrupt`, `permission-decision` and `user-answer` chunks committed on
 //! its session. One subscription; each new chunk someone else committed is
 //! read and routed — an interrupt to a flag every wait watches, an answer
-//! to whoever waits for it.
+//! to whoever waits for it. When events were dropped (`lagged`), what they
+//! would have said is read back from the session, so that no answer is
+//! lost and the run never waits for one that came.
 
-use crate::contract::{PermissionDecision, SessionItem, UserAnswer};
-use protocol::{Client, Event, Events, ScopeOpts};
-use std::collections::HashMap;
+use crate::contract::{Body, Interrupt, PermissionDecision, SessionItem, UserAnswer};
+use protocol::{ChunkItem, Client, Event, Events, PlacementType, ScopeOpts};
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::{oneshot, watch};
 
@@ -35,14 +37,22 @@ pub struct Inbox {
 }
 
 impl Inbox {
-    /// Subscribes to `session` and routes what others commit there.
+    /// Subscribes to `session` and routes what others commit there;
+    /// `history` is what the session held before (a read-back never takes
+    /// an earlier run's interrupt or answer for this run's).
     pub async fn start(
         client: &Client,
         mut events: Events,
         session: &str,
         me: &str,
+        history: &[ChunkItem],
     ) -> Result<Inbox, protocol::ClientError> {
         client.subscribe(&[session], false).await?;
+        let mut seen: HashSet<String> = history
+            .iter()
+            .filter(|c| routed(c))
+            .map(|c| c.id.clone())
+            .collect();
         let (flag, interrupted) = watch::channel(false);
         let inbox = Inbox {
             interrupted,
@@ -50,17 +60,28 @@ impl Inbox {
         };
         let routing = inbox.clone();
         let client = client.clone();
-        let me = me.to_owned();
+        let (me, session) = (me.to_owned(), session.to_owned());
         tokio::spawn(async move {
             while let Some(event) = events.recv().await {
-                let Event::ScopeChanged { commit, .. } = event else {
-                    continue;
-                };
-                if commit.dispatch_id.as_deref() == Some(me.as_str()) {
-                    continue; // its own
-                }
-                for id in &commit.created {
-                    routing.route(&client, id, &flag).await;
+                match event {
+                    Event::ScopeChanged { commit, .. } => {
+                        if commit.dispatch_id.as_deref() == Some(me.as_str()) {
+                            continue; // its own
+                        }
+                        for id in &commit.created {
+                            if seen.insert(id.clone()) {
+                                routing.route(&client, id, &flag).await;
+                            }
+                        }
+                    }
+                    Event::Lagged { .. } => {
+                        for item in read_back(&client, &session).await {
+                            if seen.insert(item.id.clone()) {
+                                routing.route_item(&item, &flag);
+                            }
+                        }
+                    }
+                    _ => {}
                 }
             }
         });
@@ -71,9 +92,12 @@ impl Inbox {
         let Ok(read) = client.scope(&[id], ScopeOpts::default()).await else {
             return;
         };
-        let Some(item) = read.scopes.first() else {
-            return;
-        };
+        if let Some(item) = read.scopes.first() {
+            self.route_item(item, flag);
+        }
+    }
+
+    fn route_item(&self, item: &ChunkItem, flag: &watch::Sender<bool>) {
         let (request, reply) = match SessionItem::of(item) {
             SessionItem::Interrupt(_) => {
                 flag.send_replace(true);
@@ -120,5 +144,98 @@ impl Inbox {
             answer = rx => answer.ok(),
             () = self.wait_interrupt() => None,
         }
+    }
+}
+
+/// Whether `item` is something others commit for a run: an interrupt, a
+/// permission decision or an answer.
+fn routed(item: &ChunkItem) -> bool {
+    [Interrupt::TYPE, PermissionDecision::TYPE, UserAnswer::TYPE]
+        .iter()
+        .any(|kind| item.is_on(kind, PlacementType::Instance))
+}
+
+/// What others have committed on `session` for a run, read back whole (a
+/// read that fails reads nothing; the next event still routes).
+async fn read_back(client: &Client, session: &str) -> Vec<Arc<ChunkItem>> {
+    match client.scope(&[session], ScopeOpts::default()).await {
+        Ok(read) => read.chunks.into_iter().filter(|c| routed(c)).collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contract::{Choice, Entry};
+    use protocol::{ChunkDecl, Declaration, NewPlacement};
+    use substrate::{Options, Substrate};
+
+    fn on_session(entry: Entry) -> ChunkDecl {
+        ChunkDecl::generated()
+            .body(entry.body)
+            .on(NewPlacement::instance("s_1"))
+            .on(NewPlacement::instance(entry.kind))
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn an_answer_whose_event_was_dropped_is_read_back_from_the_session() {
+        let dir = tempfile::tempdir().unwrap();
+        // Room for one commit: a burst leaves the engine's relay behind,
+        // and every subscriber gets `lagged` instead of what it missed.
+        let options = Options {
+            broadcast_capacity: 1,
+            ..Options::default()
+        };
+        let db = Arc::new(Substrate::open_with(dir.path().join("substrate.db"), options).unwrap());
+        let mut vocabulary = engine::vocabulary();
+        vocabulary.extend(crate::vocabulary());
+        for builtin in crate::BUILTINS {
+            vocabulary.extend((builtin.chunks)());
+        }
+        db.init(vocabulary).unwrap();
+        let engine =
+            engine::Engine::open_with(Arc::clone(&db), engine::EngineConfig::new(dir.path()))
+                .unwrap();
+        let host = engine::Context::host();
+        let session = ChunkDecl::with_id("s_1").on(NewPlacement::instance("session"));
+        engine
+            .commit(&host, Declaration::of(vec![session]))
+            .unwrap();
+        let (client, events) = engine.host_client();
+        let inbox = Inbox::start(&client, events, "s_1", "p_me", &[])
+            .await
+            .unwrap();
+
+        let decision = PermissionDecision {
+            request: "c_asked".into(),
+            decision: Choice::Allow,
+            rule: None,
+            message: None,
+        };
+        // The answer, then more, all before the relay runs again.
+        engine
+            .commit(
+                &host,
+                Declaration::of(vec![on_session(Entry::of(&decision))]),
+            )
+            .unwrap();
+        for i in 0..20 {
+            let answer = UserAnswer {
+                request: format!("c_other_{i}"),
+                text: "later".into(),
+            };
+            engine
+                .commit(&host, Declaration::of(vec![on_session(Entry::of(&answer))]))
+                .unwrap();
+        }
+        let reply = tokio::time::timeout(
+            std::time::Duration::from_secs(10),
+            inbox.answer_to("c_asked"),
+        )
+        .await
+        .expect("the answer was lost with the dropped events");
+        assert_eq!(reply, Some(Reply::Permission(decision)));
+        assert!(!inbox.interrupted());
     }
 }

@@ -53,7 +53,7 @@ impl Run {
             async {
                 let (session, history, as_of) =
                     find_session(&client, &me, &process, config.depth > 1).await?;
-                let inbox = Inbox::start(&client, events, &session, &me).await?;
+                let inbox = Inbox::start(&client, events, &session, &me, &history).await?;
                 Ok::<_, ProgramError>(Found {
                     session,
                     history,

@@ -64,6 +64,10 @@ pub(crate) struct Toolbox {
     own: OwnTools,
 }
 
+/// At most this many calls of one reply run at once (a reply of a
+/// thousand reads runs them ten at a time, not a thousand processes).
+pub const MAX_PARALLEL: usize = 10;
+
 impl Toolbox {
     /// A toolbox of `tools`, for a run configured by `config` whose
     /// session holds `history` (what earlier results and "always"
@@ -100,8 +104,9 @@ impl Toolbox {
         self.tools = tools;
     }
 
-    /// The reply's calls cut into batches: a run of calls that may run
-    /// beside each other, or one call alone.
+    /// The reply's calls cut into batches: a run of at most
+    /// [`MAX_PARALLEL`] calls that may run beside each other, or one call
+    /// alone.
     pub fn batches(&self, calls: &[ToolUseBlock]) -> Vec<std::ops::Range<usize>> {
         let mut out = Vec::new();
         let mut start = 0;
@@ -110,6 +115,7 @@ impl Toolbox {
                 start
                     + calls[start..]
                         .iter()
+                        .take(MAX_PARALLEL)
                         .take_while(|c| self.parallel(c))
                         .count()
             } else {

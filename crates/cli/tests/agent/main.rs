@@ -12,6 +12,7 @@ mod engines;
 mod failures;
 mod faults;
 mod hooks;
+mod lossless;
 mod permissions;
 mod resume;
 mod subagents;
