@@ -2,7 +2,7 @@
 //! `hc scope`, `hc log`, `hc ps`, `hc programs`, `hc commit`.
 
 use crate::project::open_store;
-use crate::style::{bad, bold, cut, dim, ok, short_ids};
+use crate::style::{bad, bold, cut, dim, ok, short_ids, shown};
 use agent::contract::{RunBody, SessionBody};
 use anyhow::{Context as _, Result, bail};
 use protocol::process::{ProcessBody, ProcessStatus};
@@ -198,7 +198,11 @@ pub fn scope(
         return Ok(());
     }
     for s in &read.scopes {
-        println!("{} {}", bold(&s.id), dim(s.name.as_deref().unwrap_or("")));
+        println!(
+            "{} {}",
+            bold(&s.id),
+            dim(&shown(s.name.as_deref().unwrap_or("")))
+        );
         if let Some(text) = text_of(&s.body_value()) {
             println!("  {}", cut(&text, 100));
         }
@@ -225,7 +229,7 @@ pub fn scope(
             "{}  {}  {}  {}",
             c.id,
             dim(&types.join(",")),
-            c.name.as_deref().unwrap_or(""),
+            shown(c.name.as_deref().unwrap_or("")),
             text
         );
     }
@@ -361,7 +365,7 @@ fn show_processes(
         println!(
             "{}{}  {}  pid {}  since {}",
             "  ".repeat(depth),
-            bold(c.name.as_deref().unwrap_or("?")),
+            bold(&shown(c.name.as_deref().unwrap_or("?"))),
             c.id,
             b.pid.map_or("null".to_owned(), |p| p.to_string()),
             b.started.as_deref().unwrap_or("-")

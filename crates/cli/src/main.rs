@@ -31,9 +31,12 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     // The trampoline runs before every contained program: no logging, no
     // argument parser, straight to work.
-    let raw: Vec<String> = std::env::args().skip(1).collect();
-    if raw.first().map(String::as_str) == Some("__contain") {
-        return contain::trampoline_main(&raw[1..]);
+    // Arguments as the OS gives them: one that is not UTF-8 is clap's
+    // usage error (exit 2) below, not a panic here.
+    let mut raw = std::env::args_os().skip(1);
+    if raw.next().is_some_and(|first| first == "__contain") {
+        let rest: Vec<String> = raw.map(|a| a.to_string_lossy().into_owned()).collect();
+        return contain::trampoline_main(&rest);
     }
     init_logging();
     let cli = Cli::parse();

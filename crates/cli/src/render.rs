@@ -19,7 +19,7 @@ use std::time::Duration;
 use substrate::{Commit, CommitId};
 
 use crate::spinner::Spinner;
-use crate::style::paint_err;
+use crate::style::{paint_err, shown};
 
 /// A tool call under way, as the person sees it.
 struct Call {
@@ -284,7 +284,7 @@ impl Renderer {
                 self.gap = true;
                 let call = Call {
                     program: program.clone(),
-                    line: format!("{program} {}", summary(program, input)),
+                    line: format!("{} {}", shown(program), summary(program, input)),
                     input: input.clone(),
                 };
                 self.calls.insert(tool_use_id.clone(), call);
@@ -294,7 +294,7 @@ impl Renderer {
                 is_error,
                 ..
             } => self.tool_end(tool_use_id, *is_error),
-            Notice::Status { text } => self.line(&format!("· {text}")),
+            Notice::Status { text } => self.line(&format!("· {}", shown(text))),
             Notice::Discard => self.line("· the reply broke off; it is being asked again"),
             Notice::ThinkingDelta { .. }
             | Notice::TextDelta { .. }
@@ -313,7 +313,7 @@ impl Renderer {
         }
         self.gap = false;
         self.printed = true;
-        let _ = out.write_all(text.as_bytes());
+        let _ = out.write_all(shown(text).as_bytes());
         let _ = out.flush();
         if !text.is_empty() {
             self.open_line = !text.ends_with('\n');
@@ -419,11 +419,15 @@ impl Renderer {
     /// Asks the person whether a call may run, and commits the decision
     /// where it was asked.
     async fn ask_permission(&mut self, id: &str, on: &str, request: &PermissionRequest) {
+        // A command is shown whole: what it does past a cut is asked too.
+        let what = match request.input["command"].as_str() {
+            Some(command) if request.program == "shell" => shown(command).into_owned(),
+            _ => summary(&request.program, &request.input),
+        };
         let question = format!(
-            "allow {} {}? ({}) [y]es / [n]o / [a]lways for this session: ",
-            request.program,
-            summary(&request.program, &request.input),
-            request.reason
+            "allow {} {what}? ({}) [y]es / [n]o / [a]lways for this session: ",
+            shown(&request.program),
+            shown(&request.reason)
         );
         let Some(answer) = self.ask(&question).await else {
             return;
@@ -445,9 +449,9 @@ impl Renderer {
     /// Asks the person the agent's question, and commits the answer where
     /// it was asked.
     async fn ask_question(&mut self, id: &str, on: &str, asked: &UserQuestion) {
-        let mut question = format!("? {}", asked.text);
+        let mut question = format!("? {}", shown(&asked.text));
         if let Some(options) = &asked.options {
-            question.push_str(&format!(" ({})", options.join(" / ")));
+            question.push_str(&format!(" ({})", shown(&options.join(" / "))));
         }
         question.push_str("\n> ");
         let Some(text) = self.ask(&question).await else {
@@ -574,7 +578,7 @@ fn edit_diff(input: &Value) -> Vec<String> {
         .iter_all_changes()
         .filter(|c| c.tag() != similar::ChangeTag::Equal)
         .map(|c| {
-            let text = c.value().trim_end_matches('\n');
+            let text = shown(c.value().trim_end_matches('\n'));
             match c.tag() {
                 similar::ChangeTag::Delete => paint_err("31", &format!("- {text}")),
                 _ => paint_err("32", &format!("+ {text}")),

@@ -225,6 +225,35 @@ pub fn new_session(engine: &Engine, prompt: &str) -> Result<String> {
     Ok(id)
 }
 
+/// A prompt larger than a chunk may hold is refused before anything is
+/// made (exit 2), saying what to do instead.
+fn check_prompt(prompt: &str) -> Result<()> {
+    // The prompt's body holds it as a JSON string, with room for the rest.
+    let size = serde_json::to_string(prompt).map_or(prompt.len(), |s| s.len()) + 1024;
+    if size > substrate::MAX_BODY_BYTES {
+        return Err(exit(
+            2,
+            format!(
+                "the prompt is {:.1} MB and hc keeps at most {} MiB in one prompt: save it to a \
+                 file in the project and ask for that to be read, e.g. hc run \"do what task.md says\"",
+                prompt.len() as f64 / 1e6,
+                substrate::MAX_BODY_BYTES >> 20
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Removes a session made for a run that could not start (best effort:
+/// what it could not remove stays, and says nothing worse than empty).
+fn forget_session(engine: &Engine, session: &str) {
+    let mut declaration = protocol::Declaration::default();
+    declaration.remove.chunks.push(session.to_owned());
+    if let Err(e) = engine.commit(&Context::host(), declaration) {
+        tracing::debug!("cannot remove the session {session} of a run that did not start: {e}");
+    }
+}
+
 /// The scopes pinned into the agent's knowledge: culture (when there is
 /// any), then `--context` ids, each checked.
 fn pins_of(engine: &Engine, pins: &[String]) -> Result<Vec<String>> {
@@ -260,6 +289,7 @@ pub async fn drive(
     let pins = &request.context;
     // A pin that is not there is refused before any session is made.
     let pinned = pins_of(engine, pins)?;
+    check_prompt(prompt)?;
     let session = match &request.session {
         SessionChoice::New => new_session(engine, prompt)?,
         SessionChoice::Latest => latest_session(engine)?,
@@ -288,10 +318,20 @@ pub async fn drive(
         pins: &pinned,
     };
     let (before, args) = launch.plan();
-    if let Some(declaration) = before {
-        engine.commit(&host, declaration)?;
-    }
-    let process = engine.run(&host, "agent", args)?;
+    let begun = before
+        .map_or(Ok(()), |declaration| {
+            engine.commit(&host, declaration).map(drop)
+        })
+        .and_then(|()| engine.run(&host, "agent", args));
+    let process = match begun {
+        Ok(process) => process,
+        Err(e) => {
+            if request.session == SessionChoice::New {
+                forget_session(engine, &session);
+            }
+            return Err(e.into());
+        }
+    };
     let mut renderer = Renderer::new(engine.clone(), session.clone(), config.interactive, head);
     if request.format != OutputFormat::Text {
         let json = JsonOut::new(

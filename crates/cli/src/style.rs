@@ -56,14 +56,42 @@ pub fn bad(text: &str) -> String {
     paint("31", text)
 }
 
-/// The first line of `text`, at most `max` characters, with `…` when cut.
+/// The first line of `text`, at most `max` characters, with `…` when cut,
+/// [`shown`] as a terminal may show it.
 pub fn cut(text: &str, max: usize) -> String {
     let first = first_line(text);
-    let mut out: String = first.chars().take(max).collect();
+    let taken: String = first.chars().take(max).collect();
+    let mut out = shown(&taken).into_owned();
     if first.chars().count() > max || text.trim().lines().count() > 1 {
         out.push('…');
     }
     out
+}
+
+/// `text` as a terminal may show it: control characters (escape
+/// sequences, carriage returns, bells…) and bidirectional overrides are
+/// written out (`\x1b`, `\u{202e}`) instead of acted on — what a model, a
+/// prompt or a tool wrote cannot retitle the window, clear the screen,
+/// hide a link or reorder a command. Newlines and tabs are kept.
+pub fn shown(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(hidden) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        match c as u32 {
+            _ if !hidden(c) => out.push(c),
+            n @ 0..=0x7f => out.push_str(&format!("\\x{n:02x}")),
+            n => out.push_str(&format!("\\u{{{n:x}}}")),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// Whether a terminal would act on `c` rather than show it.
+fn hidden(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t')
+        || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
 /// The first line of `text` that is not blank, trimmed.
@@ -104,5 +132,15 @@ mod tests {
         assert_eq!(short_ids(&ids, 4), ["s_01AAAA", "s_01AAAB", "s_01Z"]);
         assert_eq!(cut("one\ntwo", 10), "one…");
         assert_eq!(cut("short", 10), "short");
+    }
+
+    #[test]
+    fn what_a_terminal_would_act_on_is_shown_written_out() {
+        assert_eq!(shown("plain\ttext\n"), "plain\ttext\n");
+        assert_eq!(
+            shown("\x1b]0;owned\x07\x1b[2J\r\u{9b}\u{202e}"),
+            "\\x1b]0;owned\\x07\\x1b[2J\\x0d\\u{9b}\\u{202e}"
+        );
+        assert_eq!(cut("\x1b[31mred", 20), "\\x1b[31mred");
     }
 }

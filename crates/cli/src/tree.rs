@@ -4,7 +4,7 @@
 //! and decisions, context events, compactions, interrupts. `--json` gives
 //! the same tree for machines.
 
-use crate::style::{bad, bold, cut, dim, ok};
+use crate::style::{bad, bold, cut, dim, ok, shown};
 use agent::contract::{
     Choice, PromptSource, RunStop, SessionBody, SessionItem, TodoItem, Tokens, ToolCall,
 };
@@ -281,7 +281,7 @@ fn millis(started: Option<&str>, ended: Option<&str>) -> Option<u128> {
 
 fn text_of(t: &str, full: bool) -> String {
     if full {
-        t.trim_end().to_owned()
+        shown(t.trim_end()).into_owned()
     } else {
         cut(t, CUT)
     }
@@ -365,7 +365,11 @@ impl Lines {
                 let input = crate::render::summary(program, input);
                 self.push(
                     indent + 1,
-                    format!("? permission for {program} {input} — {reason}"),
+                    format!(
+                        "? permission for {} {input} — {}",
+                        shown(program),
+                        shown(reason)
+                    ),
                 );
             }
             Node::PermissionDecision { decision, .. } => {
@@ -446,7 +450,7 @@ impl Lines {
         let took = dim(&format!("{took}{own}"));
         self.push(
             indent + 1,
-            format!("{mark} {} {input}{took}", bold(&n.program)),
+            format!("{mark} {} {input}{took}", bold(&shown(&n.program))),
         );
         let shown = if self.full { usize::MAX } else { 1 };
         for line in result.lines().take(shown) {
@@ -492,7 +496,7 @@ pub fn show(db: &Arc<Substrate>, session: &str, full: bool, as_json: bool) -> Re
         return Ok(());
     }
     // A sub-agent's session is its process: no title, a start time.
-    let title = title.unwrap_or_else(|| "a sub-agent's session".to_owned());
+    let title = title.map_or_else(|| "a sub-agent's session".to_owned(), |t| cut(&t, 200));
     let created = created
         .or_else(|| ProcessBody::parse(&body).started)
         .unwrap_or_default();

@@ -37,13 +37,16 @@ fn short(hash: &str) -> &str {
 
 /// Writes `bytes` to `path` through a temporary file in the same directory
 /// and a rename: readers see the old file or the new one, never half of
-/// either. An existing file keeps its permissions. A symlink is followed:
-/// its target is what changes.
+/// either. An existing file keeps its permissions; a new one gets what the
+/// umask leaves of `rw-rw-rw-`, as any editor's would. A symlink is
+/// followed: its target is what changes.
 pub(crate) fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
     let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let dir = target.parent().unwrap_or(Path::new("."));
     let mut temp = tempfile::Builder::new()
         .prefix(".hc-write-")
+        .permissions(std::fs::Permissions::from_mode(0o666))
         .tempfile_in(dir)?;
     temp.write_all(bytes)?;
     if let Ok(meta) = std::fs::metadata(&target) {

@@ -296,3 +296,44 @@ fn a_tool_that_is_not_a_file_tool_or_an_input_that_does_not_read_is_an_error() {
     );
     assert!(bad.unwrap_err().contains("invalid input for `read`"));
 }
+
+/// This process's umask, as the kernel reports it.
+fn umask() -> u32 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("Umask:")).unwrap();
+    u32::from_str_radix(line["Umask:".len()..].trim(), 8).unwrap()
+}
+
+#[test]
+fn a_new_file_gets_what_the_umask_leaves_and_a_replaced_one_keeps_its_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let mode = |name: &str| {
+        std::fs::metadata(dir.path().join(name))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777
+    };
+    let out = run(
+        dir.path(),
+        "write",
+        json!({"file_path": "new.txt", "content": "new\n"}),
+    );
+    assert!(!out.is_error, "{}", out.text);
+    assert_eq!(mode("new.txt"), 0o666 & !umask());
+
+    std::fs::write(dir.path().join("tool.sh"), "old\n").unwrap();
+    std::fs::set_permissions(
+        dir.path().join("tool.sh"),
+        std::fs::Permissions::from_mode(0o750),
+    )
+    .unwrap();
+    let out = run(
+        dir.path(),
+        "write",
+        json!({"file_path": "tool.sh", "content": "new\n", "expect_sha256": sha256(b"old\n")}),
+    );
+    assert!(!out.is_error, "{}", out.text);
+    assert_eq!(mode("tool.sh"), 0o750);
+}

@@ -11,6 +11,7 @@ mod cycle;
 mod engines;
 mod failures;
 mod faults;
+mod hardening;
 mod hooks;
 mod lossless;
 mod permissions;
