@@ -8,6 +8,11 @@
 //! * `cli/chat_start`: `hc chat` from its start to its banner (the engine
 //!   open, the banner written; stdin a pipe and stdout not a terminal, so
 //!   plain lines, no line editor).
+//! * `cli/config_plain` and `cli/config_trusted`: `hc config` in a project
+//!   whose files ask for nothing that needs trust, and in one whose files
+//!   ask for hooks, a wider mode and allow rules, trusted: the difference
+//!   is the trust check a run makes (reading the user's `trusted.toml`,
+//!   hashing the project's `config.toml` and `.env`).
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -97,13 +102,34 @@ fn many_sessions(db: &Substrate) {
 }
 
 fn hc(root: &Path, args: &[&str]) {
-    let out = Command::new(HC)
-        .args(args)
-        .current_dir(root)
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap();
+    hc_as(root, args, None);
+}
+
+/// `hc ARGS…` in `root`, with `user` as its configuration directory.
+fn hc_as(root: &Path, args: &[&str], user: Option<&Path>) {
+    let mut command = Command::new(HC);
+    command.args(args).current_dir(root).env("NO_COLOR", "1");
+    if let Some(user) = user {
+        command.env("XDG_CONFIG_HOME", user);
+    }
+    let out = command.output().unwrap();
     assert!(out.status.success(), "{out:?}");
+}
+
+/// A project whose own files ask for power (hooks, a wider mode, allow
+/// rules; a key in `.env`), trusted by the user whose configuration is
+/// in `user`.
+fn trusted_project(user: &Path) -> tempfile::TempDir {
+    let dir = project();
+    std::fs::write(
+        dir.path().join(".hermitcrab/config.toml"),
+        "permission_mode = \"accept-edits\"\n\n[permissions]\nallow = [\"shell(cargo test:*)\"]\n\n\
+         [[hooks]]\nevent = \"pre-tool\"\ncommand = \"true\"\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join(".env"), "ANTHROPIC_API_KEY=sk-bench\n").unwrap();
+    hc_as(dir.path(), &["trust"], Some(user));
+    dir
 }
 
 /// From starting `hc chat` to its prompt: the second line of its banner.
@@ -146,6 +172,15 @@ fn cli(c: &mut Criterion) {
     group.bench_function("sessions_1000", |b| b.iter(|| hc(&root, &["sessions"])));
     group.bench_function("chat_start", |b| {
         b.iter_custom(|n| (0..n).map(|_| chat_start(&root)).sum())
+    });
+    let user = tempfile::tempdir().unwrap();
+    let plain = project();
+    let trusted = trusted_project(user.path());
+    group.bench_function("config_plain", |b| {
+        b.iter(|| hc_as(plain.path(), &["config"], Some(user.path())))
+    });
+    group.bench_function("config_trusted", |b| {
+        b.iter(|| hc_as(trusted.path(), &["config"], Some(user.path())))
     });
     group.finish();
 }

@@ -177,7 +177,8 @@ pub fn owned(root: &Path) -> Result<()> {
                 )
             };
             bail!(
-                "{} {why}: its settings and hooks would run as you, so hc will not use this project.                  If you trust it, add it to your own configuration ({}): safe_directories = [\"{}\"]",
+                "{} {why}: its settings and hooks would run as you, so hc will not use this project. \
+                 If you trust it, add it to your own configuration ({}): safe_directories = [\"{}\"]",
                 path.display(),
                 crate::config::user_file().map_or_else(
                     || "~/.config/hermitcrab/config.toml".to_owned(),
