@@ -90,9 +90,17 @@ fn harness(c: &mut Criterion) {
     let hooked = project();
     std::fs::write(
         hooked.path().join(".hermitcrab/config.toml"),
-        "[[hooks]]\nevent = \"pre-tool\"\nmatcher = \"shell\"\ncommand = \"true\"\n",
+        "[[hooks]]\nevent = \"pre-tool\"\nmatcher = \"shell\"\ncommand = \"echo x >> hook-ran\"\n",
     )
     .unwrap();
+    // A project's own hooks run only once the person trusts it.
+    let trusted = std::process::Command::new(HC)
+        .arg("trust")
+        .current_dir(hooked.path())
+        .env("XDG_CONFIG_HOME", user_config())
+        .output()
+        .unwrap();
+    assert!(trusted.status.success(), "{trusted:?}");
     group.bench_function("hook_gap", |b| {
         b.iter_custom(|iters| {
             (0..iters)
@@ -100,7 +108,16 @@ fn harness(c: &mut Criterion) {
                 .sum()
         })
     });
+    let ran = std::fs::read_to_string(hooked.path().join("hook-ran")).unwrap_or_default();
+    assert!(ran.lines().count() >= TURNS, "the hook ran before every call");
     group.finish();
+}
+
+/// The user configuration directory every `hc` of the benchmark gets (its
+/// own: trusting a project must not touch the real one).
+fn user_config() -> &'static Path {
+    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| tempfile::tempdir().unwrap()).path()
 }
 
 fn hc_run(root: &Path, base_url: &str, prompt: &str) -> std::process::Child {
@@ -108,6 +125,7 @@ fn hc_run(root: &Path, base_url: &str, prompt: &str) -> std::process::Child {
         .args(["run", "--permission-mode", "bypass", prompt])
         .current_dir(root)
         .env("ANTHROPIC_BASE_URL", base_url)
+        .env("XDG_CONFIG_HOME", user_config())
         .env_remove("ANTHROPIC_API_KEY")
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
