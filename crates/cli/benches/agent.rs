@@ -109,7 +109,10 @@ fn harness(c: &mut Criterion) {
         })
     });
     let ran = std::fs::read_to_string(hooked.path().join("hook-ran")).unwrap_or_default();
-    assert!(ran.lines().count() >= TURNS, "the hook ran before every call");
+    assert!(
+        ran.lines().count() >= TURNS,
+        "the hook ran before every call"
+    );
     group.finish();
 }
 
