@@ -187,7 +187,7 @@ pub struct Files {
     /// Present files, user's first.
     pub files: Vec<File>,
     /// Where the project stands on trust (what of its files applies).
-    pub trust: crate::trust::Trust,
+    pub trust: Trust,
 }
 
 /// The user's configuration file.
@@ -208,14 +208,14 @@ pub fn safe_directory(root: &Path) -> bool {
     let Ok(table) = text.parse::<toml::Table>() else {
         return false;
     };
-    let root = crate::trust::canonical(root);
+    let root = canonical(root);
     table
         .get("safe_directories")
         .and_then(toml::Value::as_array)
         .into_iter()
         .flatten()
         .filter_map(toml::Value::as_str)
-        .any(|d| d == "*" || crate::trust::canonical(Path::new(d)) == root)
+        .any(|d| d == "*" || canonical(Path::new(d)) == root)
 }
 
 impl Files {
@@ -234,10 +234,10 @@ impl Files {
                 Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
             };
             let table: toml::Table = text.parse().map_err(|e| {
-                crate::run::exit(2, format!("{} is not valid TOML: {e}", path.display()))
+                crate::exit::exit(2, format!("{} is not valid TOML: {e}", path.display()))
             })?;
             if let Some(unknown) = crate::keys::unknown(&table, &text) {
-                return Err(crate::run::exit(2, unknown.message(&path)));
+                return Err(crate::exit::exit(2, unknown.message(&path)));
             }
             files.push(File {
                 path,
@@ -247,7 +247,7 @@ impl Files {
         }
         Ok(Files {
             files,
-            trust: crate::trust::Trust::NotNeeded,
+            trust: Trust::NotNeeded,
         })
     }
 
@@ -368,4 +368,26 @@ fn parse_grant(section: &toml::Value, where_: &str) -> Result<Grant> {
         }
     }
     Ok(grant)
+}
+
+/// Where a project stands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Trust {
+    /// Its files ask for nothing that needs trust.
+    NotNeeded,
+    /// The person trusts it as its files are now (since when).
+    Trusted(String),
+    /// Its files ask for these, which are ignored; `changed` when it was
+    /// trusted before its files changed.
+    Ignored {
+        /// What is ignored, in words.
+        asked: Vec<String>,
+        /// Trusted once, for other contents.
+        changed: bool,
+    },
+}
+
+/// A path made canonical (as it was given when it cannot be).
+pub fn canonical(path: &Path) -> PathBuf {
+    path.canonicalize().unwrap_or_else(|_| path.to_path_buf())
 }

@@ -158,3 +158,17 @@ fn rows(files: &crate::config::Files, flags: &Flags) -> Result<Vec<(String, Valu
     }
     Ok(rows)
 }
+
+/// `hc trust [--revoke | --list]`, in the project here.
+pub fn trust(revoke: bool, list: bool) -> Result<()> {
+    if list {
+        return crate::trust::list();
+    }
+    let here = std::env::current_dir().context("cannot read the working directory")?;
+    let project = crate::project::Project::find(&here)?;
+    if revoke {
+        return crate::trust::revoke(&project.root);
+    }
+    let (files, dotenv) = project.read_files()?;
+    crate::trust::trust(&project.root, files, dotenv)
+}

@@ -2,7 +2,24 @@
 //! error naming the file, the line and the closest known key — a mistyped
 //! `[permisions]` would otherwise protect nothing, silently.
 
-use crate::settings::{RULE_LISTS, SCALARS};
+/// Settings that take one value, with their environment variable.
+pub const SCALARS: &[(&str, &str)] = &[
+    ("model", "HC_MODEL"),
+    ("api", "HC_API"),
+    ("max_turns", "HC_MAX_TURNS"),
+    ("max_budget_usd", "HC_MAX_BUDGET_USD"),
+    ("max_output_tokens", "HC_MAX_OUTPUT_TOKENS"),
+    ("thinking", "HC_THINKING"),
+    ("permission_mode", "HC_PERMISSION_MODE"),
+    ("system_append", "HC_SYSTEM_APPEND"),
+    ("context_window", "HC_CONTEXT_WINDOW"),
+    ("compact_at", "HC_COMPACT_AT"),
+    ("max_depth", "HC_MAX_DEPTH"),
+];
+
+/// Rule lists, under `[permissions]` or at the top of a file (lists from
+/// every source add up).
+pub const RULE_LISTS: &[&str] = &["allow", "deny", "ask"];
 
 /// Keys of a file's top level that are not settings of their own.
 const TABLES: &[&str] = &[

@@ -7,6 +7,7 @@ mod builtins;
 mod chat;
 mod config;
 mod config_cmd;
+mod exit;
 mod inspect;
 mod keys;
 mod output;
@@ -77,7 +78,7 @@ fn main() -> ExitCode {
             settings,
         } => config_cmd::config(json, edit, settings.into_flags()),
         Command::Init => init(),
-        Command::Trust { revoke, list } => trust::command(revoke, list),
+        Command::Trust { revoke, list } => config_cmd::trust(revoke, list),
         Command::Program { name } => program(&name),
         Command::Serve { stdio, no_contain } => serve(stdio, no_contain),
         Command::Contain { args } => return contain::trampoline_main(&args),
@@ -91,7 +92,7 @@ fn exit_code(outcome: Result<u8>) -> ExitCode {
     match outcome {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            let code = e.downcast_ref::<run::Exit>().map_or(1, |x| x.code);
+            let code = e.downcast_ref::<exit::Exit>().map_or(1, |x| x.code);
             eprintln!("hc: {e:#}");
             ExitCode::from(code)
         }

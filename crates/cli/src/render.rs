@@ -419,11 +419,7 @@ impl Renderer {
     /// Asks the person whether a call may run, and commits the decision
     /// where it was asked.
     async fn ask_permission(&mut self, id: &str, on: &str, request: &PermissionRequest) {
-        // A command is shown whole: what it does past a cut is asked too.
-        let what = match request.input["command"].as_str() {
-            Some(command) if request.program == "shell" => shown(command).into_owned(),
-            _ => summary(&request.program, &request.input),
-        };
+        let what = asked(&request.program, &request.input);
         let question = format!(
             "allow {} {what}? ({}) [y]es / [n]o / [a]lways for this session: ",
             shown(&request.program),
@@ -612,6 +608,16 @@ pub fn summary(program: &str, input: &Value) -> String {
     }
     .unwrap_or_else(|| input.to_string());
     crate::style::cut(&text, 80)
+}
+
+/// A call's input as a permission question shows it: a shell command
+/// whole (what it does past a cut is asked about too), anything else in a
+/// few words.
+fn asked(program: &str, input: &Value) -> String {
+    match input.get("command").and_then(Value::as_str) {
+        Some(command) if program == "shell" => shown(command).into_owned(),
+        _ => summary(program, input),
+    }
 }
 
 /// Where a question was asked: the session, or the process that is a

@@ -4,6 +4,7 @@
 //! call one line on stderr, permission questions asked on the terminal
 //! when there is one; a closing line of turns, tokens, cost and time.
 
+use crate::exit::{Exit, exit};
 use crate::output::{JsonOut, OutputFormat};
 use crate::project::Project;
 use crate::render::Renderer;
@@ -47,30 +48,6 @@ pub enum SessionChoice {
     Resume(String),
     /// This one, already resolved (a chat's session).
     Known(String),
-}
-
-/// An exit code with a message for the person.
-#[derive(Debug)]
-pub struct Exit {
-    /// The code.
-    pub code: u8,
-    /// What to say (nothing when already said).
-    pub message: String,
-}
-
-impl std::fmt::Display for Exit {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for Exit {}
-
-pub(crate) fn exit(code: u8, message: impl Into<String>) -> anyhow::Error {
-    anyhow::Error::new(Exit {
-        code,
-        message: message.into(),
-    })
 }
 
 /// Runs the agent once; answers the exit code.
@@ -290,16 +267,7 @@ pub async fn drive(
     // A pin that is not there is refused before any session is made.
     let pinned = pins_of(engine, pins)?;
     check_prompt(prompt)?;
-    let session = match &request.session {
-        SessionChoice::New => new_session(engine, prompt)?,
-        SessionChoice::Latest => latest_session(engine)?,
-        SessionChoice::Known(id) => id.clone(),
-        // A session that is not there is a usage error, as `--continue`
-        // with none is.
-        SessionChoice::Resume(id) => {
-            crate::trace::resolve_session(engine.db(), id).map_err(|e| exit(2, format!("{e:#}")))?
-        }
-    };
+    let session = session_for(engine, prompt, &request.session)?;
     // Before subscribing: what a `lagged` makes the renderer read back
     // starts after this.
     let head = engine.db().head()?;
@@ -317,21 +285,7 @@ pub async fn drive(
         config,
         pins: &pinned,
     };
-    let (before, args) = launch.plan();
-    let begun = before
-        .map_or(Ok(()), |declaration| {
-            engine.commit(&host, declaration).map(drop)
-        })
-        .and_then(|()| engine.run(&host, "agent", args));
-    let process = match begun {
-        Ok(process) => process,
-        Err(e) => {
-            if request.session == SessionChoice::New {
-                forget_session(engine, &session);
-            }
-            return Err(e.into());
-        }
-    };
+    let process = start_agent(engine, &launch, request.session == SessionChoice::New)?;
     let mut renderer = Renderer::new(engine.clone(), session.clone(), config.interactive, head);
     if request.format != OutputFormat::Text {
         let json = JsonOut::new(
@@ -378,6 +332,39 @@ pub async fn drive(
     }
     sweep_git(engine, since).await;
     Ok(Finished { code, session })
+}
+
+/// The session a run goes on, as `choice` says (a new one made now).
+fn session_for(engine: &Engine, prompt: &str, choice: &SessionChoice) -> Result<String> {
+    Ok(match choice {
+        SessionChoice::New => new_session(engine, prompt)?,
+        SessionChoice::Latest => latest_session(engine)?,
+        SessionChoice::Known(id) => id.clone(),
+        // A session that is not there is a usage error, as `--continue`
+        // with none is.
+        SessionChoice::Resume(id) => {
+            crate::trace::resolve_session(engine.db(), id).map_err(|e| exit(2, format!("{e:#}")))?
+        }
+    })
+}
+
+/// Commits what `launch` needs first and runs the agent; answers its
+/// process. A session made for the run (`made`) is removed when it cannot
+/// start.
+fn start_agent(engine: &Engine, launch: &Launch<'_>, made: bool) -> Result<String> {
+    let host = Context::host();
+    let (before, args) = launch.plan();
+    let begun = before
+        .map_or(Ok(()), |declaration| {
+            engine.commit(&host, declaration).map(drop)
+        })
+        .and_then(|()| engine.run(&host, "agent", args));
+    begun.map_err(|e| {
+        if made {
+            forget_session(engine, launch.session);
+        }
+        e.into()
+    })
 }
 
 /// After a run: git settings and hooks that run code, left by a tool in a

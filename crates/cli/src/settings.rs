@@ -5,6 +5,7 @@
 //! `hc config`. The one place a model name appears in code is [`DEFAULTS`].
 
 use crate::config::{Files, Source};
+pub use crate::keys::{RULE_LISTS, SCALARS};
 use agent::{AgentConfig, ApiKind, PermissionMode};
 use anyhow::{Result, bail};
 use serde_json::{Value, json};
@@ -15,25 +16,6 @@ pub const DEFAULTS: &[(&str, &str)] = &[
     ("api", "anthropic"),
     ("permission_mode", "default"),
 ];
-
-/// Settings that take one value, with their environment variable.
-pub const SCALARS: &[(&str, &str)] = &[
-    ("model", "HC_MODEL"),
-    ("api", "HC_API"),
-    ("max_turns", "HC_MAX_TURNS"),
-    ("max_budget_usd", "HC_MAX_BUDGET_USD"),
-    ("max_output_tokens", "HC_MAX_OUTPUT_TOKENS"),
-    ("thinking", "HC_THINKING"),
-    ("permission_mode", "HC_PERMISSION_MODE"),
-    ("system_append", "HC_SYSTEM_APPEND"),
-    ("context_window", "HC_CONTEXT_WINDOW"),
-    ("compact_at", "HC_COMPACT_AT"),
-    ("max_depth", "HC_MAX_DEPTH"),
-];
-
-/// Rule lists, under `[permissions]` or at the top of a file (lists from
-/// every source add up).
-pub const RULE_LISTS: &[&str] = &["allow", "deny", "ask"];
 
 /// What flags say (each `None` or empty when not given).
 #[derive(Clone, Debug, Default)]

@@ -10,29 +10,13 @@
 //! always apply.
 
 use crate::config::{DotEnv, File, user_file};
+pub use crate::config::{Trust, canonical};
 use anyhow::{Context as _, Result};
 use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Permission modes that ask less than the default.
 const WIDE_MODES: &[&str] = &["bypass", "bypassPermissions", "accept-edits", "acceptEdits"];
-
-/// Where a project stands.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Trust {
-    /// Its files ask for nothing that needs trust.
-    NotNeeded,
-    /// The person trusts it as its files are now (since when).
-    Trusted(String),
-    /// Its files ask for these, which are ignored; `changed` when it was
-    /// trusted before its files changed.
-    Ignored {
-        /// What is ignored, in words.
-        asked: Vec<String>,
-        /// Trusted once, for other contents.
-        changed: bool,
-    },
-}
 
 /// How a run may settle trust it does not have yet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -304,34 +288,35 @@ fn strip(table: &mut toml::Table) {
     }
 }
 
-/// `hc trust [--revoke | --list]`.
-pub fn command(revoke: bool, list: bool) -> Result<()> {
-    if list {
-        return print_list();
-    }
-    let here = std::env::current_dir().context("cannot read the working directory")?;
-    let project = crate::project::Project::find(&here)?;
-    let root = canonical(&project.root);
-    let shown = root.to_string_lossy().into_owned();
-    if revoke {
-        let mut store = Store::read()?;
-        let before = store.projects.len();
-        store.projects.retain(|e| e.path != shown);
-        if store.projects.len() == before {
-            println!("{shown} was not trusted");
-            return Ok(());
-        }
-        store.write()?;
-        println!(
-            "{shown} is no longer trusted: its files' hooks, grants and wider permissions are ignored"
-        );
+/// `hc trust --revoke` for the project at `root`.
+pub fn revoke(root: &std::path::Path) -> Result<()> {
+    let shown = canonical(root).to_string_lossy().into_owned();
+    let mut store = Store::read()?;
+    let before = store.projects.len();
+    store.projects.retain(|e| e.path != shown);
+    if store.projects.len() == before {
+        println!("{shown} was not trusted");
         return Ok(());
     }
-    let (mut files, mut dotenv) = project.read_files()?;
-    let config = files.project_mut();
+    store.write()?;
+    println!(
+        "{shown} is no longer trusted: its files' hooks, grants and wider permissions are ignored"
+    );
+    Ok(())
+}
+
+/// `hc trust` for the project at `root`, whose files are `files` and
+/// `dotenv` as read.
+pub fn trust(
+    root: &std::path::Path,
+    mut files: crate::config::Files,
+    mut dotenv: DotEnv,
+) -> Result<()> {
+    let root = canonical(root);
+    let shown = root.to_string_lossy().into_owned();
     let trusted = ProjectFiles {
-        root: root.clone(),
-        config,
+        root,
+        config: files.project_mut(),
         dotenv: &mut dotenv,
     };
     let asked = trusted.asked();
@@ -346,7 +331,8 @@ pub fn command(revoke: bool, list: bool) -> Result<()> {
     Ok(())
 }
 
-fn print_list() -> Result<()> {
+/// `hc trust --list`.
+pub fn list() -> Result<()> {
     let store = Store::read()?;
     if store.projects.is_empty() {
         println!("no project is trusted; `hc trust` in a project trusts it");
@@ -360,9 +346,4 @@ fn print_list() -> Result<()> {
         );
     }
     Ok(())
-}
-
-/// A path made canonical (as it was given when it cannot be).
-pub fn canonical(path: &Path) -> PathBuf {
-    path.canonicalize().unwrap_or_else(|_| path.to_path_buf())
 }
