@@ -195,7 +195,7 @@ fn suggestions_cover_the_call() {
         root: Path::new("/proj"),
         read_only: false,
     };
-    assert_eq!(call.suggested_rule(), "shell(cargo test:*)");
+    assert_eq!(call.suggested_rule(), "shell(cargo test --workspace)");
     assert!(Rule::parse(&call.suggested_rule()).unwrap().matches(&call));
 }
 
@@ -354,7 +354,7 @@ fn always_suggests_no_more_than_the_command_asked() {
     };
     assert_eq!(
         call.suggested_rules(),
-        ["shell(git status:*)", "shell(touch x:*)", "write(log.txt)"]
+        ["shell(git status)", "shell(touch x)", "write(log.txt)"]
     );
     let mut p = rules(PermissionMode::Default, &[], &[]);
     for rule in call.suggested_rules() {
@@ -362,6 +362,102 @@ fn always_suggests_no_more_than_the_command_asked() {
     }
     assert_eq!(p.decide(&call), Decision::Allow);
     assert!(matches!(shell(&p, "git status && rm x"), Decision::Ask(_)));
+    // Exactly the command: not the same program on other arguments.
+    assert!(matches!(shell(&p, "touch y"), Decision::Ask(_)));
+    let quoted = json!({"command": "rm -rf 'build dir'"});
+    let call = Call {
+        program: "shell",
+        input: &quoted,
+        root: Path::new("/proj"),
+        read_only: false,
+    };
+    assert_eq!(call.suggested_rules(), ["shell(rm -rf 'build dir')"]);
+    let mut p = rules(PermissionMode::Default, &[], &[]);
+    p.allow_always(&call.suggested_rule());
+    assert_eq!(p.decide(&call), Decision::Allow);
+    assert!(matches!(shell(&p, "rm -rf /"), Decision::Ask(_)));
+}
+
+#[test]
+fn commands_hidden_in_expansions_heredocs_and_arithmetic_are_never_allowed() {
+    let p = rules(PermissionMode::Default, &["shell(git status:*)"], &[]);
+    for attack in [
+        "git status ${x:-$(touch m)}",
+        "git status \"${x:-`touch m`}\"",
+        "git status $(( $(touch m) ))",
+        "git status ${x[$(touch m)]}",
+        "git status <<EOF\n$(touch m)\nEOF",
+        "git status <<EOF\n`touch m`\nEOF",
+        "case a in $(touch m)) git status;; esac",
+        "for ((i=$(touch m);0;)); do git status; done",
+        "(( $(touch m) )); git status",
+        "x='$(touch m)'; git status ${x@P}",
+        "x='a[$(touch m)]'; [[ $x -eq 0 ]]; git status",
+        "x='a[$(touch m)]'; git status $((x))",
+        "x='a[$(touch m)]'; [[ -v $x ]]; git status",
+        "let x=1; git status",
+    ] {
+        assert!(
+            !matches!(shell(&p, attack), Decision::Allow),
+            "{attack:?} was allowed"
+        );
+    }
+    // What is plain stays judged: a quoted here-document, pure numbers.
+    assert_eq!(
+        shell(&p, "git status <<'EOF'\n$(touch m)\nEOF"),
+        Decision::Allow
+    );
+    assert_eq!(shell(&p, "git status $((1 + 2))"), Decision::Allow);
+    assert_eq!(shell(&p, "git status \"$HOME\" ${PWD}"), Decision::Allow);
+}
+
+#[test]
+fn a_denied_command_is_found_however_it_is_spelled_or_wrapped() {
+    for mode in [PermissionMode::Bypass, PermissionMode::Default] {
+        let p = rules(mode, &["shell"], &["shell(rm:*)"]);
+        for attack in [
+            "$'\\x72m' K",
+            "$'\\162m' K",
+            "$'\\u0072m' K",
+            "{rm,} K",
+            "env -S 'rm K'",
+            "env -S'rm K'",
+            "stdbuf -o 0 rm K",
+            "stdbuf -o0 rm K",
+            "exec -a foo rm K",
+            "sh -c -- 'rm K'",
+            "bash -e -c 'rm K'",
+            "fakeroot rm K",
+            "nsenter -t 1 -m rm K",
+            "flock /tmp/l rm K",
+            "flock /tmp/l -c 'rm K'",
+            "chroot / rm K",
+            "unshare -r rm K",
+            "strace -f -o /dev/null rm K",
+            "script -q -c 'rm K' /dev/null",
+            "su -c 'rm K'",
+            "su root -c 'rm K'",
+            "runuser -u root -- rm K",
+            "systemd-run rm K",
+            "busybox rm K",
+            "parallel rm ::: K",
+            "echo rm K | sh",
+            "bash <<< 'rm K'",
+            "sh -s < script",
+            "trap 'rm K' EXIT",
+            "xargs -i rm {} < list",
+            "timeout --foreground 5 rm K",
+            "sudo -u root rm K",
+            "sudo -s",
+            "nice -10 rm K",
+            "timeout --bogus 5 rm K",
+        ] {
+            assert!(
+                !matches!(shell(&p, attack), Decision::Allow),
+                "{attack:?} was allowed in {mode:?}"
+            );
+        }
+    }
 }
 
 #[test]

@@ -91,9 +91,11 @@ pub(crate) fn walker(base: &Path, exclude: &[String]) -> Result<ignore::WalkBuil
 }
 
 /// The directory a search starts from: `path` (default the root), which
-/// must exist and be readable.
+/// must exist and be readable — resolved (symlinks, `/proc/self/cwd`), so
+/// that what it finds is named by real paths, which `exclude` matches.
 pub(crate) fn search_base(paths: &Paths, path: Option<&str>) -> Result<PathBuf, String> {
-    let base = paths.absolute(path.unwrap_or("."));
+    let written = paths.absolute(path.unwrap_or("."));
+    let base = written.canonicalize().unwrap_or(written);
     paths.check_read(&base)?;
     if !base.exists() {
         return Err(format!("{} does not exist", paths.show(&base)));

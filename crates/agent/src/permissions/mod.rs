@@ -13,6 +13,7 @@
 
 pub mod paths;
 pub mod shell;
+mod wrappers;
 
 use crate::config::PermissionMode;
 use serde_json::Value;
@@ -187,10 +188,10 @@ impl Call<'_> {
         Some(host.split(':').next().unwrap_or(host).to_ascii_lowercase())
     }
 
-    /// Rules that would allow this call and calls like it — never more
-    /// than it asked: for a command, each simple command's first two
-    /// words, and each file it writes. What a person adds (`--allow`,
-    /// `allow` in configuration) or answers "always" with.
+    /// Rules that would allow this call again — never more than it
+    /// asked: for a command, each simple command exactly as it runs, and
+    /// each file it writes. What a person adds (`--allow`, `allow` in
+    /// configuration) or answers "always" with.
     pub fn suggested_rules(&self) -> Vec<String> {
         if let Some(command) = self.command() {
             let parsed = shell::parse(command);
@@ -199,8 +200,8 @@ impl Call<'_> {
             }
             let mut rules: Vec<String> = Vec::new();
             for simple in &parsed.commands {
-                let words: Vec<&str> = simple.argv.iter().take(2).map(String::as_str).collect();
-                let rule = format!("{}({}:*)", self.program, words.join(" "));
+                let words: Vec<String> = simple.argv.iter().map(|w| shell::quote(w)).collect();
+                let rule = format!("{}({})", self.program, words.join(" "));
                 if !rules.contains(&rule) {
                     rules.push(rule);
                 }

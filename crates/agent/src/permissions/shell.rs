@@ -7,24 +7,19 @@
 //! cannot be judged statically when it cannot (`eval`, a command name that
 //! is a variable or a substitution, a syntax it cannot parse).
 
+use super::wrappers::{self, Unwrap};
 use brush_parser::ast::{
     self, Command, CommandPrefixOrSuffixItem, CompoundCommand, CompoundList, IoFileRedirectKind,
     IoFileRedirectTarget, IoRedirect, SimpleCommand,
 };
-use brush_parser::word::{WordPiece, WordPieceWithSource};
+use brush_parser::word::{Parameter, ParameterExpr, WordPiece, WordPieceWithSource};
 use brush_parser::{ParserOptions, SourceInfo};
 
 /// How deep `sh -c` strings and substitutions are followed.
 const MAX_DEPTH: usize = 8;
 
-/// Commands that run the rest of their words as a command.
-const WRAPPERS: &[&str] = &[
-    "command", "builtin", "exec", "nohup", "time", "nice", "env", "timeout", "stdbuf", "xargs",
-    "sudo", "doas", "setsid", "chronic", "ionice", "taskset", "unbuffer", "watch",
-];
-
 /// Shells whose `-c` string is a command of its own.
-const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "ash", "busybox"];
+const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "fish"];
 
 /// Variables a command may be given in front of it without changing what
 /// runs (anything else — `PATH`, `LD_PRELOAD`, … — may).
@@ -163,10 +158,21 @@ impl Walker<'_> {
                 }
                 self.list(&clause.body.0);
             }
-            CompoundCommand::ArithmeticForClause(clause) => self.list(&clause.body.0),
+            CompoundCommand::ArithmeticForClause(clause) => {
+                for expr in [&clause.initializer, &clause.condition, &clause.updater]
+                    .into_iter()
+                    .flatten()
+                {
+                    self.arithmetic(&expr.value);
+                }
+                self.list(&clause.body.0);
+            }
             CompoundCommand::CaseClause(clause) => {
                 self.value(&clause.value.value);
                 for case in &clause.cases {
+                    for pattern in &case.patterns {
+                        self.value(&pattern.value);
+                    }
                     if let Some(list) = &case.cmd {
                         self.list(list);
                     }
@@ -187,7 +193,16 @@ impl Walker<'_> {
                 self.list(condition);
                 self.list(&body.0);
             }
-            CompoundCommand::Arithmetic(_) => {}
+            CompoundCommand::Arithmetic(command) => self.arithmetic(&command.expr.value),
+        }
+    }
+
+    /// Arithmetic is judged only when it is numbers alone: a variable in
+    /// it is evaluated as arithmetic in turn, and an array subscript there
+    /// can run a command (`x='a[$(…)]'; ((x))`).
+    fn arithmetic(&mut self, expr: &str) {
+        if !pure_arithmetic(expr) {
+            self.opaque("it evaluates arithmetic on variables, which can run commands hidden in their values");
         }
     }
 
@@ -199,12 +214,41 @@ impl Walker<'_> {
                 self.test(b);
             }
             T::Not(a) | T::Parenthesized(a) => self.test(a),
-            T::UnaryTest(_, word) => {
-                self.value(&word.value);
+            T::UnaryTest(op, word) => {
+                let word = self.value(&word.value);
+                let variable = matches!(
+                    op,
+                    ast::UnaryPredicate::ShellVariableIsSetAndAssigned
+                        | ast::UnaryPredicate::ShellVariableIsSetAndNameRef
+                );
+                // `-v 'a[$(…)]'` evaluates the subscript.
+                if variable
+                    && (word.dynamic
+                        || !word
+                            .text
+                            .chars()
+                            .all(|c| c.is_ascii_alphanumeric() || c == '_'))
+                {
+                    self.opaque("it tests a variable whose subscript is evaluated as arithmetic");
+                }
             }
-            T::BinaryTest(_, a, b) => {
-                self.value(&a.value);
-                self.value(&b.value);
+            T::BinaryTest(op, a, b) => {
+                let (a, b) = (self.value(&a.value), self.value(&b.value));
+                use ast::BinaryPredicate as P;
+                let arithmetic = matches!(
+                    op,
+                    P::ArithmeticEqualTo
+                        | P::ArithmeticNotEqualTo
+                        | P::ArithmeticLessThan
+                        | P::ArithmeticLessThanOrEqualTo
+                        | P::ArithmeticGreaterThan
+                        | P::ArithmeticGreaterThanOrEqualTo
+                );
+                if arithmetic && !(pure_arithmetic(&a.text) && pure_arithmetic(&b.text)) {
+                    self.opaque(
+                        "it compares values as arithmetic, which can run commands hidden in them",
+                    );
+                }
             }
         }
     }
@@ -214,6 +258,9 @@ impl Walker<'_> {
         let word = Word::parse(word);
         for inner in &word.substitutions {
             self.nested(inner);
+        }
+        if let Some(why) = &word.unjudged {
+            self.opaque(why.clone());
         }
         word
     }
@@ -259,7 +306,15 @@ impl Walker<'_> {
             IoRedirect::HereString(_, word) => {
                 self.value(&word.value);
             }
-            IoRedirect::HereDocument(_, _) => {}
+            IoRedirect::HereDocument(_, doc) => {
+                // Its text is expanded unless its delimiter is quoted.
+                let text = &doc.doc.value;
+                if doc.requires_expansion
+                    && ["$(", "`", "${", "$(("].iter().any(|s| text.contains(s))
+                {
+                    self.opaque("its here-document runs commands or expansions when it runs");
+                }
+            }
         }
     }
 
@@ -316,7 +371,7 @@ impl Walker<'_> {
     fn argv(&mut self, mut argv: Vec<Word>, mut risky: bool) {
         loop {
             let Some(name) = argv.first() else { return };
-            if name.dynamic {
+            if name.dynamic || name.braces {
                 let shown = name.text.clone();
                 self.opaque(format!(
                     "its command name `{shown}` is known only when it runs"
@@ -326,32 +381,50 @@ impl Walker<'_> {
             let (base, is_system) = normalise(&name.text);
             risky |= !is_system;
             match base.as_str() {
-                "eval" => {
-                    self.opaque("it uses `eval`, which runs text known only when it runs");
+                "eval" | "let" => {
+                    self.opaque(format!(
+                        "it uses `{base}`, which runs text known only when it runs"
+                    ));
                     return;
                 }
-                w if WRAPPERS.contains(&w) => {
-                    let rest = unwrap(w, &argv[1..]);
-                    if rest.is_empty() {
-                        break; // the wrapper alone (`time`, `env`): a command of its own
-                    }
-                    if w == "env" && argv[1..].iter().any(|a| a.text.contains('=')) {
-                        risky = true;
-                    }
-                    argv = rest;
-                    continue;
-                }
-                w if SHELLS.contains(&w) => {
-                    if let Some(script) = shell_string(&argv[1..]) {
-                        if script.dynamic {
-                            self.opaque("it runs a shell on text known only when it runs");
-                        } else {
-                            self.nested(&script.text);
-                        }
-                        return;
-                    }
+                "trap" => {
+                    self.trap(&argv[1..]);
                     break;
                 }
+                w if wrappers::is_wrapper(w) => {
+                    let texts: Vec<&str> = argv[1..].iter().map(|a| a.text.as_str()).collect();
+                    match wrappers::unwrap(w, &texts) {
+                        Unwrap::At { index, .. } if index >= texts.len() => break,
+                        Unwrap::At {
+                            index,
+                            risky: changes,
+                        } => {
+                            risky |= changes;
+                            argv = argv[1 + index..].to_vec();
+                        }
+                        Unwrap::Script(at) => {
+                            self.script(argv.get(1 + at));
+                            return;
+                        }
+                        Unwrap::Opaque(why) => {
+                            self.opaque(why);
+                            return;
+                        }
+                    }
+                }
+                w if SHELLS.contains(&w) => match shell_script(&argv[1..]) {
+                    ShellRuns::Script(script) => {
+                        self.script(script);
+                        return;
+                    }
+                    ShellRuns::Input => {
+                        self.opaque(format!(
+                            "`{w}` runs commands from its input, known only when it runs"
+                        ));
+                        return;
+                    }
+                    ShellRuns::File => break,
+                },
                 "find" => {
                     self.find_exec(&argv[1..]);
                     break;
@@ -364,6 +437,28 @@ impl Walker<'_> {
             *first = normalise(first).0;
         }
         self.out.commands.push(Simple { argv: words, risky });
+    }
+
+    /// A command string a shell (or a wrapper) runs.
+    fn script(&mut self, script: Option<&Word>) {
+        match script {
+            Some(script) if !script.dynamic => self.nested(&script.text),
+            Some(_) => self.opaque("it runs a shell on text known only when it runs"),
+            None => self.opaque("it runs a shell with no command string: its input"),
+        }
+    }
+
+    /// `trap 'command' SIGNAL…`: the command runs later, as any other.
+    fn trap(&mut self, args: &[Word]) {
+        let Some(first) = args.iter().find(|a| a.text != "--") else {
+            return;
+        };
+        if first.text.starts_with('-') && first.text != "-" {
+            return; // `trap -l`, `trap -p`
+        }
+        if args.len() > 1 && first.text != "-" {
+            self.script(Some(first));
+        }
     }
 
     /// The commands `find -exec`/`-execdir`/`-ok`/`-okdir` runs.
@@ -398,62 +493,53 @@ fn normalise(name: &str) -> (String, bool) {
     }
 }
 
-/// What a wrapper runs: its words after its own options (and, for `env`,
-/// its assignments; for `timeout`, its duration; for `nice`, its
-/// adjustment).
-fn unwrap(wrapper: &str, args: &[Word]) -> Vec<Word> {
+/// What a shell given these words runs.
+enum ShellRuns<'w> {
+    /// The command string of `-c` (none when missing).
+    Script(Option<&'w Word>),
+    /// Its input (no script file, or `-s`).
+    Input,
+    /// A script file: a program like any other.
+    File,
+}
+
+/// What a shell (`sh`, `bash`, …) given `args` runs.
+fn shell_script(args: &[Word]) -> ShellRuns<'_> {
     let mut i = 0;
-    // Options that take a value of their own.
-    let valued: &[&str] = match wrapper {
-        "nice" => &["-n", "--adjustment"],
-        "timeout" => &["-s", "--signal", "-k", "--kill-after"],
-        "xargs" => &[
-            "-n",
-            "-I",
-            "-P",
-            "-L",
-            "-d",
-            "-E",
-            "-s",
-            "-a",
-            "--max-args",
-            "--max-procs",
-            "--delimiter",
-        ],
-        "env" => &["-u", "--unset", "-C", "--chdir", "-S", "--split-string"],
-        "sudo" | "doas" => &["-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U"],
-        "ionice" => &["-c", "-n", "-p"],
-        "watch" => &["-n", "--interval", "-d"],
-        _ => &[],
-    };
+    let mut command = false;
     while i < args.len() {
         let a = args[i].text.as_str();
         if a == "--" {
             i += 1;
             break;
         }
-        let assignment = wrapper == "env" && a.contains('=') && !a.starts_with('-');
-        if a.starts_with('-') && a.len() > 1 || assignment {
-            i += if valued.contains(&a) { 2 } else { 1 };
+        let option = (a.starts_with('-') || a.starts_with('+')) && a.len() > 1;
+        if !option {
+            break;
+        }
+        if a.starts_with("--") {
+            i += 1;
             continue;
         }
-        break;
+        if a[1..].contains('s') {
+            return ShellRuns::Input;
+        }
+        command |= a.starts_with('-') && a[1..].contains('c');
+        // `-o NAME` / `+o NAME` (and `-O`): a value of their own.
+        i += if a.ends_with('o') || a.ends_with('O') {
+            2
+        } else {
+            1
+        };
     }
-    if wrapper == "timeout" && i < args.len() {
-        i += 1; // the duration
+    if command {
+        return ShellRuns::Script(args.get(i));
     }
-    if wrapper == "taskset" && i < args.len() {
-        i += 1; // the mask
+    if i >= args.len() {
+        ShellRuns::Input
+    } else {
+        ShellRuns::File
     }
-    args.get(i..).map(<[Word]>::to_vec).unwrap_or_default()
-}
-
-/// The string a shell runs with `-c`, if it is given one.
-fn shell_string(args: &[Word]) -> Option<Word> {
-    let at = args.iter().position(|a| {
-        a.text.starts_with('-') && !a.text.starts_with("--") && a.text[1..].contains('c')
-    })?;
-    args.get(at + 1).cloned()
 }
 
 /// A word's value as the shell would see it, when it can be known
@@ -466,6 +552,10 @@ struct Word {
     dynamic: bool,
     /// The commands its substitutions run.
     substitutions: Vec<String>,
+    /// Unquoted braces that may expand into several words (`{rm,}`).
+    braces: bool,
+    /// Why what it expands to cannot be judged, if it cannot.
+    unjudged: Option<String>,
 }
 
 impl Word {
@@ -481,11 +571,26 @@ impl Word {
         word
     }
 
+    fn unjudge(&mut self, why: &str) {
+        self.unjudged.get_or_insert_with(|| why.to_owned());
+    }
+
     fn pieces(&mut self, pieces: &[WordPieceWithSource]) {
         for piece in pieces {
             match &piece.piece {
-                WordPiece::Text(t) | WordPiece::SingleQuotedText(t) => self.text.push_str(t),
-                WordPiece::AnsiCQuotedText(t) => self.text.push_str(&ansi_c(t)),
+                WordPiece::Text(t) => {
+                    self.braces |= t.contains('{') && (t.contains(',') || t.contains(".."));
+                    self.text.push_str(t);
+                }
+                WordPiece::SingleQuotedText(t) => self.text.push_str(t),
+                WordPiece::AnsiCQuotedText(t) => match ansi_c(t) {
+                    Some(text) => self.text.push_str(&text),
+                    None => {
+                        self.text.push_str(t);
+                        self.dynamic = true;
+                        self.unjudge("it uses a `$'…'` escape hc does not decode");
+                    }
+                },
                 WordPiece::EscapeSequence(s) => self.text.push_str(s.trim_start_matches('\\')),
                 WordPiece::DoubleQuotedSequence(inner)
                 | WordPiece::GettextDoubleQuotedSequence(inner) => self.pieces(inner),
@@ -498,35 +603,125 @@ impl Word {
                     self.substitutions.push(inner.clone());
                     self.dynamic = true;
                 }
-                WordPiece::ParameterExpansion(_) | WordPiece::ArithmeticExpression(_) => {
-                    self.dynamic = true
+                WordPiece::ParameterExpansion(expr) => {
+                    self.dynamic = true;
+                    if !plain_parameter(expr) {
+                        self.unjudge(
+                            "it uses a `${…}` expansion with an operator or a subscript, which can run commands",
+                        );
+                    }
+                }
+                WordPiece::ArithmeticExpression(expr) => {
+                    self.dynamic = true;
+                    if !pure_arithmetic(&expr.value) {
+                        self.unjudge("it evaluates arithmetic on variables, which can run commands hidden in their values");
+                    }
                 }
             }
         }
     }
 }
 
-/// `$'…'` text with its escapes applied (the common ones; any other is
-/// kept as written).
-fn ansi_c(text: &str) -> String {
+/// `$'…'` text with its escapes applied, as bash does; `None` for an
+/// escape it does not decode here.
+fn ansi_c(text: &str) -> Option<String> {
     let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars();
+    let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
         if c != '\\' {
             out.push(c);
             continue;
         }
-        match chars.next() {
-            Some('n') => out.push('\n'),
-            Some('t') => out.push('\t'),
-            Some('\\') => out.push('\\'),
-            Some('\'') => out.push('\''),
-            Some(other) => {
-                out.push('\\');
-                out.push(other);
+        let simple = match chars.next()? {
+            'n' => '\n',
+            't' => '\t',
+            'r' => '\r',
+            'a' => '\u{7}',
+            'b' => '\u{8}',
+            'e' | 'E' => '\u{1b}',
+            'f' => '\u{c}',
+            'v' => '\u{b}',
+            c @ ('\\' | '\'' | '"' | '?') => c,
+            'x' => radix(&mut chars, 16, 2)?,
+            'u' => radix(&mut chars, 16, 4)?,
+            'U' => radix(&mut chars, 16, 8)?,
+            d @ '0'..='7' => {
+                let mut n = d.to_digit(8)?;
+                for _ in 0..2 {
+                    match chars.peek().and_then(|c| c.to_digit(8)) {
+                        Some(more) => {
+                            n = n * 8 + more;
+                            chars.next();
+                        }
+                        None => break,
+                    }
+                }
+                char::from_u32(n)?
             }
-            None => out.push('\\'),
+            'c' => char::from_u32(chars.next()? as u32 & 0x1f)?,
+            _ => return None,
+        };
+        out.push(simple);
+    }
+    Some(out)
+}
+
+/// Up to `max` digits of `radix` (at least one), as a character.
+fn radix(
+    chars: &mut std::iter::Peekable<std::str::Chars<'_>>,
+    radix: u32,
+    max: usize,
+) -> Option<char> {
+    let mut n = 0u32;
+    let mut seen = 0;
+    while seen < max {
+        match chars.peek().and_then(|c| c.to_digit(radix)) {
+            Some(d) => {
+                n = n * radix + d;
+                chars.next();
+                seen += 1;
+            }
+            None => break,
         }
     }
-    out
+    if seen == 0 {
+        return None;
+    }
+    char::from_u32(n)
+}
+
+/// `word` as a shell reads it back as one word: as it is when nothing in
+/// it is special, else in single quotes.
+pub fn quote(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c));
+    if plain {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+/// Whether a `${…}` or `$NAME` is a parameter alone (no operator, no
+/// subscript that is evaluated, no indirection).
+fn plain_parameter(expr: &ParameterExpr) -> bool {
+    matches!(
+        expr,
+        ParameterExpr::Parameter {
+            parameter: Parameter::Positional(_)
+                | Parameter::Special(_)
+                | Parameter::Named(_)
+                | Parameter::NamedWithAllIndices { .. },
+            indirect: false,
+        }
+    )
+}
+
+/// Whether arithmetic is numbers and operators alone (no variable, whose
+/// value would be evaluated in turn).
+fn pure_arithmetic(expr: &str) -> bool {
+    expr.chars()
+        .all(|c| c.is_ascii_digit() || c.is_ascii_whitespace() || "+-*/%()<>=!&|^~?:,".contains(c))
 }

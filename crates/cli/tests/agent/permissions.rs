@@ -245,6 +245,8 @@ async fn a_denied_directory_stays_unread_however_it_is_reached() {
             call("t3", "grep", json!({"pattern": "SECRET", "output_mode": "content"})),
             call("t4", "grep", json!({"pattern": "SECRET", "path": "secrets"})),
             call("t5", "read", json!({"file_path": ".env"})),
+            call("t6", "grep", json!({"pattern": "SECRET", "path": "/proc/self/cwd", "output_mode": "content"})),
+            call("t7", "glob", json!({"pattern": "**/*.txt", "path": "/proc/self/cwd"})),
         ]), "tool_use"),
         reply(json!([text("done")]), "end_turn"),
     ]}))
@@ -270,6 +272,12 @@ async fn a_denied_directory_stays_unread_however_it_is_reached() {
         !found.contains("SECRET-1") && !found.contains("SECRET-3"),
         "{found}"
     );
+    // A search from the project reached by /proc/self/cwd skips them too.
+    let through_proc = results[5]["text"].as_str().unwrap();
+    assert!(through_proc.contains("SECRET-2"), "{through_proc}");
+    assert!(!through_proc.contains("SECRET-1"), "{through_proc}");
+    let names = results[6]["text"].as_str().unwrap();
+    assert!(names.contains("notes.txt") && !names.contains("key.txt"), "{names}");
     // Nothing of the secrets reached the model.
     let sent = String::from_utf8_lossy(&s.sent()[1]).into_owned();
     assert!(!sent.contains("SECRET-1") && !sent.contains("SECRET-3"));
