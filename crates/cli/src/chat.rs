@@ -268,7 +268,7 @@ impl Chat {
         match said {
             Ok(text) if text.is_empty() => {}
             Ok(text) => eprintln!("{text}"),
-            Err(e) => eprintln!("hc: {e:#}"),
+            Err(e) => eprintln!("hc: {}", crate::style::shown(&format!("{e:#}"))),
         }
         Ok(Step::Next)
     }
@@ -298,7 +298,7 @@ impl Chat {
             .block_on(run::drive(&engine, prompt, &config, &request, started))
         {
             Ok(finished) => self.session = Some(finished.session),
-            Err(e) => eprintln!("hc: {e:#}"),
+            Err(e) => eprintln!("hc: {}", crate::style::shown(&format!("{e:#}"))),
         }
     }
 

@@ -118,10 +118,12 @@ impl DotEnv {
         })
     }
 
-    /// Forgets its base URLs (the project is not trusted).
+    /// Forgets the base URLs trust was asked for (the project is not
+    /// trusted; they were named then). One that would never apply stays,
+    /// for [`apply`](Self::apply) to name as ignored.
     pub fn drop_base_urls(&mut self) {
-        self.pairs
-            .retain(|(n, _)| !DOTENV_URLS.iter().any(|(url, _)| url == n));
+        let asked: Vec<String> = self.base_urls().map(|(n, _)| n.to_owned()).collect();
+        self.pairs.retain(|(n, _)| !asked.contains(n));
     }
 
     /// Sets what it may set and the environment lacks; says what it
@@ -148,7 +150,7 @@ impl DotEnv {
             eprintln!(
                 "hc: {} sets {}; ignored (.env may set only {}, and a base URL beside a key of its own in a trusted project)",
                 self.path.display(),
-                ignored.join(", "),
+                crate::style::shown(&ignored.join(", ")),
                 DOTENV_KEYS.join(", ")
             );
         }
@@ -199,6 +201,40 @@ pub fn user_file() -> Option<PathBuf> {
     Some(base.join("hermitcrab").join("config.toml"))
 }
 
+/// `safe_directories` is the person's alone (a project listing itself
+/// would vouch for itself), and a list of paths.
+fn check_safe_directories(table: &toml::Table, path: &Path, project: bool) -> Result<()> {
+    let Some(value) = table.get("safe_directories") else {
+        return Ok(());
+    };
+    if project {
+        return Err(crate::exit::exit(
+            2,
+            format!(
+                "{}: `safe_directories` belongs in your own configuration ({}), not a project's",
+                path.display(),
+                user_file().map_or_else(
+                    || "~/.config/hermitcrab/config.toml".into(),
+                    |p| p.display().to_string()
+                )
+            ),
+        ));
+    }
+    let paths = value
+        .as_array()
+        .is_some_and(|list| list.iter().all(toml::Value::is_str));
+    if !paths {
+        return Err(crate::exit::exit(
+            2,
+            format!(
+                "{}: `safe_directories` must be a list of paths, e.g. safe_directories = [\"/srv/shared/repo\"]",
+                path.display()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Whether the person's own configuration lists `root` (or `*`) in
 /// `safe_directories`: a project they use though another user controls it.
 pub fn safe_directory(root: &Path) -> bool {
@@ -239,6 +275,7 @@ impl Files {
             if let Some(unknown) = crate::keys::unknown(&table, &text) {
                 return Err(crate::exit::exit(2, unknown.message(&path)));
             }
+            check_safe_directories(&table, &path, project)?;
             files.push(File {
                 path,
                 table,
@@ -249,6 +286,14 @@ impl Files {
             files,
             trust: Trust::NotNeeded,
         })
+    }
+
+    /// The person's own file's table, when there is one.
+    pub fn user_table(&self) -> Option<toml::Table> {
+        self.files
+            .iter()
+            .find(|f| !f.project)
+            .map(|f| f.table.clone())
     }
 
     /// The project's file, when there is one.

@@ -44,8 +44,8 @@ pub fn config(as_json: bool, edit: bool, flags: Flags) -> Result<()> {
         println!(
             "{}  {:<28}  {}",
             bold(&format!("{name:<22}")),
-            shown,
-            dim(&source)
+            crate::style::shown(&shown),
+            dim(&crate::style::shown(&source))
         );
     }
     Ok(())

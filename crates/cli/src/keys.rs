@@ -115,25 +115,32 @@ fn found(path: &[&str], known: &[&'static str], text: &str) -> Unknown {
     Unknown {
         path: path.join("."),
         closest,
-        line: line_of(text, last),
+        line: line_of(text, path),
     }
 }
 
-/// The first line that sets `key` or opens a table named by it.
-fn line_of(text: &str, key: &str) -> Option<usize> {
-    text.lines()
-        .position(|line| {
-            let line = line.trim_start();
-            let bare = line.trim_start_matches('[').trim_start_matches('"');
-            let names_it = |rest: &str| {
-                rest.starts_with(key)
-                    && rest[key.len()..]
-                        .trim_start_matches('"')
-                        .trim_start()
-                        .starts_with(['=', ']', '.'])
-            };
-            names_it(line)
-                || (line.starts_with('[') && (names_it(bare) || bare.contains(&format!(".{key}"))))
-        })
-        .map(|i| i + 1)
+/// The line of the key at `path` in `text` (found by the parser's spans,
+/// so quoted keys and inline tables are found too; in an array of tables,
+/// the first entry that has it).
+fn line_of(text: &str, path: &[&str]) -> Option<usize> {
+    use toml::de::{DeTable, DeValue};
+    let document = DeTable::parse(text).ok()?;
+    let mut tables: Vec<&DeTable<'_>> = vec![document.get_ref()];
+    let mut at = None;
+    for name in path {
+        let (key, value) = tables.iter().find_map(|t| t.get_key_value(*name))?;
+        at = Some(key.span().start);
+        tables = match value.get_ref() {
+            DeValue::Table(t) => vec![t],
+            DeValue::Array(items) => items
+                .iter()
+                .filter_map(|v| match v.get_ref() {
+                    DeValue::Table(t) => Some(t),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+    }
+    Some(text.get(..at?)?.matches('\n').count() + 1)
 }

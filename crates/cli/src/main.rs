@@ -93,7 +93,9 @@ fn exit_code(outcome: Result<u8>) -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             let code = e.downcast_ref::<exit::Exit>().map_or(1, |x| x.code);
-            eprintln!("hc: {e:#}");
+            // An error may quote a file, the model API or a tool: shown,
+            // never acted on by the terminal.
+            eprintln!("hc: {}", style::shown(&format!("{e:#}")));
             ExitCode::from(code)
         }
     }

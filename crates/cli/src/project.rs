@@ -109,7 +109,9 @@ impl Project {
     /// `.env` applied under the environment.
     pub fn config(&self, ask: crate::trust::Ask) -> Result<crate::config::Files> {
         let (mut files, mut dotenv) = self.read_files()?;
+        let user = files.user_table();
         let project = crate::trust::ProjectFiles {
+            user,
             root: crate::trust::canonical(&self.root),
             config: files.project_mut(),
             dotenv: &mut dotenv,
@@ -140,9 +142,43 @@ impl Project {
     }
 }
 
-/// The directory of the git repository `start` is in, if any.
+/// The directory of the git repository `start` is in, if any — and only
+/// when another user does not control it (git's own rule: a `.git` some
+/// other user owns or anyone can write, say in a shared `/tmp`, is not
+/// adopted unless listed in `safe_directories`).
 fn git_root(start: &Path) -> Option<&Path> {
-    start.ancestors().find(|d| d.join(".git").exists())
+    let root = start.ancestors().find(|d| d.join(".git").exists())?;
+    let me = std::fs::metadata("/proc/self").ok()?;
+    match controlled_by_another(&root.join(".git"), &me) {
+        Some(why) if !crate::config::safe_directory(root) => {
+            eprintln!(
+                "hc: not using the git repository at {} as the project: its .git {why}",
+                root.display()
+            );
+            None
+        }
+        _ => Some(root),
+    }
+}
+
+/// Why `path` is another user's to change: owned by someone else, or
+/// writable by anyone. `None` when it is this user's alone (or missing).
+fn controlled_by_another(path: &Path, me: &std::fs::Metadata) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    if meta.uid() != me.uid() {
+        return Some(format!(
+            "is owned by another user (uid {}), not you (uid {})",
+            meta.uid(),
+            me.uid()
+        ));
+    }
+    (meta.mode() & 0o002 != 0 && !meta.file_type().is_symlink()).then(|| {
+        format!(
+            "can be written by any user (mode {:o})",
+            meta.mode() & 0o7777
+        )
+    })
 }
 
 /// Refuses a project another user controls — its `.hermitcrab/` (or its
@@ -150,32 +186,15 @@ fn git_root(start: &Path) -> Option<&Path> {
 /// unless the person listed it in `safe_directories` of their own
 /// configuration: its hooks and settings would run as them.
 pub fn owned(root: &Path) -> Result<()> {
-    use std::os::unix::fs::MetadataExt;
-    let me = std::fs::metadata("/proc/self")
-        .map(|m| m.uid())
-        .context("cannot tell who runs hc (/proc/self)")?;
+    let me = std::fs::metadata("/proc/self").context("cannot tell who runs hc (/proc/self)")?;
     for path in [
         root.join(DIR),
         root.join(DIR).join("config.toml"),
         root.join(".env"),
     ] {
-        let Ok(meta) = std::fs::symlink_metadata(&path) else {
-            continue;
-        };
-        let foreign = meta.uid() != me;
-        let open = meta.mode() & 0o002 != 0;
-        if (foreign || open) && !crate::config::safe_directory(root) {
-            let why = if foreign {
-                format!(
-                    "is owned by another user (uid {}), not you (uid {me})",
-                    meta.uid()
-                )
-            } else {
-                format!(
-                    "can be written by any user (mode {:o})",
-                    meta.mode() & 0o7777
-                )
-            };
+        if let Some(why) = controlled_by_another(&path, &me)
+            && !crate::config::safe_directory(root)
+        {
             bail!(
                 "{} {why}: its settings and hooks would run as you, so hc will not use this project. \
                  If you trust it, add it to your own configuration ({}): safe_directories = [\"{}\"]",

@@ -384,7 +384,10 @@ pub async fn sweep_git(engine: &Engine, since: std::time::SystemTime) {
         .await
         .unwrap_or_default();
     for line in found {
-        eprintln!("hc: a tool left a git setting that would run code on your machine: {line}");
+        eprintln!(
+            "hc: a tool left a git setting that would run code on your machine: {}",
+            crate::style::shown(&line)
+        );
     }
 }
 
@@ -460,11 +463,11 @@ pub fn summary_line(body: &RunBody, started: Instant) {
                     .map(|e| format!("the agent failed ({e})"))
             })
             .unwrap_or_else(|| "the run did not finish".into());
-        eprintln!("hc: {message}");
+        eprintln!("hc: {}", crate::style::shown(&message));
         if totals.stop_reason.is_none()
             && let Some(tail) = &body.process.stderr_tail
         {
-            eprintln!("{}", tail.trim_end());
+            eprintln!("{}", crate::style::shown(tail.trim_end()));
         }
     }
 }

@@ -138,10 +138,24 @@ fn agent_config(resolved: &[Resolved], files: &Files, interactive: bool) -> Resu
     }
     config.hooks = hooks(files)?;
     if let Some((tools, source)) = files.get("server_tools") {
-        match toml_to_json(tools) {
-            Value::Array(list) => config.server_tools = list,
-            _ => bail!("{source}: `server_tools` must be a list of tables"),
+        let Value::Array(list) = toml_to_json(tools) else {
+            bail!("{source}: `server_tools` must be a list of tables");
+        };
+        for (n, tool) in list.iter().enumerate() {
+            let named = |k: &str| {
+                tool.get(k)
+                    .and_then(Value::as_str)
+                    .is_some_and(|v| !v.is_empty())
+            };
+            if !(named("type") && named("name")) {
+                bail!(
+                    "{source}: `server_tools` entry {} needs a `type` and a `name`, e.g. \
+                     {{type = \"web_search_20250305\", name = \"web_search\"}} (its other keys go to the API as they are)",
+                    n + 1
+                );
+            }
         }
+        config.server_tools = list;
     }
     Ok(config)
 }

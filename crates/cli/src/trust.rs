@@ -15,9 +15,6 @@ use anyhow::{Context as _, Result};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
-/// Permission modes that ask less than the default.
-const WIDE_MODES: &[&str] = &["bypass", "bypassPermissions", "accept-edits", "acceptEdits"];
-
 /// How a run may settle trust it does not have yet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Ask {
@@ -91,6 +88,9 @@ pub struct ProjectFiles<'a> {
     pub root: PathBuf,
     /// Its `config.toml`, parsed (none when it has none).
     pub config: Option<&'a mut File>,
+    /// The person's own configuration file's table (what a project's
+    /// limits and mode may only tighten).
+    pub user: Option<toml::Table>,
     /// Its `.env`.
     pub dotenv: &'a mut DotEnv,
 }
@@ -99,7 +99,7 @@ impl ProjectFiles<'_> {
     /// What the files ask for that needs trust, in words.
     pub fn asked(&self) -> Vec<String> {
         let mut asked = match &self.config {
-            Some(file) => widening(&file.table),
+            Some(file) => widening(&file.table, self.user.as_ref()),
             None => Vec::new(),
         };
         asked.extend(
@@ -129,7 +129,7 @@ impl ProjectFiles<'_> {
     /// Drops what needs trust from the files.
     fn strip(&mut self) {
         if let Some(file) = self.config.as_deref_mut() {
-            strip(&mut file.table);
+            strip(&mut file.table, self.user.as_ref());
         }
         self.dotenv.drop_base_urls();
     }
@@ -162,7 +162,7 @@ impl ProjectFiles<'_> {
                 } else {
                     ""
                 },
-                asked.join("; ")
+                crate::style::shown(&asked.join("; "))
             );
         }
         self.strip();
@@ -186,7 +186,7 @@ fn ask_person(root: &str, asked: &[String], changed: bool) -> bool {
         }
     );
     for item in asked {
-        question.push_str(&format!("  · {item}\n"));
+        question.push_str(&format!("  · {}\n", crate::style::shown(item)));
     }
     question.push_str("Trust this project and enable them? [y/N] ");
     let answer = crate::tty::ask_now(&question).unwrap_or_default();
@@ -209,8 +209,9 @@ fn record(root: &str, hash: String) -> Result<()> {
     store.write()
 }
 
-/// What a project table asks for that needs trust, in words.
-pub fn widening(table: &toml::Table) -> Vec<String> {
+/// What a project table asks for that needs trust, in words (`user`: the
+/// person's own table, which a project may only tighten).
+pub fn widening(table: &toml::Table, user: Option<&toml::Table>) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(toml::Value::Array(hooks)) = table.get("hooks") {
         for hook in hooks {
@@ -222,10 +223,23 @@ pub fn widening(table: &toml::Table) -> Vec<String> {
             ));
         }
     }
-    if let Some(mode) = table.get("permission_mode").and_then(toml::Value::as_str)
-        && WIDE_MODES.contains(&mode)
+    out.extend(loosened(table, user).into_iter().map(|(_, said)| said));
+    if let Some(toml::Value::Array(tools)) = table.get("server_tools")
+        && !tools.is_empty()
     {
-        out.push(format!("permission_mode = \"{mode}\""));
+        let names: Vec<String> = tools
+            .iter()
+            .map(|t| {
+                t.get("name")
+                    .and_then(toml::Value::as_str)
+                    .unwrap_or("?")
+                    .to_owned()
+            })
+            .collect();
+        out.push(format!(
+            "the server tools {} (the API fetches or runs code on its side, beyond your rules)",
+            names.join(", ")
+        ));
     }
     for rule in allow_rules(table) {
         out.push(format!("the allow rule `{rule}`"));
@@ -268,8 +282,57 @@ fn allow_rules(table: &toml::Table) -> Vec<String> {
         .collect()
 }
 
+/// Limits and the permission mode a project sets looser than the person's
+/// own configuration (or than the default mode): each key, in words.
+fn loosened(table: &toml::Table, user: Option<&toml::Table>) -> Vec<(&'static str, String)> {
+    let number = |t: Option<&toml::Table>, key: &str| {
+        t.and_then(|t| t.get(key))
+            .and_then(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64)))
+    };
+    let mut out = Vec::new();
+    for key in ["max_budget_usd", "max_turns", "max_depth"] {
+        if let (Some(theirs), Some(yours)) = (number(Some(table), key), number(user, key))
+            && theirs > yours
+        {
+            out.push((key, format!("{key} = {theirs} (over your {yours})")));
+        }
+    }
+    let mode = |t: Option<&toml::Table>| {
+        t.and_then(|t| t.get("permission_mode"))
+            .and_then(toml::Value::as_str)
+            .and_then(agent::PermissionMode::parse)
+    };
+    let strictness = |m: agent::PermissionMode| match m {
+        agent::PermissionMode::Bypass => 0,
+        agent::PermissionMode::AcceptEdits => 1,
+        agent::PermissionMode::Default => 2,
+        agent::PermissionMode::Plan => 3,
+    };
+    let yours = mode(user).unwrap_or_default();
+    if let Some(theirs) = mode(Some(table))
+        && strictness(theirs) < strictness(yours)
+    {
+        let said = table
+            .get("permission_mode")
+            .and_then(toml::Value::as_str)
+            .unwrap_or("?");
+        out.push((
+            "permission_mode",
+            format!(
+                "permission_mode = \"{said}\" (asks less than your \"{}\")",
+                yours.as_str()
+            ),
+        ));
+    }
+    out
+}
+
 /// Drops what needs trust from a project table.
-fn strip(table: &mut toml::Table) {
+fn strip(table: &mut toml::Table, user: Option<&toml::Table>) {
+    for (key, _) in loosened(table, user) {
+        table.remove(key);
+    }
+    table.remove("server_tools");
     table.remove("hooks");
     table.remove("programs");
     table.remove("allow");
@@ -278,13 +341,6 @@ fn strip(table: &mut toml::Table) {
     }
     if table.get("containment").and_then(toml::Value::as_str) == Some("off") {
         table.remove("containment");
-    }
-    let wide = table
-        .get("permission_mode")
-        .and_then(toml::Value::as_str)
-        .is_some_and(|m| WIDE_MODES.contains(&m));
-    if wide {
-        table.remove("permission_mode");
     }
 }
 
@@ -314,7 +370,9 @@ pub fn trust(
 ) -> Result<()> {
     let root = canonical(root);
     let shown = root.to_string_lossy().into_owned();
+    let user = files.user_table();
     let trusted = ProjectFiles {
+        user,
         root,
         config: files.project_mut(),
         dotenv: &mut dotenv,
@@ -323,7 +381,7 @@ pub fn trust(
     record(&shown, trusted.hash())?;
     println!("trusted {shown}");
     for item in &asked {
-        println!("  · {item}");
+        println!("  · {}", crate::style::shown(item));
     }
     if asked.is_empty() {
         println!("  (its files ask for nothing that needs trust yet; a change to them asks again)");

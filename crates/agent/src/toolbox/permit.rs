@@ -92,7 +92,10 @@ impl Permit {
             Decision::Allow => return Ok(None),
             Decision::Deny(why) => format!("permission denied: {why}"),
             Decision::Ask(why) if !self.interactive => {
-                let flags: Vec<String> = rules.iter().map(|r| format!("--allow '{r}'")).collect();
+                let flags: Vec<String> = rules
+                    .iter()
+                    .map(|r| format!("--allow {}", crate::permissions::shell::quote(r)))
+                    .collect();
                 let listed: Vec<String> = rules.iter().map(|r| format!("\"{r}\"")).collect();
                 format!(
                     "permission denied: `{}` needs permission ({why}) and no one is attached to \

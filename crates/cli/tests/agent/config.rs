@@ -162,6 +162,14 @@ async fn a_mistyped_setting_is_an_error_naming_file_line_and_the_closest_key() {
             "[[hooks]]\nevent = \"pre-tool\"\ncomand = \"true\"\n",
             ":3: unknown setting `hooks.comand`; did you mean `command`?",
         ),
+        (
+            "model = \"m\"\n\"permisions\" = { deny = [\"shell(rm:*)\"] }\n",
+            ":2: unknown setting `permisions`; did you mean `permissions`?",
+        ),
+        (
+            "model = \"m\"\n\npermissions = { dney = [\"read(x)\"] }\n",
+            ":3: unknown setting `permissions.dney`; did you mean `deny`?",
+        ),
     ];
     for (text, said) in cases {
         s.file(".hermitcrab/config.toml", text);

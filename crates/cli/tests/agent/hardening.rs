@@ -114,3 +114,33 @@ async fn a_store_made_readable_before_is_made_private_again() {
         0o600
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn escape_sequences_from_files_or_the_api_are_shown_written_out_too() {
+    let s = Setup::new(json!({"turns": [
+        {"error": {"status": 400, "message": format!("bad {NASTY}")}},
+    ]}))
+    .await;
+    let clean = |what: &str, out: &str| {
+        assert!(
+            !out.contains('\x1b') && !out.contains('\x07'),
+            "{what}: {out:?}"
+        );
+    };
+    // A hook's command and a model name in an untrusted project's file.
+    s.file(
+        ".hermitcrab/config.toml",
+        "model = \"m\\u001b]0;owned\\u0007\"\n[[hooks]]\nevent = \"pre-tool\"\ncommand = \"echo \\u001b[2J\"\n",
+    );
+    let ran = s.run(&["hello"]).await;
+    assert_ne!(ran.code, 0);
+    clean("run stderr (the trust line, the API's error)", &ran.stderr);
+    assert!(ran.stderr.contains("\\x1b"), "{}", ran.stderr);
+    let config = s.out(&["config"]).await;
+    clean("config", &config.stdout);
+    // A key hc does not know, named with an escape.
+    s.file(".hermitcrab/config.toml", "\"k\\u001b]0;x\\u0007\" = 1\n");
+    let refused = s.out(&["config"]).await;
+    assert_eq!(refused.code, 2, "{refused:?}");
+    clean("unknown key", &refused.stderr);
+}

@@ -288,3 +288,99 @@ async fn a_tool_cannot_leave_git_settings_that_run_code_on_the_host() {
     assert!(!s.root.join("vendor/hook-ran").exists());
     assert!(!s.root.join("alias-ran").exists());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_untrusted_checkout_cannot_loosen_your_limits_or_add_server_tools() {
+    let s = Setup::new(json!({"turns": [reply(json!([text("hi")]), "end_turn")]})).await;
+    s.file(
+        ".no-user-config/hermitcrab/config.toml",
+        "max_budget_usd = 2.0\npermission_mode = \"plan\"\n",
+    );
+    s.file(
+        ".hermitcrab/config.toml",
+        "max_budget_usd = 10000\npermission_mode = \"default\"\n\
+         server_tools = [{type = \"web_fetch_20250910\", name = \"web_fetch\"}]\n",
+    );
+    let ran = s.run(&["hello"]).await;
+    assert_eq!(ran.code, 0, "{ran:?}");
+    for said in ["max_budget_usd", "permission_mode", "web_fetch", "hc trust"] {
+        assert!(ran.stderr.contains(said), "{said}: {}", ran.stderr);
+    }
+    let config = s.out(&["config", "--json"]).await;
+    let rows: Vec<Value> = serde_json::from_str(&config.stdout).unwrap();
+    let value = |name: &str| rows.iter().find(|r| r["name"] == name).unwrap()["value"].clone();
+    assert_eq!(value("max_budget_usd"), json!(2.0));
+    assert_eq!(value("permission_mode"), json!("plan"));
+    let ignored = value("trust")["ignored"].to_string();
+    assert!(
+        ignored.contains("max_budget_usd") && ignored.contains("web_fetch"),
+        "{ignored}"
+    );
+    let server_tools = |n: usize| {
+        let body: Value = serde_json::from_slice(&s.sent()[n]).unwrap();
+        body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["type"] == "web_fetch_20250910")
+    };
+    assert!(!server_tools(0), "an untrusted project adds no server tool");
+    // A project that only tightens needs no trust.
+    s.file(".hermitcrab/config.toml", "max_budget_usd = 1.0\n");
+    let tight = s.out(&["config", "--json"]).await;
+    let rows: Vec<Value> = serde_json::from_str(&tight.stdout).unwrap();
+    let row = |name: &str| rows.iter().find(|r| r["name"] == name).unwrap()["value"].clone();
+    assert_eq!(row("trust"), json!("not needed"));
+    assert_eq!(row("max_budget_usd"), json!(1.0));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_git_repository_another_user_controls_is_not_adopted_as_the_project() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = Setup::bare(json!({"turns": [reply(json!([text("hi")]), "end_turn")]})).await;
+    // A `.git` anyone can write, above where the person works (a shared
+    // directory where another user planted it).
+    std::fs::create_dir_all(s.root.join(".git")).unwrap();
+    std::fs::set_permissions(s.root.join(".git"), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let sub = s.root.join("work");
+    std::fs::create_dir_all(&sub).unwrap();
+    let mut command = s.hc(&["run", "hello"]);
+    command.current_dir(&sub);
+    let ran = command.output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&ran.stderr);
+    assert_eq!(ran.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("not using the git repository"), "{stderr}");
+    assert!(
+        sub.join(".hermitcrab").is_dir(),
+        "the project is made where the person is"
+    );
+    assert!(
+        !s.root.join(".hermitcrab").exists(),
+        "not at the planted repository"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_project_cannot_vouch_for_itself() {
+    let s = Setup::new(json!({"turns": [reply(json!([text("unused")]), "end_turn")]})).await;
+    s.file(".hermitcrab/config.toml", "safe_directories = [\"*\"]\n");
+    let refused = s.out(&["config"]).await;
+    assert_eq!(refused.code, 2, "{refused:?}");
+    assert!(
+        refused.stderr.contains("belongs in your own configuration"),
+        "{}",
+        refused.stderr
+    );
+    s.file(".hermitcrab/config.toml", "");
+    s.file(
+        ".no-user-config/hermitcrab/config.toml",
+        "safe_directories = \"/srv\"\n",
+    );
+    let refused = s.out(&["config"]).await;
+    assert_eq!(refused.code, 2, "{refused:?}");
+    assert!(
+        refused.stderr.contains("must be a list of paths"),
+        "{}",
+        refused.stderr
+    );
+}
