@@ -440,6 +440,7 @@ fn a_denied_command_is_found_however_it_is_spelled_or_wrapped() {
             "runuser -u root -- rm K",
             "systemd-run rm K",
             "busybox rm K",
+            "coproc rm K",
             "parallel rm ::: K",
             "echo rm K | sh",
             "bash <<< 'rm K'",

@@ -50,6 +50,9 @@ const SYSTEM_BINS: &[&str] = &[
     "/usr/local/sbin",
 ];
 
+/// What in an expanding here-document runs a command or an expansion.
+const EXPANDING: &[&str] = &["$(", "`", "${", "$(("];
+
 /// One simple command a shell line would run.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Simple {
@@ -309,9 +312,7 @@ impl Walker<'_> {
             IoRedirect::HereDocument(_, doc) => {
                 // Its text is expanded unless its delimiter is quoted.
                 let text = &doc.doc.value;
-                if doc.requires_expansion
-                    && ["$(", "`", "${", "$(("].iter().any(|s| text.contains(s))
-                {
+                if doc.requires_expansion && EXPANDING.iter().any(|s| text.contains(s)) {
                     self.opaque("its here-document runs commands or expansions when it runs");
                 }
             }

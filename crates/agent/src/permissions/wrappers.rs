@@ -261,6 +261,9 @@ const SPECS: &[Spec] = &[
         &["-l", "--lib", "--faked", "-s", "-i", "-b"],
     ),
     spec("busybox", &[], &[]),
+    // `coproc NAME { …; }` does not parse, and asks; `coproc cmd …` runs
+    // `cmd`.
+    spec("coproc", &[], &[]),
     Spec {
         script: &["-c", "--command"],
         then: Then::OneWord,
