@@ -146,6 +146,7 @@ pub fn agent_program() -> ChunkDecl {
             },
             network: true,
             env: AGENT_ENV.iter().map(|s| (*s).to_owned()).collect(),
+            programs: Vec::new(),
         },
         boundary: Boundary::Open,
         timeout_ms: Some(AGENT_TIMEOUT_MS),
@@ -155,6 +156,7 @@ pub fn agent_program() -> ChunkDecl {
         // needs no permission of its own (in plan mode too).
         read_only: true,
         tool: true,
+        served_by: None,
     };
     ChunkDecl::with_id("program/agent")
         .name("agent")

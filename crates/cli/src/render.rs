@@ -204,7 +204,8 @@ impl Renderer {
             },
             Event::ScopeChanged { commit, .. } => self.on_commit(&commit).await,
             Event::Lagged { subscription_ids } => self.catch_up(&subscription_ids).await,
-            Event::SubscriptionInvalid { .. } => {}
+            // A service's events: never sent to a host.
+            Event::SubscriptionInvalid { .. } | Event::Run { .. } | Event::Cancel { .. } => {}
         }
     }
 

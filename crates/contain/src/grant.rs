@@ -80,6 +80,7 @@ mod tests {
             },
             network: false,
             env: vec!["CARGO_HOME".into()],
+            programs: Vec::new(),
         };
         let grant = Grant {
             read: Some(ReadAccess::Paths(vec!["docs".into()])),

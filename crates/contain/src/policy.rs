@@ -94,6 +94,11 @@ pub fn narrow(
             ));
         }
     }
+    if let Some(name) = run.programs.iter().find(|p| !program.programs.contains(p)) {
+        return Err(format!(
+            "the run asks to manage programs `{name}`, which the program does not declare"
+        ));
+    }
     Ok(Capabilities {
         filesystem: protocol::FilesystemAccess {
             read,
@@ -101,6 +106,7 @@ pub fn narrow(
         },
         network: run.network,
         env: run.env.clone(),
+        programs: run.programs.clone(),
     })
 }
 
@@ -194,6 +200,7 @@ mod tests {
             },
             network,
             env: vec!["A".into()],
+            programs: Vec::new(),
         }
     }
 

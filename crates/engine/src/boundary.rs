@@ -92,12 +92,29 @@ pub struct Reach {
     pub read: EffectiveBoundary,
     /// What it may write.
     pub write: EffectiveBoundary,
+    /// Program names (globs) whose program chunks and input types it may
+    /// manage outside its tree (a service's `capabilities.programs`).
+    pub programs: Vec<String>,
 }
 
 impl Reach {
     /// Full reach (a host).
     pub fn host() -> Reach {
         Reach::default()
+    }
+
+    /// Whether it may manage chunk `id`: `program/NAME` or `input/NAME`
+    /// with NAME matching one of its `programs` globs.
+    pub fn manages(&self, id: &str) -> bool {
+        let Some(name) = id
+            .strip_prefix("program/")
+            .or_else(|| id.strip_prefix("input/"))
+        else {
+            return false;
+        };
+        self.programs.iter().any(|pattern| {
+            globset::Glob::new(pattern).is_ok_and(|g| g.compile_matcher().is_match(name))
+        })
     }
 
     /// Whether this is a host's unrestricted reach.

@@ -48,6 +48,10 @@ pub struct EngineConfig {
     /// `None` (the default): ask the kernel whether it enforces Landlock.
     /// `Some`: assume so — to exercise and diagnose the refusal path.
     pub assume_landlock: Option<bool>,
+    /// Variables the host puts in a program's environment, by program
+    /// name (an MCP server's resolved configuration, its secrets): never
+    /// written to the substrate.
+    pub env_values: std::collections::BTreeMap<String, Vec<(String, String)>>,
 }
 
 impl EngineConfig {
@@ -64,6 +68,7 @@ impl EngineConfig {
                 args: vec!["__contain".into()],
             },
             assume_landlock: None,
+            env_values: std::collections::BTreeMap::new(),
         }
     }
 }

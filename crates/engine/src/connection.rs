@@ -4,10 +4,12 @@
 
 use crate::config::{Context, ProcessId, SubscriptionId};
 use crate::error::{EngineError, Result};
+use crate::services::Service;
+use crate::slot::Finish;
 use crate::subs::Sink;
 use protocol::{
-    Declaration, ErrorBody, ErrorCode, MAX_LINE_BYTES, Op, ParseError, Request, RunArgs, RunResult,
-    ScopeOpts, ScopeResult, SubscribeOpts, SubscribeResult,
+    Declaration, ErrorBody, ErrorCode, FinishStatus, MAX_LINE_BYTES, Op, ParseError, Request,
+    RunArgs, RunResult, ScopeOpts, ScopeResult, SubscribeOpts, SubscribeResult,
 };
 use serde::Serialize;
 use std::collections::HashMap;
@@ -51,6 +53,17 @@ pub(crate) trait Ops: Clone + Send + Sync + 'static {
     ) -> Result<SubscriptionId>;
     fn unsubscribe(&self, id: &str);
     fn notify(&self, from: &str, data: serde_json::Value) -> Result<()>;
+    /// Ends `ctx`'s process as `how` says; resolves once its terminal
+    /// status is committed.
+    fn finish(&self, ctx: &Context, how: Finish) -> impl Future<Output = Result<()>> + Send;
+    /// Starts the service `program` when it is not running; resolves with
+    /// its process once it is ready (at most `timeout_ms`).
+    fn service(
+        &self,
+        ctx: &Context,
+        program: &str,
+        timeout_ms: Option<u64>,
+    ) -> impl Future<Output = Result<ProcessId>> + Send;
 }
 
 /// A connection to a program or a host.
@@ -59,6 +72,9 @@ pub(crate) struct Connection<O: Ops> {
     ctx: Context,
     out: mpsc::Sender<String>,
     host: bool,
+    /// The service this connection's program is, when it is one: it may act
+    /// for the runs handed to it, and say `ready`.
+    service: Option<Arc<Service>>,
     /// `await`s in flight: they are the only requests that outlive a line.
     awaits: Mutex<JoinSet<()>>,
     subscriptions: Mutex<Vec<String>>,
@@ -70,12 +86,14 @@ impl<O: Ops> Connection<O> {
         ctx: Context,
         out: mpsc::Sender<String>,
         host: bool,
+        service: Option<Arc<Service>>,
     ) -> Connection<O> {
         Connection {
             engine,
             ctx,
             out,
             host,
+            service,
             awaits: Mutex::new(JoinSet::new()),
             subscriptions: Mutex::new(Vec::new()),
         }
@@ -137,26 +155,32 @@ impl<O: Ops> Connection<O> {
         }
     }
 
+    /// Who a request acts for: the connection's own side, or — a
+    /// service's request naming `process` — a run handed to this service.
+    fn context_of(&self, process: Option<String>) -> Result<Context> {
+        let Some(process) = process.filter(|p| self.ctx.process_id.as_ref() != Some(p)) else {
+            return Ok(self.ctx.clone()); // its own side (naming itself is no different)
+        };
+        match &self.service {
+            Some(service) if service.serves(&process) => Ok(Context::process(process)),
+            _ => Err(EngineError::boundary(format!(
+                "cannot act for `{process}`: it is not a run handed to this service"
+            ))),
+        }
+    }
+
     async fn handle(self: &Arc<Self>, request: Request) {
         let id = request.id;
+        let ctx = match self.context_of(request.process) {
+            Ok(ctx) => ctx,
+            Err(e) => {
+                let _ = self.out.send(response_line::<()>(id, Err(e))).await;
+                return;
+            }
+        };
         let line = match request.op {
-            Op::Await { processes } => {
-                let me = Arc::clone(self);
-                self.awaits
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .spawn(async move {
-                        let result = me.engine.await_processes(&me.ctx, &processes).await;
-                        let _ = me.out.send(response_line(id, result)).await;
-                    });
-                // Reap finished awaits so the set does not grow.
-                while self
-                    .awaits
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .try_join_next()
-                    .is_some()
-                {}
+            op @ (Op::Await { .. } | Op::Finish { .. } | Op::Service { .. }) => {
+                self.answer_apart(id, ctx, op);
                 return;
             }
             // Runs are answered on their own, so the runs a program starts
@@ -166,7 +190,8 @@ impl<O: Ops> Connection<O> {
                 let me = Arc::clone(self);
                 tokio::spawn(async move {
                     let answering = Arc::clone(&me);
-                    let line = tokio::task::spawn_blocking(move || answering.answer(id, op)).await;
+                    let line =
+                        tokio::task::spawn_blocking(move || answering.answer(id, &ctx, op)).await;
                     if let Ok(line) = line {
                         let _ = me.out.send(line).await;
                     }
@@ -175,15 +200,48 @@ impl<O: Ops> Connection<O> {
             }
             // Commits may wait on the writer lock: keep them off the worker's
             // queue. Everything else is a short synchronous call.
-            op @ Op::Commit { .. } => blocking(|| self.answer(id, op)),
-            op => self.answer(id, op),
+            op @ Op::Commit { .. } => blocking(|| self.answer(id, &ctx, op)),
+            op => self.answer(id, &ctx, op),
         };
         let _ = self.out.send(line).await;
     }
 
-    fn answer(&self, id: u64, op: Op) -> String {
+    /// Answers a request that waits (`await`, `finish`, `service`) on a task
+    /// of its own, ended with the connection.
+    fn answer_apart(self: &Arc<Self>, id: u64, ctx: Context, op: Op) {
+        let me = Arc::clone(self);
+        let mut awaits = self.awaits.lock().unwrap_or_else(PoisonError::into_inner);
+        awaits.spawn(async move {
+            let engine = &me.engine;
+            let line = match op {
+                Op::Await { processes } => {
+                    response_line(id, engine.await_processes(&ctx, &processes).await)
+                }
+                Op::Finish { status, error } => {
+                    let how = match status {
+                        FinishStatus::Completed => Ok(()),
+                        FinishStatus::Failed => Err(error.unwrap_or_else(|| "failed".into())),
+                    };
+                    let done = engine.finish(&ctx, how).await;
+                    response_line(id, done.map(|()| serde_json::json!({})))
+                }
+                Op::Service {
+                    program,
+                    timeout_ms,
+                } => {
+                    let started = engine.service(&ctx, &program, timeout_ms).await;
+                    response_line(id, started.map(|process| RunResult { process }))
+                }
+                _ => response_line::<()>(id, Err(EngineError::internal("not a waiting request"))),
+            };
+            let _ = me.out.send(line).await;
+        });
+        // Reap finished ones so the set does not grow.
+        while awaits.try_join_next().is_some() {}
+    }
+
+    fn answer(&self, id: u64, ctx: &Context, op: Op) -> String {
         let engine = &self.engine;
-        let ctx = &self.ctx;
         match op {
             Op::Scope { scopes, opts } => response_line(id, engine.scope(ctx, &scopes, &opts)),
             Op::Commit { declaration } => response_line(id, engine.commit(ctx, declaration)),
@@ -241,9 +299,23 @@ impl<O: Ops> Connection<O> {
                 };
                 response_line(id, result)
             }
-            Op::Await { .. } => {
-                response_line::<()>(id, Err(EngineError::internal("await is answered apart")))
+            Op::Ready {} => response_line(id, self.ready(ctx).map(|()| serde_json::json!({}))),
+            Op::Await { .. } | Op::Finish { .. } | Op::Service { .. } => {
+                response_line::<()>(id, Err(EngineError::internal("answered apart")))
             }
+        }
+    }
+
+    /// A service's `ready`: its runs' events may come.
+    fn ready(&self, ctx: &Context) -> Result<()> {
+        match (&self.service, &ctx.process_id) {
+            (Some(service), Some(me)) if *ctx == self.ctx => {
+                service.ready(me, self.out.clone());
+                Ok(())
+            }
+            _ => Err(EngineError::invalid(
+                "ready is for service programs (runtime `service`), for themselves",
+            )),
         }
     }
 
@@ -331,7 +403,7 @@ where
 {
     let (out_tx, out_rx) = mpsc::channel::<String>(OUT_QUEUE);
     let writer = tokio::spawn(pump(out_rx, output));
-    let connection = Arc::new(Connection::new(engine, Context::host(), out_tx, true));
+    let connection = Arc::new(Connection::new(engine, Context::host(), out_tx, true, None));
     connection.serve(input).await;
     // Let in-flight awaits answer before the writer goes.
     let pending = std::mem::take(

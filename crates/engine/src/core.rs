@@ -5,6 +5,7 @@
 
 use crate::config::EngineConfig;
 use crate::lease::Lease;
+use crate::services::Services;
 use crate::slot::Slots;
 use crate::subs::Subscriptions;
 use std::sync::Arc;
@@ -21,6 +22,8 @@ pub(crate) struct Core {
     /// The pre-forked trampoline contained runs are forked from.
     pub zygote: Option<contain::Zygote>,
     pub slots: Slots,
+    /// The services started (or tried), by program id.
+    pub services: Services,
     pub subs: Arc<Subscriptions>,
     /// This engine's id, on every process it runs.
     pub id: String,

@@ -18,10 +18,14 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 use substrate::{
     ChunkDecl, Commit, Declaration, PlacementType, ScopeOpts, ScopeResult, Snapshot, Substrate,
     TypeFilter, ids::COMMITS_ROOT,
 };
+
+/// How long `service` waits for a service to be ready, by default.
+const SERVICE_WAIT_MS: u64 = 10_000;
 
 /// The engine. Cheap to clone; clones share everything. Must be used
 /// inside a tokio runtime (it spawns the programs' supervisors there).
@@ -80,6 +84,7 @@ impl Engine {
             zygote,
             subs: Arc::new(Subscriptions::default()),
             slots: Slots::default(),
+            services: crate::services::Services::default(),
             db,
             config,
             id,
@@ -272,6 +277,40 @@ impl Engine {
         protocol::Client::connect(read, write)
     }
 
+    /// Starts the service `program` (a program chunk id or name, runtime
+    /// `service`) unless it is running, and waits — at most `timeout_ms`,
+    /// 10 s by default — until it says it is ready; answers its process.
+    pub async fn service(
+        &self,
+        ctx: &Context,
+        program: &str,
+        timeout_ms: Option<u64>,
+    ) -> Result<ProcessId> {
+        let reach = self.reach(ctx)?;
+        let id = self.core.db.read(|snap| {
+            let id = crate::plan::resolve_program(snap, program)?;
+            if !reach.read.admits(&mut View::new(snap), &id)? {
+                return Err(EngineError::boundary(format!(
+                    "cannot start `{id}`: the program is outside this process's read boundary"
+                )));
+            }
+            Ok(id)
+        })?;
+        let service = self.core.services.get(&id);
+        let wait = Duration::from_millis(timeout_ms.unwrap_or(SERVICE_WAIT_MS));
+        let start = |args| process::start_service(&self.core, self.clone(), &id, args);
+        match tokio::time::timeout(wait, service.ensure(start)).await {
+            Ok(ready) => ready.map(|(process, _)| process),
+            Err(_) => Err(EngineError::new(
+                protocol::ErrorCode::RunFailed,
+                format!(
+                    "service `{id}` was not ready within {} ms",
+                    wait.as_millis()
+                ),
+            )),
+        }
+    }
+
     /// Cancels every running process and waits for them to end.
     pub async fn shutdown(&self) {
         for slot in self.core.slots.all() {
@@ -367,6 +406,31 @@ impl Ops for Engine {
 
     fn notify(&self, from: &str, data: Value) -> Result<()> {
         Engine::notify(self, from, data)
+    }
+
+    async fn finish(&self, ctx: &Context, how: crate::slot::Finish) -> Result<()> {
+        let Some(process) = &ctx.process_id else {
+            return Err(EngineError::invalid(
+                "finish is for programs: a host has no run of its own to end",
+            ));
+        };
+        let Some(slot) = self.core.slots.get(process) else {
+            return Err(EngineError::invalid(format!(
+                "`{process}` has already ended"
+            )));
+        };
+        slot.request_finish(how);
+        slot.ended().await;
+        Ok(())
+    }
+
+    async fn service(
+        &self,
+        ctx: &Context,
+        program: &str,
+        timeout_ms: Option<u64>,
+    ) -> Result<ProcessId> {
+        Engine::service(self, ctx, program, timeout_ms).await
     }
 }
 

@@ -58,7 +58,7 @@ impl<'j, 'a, 's> Judge<'j, 'a, 's> {
                 new_ids.insert(id.to_owned());
                 continue;
             }
-            if !self.reach.write.admits(self.view, id)? {
+            if !self.writable(id)? {
                 return Err(EngineError::boundary(format!(
                     "cannot change `{id}`: it is outside this process's write boundary"
                 )));
@@ -96,6 +96,9 @@ impl<'j, 'a, 's> Judge<'j, 'a, 's> {
             if self.engine_made.contains(&chunk.as_str()) {
                 continue;
             }
+            if self.reach.manages(chunk) && self.managed_scope(chunk, scope) {
+                continue; // a program it manages, on `engine/program` (its input type on it)
+            }
             if !(chunk.is_empty() || new_ids.contains(chunk)) {
                 self.placed_chunk(chunk, scope, *kind)?;
             }
@@ -128,6 +131,21 @@ impl<'j, 'a, 's> Judge<'j, 'a, 's> {
             )));
         }
         Ok(())
+    }
+
+    /// Whether `id` is writable: inside the write boundary, or a program
+    /// chunk (or input type) the caller manages.
+    fn writable(&mut self, id: &str) -> Result<bool> {
+        Ok(self.reach.manages(id) || self.reach.write.admits(self.view, id)?)
+    }
+
+    /// Where a managed chunk may be placed: a program on `engine/program`,
+    /// an input type on the program it is the input of.
+    fn managed_scope(&self, chunk: &str, scope: &str) -> bool {
+        match chunk.strip_prefix("input/") {
+            Some(name) => scope == format!("program/{name}"),
+            None => scope == "engine/program",
+        }
     }
 
     /// An existing chunk being placed: readable, writable when placed
@@ -164,7 +182,7 @@ impl<'j, 'a, 's> Judge<'j, 'a, 's> {
             if chunk
                 .id
                 .as_deref()
-                .is_some_and(|id| self.engine_made.contains(&id))
+                .is_some_and(|id| self.engine_made.contains(&id) || self.reach.manages(id))
             {
                 continue;
             }
@@ -187,6 +205,9 @@ impl<'j, 'a, 's> Judge<'j, 'a, 's> {
     /// Placements removed: both ends writable, neither protected.
     fn removed_placements(&mut self, decl: &Declaration) -> Result<()> {
         for key in &decl.remove.placements {
+            if self.reach.manages(&key.chunk) && self.managed_scope(&key.chunk, &key.scope) {
+                continue; // a tool gone from its server: off the live programs
+            }
             for id in [&key.chunk, &key.scope] {
                 if self.view.snap.exists(id)? && !self.reach.write.admits(self.view, id)? {
                     return Err(EngineError::boundary(format!(

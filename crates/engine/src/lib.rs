@@ -72,6 +72,7 @@ mod judge;
 mod lease;
 mod plan;
 mod process;
+mod services;
 mod slot;
 mod subs;
 mod vocabulary;

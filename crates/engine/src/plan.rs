@@ -24,7 +24,14 @@ pub(crate) struct Plan {
     pub capabilities: Capabilities,
     /// Whether it runs contained.
     pub contained: bool,
+    /// It is a service (`runtime: "service"`): started once, kept up.
+    pub service: bool,
+    /// The service program that carries out its runs, when it is served.
+    pub served_by: Option<String>,
 }
+
+/// How long a service may run: as long as its engine.
+const SERVICE_TIMEOUT_MS: u64 = 100 * 365 * 24 * 3600 * 1000;
 
 /// The engine's state a plan reads besides the substrate.
 pub(crate) struct Planner<'a> {
@@ -83,16 +90,29 @@ impl Planner<'_> {
         if contained && !self.landlock {
             return Err(EngineError::internal(contain::NO_LANDLOCK));
         }
+        let service = body.runtime == Runtime::Service;
+        let served_by = match &body.served_by {
+            Some(by) => Some(service_program(snap, &name, by)?),
+            None => None,
+        };
+        let default_timeout = if service {
+            SERVICE_TIMEOUT_MS
+        } else {
+            self.config.default_timeout_ms
+        };
         Ok(Plan {
             timeout_ms: args
                 .timeout_ms
                 .or(self.config.grants.get(&name).and_then(|g| g.timeout_ms))
                 .or(body.timeout_ms)
-                .unwrap_or(self.config.default_timeout_ms),
+                .unwrap_or(default_timeout),
             reach: Reach {
                 read: side(&args.read_boundary, &caller.read),
                 write: side(&args.write_boundary, &caller.write),
+                programs: capabilities.programs.clone(),
             },
+            service,
+            served_by,
             program_id,
             program_name: name,
             executable: body.executable,
@@ -115,6 +135,24 @@ impl Planner<'_> {
                 "cannot run `{name}`: {why}; a run may narrow capabilities, never widen them"
             ))
         })
+    }
+}
+
+/// The service program `by` that program `name` names in `served_by`.
+fn service_program(snap: &Snapshot<'_>, name: &str, by: &str) -> Result<String> {
+    let id = resolve_program(snap, by).map_err(|e| {
+        EngineError::not_found(format!("program `{name}` is served by `{by}`: {e}"))
+    })?;
+    let body = snap
+        .chunk(&id)?
+        .map(|item| ProgramBody::parse(by, &item.body_value()))
+        .transpose()
+        .map_err(EngineError::invalid)?;
+    match body {
+        Some(body) if body.runtime == Runtime::Service => Ok(id),
+        _ => Err(EngineError::invalid(format!(
+            "program `{name}` is served by `{by}`, which is not a service program (runtime `service`)"
+        ))),
     }
 }
 

@@ -4,6 +4,7 @@
 
 use crate::boundary::Reach;
 use crate::config::ProcessId;
+use crate::services::Service;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::watch;
@@ -14,27 +15,58 @@ pub(crate) struct Slot {
     pub id: ProcessId,
     pub parent: Option<ProcessId>,
     pub reach: Reach,
+    /// The service this process is, when it is one.
+    pub service: Option<Arc<Service>>,
     end: watch::Sender<Option<String>>,
     done: watch::Sender<bool>,
     paused: watch::Sender<usize>,
+    finish: watch::Sender<Option<Finish>>,
 }
+
+/// How a program (or the service serving its run) says the run ended:
+/// `Ok` completed, `Err` failed with the reason.
+pub(crate) type Finish = std::result::Result<(), String>;
 
 impl Slot {
     /// The slot of process `id`, started by `parent`, reaching `reach`.
-    pub fn new(id: ProcessId, parent: Option<ProcessId>, reach: Reach) -> Slot {
+    pub fn new(
+        id: ProcessId,
+        parent: Option<ProcessId>,
+        reach: Reach,
+        service: Option<Arc<Service>>,
+    ) -> Slot {
         Slot {
             id,
             parent,
             reach,
+            service,
             end: watch::channel(None).0,
             done: watch::channel(false).0,
             paused: watch::channel(0).0,
+            finish: watch::channel(None).0,
         }
     }
 
     /// Watches for a request to end the process (its reason).
     pub fn end_requests(&self) -> watch::Receiver<Option<String>> {
         self.end.subscribe()
+    }
+
+    /// Watches for the run's `finish` (first one wins).
+    pub fn finishes(&self) -> watch::Receiver<Option<Finish>> {
+        self.finish.subscribe()
+    }
+
+    /// Says the run finished (the `finish` op); the first one counts.
+    pub fn request_finish(&self, how: Finish) {
+        self.finish.send_if_modified(|current| {
+            if current.is_none() {
+                *current = Some(how);
+                true
+            } else {
+                false
+            }
+        });
     }
 
     /// Watches how many waits hold the timeout clock still.
@@ -113,4 +145,12 @@ impl Slots {
     pub fn remove(&self, id: &str) {
         self.lock().remove(id);
     }
+}
+
+/// The first value a watched `Option` takes (`None`: its sender is gone).
+pub(crate) async fn first<T: Clone>(rx: &mut watch::Receiver<Option<T>>) -> Option<T> {
+    rx.wait_for(Option::is_some)
+        .await
+        .ok()
+        .and_then(|r| r.clone())
 }

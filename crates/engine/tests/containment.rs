@@ -125,6 +125,7 @@ fn closed(p: &Places) -> Capabilities {
         },
         network: false,
         env: vec![],
+        programs: Vec::new(),
     }
 }
 

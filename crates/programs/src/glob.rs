@@ -40,6 +40,7 @@ fn definition() -> ProgramDef {
             },
             network: false,
             env: Vec::new(),
+            programs: Vec::new(),
         },
         timeout_ms: TOOL_TIMEOUT_MS,
         concurrency_safe: true,

@@ -42,6 +42,7 @@ fn definition() -> ProgramDef {
             },
             network: false,
             env: Vec::new(),
+            programs: Vec::new(),
         },
         timeout_ms: MAX_TIMEOUT_MS + 30_000,
         concurrency_safe: false,

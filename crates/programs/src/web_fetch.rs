@@ -63,6 +63,7 @@ fn definition() -> ProgramDef {
             },
             network: true,
             env: PROXY_ENV.iter().map(|s| (*s).to_owned()).collect(),
+            programs: Vec::new(),
         },
         timeout_ms: MAX_TIMEOUT_MS + 30_000,
         concurrency_safe: true,

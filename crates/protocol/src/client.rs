@@ -160,9 +160,20 @@ impl Client {
 
     /// Sends one request and waits for its answer.
     pub async fn request(&self, op: Op) -> Result<Value, ClientError> {
+        self.request_for(None, op).await
+    }
+
+    /// Sends one request — for the served run `process`, when a service
+    /// acts for one — and waits for its answer.
+    pub async fn request_for(&self, process: Option<&str>, op: Op) -> Result<Value, ClientError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let mut line = serde_json::to_string(&Request { id, op })
-            .map_err(|e| ClientError::Decode(e.to_string()))?;
+        let request = Request {
+            id,
+            process: process.map(str::to_owned),
+            op,
+        };
+        let mut line =
+            serde_json::to_string(&request).map_err(|e| ClientError::Decode(e.to_string()))?;
         line.push('\n');
         let (tx, rx) = oneshot::channel();
         self.pending
@@ -187,7 +198,15 @@ impl Client {
     }
 
     async fn typed<T: DeserializeOwned>(&self, op: Op) -> Result<T, ClientError> {
-        let value = self.request(op).await?;
+        self.typed_for(None, op).await
+    }
+
+    async fn typed_for<T: DeserializeOwned>(
+        &self,
+        process: Option<&str>,
+        op: Op,
+    ) -> Result<T, ClientError> {
+        let value = self.request_for(process, op).await?;
         serde_json::from_value(value).map_err(|e| ClientError::Decode(e.to_string()))
     }
 
@@ -197,8 +216,17 @@ impl Client {
         scopes: &[&str],
         opts: ScopeOpts,
     ) -> Result<ScopeResult, ClientError> {
+        self.scope_for(None, scopes, opts).await
+    }
+
+    async fn scope_for(
+        &self,
+        process: Option<&str>,
+        scopes: &[&str],
+        opts: ScopeOpts,
+    ) -> Result<ScopeResult, ClientError> {
         let scopes = scopes.iter().map(|s| (*s).to_owned()).collect();
-        self.typed(Op::Scope { scopes, opts }).await
+        self.typed_for(process, Op::Scope { scopes, opts }).await
     }
 
     /// Applies a declaration.
@@ -268,11 +296,104 @@ impl Client {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         if let Ok(mut line) = serde_json::to_string(&Request {
             id,
+            process: None,
             op: Op::Notify { data },
         }) {
             line.push('\n');
             let _ = self.out.send(line);
         }
+    }
+}
+
+/// What a service asks for one run it serves: each request carries the
+/// run's process and is judged against that run's boundaries.
+pub struct ServedRun<'c> {
+    client: &'c Client,
+    process: String,
+}
+
+impl Client {
+    /// Acts for the served run `process` (a service's).
+    pub fn for_run(&self, process: &str) -> ServedRun<'_> {
+        ServedRun {
+            client: self,
+            process: process.to_owned(),
+        }
+    }
+
+    /// Starts the service `program` if it is not running and waits, at most
+    /// `timeout_ms`, until it is ready; answers its process.
+    pub async fn service(
+        &self,
+        program: &str,
+        timeout_ms: Option<u64>,
+    ) -> Result<String, ClientError> {
+        let result: RunResult = self
+            .typed(Op::Service {
+                program: program.to_owned(),
+                timeout_ms,
+            })
+            .await?;
+        Ok(result.process)
+    }
+
+    /// Says this service is ready to serve runs.
+    pub async fn ready(&self) -> Result<(), ClientError> {
+        self.request(Op::Ready {}).await.map(drop)
+    }
+
+    /// Ends this program's own run: `error` for a failure.
+    pub async fn finish(&self, error: Option<String>) -> Result<(), ClientError> {
+        self.request(finish_op(error)).await.map(drop)
+    }
+}
+
+fn finish_op(error: Option<String>) -> Op {
+    let status = if error.is_some() {
+        crate::FinishStatus::Failed
+    } else {
+        crate::FinishStatus::Completed
+    };
+    Op::Finish { status, error }
+}
+
+impl ServedRun<'_> {
+    /// The run's process.
+    pub fn process(&self) -> &str {
+        &self.process
+    }
+
+    /// Reads as the run may.
+    pub async fn scope(
+        &self,
+        scopes: &[&str],
+        opts: ScopeOpts,
+    ) -> Result<ScopeResult, ClientError> {
+        self.client
+            .scope_for(Some(&self.process), scopes, opts)
+            .await
+    }
+
+    /// Commits as the run may (its output, say).
+    pub async fn commit(&self, declaration: Declaration) -> Result<Commit, ClientError> {
+        let op = Op::Commit { declaration };
+        self.client.typed_for(Some(&self.process), op).await
+    }
+
+    /// Notifies the run's subscribers (progress).
+    pub async fn notify(&self, data: Value) -> Result<(), ClientError> {
+        self.client
+            .request_for(Some(&self.process), Op::Notify { data })
+            .await
+            .map(drop)
+    }
+
+    /// Ends the run: `error` for a failure.
+    pub async fn finish(&self, error: Option<String>) -> Result<(), ClientError> {
+        self.client
+            .request_for(Some(&self.process), finish_op(error))
+            .await
+            .map(drop)
     }
 }
 

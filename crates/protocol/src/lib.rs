@@ -29,7 +29,7 @@ pub mod program;
 pub mod schema;
 mod wire;
 
-pub use client::{Client, ClientError, Events, run_args};
+pub use client::{Client, ClientError, Events, ServedRun, run_args};
 pub use substrate::{
     ChunkDecl, ChunkItem, Commit, Declaration, NewPlacement, PlacementType, ScopeOpts, ScopeResult,
 };

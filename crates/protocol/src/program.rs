@@ -31,6 +31,9 @@ pub enum Runtime {
     Vm,
     /// A page in a browser tile (the browser host comes later).
     Webview,
+    /// A long-lived process, started once per engine when first needed,
+    /// that serves the runs of programs naming it in `served_by`.
+    Service,
 }
 
 fn yes() -> bool {
@@ -92,6 +95,10 @@ pub struct ProgramBody {
     /// Whether a model sees it as a tool (default true).
     #[serde(default = "yes")]
     pub tool: bool,
+    /// The service program that carries out its runs (none: it runs as a
+    /// process of its own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub served_by: Option<String>,
 }
 
 impl ProgramBody {
@@ -155,6 +162,7 @@ impl ProgramDef {
             concurrency_safe: self.concurrency_safe,
             read_only: self.read_only,
             tool: self.tool,
+            served_by: None,
         }
     }
 

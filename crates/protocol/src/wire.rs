@@ -109,6 +109,11 @@ pub struct Capabilities {
     /// cleared).
     #[serde(default)]
     pub env: Vec<String>,
+    /// Program names (globs, `mcp__github__*`) whose program chunks — and
+    /// their input types — a service may create, change and take off
+    /// `engine/program`, outside its own tree.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub programs: Vec<String>,
 }
 
 /// The arguments of a `run`.
@@ -205,6 +210,36 @@ pub enum Op {
         /// Anything JSON.
         data: Value,
     },
+    /// End a run handed to this service (the request's `process`), or the
+    /// caller's own run: its terminal status committed, then answered.
+    Finish {
+        /// `completed` or `failed`.
+        status: FinishStatus,
+        /// How it failed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+    /// Start the service `program` (once per engine) and wait until it says
+    /// it is ready, at most `timeout_ms`; answers its process.
+    Service {
+        /// A service program's id or name.
+        program: String,
+        /// How long to wait for it to be ready.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        timeout_ms: Option<u64>,
+    },
+    /// A service says it is ready to serve runs.
+    Ready {},
+}
+
+/// How a `finish` ends a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FinishStatus {
+    /// It did what was asked.
+    Completed,
+    /// It did not (`error` says why).
+    Failed,
 }
 
 impl Op {
@@ -219,6 +254,9 @@ impl Op {
             Op::Subscribe { .. } => "subscribe",
             Op::Unsubscribe { .. } => "unsubscribe",
             Op::Notify { .. } => "notify",
+            Op::Finish { .. } => "finish",
+            Op::Service { .. } => "service",
+            Op::Ready {} => "ready",
         }
     }
 }
@@ -228,6 +266,10 @@ impl Op {
 pub struct Request {
     /// Matches the response.
     pub id: u64,
+    /// The served run a service asks for (judged against that run's
+    /// boundaries); none: the caller itself.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub process: Option<String>,
     /// What is asked.
     #[serde(flatten)]
     pub op: Op,
@@ -287,10 +329,26 @@ impl Request {
             Some(other) => return Err(invalid(format!("`op` must be a string, got {other}"))),
             None => return Err(invalid("missing `op`".into())),
         };
+        // `cancel` names its process; any other op's `process` is the
+        // served run a service acts for.
+        let process = match map.get("process") {
+            _ if op_name == "cancel" => None,
+            Some(Value::String(_)) => match map.remove("process") {
+                Some(Value::String(p)) => Some(p),
+                _ => None,
+            },
+            Some(other) => {
+                return Err(invalid(format!(
+                    "`process` must be a process id, got {other}"
+                )));
+            }
+            None => None,
+        };
         let op: Op = serde_json::from_value(Value::Object(map))
             .map_err(|e| invalid(format!("bad `{op_name}` request: {e}")))?;
         Ok(Request {
             id: id.unwrap_or(0),
+            process,
             op,
         })
     }
@@ -413,6 +471,20 @@ pub enum Event {
         process: String,
         /// What it sent.
         data: Value,
+    },
+    /// To a service: a run of a program it serves, to carry out and
+    /// `finish`.
+    Run {
+        /// The run's process.
+        process: String,
+        /// The program run.
+        program: String,
+    },
+    /// To a service: a run it serves ended before it finished it (a
+    /// cancel, a timeout, its parent's end).
+    Cancel {
+        /// The run's process.
+        process: String,
     },
 }
 

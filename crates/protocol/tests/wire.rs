@@ -129,7 +129,7 @@ fn bad_lines_are_told_apart() {
     ));
     assert_eq!(
         Request::parse(br#"{"id":3,"op":"launch"}"#),
-        Err(ParseError::Invalid { id: Some(3), message: "bad `launch` request: unknown variant `launch`, expected one of `scope`, `commit`, `run`, `await`, `cancel`, `subscribe`, `unsubscribe`, `notify`".into() })
+        Err(ParseError::Invalid { id: Some(3), message: "bad `launch` request: unknown variant `launch`, expected one of `scope`, `commit`, `run`, `await`, `cancel`, `subscribe`, `unsubscribe`, `notify`, `finish`, `service`, `ready`".into() })
     );
     match Request::parse(br#"{"id":4,"op":"scope"}"#) {
         Err(ParseError::Invalid {

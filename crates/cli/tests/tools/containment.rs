@@ -158,6 +158,7 @@ async fn configuration_widens_shell_and_a_run_still_narrows_it() {
         },
         network: false,
         env: Vec::new(),
+        programs: Vec::new(),
     };
     let n = shell(&client, &command, Some(narrow)).await;
     assert!(

@@ -30,6 +30,18 @@ impl Ending {
         }
     }
 
+    /// A run its program (or its service) ended with `finish`.
+    pub(super) fn finished(how: crate::slot::Finish) -> Ending {
+        match how {
+            Ok(()) => Ending {
+                status: "completed",
+                error: None,
+                exit_code: None,
+            },
+            Err(error) => Ending::failed(error),
+        }
+    }
+
     /// A process whose program exited with `status`.
     pub(super) fn exited(status: std::process::ExitStatus) -> Ending {
         match (status.code(), status.signal()) {
@@ -63,6 +75,10 @@ pub(crate) async fn finish(core: &Core, slot: &Arc<Slot>, ending: Ending, stderr
     let decl = Declaration::of(vec![ChunkDecl::with_id(&slot.id).merge_body(body)]);
     if let Err(e) = core.db.commit(decl, None) {
         tracing::error!(process = %slot.id, "cannot record the end of the process: {e}");
+    }
+    if let Some(service) = &slot.service {
+        let reason = ending.error.as_deref().unwrap_or("exited");
+        service.exited(&slot.id, reason);
     }
     core.subs.remove_owner(&slot.id);
     let _ = std::fs::remove_dir_all(contain::temp_dir(&slot.id));

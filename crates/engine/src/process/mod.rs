@@ -5,6 +5,7 @@
 //! own children), cancel — is in `supervise.rs`.
 
 mod end;
+mod served;
 mod spawn;
 mod supervise;
 
@@ -31,6 +32,7 @@ use supervise::supervise;
 pub const STDERR_TAIL_BYTES: usize = 64 * 1024;
 
 /// `run`, in the seed's order: slot, one atomic commit, spawn, `running`.
+/// A service program is refused: it is started by the `service` op.
 pub(crate) fn run<O: Ops>(
     core: &Arc<Core>,
     ops: O,
@@ -38,6 +40,36 @@ pub(crate) fn run<O: Ops>(
     caller: Reach,
     program: &str,
     args: RunArgs,
+) -> Result<ProcessId> {
+    launch(core, ops, ctx, caller, program, args, false)
+}
+
+/// Starts the process of a service program (see `services.rs`).
+pub(crate) fn start_service<O: Ops>(
+    core: &Arc<Core>,
+    ops: O,
+    program: &str,
+    args: RunArgs,
+) -> Result<ProcessId> {
+    launch(
+        core,
+        ops,
+        &Context::host(),
+        Reach::host(),
+        program,
+        args,
+        true,
+    )
+}
+
+fn launch<O: Ops>(
+    core: &Arc<Core>,
+    ops: O,
+    ctx: &Context,
+    caller: Reach,
+    program: &str,
+    args: RunArgs,
+    service: bool,
 ) -> Result<ProcessId> {
     let id = new_id("p");
     let planner = Planner {
@@ -47,6 +79,17 @@ pub(crate) fn run<O: Ops>(
     let plan = core
         .db
         .read(|snap| planner.plan(snap, ctx, &caller, program, &args, &id))?;
+    if plan.service != service {
+        return Err(EngineError::invalid(if plan.service {
+            format!(
+                "`{}` is a service: it is started with the `service` op, and serves the runs of \
+                 programs naming it in `served_by`",
+                plan.program_name
+            )
+        } else {
+            format!("`{}` is not a service program", plan.program_name)
+        }));
+    }
     if ctx.process_id.is_some() && args.session.is_some() {
         return Err(EngineError::invalid(
             "`session` is for host runs: a program's runs are placed on its own process",
@@ -57,6 +100,7 @@ pub(crate) fn run<O: Ops>(
         id.clone(),
         ctx.process_id.clone(),
         plan.reach.clone(),
+        service.then(|| core.services.get(&plan.program_id)),
     ));
     core.slots.insert(Arc::clone(&slot));
     // The caller is judged for its arguments as placed — on the new process
@@ -81,6 +125,9 @@ pub(crate) fn run<O: Ops>(
         core.slots.remove(&id);
         return Err(e);
     }
+    if let Some(served_by) = &plan.served_by {
+        return serve(core, ops, slot, &plan, served_by);
+    }
     let child = match spawn::spawn(core, &id, &plan) {
         Ok(child) => child,
         Err(e) => {
@@ -104,6 +151,35 @@ pub(crate) fn run<O: Ops>(
     let core = Arc::clone(core);
     let budget = Duration::from_millis(plan.timeout_ms);
     tokio::spawn(async move { supervise(core, ops, slot, child, budget).await });
+    Ok(id)
+}
+
+/// A served run, committed: `running`, then handed to its service.
+fn serve<O: Ops>(
+    core: &Arc<Core>,
+    ops: O,
+    slot: Arc<Slot>,
+    plan: &Plan,
+    served_by: &str,
+) -> Result<ProcessId> {
+    let id = slot.id.clone();
+    core.db.commit(
+        Declaration::of(vec![ChunkDecl::with_id(&id).merge_body(
+            json!({"status": "running", "started": now(), "served_by": served_by}),
+        )]),
+        None,
+    )?;
+    let service = core.services.get(served_by);
+    let budget = Duration::from_millis(plan.timeout_ms);
+    let program = plan.program_name.clone();
+    let (core, by) = (Arc::clone(core), service.program.clone());
+    let start = {
+        let core = Arc::clone(&core);
+        move |args| start_service(&core, ops.clone(), &by, args)
+    };
+    tokio::spawn(served::serve_run(
+        core, start, slot, service, program, budget,
+    ));
     Ok(id)
 }
 

@@ -13,7 +13,8 @@ pub(super) fn spawn(core: &Core, id: &str, plan: &Plan) -> std::io::Result<Start
     argv.extend(plan.extra_args.iter().cloned());
     let mut command = match (plan.contained, &config.containment) {
         (true, contain::Containment::On { exe, args }) => {
-            let policy = contained_policy(core, id, &plan.capabilities, &program, argv)?;
+            let mut policy = contained_policy(core, id, &plan.capabilities, &program, argv)?;
+            policy.env.extend(host_values(core, plan));
             if let Some(zygote) = &core.zygote {
                 match Started::forked(zygote, &policy) {
                     Ok(started) => return Ok(started),
@@ -33,6 +34,7 @@ pub(super) fn spawn(core: &Core, id: &str, plan: &Plan) -> std::io::Result<Start
             let mut command = tokio::process::Command::new(program);
             let granted = granted_env(&config.project_root, &plan.capabilities);
             command.args(argv).env(protocol::env::CAPABILITIES, granted);
+            command.envs(host_values(core, plan));
             command
         }
     };
@@ -48,6 +50,13 @@ pub(super) fn spawn(core: &Core, id: &str, plan: &Plan) -> std::io::Result<Start
         .process_group(0)
         .kill_on_drop(true);
     command.spawn().map(Started::child)
+}
+
+/// What the host gives this program's environment (its configuration's
+/// values, secrets among them, never written to the substrate).
+fn host_values(core: &Core, plan: &Plan) -> Vec<(String, String)> {
+    let values = core.config.env_values.get(&plan.program_name);
+    values.cloned().unwrap_or_default()
 }
 
 /// The policy of a contained run, its temp dir made: the capabilities made

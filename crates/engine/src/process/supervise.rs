@@ -7,7 +7,7 @@ use super::spawn::{Input, Started};
 use crate::config::Context;
 use crate::connection::{Connection, OUT_QUEUE, Ops, ReadEnd, pump};
 use crate::core::Core;
-use crate::slot::Slot;
+use crate::slot::{Slot, first};
 use std::os::unix::process::ExitStatusExt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -37,6 +37,7 @@ pub(super) async fn supervise<O: Ops>(
         Context::process(&slot.id),
         out_tx,
         false,
+        slot.service.clone(),
     ));
     let stdout = child.stdout.take();
     let reading = Arc::clone(&connection);
@@ -48,6 +49,8 @@ pub(super) async fn supervise<O: Ops>(
     });
     let mut deadline = Box::pin(expiry(slot.pauses(), budget));
     let mut end_rx = slot.end_requests();
+    let mut finishes = slot.finishes();
+    let mut finished = false;
     let mut ending: Option<Ending> = None;
     let mut exit: Option<std::process::ExitStatus> = None;
     let mut reader_done = false;
@@ -68,10 +71,23 @@ pub(super) async fn supervise<O: Ops>(
                 exited_at = Some(Instant::now());
                 contain::kill_group(pid); // whatever it forked and left behind
             }
-            reason = end_rx.wait_for(Option::is_some), if ending.is_none() => {
-                let reason = reason.map(|r| r.clone().unwrap_or_default()).unwrap_or_else(|_| "cancelled".into());
+            reason = first(&mut end_rx), if ending.is_none() => {
+                let reason = reason.unwrap_or_else(|| "cancelled".into());
                 ending = Some(Ending::failed(reason));
                 contain::kill_group(pid);
+            }
+            how = first(&mut finishes), if !finished && ending.is_none() => {
+                // Its own `finish`: the end committed now; it has the
+                // drain grace to exit.
+                finished = true;
+                if let Some(how) = how {
+                    finish(&core, &slot, Ending::finished(how), String::new()).await;
+                }
+                exited_at.get_or_insert_with(Instant::now);
+            }
+            () = tokio::time::sleep(grace), if finished && exit.is_none() => {
+                contain::kill_group(pid);
+                exit = Some(std::process::ExitStatus::from_raw(9));
             }
             () = &mut deadline, if ending.is_none() && exit.is_none() => {
                 ending = Some(Ending::failed("timeout"));
@@ -90,12 +106,16 @@ pub(super) async fn supervise<O: Ops>(
         (None, Some(status)) => Ending::exited(status),
         (None, None) => Ending::failed("killed"),
     };
+    if finished {
+        stderr_tail.abort();
+        return;
+    }
     let tail = stderr_tail.await.unwrap_or_default();
     finish(&core, &slot, ending, tail).await;
 }
 
 /// Resolves when `budget` of unpaused time has passed.
-async fn expiry(mut paused: watch::Receiver<usize>, budget: Duration) {
+pub(super) async fn expiry(mut paused: watch::Receiver<usize>, budget: Duration) {
     let mut left = budget;
     loop {
         if *paused.borrow_and_update() > 0 {

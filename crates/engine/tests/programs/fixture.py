@@ -303,6 +303,12 @@ def main():
     elif mode == "notify":
         engine.result("notify", data={"kind": "text_delta", "text": task.get("text", "Hel")})
         output({"notified": True})
+    elif mode == "finish":
+        # its output, then its end, before it exits (with a code that would
+        # fail it, were the end not already committed)
+        output({"finished": True})
+        engine.result("finish", status=task.get("status", "completed"), error=task.get("error"))
+        sys.exit(3)
     else:
         raise SystemExit("unknown mode %r" % mode)
 

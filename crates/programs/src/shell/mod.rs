@@ -69,6 +69,7 @@ fn definition() -> ProgramDef {
             },
             network: false,
             env: DEFAULT_ENV.iter().map(|s| (*s).to_owned()).collect(),
+            programs: Vec::new(),
         },
         // Longer than any command's own timeout: the program reports it.
         timeout_ms: MAX_TIMEOUT_MS + 60_000,
