@@ -21,12 +21,16 @@ pub struct ProgramTool {
     pub body: ProgramBody,
 }
 
-/// The program tools as of `as_of` (head when `None`), sorted by name —
-/// only those named in `only`, when given. Answers the commit read at.
+/// The program tools as of `as_of` (head when `None`): the built-ins by
+/// name, then the served ones (an MCP server's) by name, so the cached
+/// prefix stays stable — only those named in `only`, when given, else a
+/// served program only when its service is among `services` (up for this
+/// run). Answers the commit read at.
 pub async fn program_tools(
     client: &Client,
     as_of: Option<u64>,
     only: Option<&[String]>,
+    services: &[String],
 ) -> Result<(u64, Vec<ProgramTool>), ClientError> {
     let programs = client
         .scope(
@@ -49,7 +53,10 @@ pub async fn program_tools(
         };
         let eligible = match only {
             Some(names) => names.contains(&name),
-            None => body.offered_as_tool(),
+            None => {
+                body.offered_as_tool()
+                    && body.served_by.as_ref().is_none_or(|s| services.contains(s))
+            }
         };
         if let (true, Some(input_type)) = (eligible, body.input_type.clone()) {
             wanted.push((item.id.clone(), name, input_type, body));
@@ -74,7 +81,10 @@ pub async fn program_tools(
             });
         }
     }
-    tools.sort_by(|a, b| a.def.name.cmp(&b.def.name));
+    tools.sort_by(|a, b| {
+        let key = |t: &ProgramTool| (t.body.served_by.is_some(), t.def.name.clone());
+        key(a).cmp(&key(b))
+    });
     Ok((at, tools))
 }
 

@@ -58,6 +58,7 @@ pub mod permissions;
 mod rebuild;
 pub mod request;
 pub mod run;
+pub mod servers;
 mod toolbox;
 mod vocabulary;
 

@@ -88,7 +88,7 @@ pub async fn rebuild_request(
         .map(|c| AgentConfig::parse(&c.body_value()))
         .transpose()?
         .ok_or_else(|| format!("process `{}` has no agent-config argument", call.process))?;
-    let (_, tools) = catalog::program_tools(client, Some(context.as_of), Some(&context.tools))
+    let (_, tools) = catalog::program_tools(client, Some(context.as_of), Some(&context.tools), &[])
         .await
         .map_err(fail)?;
     let pinned = catalog::pinned(client, &event, context.as_of)

@@ -528,3 +528,51 @@ fn a_read_rule_holds_however_the_path_is_spelled_and_for_every_reader() {
     };
     assert_eq!(allowed.decide(&call), Decision::Allow);
 }
+
+#[test]
+fn mcp_tools_ask_in_default_mode_whatever_their_annotation_and_rules_name_the_server() {
+    let default = Permissions::new(PermissionMode::Default, &[], &[], &[]).unwrap();
+    let input = json!({"path": "/etc/passwd"});
+    for read_only in [false, true] {
+        assert!(matches!(
+            decide(&default, "mcp__github__list_issues", input.clone(), read_only),
+            Decision::Ask(why) if why.contains("MCP server")
+        ));
+    }
+    // a read_only hint and a path do not make it a reader `read(…)` rules cover
+    let reads = Permissions::new(PermissionMode::Default, &["read".into()], &[], &[]).unwrap();
+    assert!(matches!(
+        decide(&reads, "mcp__fs__read_file", input.clone(), true),
+        Decision::Ask(_)
+    ));
+    let plan = Permissions::new(PermissionMode::Plan, &[], &[], &[]).unwrap();
+    assert_eq!(
+        decide(&plan, "mcp__github__list_issues", json!({}), true),
+        Decision::Allow
+    );
+    assert!(matches!(
+        decide(&plan, "mcp__github__create_issue", json!({}), false),
+        Decision::Deny(_)
+    ));
+    let rules = Permissions::new(
+        PermissionMode::Default,
+        &["mcp__github".into()],
+        &["mcp__github__delete_repo".into()],
+        &[],
+    )
+    .unwrap();
+    assert_eq!(
+        decide(&rules, "mcp__github__create_issue", json!({}), false),
+        Decision::Allow
+    );
+    assert!(matches!(
+        decide(&rules, "mcp__github__delete_repo", json!({}), false),
+        Decision::Deny(_)
+    ));
+    // `mcp__git` is another server, not a prefix of `mcp__github`'s tools
+    let other = Permissions::new(PermissionMode::Default, &["mcp__git".into()], &[], &[]).unwrap();
+    assert!(matches!(
+        decide(&other, "mcp__github__create_issue", json!({}), false),
+        Decision::Ask(_)
+    ));
+}

@@ -103,6 +103,12 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// MCP servers: list, get, add, remove (the shape of `claude mcp`).
+    #[command(after_help = MCP_HELP)]
+    Mcp {
+        #[command(subcommand)]
+        command: McpCommand,
+    },
     /// Commit a declaration (JSON) from a file or stdin, as the host.
     #[command(
         after_help = "Examples:\n  hc commit decl.json\n  echo '{\"chunks\":[{\"id\":\"culture\",\"body\":{\"text\":\"Prefer small commits.\"}}]}' | hc commit"
@@ -225,6 +231,43 @@ Examples:
   hc trace s_01J9 --request 3 | jq .messages
   hc trace s_01J9 --diff 3   # what call 3 added to call 2";
 
+const MCP_HELP: &str = "Examples:
+  hc mcp add github -- npx -y @modelcontextprotocol/server-github
+  hc mcp add --transport http docs https://example.com/mcp --header 'Authorization: Bearer ${DOCS_TOKEN}'
+  hc mcp add --scope user -e API_KEY=${API_KEY} tools -- ./bin/tools-server
+  hc mcp list
+  hc mcp get github --json
+  hc mcp remove github";
+
+/// `hc mcp`'s commands.
+#[derive(clap::Subcommand)]
+pub enum McpCommand {
+    /// Every configured server: whether it connects, and its tools.
+    List {
+        /// As JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// One server: its configuration (no secret values), status and tools.
+    Get {
+        /// The server's name.
+        name: String,
+        /// As JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Add a server: `NAME -- COMMAND ARGS…` (stdio), or `--transport http NAME URL`.
+    Add(crate::mcp_cmd::Add),
+    /// Remove a server (from --scope, else whichever file has it).
+    Remove {
+        /// The server's name.
+        name: String,
+        /// project (.mcp.json) or user (your config.toml).
+        #[arg(long, short = 's', value_enum)]
+        scope: Option<crate::mcp_cmd::Scope>,
+    },
+}
+
 /// The settings a flag may give: `hc run`, `hc chat`, `hc config`.
 #[derive(clap::Args, Default)]
 pub struct SettingFlags {
@@ -246,6 +289,12 @@ pub struct SettingFlags {
     /// Refuse calls matching RULE (repeatable).
     #[arg(long = "deny", value_name = "RULE")]
     deny: Vec<String>,
+    /// MCP servers from FILE_OR_JSON (`{"mcpServers": {…}}`; repeatable).
+    #[arg(long = "mcp-config", value_name = "FILE_OR_JSON")]
+    mcp_config: Vec<String>,
+    /// Only the servers of --mcp-config, none from the config files.
+    #[arg(long)]
+    strict_mcp_config: bool,
 }
 
 impl SettingFlags {
@@ -269,6 +318,8 @@ impl SettingFlags {
         flags
             .rules
             .extend(self.deny.into_iter().map(|r| ("deny", r)));
+        flags.mcp_config = self.mcp_config;
+        flags.strict_mcp_config = self.strict_mcp_config;
         flags
     }
 }

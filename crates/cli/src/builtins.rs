@@ -6,7 +6,10 @@ use substrate::ChunkDecl;
 
 /// Every built-in program: the tools, then the agent.
 pub fn all() -> impl Iterator<Item = &'static Builtin> {
-    programs::BUILTINS.iter().chain(agent::BUILTINS)
+    programs::BUILTINS
+        .iter()
+        .chain(agent::BUILTINS)
+        .chain(mcp::BUILTINS)
 }
 
 /// The built-in called `name`.

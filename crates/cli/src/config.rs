@@ -5,6 +5,7 @@
 use anyhow::{Context as _, Result, bail};
 use contain::grant::Grant;
 use protocol::ReadAccess;
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -190,6 +191,8 @@ pub struct Files {
     pub files: Vec<File>,
     /// Where the project stands on trust (what of its files applies).
     pub trust: Trust,
+    /// The project's `.mcp.json` (dropped when the project is not trusted).
+    pub mcp_json: Option<McpJson>,
 }
 
 /// The user's configuration file.
@@ -285,6 +288,7 @@ impl Files {
         Ok(Files {
             files,
             trust: Trust::NotNeeded,
+            mcp_json: None,
         })
     }
 
@@ -435,4 +439,68 @@ pub enum Trust {
 /// A path made canonical (as it was given when it cannot be).
 pub fn canonical(path: &Path) -> PathBuf {
     path.canonicalize().unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// The project's file of MCP servers (Claude Code's).
+pub const MCP_JSON: &str = ".mcp.json";
+
+/// The project's `.mcp.json`, read.
+#[derive(Clone, Debug)]
+pub struct McpJson {
+    /// Its path.
+    pub path: PathBuf,
+    /// Its `mcpServers`.
+    pub servers: serde_json::Map<String, Value>,
+}
+
+impl McpJson {
+    /// Reads `root/.mcp.json`, when there is one; one that is not a JSON
+    /// object of `mcpServers` is an error naming it.
+    pub fn read(root: &Path) -> Result<Option<McpJson>> {
+        let path = root.join(MCP_JSON);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        };
+        let value: Value = serde_json::from_str(&text).map_err(|e| {
+            crate::exit::exit(2, format!("{} is not valid JSON: {e}", path.display()))
+        })?;
+        let servers = match value.get("mcpServers") {
+            None => serde_json::Map::new(),
+            Some(Value::Object(servers)) => servers.clone(),
+            Some(_) => bail!(
+                "{}: `mcpServers` must be an object of servers by name",
+                path.display()
+            ),
+        };
+        Ok(Some(McpJson { path, servers }))
+    }
+
+    /// Its servers, in words, for a trust question.
+    pub fn asked(&self) -> Vec<String> {
+        self.servers
+            .iter()
+            .map(|(name, entry)| {
+                format!("the MCP server `{name}` from .mcp.json ({})", what(entry))
+            })
+            .collect()
+    }
+}
+
+/// What a server entry starts or reaches, in words.
+pub fn what(entry: &Value) -> String {
+    match (entry["command"].as_str(), entry["url"].as_str()) {
+        (Some(command), _) => {
+            let args: Vec<&str> = entry["args"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
+            format!("runs `{}`", [vec![command], args].concat().join(" "))
+        }
+        (None, Some(url)) => format!("connects to {url}"),
+        (None, None) => "an entry with no command or url".into(),
+    }
 }

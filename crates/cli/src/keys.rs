@@ -29,6 +29,27 @@ const TABLES: &[&str] = &[
     "containment",
     "server_tools",
     "safe_directories",
+    "mcp_servers",
+];
+
+/// The keys of a `[mcp_servers.NAME]` table (Claude Code's and Codex's
+/// names).
+pub const MCP_KEYS: &[&str] = &[
+    "type",
+    "command",
+    "args",
+    "env",
+    "cwd",
+    "url",
+    "headers",
+    "http_headers",
+    "bearer_token_env_var",
+    "enabled",
+    "startup_timeout_ms",
+    "startup_timeout_sec",
+    "tool_timeout_ms",
+    "tool_timeout_sec",
+    "capabilities",
 ];
 
 /// The keys of a `[[hooks]]` entry.
@@ -90,13 +111,18 @@ pub fn unknown(table: &toml::Table, text: &str) -> Option<Unknown> {
                 }
             }
         }
-        if let ("programs", toml::Value::Table(programs)) = (key.as_str(), value) {
-            for (name, grant) in programs {
-                let Some(grant) = grant.as_table() else {
+        let named = match key.as_str() {
+            "programs" => Some(GRANT_KEYS),
+            "mcp_servers" => Some(MCP_KEYS),
+            _ => None,
+        };
+        if let (Some(known), toml::Value::Table(entries)) = (named, value) {
+            for (name, entry) in entries {
+                let Some(entry) = entry.as_table() else {
                     continue;
                 };
-                if let Some(k) = grant.keys().find(|k| !GRANT_KEYS.contains(&k.as_str())) {
-                    return Some(found(&[key, name, k], GRANT_KEYS, text));
+                if let Some(k) = entry.keys().find(|k| !known.contains(&k.as_str())) {
+                    return Some(found(&[key, name, k], known, text));
                 }
             }
         }

@@ -10,6 +10,8 @@ mod config_cmd;
 mod exit;
 mod inspect;
 mod keys;
+mod mcp_cmd;
+mod mcp_config;
 mod output;
 mod project;
 mod render;
@@ -72,6 +74,7 @@ fn main() -> ExitCode {
         Command::Ps { json } => inspect::ps(json),
         Command::Programs { json } => inspect::programs(json),
         Command::Commit { file } => inspect::commit(file.as_deref()),
+        Command::Mcp { command } => mcp(command),
         Command::Config {
             json,
             edit,
@@ -88,6 +91,16 @@ fn main() -> ExitCode {
 
 /// The exit code of a command that chooses its own: its errors say what
 /// to do, with the code they carry (else 1).
+fn mcp(command: args::McpCommand) -> Result<()> {
+    use args::McpCommand;
+    match command {
+        McpCommand::List { json } => mcp_cmd::list(json),
+        McpCommand::Get { name, json } => mcp_cmd::get(&name, json),
+        McpCommand::Add(add) => mcp_cmd::add(add),
+        McpCommand::Remove { name, scope } => mcp_cmd::remove(&name, scope),
+    }
+}
+
 fn exit_code(outcome: Result<u8>) -> ExitCode {
     match outcome {
         Ok(code) => ExitCode::from(code),
@@ -236,6 +249,20 @@ pub(crate) fn engine_config(
         config.containment = contain::Containment::Off;
     }
     config.grants = files.grants()?;
+    config.log_dir = Some(project.root.join(project::DIR).join("logs"));
+    Ok(config)
+}
+
+/// Registers the MCP servers `files` and `flags` configure in `db`, and
+/// gives `config` what their services' environments get.
+pub(crate) fn with_servers(
+    mut config: EngineConfig,
+    db: &substrate::Substrate,
+    files: &config::Files,
+    flags: &settings::Flags,
+) -> Result<EngineConfig> {
+    let servers = mcp_config::servers(files, &flags.mcp_config, flags.strict_mcp_config)?;
+    config.env_values = mcp_config::register(db, &servers)?;
     Ok(config)
 }
 
@@ -245,8 +272,10 @@ fn serve(stdio: bool, no_contain: bool) -> Result<()> {
     }
     let here = std::env::current_dir().context("cannot read the working directory")?;
     let project = Project::find(&here)?;
-    let config = engine_config(&project, &project.config(trust::Ask::Never)?, no_contain)?;
+    let files = project.config(trust::Ask::Never)?;
+    let config = engine_config(&project, &files, no_contain)?;
     let (db, _) = project.open()?;
+    let config = with_servers(config, &db, &files, &settings::Flags::default())?;
     let since = std::time::SystemTime::now();
     runtime()?.block_on(async move {
         let engine = Engine::open_with(db, config)?;

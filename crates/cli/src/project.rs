@@ -100,7 +100,8 @@ impl Project {
     /// project's `.env`, read, nothing applied.
     pub fn read_files(&self) -> Result<(crate::config::Files, crate::config::DotEnv)> {
         let dotenv = crate::config::DotEnv::read(&self.root.join(".env"))?;
-        let files = crate::config::Files::read(&self.root.join(DIR).join("config.toml"))?;
+        let mut files = crate::config::Files::read(&self.root.join(DIR).join("config.toml"))?;
+        files.mcp_json = crate::config::McpJson::read(&self.root)?;
         Ok((files, dotenv))
     }
 
@@ -110,14 +111,17 @@ impl Project {
     pub fn config(&self, ask: crate::trust::Ask) -> Result<crate::config::Files> {
         let (mut files, mut dotenv) = self.read_files()?;
         let user = files.user_table();
+        let mut mcp_json = files.mcp_json.take();
         let project = crate::trust::ProjectFiles {
             user,
             root: crate::trust::canonical(&self.root),
             config: files.project_mut(),
             dotenv: &mut dotenv,
+            mcp_json: &mut mcp_json,
         };
         let trust = project.settle(ask)?;
         files.trust = trust;
+        files.mcp_json = mcp_json;
         dotenv.apply();
         Ok(files)
     }

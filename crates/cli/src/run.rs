@@ -85,6 +85,7 @@ fn start(request: RunRequest, started: Instant) -> Result<u8> {
     check_credentials(&config)?;
     let engine_config = crate::engine_config(&project, &files, request.no_contain)?;
     let (db, _) = project.open()?;
+    let engine_config = crate::with_servers(engine_config, &db, &files, &request.flags)?;
     crate::runtime()?.block_on(async move {
         let engine = Engine::open_with(db, engine_config)?;
         let finished = drive(&engine, &prompt, &config, &request, started).await;

@@ -24,6 +24,10 @@ pub struct Flags {
     pub scalars: Vec<(&'static str, String)>,
     /// `--allow`, `--deny`, `--ask`.
     pub rules: Vec<(&'static str, String)>,
+    /// `--mcp-config`, each a file or the JSON itself.
+    pub mcp_config: Vec<String>,
+    /// `--strict-mcp-config`.
+    pub strict_mcp_config: bool,
 }
 
 /// One resolved setting.

@@ -93,6 +93,8 @@ pub struct ProjectFiles<'a> {
     pub user: Option<toml::Table>,
     /// Its `.env`.
     pub dotenv: &'a mut DotEnv,
+    /// Its `.mcp.json` (servers it would start).
+    pub mcp_json: &'a mut Option<crate::config::McpJson>,
 }
 
 impl ProjectFiles<'_> {
@@ -107,13 +109,14 @@ impl ProjectFiles<'_> {
                 .base_urls()
                 .map(|(name, value)| format!("{name}={value} from .env (requests go there)")),
         );
+        asked.extend(self.mcp_json.iter().flat_map(crate::config::McpJson::asked));
         asked
     }
 
     /// The hash trust is recorded with: the two files' bytes.
     fn hash(&self) -> String {
         let mut bytes = Vec::new();
-        for name in [".hermitcrab/config.toml", ".env"] {
+        for name in [".hermitcrab/config.toml", ".env", crate::config::MCP_JSON] {
             bytes.extend_from_slice(name.as_bytes());
             bytes.push(0);
             match std::fs::read(self.root.join(name)) {
@@ -132,6 +135,7 @@ impl ProjectFiles<'_> {
             strip(&mut file.table, self.user.as_ref());
         }
         self.dotenv.drop_base_urls();
+        *self.mcp_json = None;
     }
 
     /// Settles trust as `ask` says: keeps what needs it when the project
@@ -244,6 +248,15 @@ pub fn widening(table: &toml::Table, user: Option<&toml::Table>) -> Vec<String> 
     for rule in allow_rules(table) {
         out.push(format!("the allow rule `{rule}`"));
     }
+    if let Some(toml::Value::Table(servers)) = table.get("mcp_servers") {
+        for (name, entry) in servers {
+            let entry = serde_json::to_value(entry).unwrap_or_default();
+            out.push(format!(
+                "the MCP server `{name}` ({})",
+                crate::config::what(&entry)
+            ));
+        }
+    }
     if let Some(toml::Value::Table(programs)) = table.get("programs") {
         for (name, grant) in programs {
             out.push(format!("[programs.{name}] {}", inline(grant)));
@@ -335,6 +348,7 @@ fn strip(table: &mut toml::Table, user: Option<&toml::Table>) {
     table.remove("server_tools");
     table.remove("hooks");
     table.remove("programs");
+    table.remove("mcp_servers");
     table.remove("allow");
     if let Some(toml::Value::Table(permissions)) = table.get_mut("permissions") {
         permissions.remove("allow");
@@ -371,11 +385,13 @@ pub fn trust(
     let root = canonical(root);
     let shown = root.to_string_lossy().into_owned();
     let user = files.user_table();
+    let mut mcp_json = files.mcp_json.take();
     let trusted = ProjectFiles {
         user,
         root,
         config: files.project_mut(),
         dotenv: &mut dotenv,
+        mcp_json: &mut mcp_json,
     };
     let asked = trusted.asked();
     record(&shown, trusted.hash())?;

@@ -52,6 +52,9 @@ pub struct EngineConfig {
     /// name (an MCP server's resolved configuration, its secrets): never
     /// written to the substrate.
     pub env_values: std::collections::BTreeMap<String, Vec<(String, String)>>,
+    /// Where a service's stderr is appended, as `NAME.log` (`/` in its
+    /// program's name made `-`); none: kept only as the process's tail.
+    pub log_dir: Option<PathBuf>,
 }
 
 impl EngineConfig {
@@ -69,6 +72,7 @@ impl EngineConfig {
             },
             assume_landlock: None,
             env_values: std::collections::BTreeMap::new(),
+            log_dir: None,
         }
     }
 }

@@ -47,6 +47,10 @@ pub struct ContextBody {
     pub own_tools: Vec<Value>,
     /// The agent process that wrote it.
     pub process: String,
+    /// The MCP servers configured, and where each stood when the tools
+    /// were read (a failed one's tools are not among `tools`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub mcp_servers: Vec<crate::servers::ServerStatus>,
 }
 
 impl Body for ContextBody {

@@ -74,7 +74,20 @@ impl Rule {
     /// Whether the rule is about `call`'s program (a `read` rule is about
     /// every program that reads).
     fn about(&self, call: &Call<'_>) -> bool {
-        self.program == call.program || (self.program == "read" && call.reads())
+        self.program == call.program
+            || (self.program == "read" && call.reads())
+            || self.covers_server(call)
+    }
+
+    /// Whether the rule is `mcp__NAME` and `call` is of one of that
+    /// server's tools (`mcp__NAME__TOOL`).
+    fn covers_server(&self, call: &Call<'_>) -> bool {
+        let server = self.program.strip_prefix("mcp__");
+        server.is_some_and(|s| !s.contains("__"))
+            && call
+                .program
+                .strip_prefix(&self.program)
+                .is_some_and(|rest| rest.starts_with("__"))
     }
 
     /// Whether the rule covers `call` — for a command, whether it covers
@@ -153,6 +166,12 @@ impl Call<'_> {
         self.input.get("command").and_then(Value::as_str)
     }
 
+    /// Whether it is a tool of an MCP server (`mcp__NAME__TOOL`), whose
+    /// annotations are the server's word, never trusted for permission.
+    fn mcp(&self) -> bool {
+        self.program.starts_with("mcp__")
+    }
+
     /// Whether the input names a path.
     fn has_path(&self) -> bool {
         ["file_path", "path", "pattern"]
@@ -177,7 +196,7 @@ impl Call<'_> {
 
     /// Whether the program reads what its path names.
     fn reads(&self) -> bool {
-        READERS.contains(&self.program) || (self.read_only && self.has_path())
+        READERS.contains(&self.program) || (self.read_only && self.has_path() && !self.mcp())
     }
 
     fn domain(&self) -> Option<String> {
@@ -333,7 +352,12 @@ impl Permissions {
                 "it reads a .env file, whose secrets would go to the model and into the session"
                     .into(),
             ),
-            _ if call.read_only => Decision::Allow,
+            PermissionMode::Plan if call.mcp() && call.read_only => Decision::Allow,
+            _ if call.mcp() && self.mode != PermissionMode::Plan => Decision::Ask(format!(
+                "`{}` is a tool of an MCP server, which hermitcrab does not vouch for",
+                call.program
+            )),
+            _ if call.read_only && !call.mcp() => Decision::Allow,
             PermissionMode::Plan => Decision::Deny(
                 "plan mode allows only read-only tools; say what you would change instead".into(),
             ),

@@ -96,7 +96,7 @@ impl Run {
             return Ok(());
         }
         let names = self.knowledge.context.tools.clone();
-        let (at, tools) = catalog::program_tools(&self.client, None, Some(&names)).await?;
+        let (at, tools) = catalog::program_tools(&self.client, None, Some(&names), &[]).await?;
         let mut context = self.knowledge.context.clone();
         context.as_of = at;
         let pinned = self.writer.write_context(&context, &pins).await?;

@@ -61,7 +61,12 @@ impl Run {
                     inbox,
                 })
             },
-            catalog::program_tools(&client, None, None),
+            async {
+                // The servers first: their tools are programs they commit.
+                let servers = crate::servers::start(&client).await;
+                let tools = catalog::program_tools(&client, None, None, &servers.connected).await;
+                tools.map(|tools| (tools, servers))
+            },
             async {
                 match &context_arg {
                     Some(event) => catalog::related_ids(&client, event).await,
@@ -70,11 +75,20 @@ impl Run {
             },
         );
         let found = found?;
-        let (read_at, tools) = catalog?;
+        let ((read_at, tools), servers) = catalog?;
         let pins = pins?;
         let names = tools.iter().map(|t| t.def.name.clone()).collect();
-        let context = context_body(&config, &root, read_at, names, &me);
+        let mut context = context_body(&config, &root, read_at, names, &me);
+        context.mcp_servers = servers.statuses.clone();
         let mut writer = SessionWriter::new(client.clone(), me, found.session, found.as_of);
+        for failed in servers.statuses.iter().filter(|s| s.status == "failed") {
+            let why = failed.error.as_deref().unwrap_or("it did not start");
+            let text = format!(
+                "MCP server `{}` failed: {why}; its tools are not available",
+                failed.name
+            );
+            writer.notify(&Notice::Status { text });
+        }
         let pinned = writer.write_context(&context, &pins).await?;
         let defs: Vec<_> = tools.iter().map(|t| t.def.clone()).collect();
         let prefix = Prefix::new(&config, &context, &pinned, &defs);
@@ -128,6 +142,7 @@ fn context_body(
         tools,
         own_tools: catalog::own_tools(),
         process: me.to_owned(),
+        mcp_servers: Vec::new(),
     }
 }
 

@@ -14,6 +14,7 @@ mod faults;
 mod hardening;
 mod hooks;
 mod lossless;
+mod mcp;
 mod permissions;
 mod resume;
 mod subagents;

@@ -77,8 +77,11 @@ pub(crate) async fn finish(core: &Core, slot: &Arc<Slot>, ending: Ending, stderr
         tracing::error!(process = %slot.id, "cannot record the end of the process: {e}");
     }
     if let Some(service) = &slot.service {
-        let reason = ending.error.as_deref().unwrap_or("exited");
-        service.exited(&slot.id, reason);
+        let mut reason = ending.error.clone().unwrap_or_else(|| "exited".into());
+        if let Some(last) = stderr_tail.lines().rfind(|l| !l.trim().is_empty()) {
+            reason = format!("{reason}: {}", last.trim());
+        }
+        service.exited(&slot.id, &reason);
     }
     core.subs.remove_owner(&slot.id);
     let _ = std::fs::remove_dir_all(contain::temp_dir(&slot.id));

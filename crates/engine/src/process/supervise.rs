@@ -31,7 +31,8 @@ pub(super) async fn supervise<O: Ops>(
         Some(stdin) => tokio::spawn(pump(out_rx, stdin)),
         None => tokio::spawn(async {}),
     };
-    let stderr_tail = tokio::spawn(read_tail(child.stderr.take()));
+    let log = service_log(&core, &slot);
+    let stderr_tail = tokio::spawn(read_tail(child.stderr.take(), log));
     let connection = Arc::new(Connection::new(
         ops,
         Context::process(&slot.id),
@@ -137,8 +138,27 @@ pub(super) async fn expiry(mut paused: watch::Receiver<usize>, budget: Duration)
     }
 }
 
-/// The last [`STDERR_TAIL_BYTES`](super::STDERR_TAIL_BYTES) of a stream, as text.
-async fn read_tail(stderr: Option<Input>) -> String {
+/// The file a service's stderr is appended to, when the host keeps logs.
+fn service_log(core: &Core, slot: &Slot) -> Option<std::fs::File> {
+    let service = slot.service.as_ref()?;
+    let dir = core.config.log_dir.as_ref()?;
+    let name = service
+        .program
+        .trim_start_matches("program/")
+        .replace('/', "-");
+    std::fs::create_dir_all(dir).ok()?;
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join(format!("{name}.log")))
+        .inspect_err(|e| tracing::warn!("cannot open the log of {name}: {e}"))
+        .ok()
+}
+
+/// The last [`STDERR_TAIL_BYTES`](super::STDERR_TAIL_BYTES) of a stream, as
+/// text; all of it appended to `log` too, when there is one.
+async fn read_tail(stderr: Option<Input>, mut log: Option<std::fs::File>) -> String {
+    use std::io::Write;
     let Some(mut stderr) = stderr else {
         return String::new();
     };
@@ -147,6 +167,11 @@ async fn read_tail(stderr: Option<Input>) -> String {
     while let Ok(n) = stderr.read(&mut buf).await {
         if n == 0 {
             break;
+        }
+        if let Some(file) = &mut log
+            && file.write_all(&buf[..n]).is_err()
+        {
+            log = None;
         }
         tail.extend_from_slice(&buf[..n]);
         if tail.len() > 2 * super::STDERR_TAIL_BYTES {

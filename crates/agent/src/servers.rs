@@ -1,0 +1,91 @@
+//! The services a run starts before it reads its tools: each MCP server's
+//! service program (`mcp/NAME`, `runtime: "service"`, its `mcp` facts in
+//! its body) started in parallel, each bounded by its `startup_timeout_ms`.
+//! A server that fails is a status line and its tools are not offered.
+
+use protocol::{Client, ScopeOpts};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use substrate::TypeFilter;
+
+/// Where one server stands for this run (stream-json's `mcp_servers`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerStatus {
+    /// The server's name.
+    pub name: String,
+    /// `connected`, `failed`, `disabled` or `pending`.
+    pub status: String,
+    /// Why it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// The servers of this run: their statuses, and the service programs
+/// connected (whose tools are offered).
+#[derive(Clone, Debug, Default)]
+pub struct Servers {
+    /// Each configured server, by name.
+    pub statuses: Vec<ServerStatus>,
+    /// Service program names (`mcp/NAME`) that are up.
+    pub connected: Vec<String>,
+}
+
+/// One server the host configured: its service program and its facts.
+struct Configured {
+    program: String,
+    name: String,
+    enabled: bool,
+    error: Option<String>,
+    startup_timeout_ms: u64,
+}
+
+fn configured(name: &str, body: &Value) -> Option<Configured> {
+    let mcp = body.get("mcp")?;
+    (body["runtime"] == "service").then(|| Configured {
+        program: name.to_owned(),
+        name: mcp["server"].as_str().unwrap_or(name).to_owned(),
+        enabled: mcp["enabled"].as_bool().unwrap_or(true),
+        error: mcp["error"].as_str().map(str::to_owned),
+        startup_timeout_ms: mcp["startup_timeout_ms"].as_u64().unwrap_or(10_000),
+    })
+}
+
+/// Starts every enabled server the host configured, together.
+pub async fn start(client: &Client) -> Servers {
+    let opts = ScopeOpts {
+        kind: TypeFilter::Instance,
+        limit: Some(usize::MAX),
+        ..ScopeOpts::default()
+    };
+    let Ok(programs) = client.scope(&["engine/program"], opts).await else {
+        return Servers::default();
+    };
+    let all: Vec<Configured> = programs
+        .chunks
+        .iter()
+        .filter_map(|c| configured(c.name.as_deref()?, &c.body_value()))
+        .collect();
+    let started = futures_util::future::join_all(all.iter().map(|s| async move {
+        match (&s.error, s.enabled) {
+            (_, false) => ("disabled", None),
+            (Some(error), _) => ("failed", Some(error.clone())),
+            (None, true) => match client.service(&s.program, Some(s.startup_timeout_ms)).await {
+                Ok(_) => ("connected", None),
+                Err(e) => ("failed", Some(e.to_string())),
+            },
+        }
+    }))
+    .await;
+    let mut servers = Servers::default();
+    for (server, (status, error)) in all.iter().zip(started) {
+        if status == "connected" {
+            servers.connected.push(server.program.clone());
+        }
+        servers.statuses.push(ServerStatus {
+            name: server.name.clone(),
+            status: status.to_owned(),
+            error,
+        });
+    }
+    servers
+}

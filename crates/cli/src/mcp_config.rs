@@ -1,0 +1,243 @@
+//! MCP servers as `hc` configures them: gathered from the person's file
+//! (`[mcp_servers.NAME]`), the project's `.mcp.json` and its
+//! `config.toml` (both only when the project is trusted), and
+//! `--mcp-config` (repeatable; `--strict-mcp-config` uses only those), a
+//! later name replacing an earlier; then registered — one service program
+//! `program/mcp/NAME` each (what it is, its env keys and header names,
+//! never their values), and its resolved configuration handed to the
+//! engine for its environment only.
+
+use crate::config::{Files, what};
+use anyhow::{Context as _, Result, bail};
+use mcp::config::{ServerEntry, service_name, tool_prefix};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use substrate::{ChunkDecl, Declaration, NewPlacement, PlacementKey, PlacementType, Substrate};
+
+/// One configured server.
+#[derive(Clone, Debug)]
+pub struct Configured {
+    /// Its name.
+    pub name: String,
+    /// As written.
+    pub entry: ServerEntry,
+    /// Where it was written.
+    pub source: String,
+}
+
+fn entry_of(name: &str, value: Value, source: &str) -> Result<Configured> {
+    let entry: ServerEntry = serde_json::from_value(value)
+        .map_err(|e| crate::exit::exit(2, format!("{source}: MCP server `{name}`: {e}")))?;
+    Ok(Configured {
+        name: name.to_owned(),
+        entry,
+        source: source.to_owned(),
+    })
+}
+
+fn from_toml(table: &toml::Table, source: &str) -> Result<Vec<Configured>> {
+    let Some(servers) = table.get("mcp_servers") else {
+        return Ok(Vec::new());
+    };
+    let Some(servers) = servers.as_table() else {
+        bail!("{source}: `mcp_servers` must be a table of [mcp_servers.NAME] sections");
+    };
+    servers
+        .iter()
+        .map(|(name, entry)| {
+            let value = serde_json::to_value(entry).unwrap_or(Value::Null);
+            entry_of(name, value, source)
+        })
+        .collect()
+}
+
+fn from_json(servers: &serde_json::Map<String, Value>, source: &str) -> Result<Vec<Configured>> {
+    servers
+        .iter()
+        .map(|(name, entry)| entry_of(name, entry.clone(), source))
+        .collect()
+}
+
+/// One `--mcp-config`: a file, or the JSON itself.
+fn from_flag(given: &str) -> Result<Vec<Configured>> {
+    let (text, source) = if given.trim_start().starts_with('{') {
+        (given.to_owned(), "--mcp-config".to_owned())
+    } else {
+        let text = std::fs::read_to_string(given)
+            .map_err(|e| crate::exit::exit(2, format!("--mcp-config {given}: {e}")))?;
+        (text, given.to_owned())
+    };
+    let value: Value = serde_json::from_str(&text)
+        .map_err(|e| crate::exit::exit(2, format!("{source} is not valid JSON: {e}")))?;
+    match value.get("mcpServers") {
+        Some(Value::Object(servers)) => from_json(servers, &source),
+        _ => Err(crate::exit::exit(
+            2,
+            format!("{source}: expected {{\"mcpServers\": {{NAME: {{\"command\": …}}}}}}"),
+        )),
+    }
+}
+
+/// Every configured server, merged in order (a later name replaces an
+/// earlier), sorted by name.
+pub fn servers(files: &Files, flags: &[String], strict: bool) -> Result<Vec<Configured>> {
+    let mut merged: BTreeMap<String, Configured> = BTreeMap::new();
+    let mut add = |list: Vec<Configured>| {
+        for server in list {
+            merged.insert(server.name.clone(), server);
+        }
+    };
+    if !strict {
+        if let Some(user) = files.files.iter().find(|f| !f.project) {
+            add(from_toml(&user.table, &user.path.display().to_string())?);
+        }
+        if let Some(json) = &files.mcp_json {
+            add(from_json(&json.servers, &json.path.display().to_string())?);
+        }
+        if let Some(project) = files.files.iter().find(|f| f.project) {
+            add(from_toml(
+                &project.table,
+                &project.path.display().to_string(),
+            )?);
+        }
+    }
+    for given in flags {
+        add(from_flag(given)?);
+    }
+    Ok(merged.into_values().collect())
+}
+
+/// The capabilities of a server's process: as configured, else read all,
+/// write nothing, network on, env = the keys of its `env`; always the
+/// programs of its tools.
+fn capabilities(server: &Configured) -> protocol::Capabilities {
+    let mut caps = server
+        .entry
+        .capabilities
+        .clone()
+        .unwrap_or_else(|| protocol::Capabilities {
+            filesystem: protocol::FilesystemAccess {
+                read: protocol::ReadAccess::All,
+                write: Vec::new(),
+            },
+            network: true,
+            env: server.entry.env.keys().cloned().collect(),
+            programs: Vec::new(),
+        });
+    caps.programs = vec![format!("{}*", tool_prefix(&server.name))];
+    caps
+}
+
+/// The service program's body: what it is, with no secret in it.
+fn service_body(server: &Configured, error: Option<&str>) -> Value {
+    let entry = &server.entry;
+    let transport = entry.transport_name();
+    let raw = serde_json::to_value(entry).unwrap_or_default();
+    json!({
+        "executable": "builtin:mcp",
+        "runtime": "service",
+        // it reads the programs (its own tools among them); it writes only
+        // its own tree and the tool programs it manages
+        "boundary": "open",
+        "text": format!("The MCP server `{}` ({transport}: {}).", server.name, what(&raw)),
+        "capabilities": capabilities(server),
+        "mcp": {
+            "server": server.name,
+            "transport": transport,
+            "command": entry.command,
+            "args": entry.args,
+            "url": entry.url,
+            "env_keys": entry.env.keys().collect::<Vec<_>>(),
+            "header_names": entry.headers.keys().collect::<Vec<_>>(),
+            "enabled": entry.enabled,
+            "error": error,
+            "startup_timeout_ms": entry.startup_timeout(),
+            "tool_timeout_ms": entry.tool_timeout(),
+            "source": server.source,
+        },
+    })
+}
+
+/// Registers `servers`: commits each one's service program where it
+/// changed, takes servers no longer configured off `engine/program`, and
+/// answers what the engine puts in each service's environment.
+pub fn register(
+    db: &Substrate,
+    servers: &[Configured],
+) -> Result<BTreeMap<String, Vec<(String, String)>>> {
+    let mut values = BTreeMap::new();
+    let mut decl = Declaration::default();
+    let lookup = |var: &str| std::env::var(var).ok();
+    for server in servers {
+        let program = service_name(&server.name);
+        let error = match server.entry.resolve(&server.name, &lookup) {
+            Ok(resolved) => {
+                let config = serde_json::to_string(&resolved).context("cannot encode a server")?;
+                values.insert(program.clone(), vec![(mcp::SERVER_ENV.to_owned(), config)]);
+                None
+            }
+            Err(why) => Some(why),
+        };
+        let body = service_body(server, error.as_deref());
+        let id = format!("program/{program}");
+        let live = db.read(|snap| {
+            Ok::<_, substrate::Error>(
+                snap.is_instance_of(&id, "engine/program")?
+                    && snap.body(&id)?.as_ref() == Some(&body),
+            )
+        })?;
+        if !live {
+            decl.chunks.push(
+                ChunkDecl::with_id(&id)
+                    .name(program)
+                    .body(body)
+                    .on(NewPlacement::instance("engine/program")),
+            );
+        }
+    }
+    for gone in registered(db)? {
+        if !servers.iter().any(|s| service_name(&s.name) == gone) {
+            decl.remove.placements.push(PlacementKey {
+                chunk: format!("program/{gone}"),
+                scope: "engine/program".into(),
+                kind: PlacementType::Instance,
+            });
+        }
+    }
+    if !decl.chunks.is_empty() || !decl.remove.placements.is_empty() {
+        db.commit(decl, None)
+            .context("cannot record the MCP servers")?;
+    }
+    Ok(values)
+}
+
+/// The service programs of MCP servers on `engine/program` now.
+fn registered(db: &Substrate) -> Result<Vec<String>> {
+    let programs = db.read(|snap| snap.scope(&["engine/program".to_owned()], &program_opts()))?;
+    Ok(programs
+        .chunks
+        .iter()
+        .filter(|c| c.body_value().get("mcp").is_some())
+        .filter_map(|c| c.name.clone())
+        .collect())
+}
+
+fn program_opts() -> substrate::ScopeOpts {
+    substrate::ScopeOpts {
+        kind: substrate::TypeFilter::Instance,
+        limit: Some(usize::MAX),
+        ..substrate::ScopeOpts::default()
+    }
+}
+
+/// The tool programs each server has on `engine/program` now, by service.
+pub fn tools_by_server(db: &Substrate) -> Result<BTreeMap<String, Vec<String>>> {
+    let programs = db.read(|snap| snap.scope(&["engine/program".to_owned()], &program_opts()))?;
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for chunk in &programs.chunks {
+        if let (Some(name), Some(by)) = (&chunk.name, chunk.body_value()["served_by"].as_str()) {
+            out.entry(by.to_owned()).or_default().push(name.clone());
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,309 @@
+//! A server's configuration: as a person writes it (Claude Code's
+//! `.mcp.json` entry or Codex's `[mcp_servers.NAME]` table), and resolved —
+//! `${VAR}` expanded, secrets read — as the service gets it in
+//! [`SERVER_ENV`](crate::SERVER_ENV), never in the substrate.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The default wait for a server to start and list its tools.
+pub const STARTUP_TIMEOUT_MS: u64 = 10_000;
+
+/// The default limit on one tool call.
+pub const TOOL_TIMEOUT_MS: u64 = 60_000;
+
+fn yes() -> bool {
+    true
+}
+
+/// One server entry as written, in either syntax.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerEntry {
+    /// `stdio` (a command), `http` (streamable HTTP) or `sse` (old servers).
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<String>,
+    /// The command a stdio server is started with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// Its arguments.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// Variables set for it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    /// Where it starts (relative to the project root).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// An HTTP server's address.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// Headers sent to an HTTP server (`http_headers` in Codex's table).
+    #[serde(
+        default,
+        alias = "http_headers",
+        skip_serializing_if = "BTreeMap::is_empty"
+    )]
+    pub headers: BTreeMap<String, String>,
+    /// `Authorization: Bearer $VAR`, read when connecting.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bearer_token_env_var: Option<String>,
+    /// `false`: listed, not started.
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// How long it may take to start and list its tools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub startup_timeout_ms: Option<u64>,
+    /// The same in seconds (Codex's name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub startup_timeout_sec: Option<f64>,
+    /// The limit on one tool call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_timeout_ms: Option<u64>,
+    /// The same in seconds (Codex's name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_timeout_sec: Option<f64>,
+    /// What its process may touch (default: read all, write nothing,
+    /// network on, env = the keys of `env`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capabilities: Option<protocol::Capabilities>,
+}
+
+/// How a resolved server is reached.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "transport", rename_all = "lowercase")]
+pub enum Transport {
+    /// A command started as a child of the service, inside its containment.
+    Stdio {
+        /// The command.
+        command: String,
+        /// Its arguments.
+        args: Vec<String>,
+        /// Its variables (values: secrets among them).
+        env: BTreeMap<String, String>,
+        /// Where it starts.
+        cwd: Option<String>,
+    },
+    /// Streamable HTTP (`sse`: an old server, tried the same way).
+    Http {
+        /// Its address.
+        url: String,
+        /// Headers (values: secrets among them).
+        headers: BTreeMap<String, String>,
+    },
+}
+
+/// A server as its service gets it: expanded, secrets read.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Server {
+    /// Its name (`mcp__NAME__TOOL`).
+    pub name: String,
+    /// How it is reached.
+    #[serde(flatten)]
+    pub transport: Transport,
+    /// How long it may take to start.
+    pub startup_timeout_ms: u64,
+    /// The limit on one call.
+    pub tool_timeout_ms: u64,
+}
+
+impl ServerEntry {
+    /// `stdio`, `http` or `sse`, as written or as implied.
+    pub fn transport_name(&self) -> &str {
+        match self.transport.as_deref() {
+            Some(t) => t,
+            None if self.url.is_some() && self.command.is_none() => "http",
+            None => "stdio",
+        }
+    }
+
+    /// Its startup limit.
+    pub fn startup_timeout(&self) -> u64 {
+        self.startup_timeout_ms
+            .or(self.startup_timeout_sec.map(|s| (s * 1000.0) as u64))
+            .unwrap_or(STARTUP_TIMEOUT_MS)
+    }
+
+    /// Its call limit.
+    pub fn tool_timeout(&self) -> u64 {
+        self.tool_timeout_ms
+            .or(self.tool_timeout_sec.map(|s| (s * 1000.0) as u64))
+            .unwrap_or(TOOL_TIMEOUT_MS)
+    }
+
+    /// Resolves the entry named `name`: `${VAR}` and `${VAR:-default}`
+    /// expanded through `lookup` in the command, arguments, env, URL and
+    /// headers; the bearer token read. The error says what to set.
+    pub fn resolve(
+        &self,
+        name: &str,
+        lookup: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Server, String> {
+        let ex = |s: &str| expand(s, lookup);
+        let map = |m: &BTreeMap<String, String>| -> Result<BTreeMap<String, String>, String> {
+            m.iter().map(|(k, v)| Ok((k.clone(), ex(v)?))).collect()
+        };
+        let transport = match self.transport_name() {
+            "stdio" => {
+                let Some(command) = &self.command else {
+                    return Err(format!(
+                        "server `{name}` has no `command` (a stdio server) and no `url` (an http server)"
+                    ));
+                };
+                Transport::Stdio {
+                    command: ex(command)?,
+                    args: self.args.iter().map(|a| ex(a)).collect::<Result<_, _>>()?,
+                    env: map(&self.env)?,
+                    cwd: self.cwd.as_deref().map(ex).transpose()?,
+                }
+            }
+            "http" | "sse" | "streamable-http" => {
+                let Some(url) = &self.url else {
+                    return Err(format!(
+                        "server `{name}` is `{}` and has no `url`",
+                        self.transport_name()
+                    ));
+                };
+                let mut headers = map(&self.headers)?;
+                if let Some(var) = &self.bearer_token_env_var {
+                    let token = lookup(var).ok_or_else(|| {
+                        format!(
+                            "server `{name}` reads its bearer token from ${var}, which is not set"
+                        )
+                    })?;
+                    headers.insert("Authorization".into(), format!("Bearer {token}"));
+                }
+                Transport::Http {
+                    url: ex(url)?,
+                    headers,
+                }
+            }
+            other => {
+                return Err(format!(
+                    "server `{name}` has type `{other}`: use `stdio`, `http` or `sse`"
+                ));
+            }
+        };
+        Ok(Server {
+            name: name.to_owned(),
+            transport,
+            startup_timeout_ms: self.startup_timeout(),
+            tool_timeout_ms: self.tool_timeout(),
+        })
+    }
+}
+
+/// Expands `${VAR}` and `${VAR:-default}` in `text` (Claude Code's
+/// syntax); a variable that is not set and has no default is an error
+/// naming it.
+pub fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let Some(end) = after.find('}') else {
+            out.push_str(&rest[start..]);
+            return Ok(out);
+        };
+        let inner = &after[..end];
+        let (var, default) = match inner.split_once(":-") {
+            Some((var, default)) => (var, Some(default)),
+            None => (inner, None),
+        };
+        match (lookup(var), default) {
+            (Some(value), _) => out.push_str(&value),
+            (None, Some(default)) => out.push_str(default),
+            (None, None) => {
+                return Err(format!(
+                    "${{{var}}} is not set: set it in the environment, or write ${{{var}:-DEFAULT}}"
+                ));
+            }
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// The program name of tool `tool` of server `server`: Claude Code's
+/// `mcp__SERVER__TOOL`, every character outside `[A-Za-z0-9_-]` made `_`,
+/// cut to 64 characters.
+pub fn tool_name(server: &str, tool: &str) -> String {
+    let clean = |s: &str| -> String {
+        s.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect()
+    };
+    let mut name = format!("mcp__{}__{}", clean(server), clean(tool));
+    name.truncate(64);
+    name
+}
+
+/// The prefix of every tool program of server `server` (`mcp__NAME__`).
+pub fn tool_prefix(server: &str) -> String {
+    let mut name = tool_name(server, "");
+    if name.len() == 64 {
+        name.pop();
+    }
+    name
+}
+
+/// The service program's name for server `server`: `mcp/NAME`.
+pub fn service_name(server: &str) -> String {
+    format!("mcp/{server}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(var: &str) -> Option<String> {
+        match var {
+            "TOKEN" => Some("t0k".into()),
+            "HOME" => Some("/home/me".into()),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn variables_expand_with_defaults_and_a_missing_one_is_named() {
+        assert_eq!(expand("${HOME}/x", &env).unwrap(), "/home/me/x");
+        assert_eq!(expand("a${NOPE:-b}c", &env).unwrap(), "abc");
+        assert_eq!(expand("${TOKEN:-x}", &env).unwrap(), "t0k");
+        assert_eq!(expand("no vars", &env).unwrap(), "no vars");
+        let err = expand("${NOPE}", &env).unwrap_err();
+        assert!(err.contains("${NOPE} is not set"), "{err}");
+    }
+
+    #[test]
+    fn tool_names_are_claude_codes() {
+        assert_eq!(
+            tool_name("github", "create_issue"),
+            "mcp__github__create_issue"
+        );
+        assert_eq!(tool_name("my server", "a.b/c"), "mcp__my_server__a_b_c");
+        assert_eq!(tool_name("s", &"x".repeat(100)).len(), 64);
+    }
+
+    #[test]
+    fn an_http_entry_reads_its_bearer_token_and_headers() {
+        let entry: ServerEntry = serde_json::from_value(serde_json::json!({
+            "type": "http", "url": "https://x/${NOPE:-mcp}",
+            "headers": {"X-Key": "${TOKEN}"}, "bearer_token_env_var": "TOKEN"
+        }))
+        .unwrap();
+        let server = entry.resolve("x", &env).unwrap();
+        let Transport::Http { url, headers } = server.transport else {
+            panic!("not http");
+        };
+        assert_eq!(url, "https://x/mcp");
+        assert_eq!(headers["X-Key"], "t0k");
+        assert_eq!(headers["Authorization"], "Bearer t0k");
+    }
+}

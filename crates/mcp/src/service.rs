@@ -1,0 +1,291 @@
+//! The service: connect to the server, commit its tools as programs, say
+//! `ready`, then carry out each run the engine hands over — a `tools/call`
+//! with the run's input, its progress as the run's notices, its result as
+//! the run's output — reconnecting when the server has gone.
+
+use crate::client::{Connection, Handler, Note, Tokens, connect, token_key};
+use crate::config::{Server, service_name};
+use crate::output::output_of;
+use crate::tools::{Tool, sync};
+use protocol::program::{Output, Program, ProgramError};
+use protocol::{ChunkDecl, Client, Event, NewPlacement, PlacementType, ScopeOpts};
+use rmcp::model::{
+    CallToolRequestParams, CancelledNotificationParam, ClientRequest, Request, ServerResult,
+};
+use rmcp::service::PeerRequestOptions;
+use serde_json::{Value, json};
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::Arc;
+use tokio::sync::{Mutex, mpsc, oneshot};
+
+/// What every call shares.
+struct Shared {
+    server: Server,
+    client: Client,
+    root: PathBuf,
+    notes: mpsc::UnboundedSender<Note>,
+    tokens: Tokens,
+    /// The live connection (none: gone, made again by the next need).
+    connection: Mutex<Option<Arc<Connection>>>,
+    /// Program name → the tool's name on the server.
+    names: std::sync::Mutex<HashMap<String, String>>,
+}
+
+/// Runs the service for the server in [`SERVER_ENV`](crate::SERVER_ENV).
+pub async fn run() -> Result<(), ProgramError> {
+    let mut program = Program::connect()?;
+    let server: Server = std::env::var(crate::SERVER_ENV)
+        .map_err(|_| format!("no {} (the host configures the server)", crate::SERVER_ENV))
+        .and_then(|s| {
+            serde_json::from_str(&s).map_err(|e| format!("bad {}: {e}", crate::SERVER_ENV))
+        })
+        .map_err(|why| ProgramError::Exit(2, why))?;
+    let Some(mut events) = program.take_events() else {
+        return Err(ProgramError::Exit(2, "no events".into()));
+    };
+    let (notes, mut notes_rx) = mpsc::unbounded_channel();
+    let shared = Arc::new(Shared {
+        server,
+        client: program.client().clone(),
+        root: program.root().to_owned(),
+        notes,
+        tokens: Tokens::default(),
+        connection: Mutex::new(None),
+        names: std::sync::Mutex::default(),
+    });
+    let startup = std::time::Duration::from_millis(shared.server.startup_timeout_ms);
+    match tokio::time::timeout(startup, shared.connected()).await {
+        Ok(Ok(_)) => {}
+        Ok(Err(why)) => return Err(ProgramError::Exit(1, why)),
+        Err(_) => {
+            let why = format!("the server did not start within {} ms", startup.as_millis());
+            return Err(ProgramError::Exit(1, why));
+        }
+    }
+    shared.client.ready().await?;
+    let mut calls: HashMap<String, oneshot::Sender<()>> = HashMap::new();
+    loop {
+        tokio::select! {
+            event = events.recv() => match event {
+                Some(Event::Run { process, program }) => {
+                    let (cancel, cancelled) = oneshot::channel();
+                    calls.retain(|_, c| !c.is_closed());
+                    calls.insert(process.clone(), cancel);
+                    tokio::spawn(Arc::clone(&shared).call(process, program, cancelled));
+                }
+                Some(Event::Cancel { process }) => {
+                    if let Some(cancel) = calls.remove(&process) {
+                        let _ = cancel.send(());
+                    }
+                }
+                Some(_) => {}
+                None => return Ok(()),
+            },
+            Some(note) = notes_rx.recv() => shared.on_note(note).await,
+        }
+    }
+}
+
+impl Shared {
+    /// The live connection, made (and the tools synced) when there is none.
+    async fn connected(&self) -> Result<Arc<Connection>, String> {
+        let mut slot = self.connection.lock().await;
+        if let Some(live) = slot.as_ref().filter(|c| !c.is_transport_closed()) {
+            return Ok(Arc::clone(live));
+        }
+        let handler = Handler::new(self.notes.clone(), Arc::clone(&self.tokens));
+        let connection = Arc::new(connect(&self.server, handler, &self.root).await?);
+        self.sync_tools(&connection).await?;
+        *slot = Some(Arc::clone(&connection));
+        Ok(connection)
+    }
+
+    /// Lists the server's tools (every page) and commits what changed.
+    async fn sync_tools(&self, connection: &Connection) -> Result<(), String> {
+        let listed = connection
+            .list_all_tools()
+            .await
+            .map_err(|e| format!("tools/list failed: {e}"))?;
+        let tools: Vec<Tool> = listed
+            .iter()
+            .filter_map(|t| serde_json::to_value(t).ok())
+            .map(|t| Tool::of(&self.server, &t))
+            .collect();
+        {
+            let mut names = self.names.lock().unwrap_or_else(|e| e.into_inner());
+            names.clear();
+            names.extend(tools.iter().map(|t| (t.program.clone(), t.name.clone())));
+        }
+        let live = self.live_tools().await.map_err(|e| e.to_string())?;
+        if let Some(decl) = sync(&self.server, &tools, &live) {
+            self.client
+                .commit(decl)
+                .await
+                .map_err(|e| format!("cannot record the tools: {e}"))?;
+        }
+        Ok(())
+    }
+
+    /// The bodies of this server's tool programs on `engine/program`.
+    async fn live_tools(&self) -> Result<BTreeMap<String, Value>, protocol::ClientError> {
+        let opts = ScopeOpts {
+            kind: substrate::TypeFilter::Instance,
+            limit: Some(usize::MAX),
+            ..ScopeOpts::default()
+        };
+        let programs = self.client.scope(&["engine/program"], opts).await?;
+        let mine = service_name(&self.server.name);
+        Ok(programs
+            .chunks
+            .iter()
+            .map(|c| (c.name.clone().unwrap_or_default(), c.body_value()))
+            .filter(|(_, body)| body["served_by"] == json!(mine))
+            .collect())
+    }
+
+    async fn on_note(self: &Arc<Self>, note: Note) {
+        match note {
+            Note::Progress { process, param } => {
+                let data = json!({"kind": "progress", "progress": param.progress,
+                                  "total": param.total, "message": param.message});
+                let _ = self.client.for_run(&process).notify(data).await;
+            }
+            Note::ToolsChanged => {
+                let live = self.connection.lock().await.clone();
+                if let Some(connection) = live
+                    && let Err(why) = self.sync_tools(&connection).await
+                {
+                    tracing::warn!("{why}");
+                }
+            }
+        }
+    }
+
+    /// Carries out run `process` of `program`: its output, then its end.
+    async fn call(
+        self: Arc<Self>,
+        process: String,
+        program: String,
+        cancelled: oneshot::Receiver<()>,
+    ) {
+        let run = self.client.for_run(&process);
+        let outcome = tokio::select! {
+            outcome = self.call_tool(&process, &program) => outcome,
+            _ = cancelled => return, // the run has ended: nothing more is said for it
+        };
+        let (output, error) = match outcome {
+            Ok(output) => (output, None),
+            Err(why) => (Output::error(why.clone()), Some(why)),
+        };
+        let chunk = ChunkDecl::generated()
+            .body(output.body())
+            .on(NewPlacement::instance(&process))
+            .on(NewPlacement::instance("engine/output"));
+        let _ = run.commit(protocol::Declaration::of(vec![chunk])).await;
+        let _ = run.finish(error).await;
+    }
+
+    /// `tools/call` with the run's input; an error says what failed.
+    async fn call_tool(&self, process: &str, program: &str) -> Result<Output, String> {
+        let name = self
+            .names
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(program)
+            .cloned()
+            .ok_or_else(|| format!("the server no longer has the tool `{program}`"))?;
+        let arguments = self.input(process, program).await?;
+        let connection = self.connected().await?;
+        let mut params = CallToolRequestParams::new(name);
+        params.arguments = arguments.as_object().cloned();
+        let request = ClientRequest::CallToolRequest(Request::new(params));
+        let handle = connection
+            .send_cancellable_request(request, PeerRequestOptions::no_options())
+            .await
+            .map_err(|e| self.lost(&e))?;
+        let key = token_key(&handle.progress_token);
+        self.tokens
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key.clone(), process.to_owned());
+        let guard = CancelOnDrop {
+            peer: handle.peer.clone(),
+            id: Some(handle.id.clone()),
+        };
+        let answer = handle.await_response().await;
+        guard.disarm();
+        self.tokens
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&key);
+        match answer.map_err(|e| self.lost(&e))? {
+            ServerResult::CallToolResult(result) => {
+                let value = serde_json::to_value(&result).map_err(|e| e.to_string())?;
+                Ok(output_of(&value))
+            }
+            other => Err(format!(
+                "the server answered tools/call with something else: {}",
+                serde_json::to_string(&other).unwrap_or_default()
+            )),
+        }
+    }
+
+    /// What a failed request says.
+    fn lost(&self, error: &rmcp::ServiceError) -> String {
+        let name = &self.server.name;
+        match error {
+            rmcp::ServiceError::TransportClosed | rmcp::ServiceError::TransportSend(_) => format!(
+                "the MCP server `{name}` closed the connection during the call (it may have \
+                 crashed; its log is .hermitcrab/logs/mcp-{name}.log); the next call starts it again"
+            ),
+            rmcp::ServiceError::McpError(e) => {
+                format!("the MCP server `{name}` refused the call: {}", e.message)
+            }
+            other => format!("the call to the MCP server `{name}` failed: {other}"),
+        }
+    }
+
+    /// The run's input object.
+    async fn input(&self, process: &str, program: &str) -> Result<Value, String> {
+        let read = self
+            .client
+            .for_run(process)
+            .scope(&[process], ScopeOpts::default())
+            .await
+            .map_err(|e| format!("cannot read the run's input: {e}"))?;
+        let input = format!("input/{program}");
+        Ok(read
+            .chunks
+            .iter()
+            .find(|c| c.is_on(&input, PlacementType::Instance))
+            .map(|c| c.body_value())
+            .unwrap_or_else(|| json!({})))
+    }
+}
+
+/// Tells the server a call was abandoned (the run cancelled, or timed out)
+/// when the call's future is dropped before its answer.
+struct CancelOnDrop {
+    peer: rmcp::service::Peer<rmcp::service::RoleClient>,
+    id: Option<rmcp::model::RequestId>,
+}
+
+impl CancelOnDrop {
+    fn disarm(mut self) {
+        self.id = None;
+    }
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            let peer = self.peer.clone();
+            tokio::spawn(async move {
+                let reason = Some("cancelled by hermitcrab".into());
+                let param = CancelledNotificationParam::new(Some(id), reason);
+                let _ = peer.notify_cancelled(param).await;
+            });
+        }
+    }
+}
