@@ -165,7 +165,8 @@ impl JsonOut {
             Notice::ToolStart { .. }
             | Notice::ToolEnd { .. }
             | Notice::Status { .. }
-            | Notice::Output { .. } => return,
+            | Notice::Output { .. }
+            | Notice::Progress { .. } => return,
         };
         let index = index as u64;
         let mut events = Vec::new();

@@ -198,6 +198,14 @@ impl Renderer {
                         self.progress = Some(last.trim().to_owned());
                     }
                 }
+                Some(Notice::Progress {
+                    progress,
+                    total,
+                    message,
+                }) => {
+                    let line = Notice::progress_line(progress, total, message.as_deref());
+                    self.progress = Some(line);
+                }
                 // A sub-agent's notices, and notices of no vocabulary of
                 // ours (a user's program may notify anything): not shown.
                 Some(_) | None => {}
@@ -300,7 +308,8 @@ impl Renderer {
             Notice::ThinkingDelta { .. }
             | Notice::TextDelta { .. }
             | Notice::ToolInputDelta { .. }
-            | Notice::Output { .. } => {}
+            | Notice::Output { .. }
+            | Notice::Progress { .. } => {}
         }
     }
 

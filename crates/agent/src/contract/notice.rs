@@ -68,6 +68,17 @@ pub enum Notice {
         /// The new output.
         text: String,
     },
+    /// How far a tool has got (an MCP server's progress).
+    Progress {
+        /// Done so far.
+        progress: f64,
+        /// Of how much, when known.
+        #[serde(default)]
+        total: Option<f64>,
+        /// In words, when said.
+        #[serde(default)]
+        message: Option<String>,
+    },
 }
 
 impl Notice {
@@ -75,6 +86,18 @@ impl Notice {
     /// program of the user's may notify anything).
     pub fn parse(data: &Value) -> Option<Notice> {
         Notice::deserialize(data).ok()
+    }
+
+    /// A progress notice as one short line (`step 3 (3/10)`).
+    pub fn progress_line(progress: f64, total: Option<f64>, message: Option<&str>) -> String {
+        let count = match total {
+            Some(total) => format!("{progress}/{total}"),
+            None => format!("{progress}"),
+        };
+        match message {
+            Some(message) => format!("{message} ({count})"),
+            None => count,
+        }
     }
 
     /// The notify data.

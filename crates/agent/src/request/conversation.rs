@@ -71,7 +71,14 @@ impl Conversation {
     }
 
     fn result(&mut self, result: &ToolResult) {
-        let block = ContentBlock::tool_result(&result.tool_use_id, &result.text, result.is_error);
+        let mut block =
+            ContentBlock::tool_result(&result.tool_use_id, &result.text, result.is_error);
+        let images = images_of(result);
+        if let (false, ContentBlock::ToolResult(tool_result)) = (images.is_empty(), &mut block) {
+            let mut blocks = vec![ContentBlock::text(&result.text)];
+            blocks.extend(images);
+            tool_result.content = model::ToolResultContent::Blocks(blocks);
+        }
         self.user(Some(block), None);
     }
 
@@ -231,4 +238,20 @@ pub fn mark_breakpoint(messages: &mut [Message], on: bool) {
         ContentBlock::ToolUse(b) => b.cache_control = mark,
         _ => {}
     }
+}
+
+/// The images a tool answered with (`data.images`: `{media_type, data}`,
+/// base64 — an MCP server's image content), as image blocks the model sees.
+fn images_of(result: &ToolResult) -> Vec<ContentBlock> {
+    let Some(images) = result.data.as_ref().and_then(|d| d["images"].as_array()) else {
+        return Vec::new();
+    };
+    images
+        .iter()
+        .filter_map(|image| {
+            let block = serde_json::json!({"type": "image", "source": {
+                "type": "base64", "media_type": image["media_type"], "data": image["data"]}});
+            ContentBlock::from_json(&block.to_string()).ok()
+        })
+        .collect()
 }

@@ -47,6 +47,7 @@ async fn an_mcp_tool_is_a_served_run_and_the_request_is_rebuilt_exactly() {
     let s = Setup::new(json!({"turns": [
         reply(json!([call("t1", "mcp__everything__echo", json!({"message": "hi there"}))]), "tool_use"),
         reply(json!([call("t2", "mcp__everything__get-sum", json!({"a": 2, "b": 3}))]), "tool_use"),
+        reply(json!([call("t3", "mcp__everything__get-tiny-image", json!({}))]), "tool_use"),
         reply(json!([text("done")]), "end_turn"),
     ]}))
     .await;
@@ -89,7 +90,19 @@ async fn an_mcp_tool_is_a_served_run_and_the_request_is_rebuilt_exactly() {
     assert_eq!(runs.len(), 1);
     assert_eq!(runs[0]["status"], "completed");
     assert_eq!(runs[0]["served_by"], "program/mcp/everything");
-    for n in 1..=3 {
+    // an image is passed to the model as an image
+    let last: Value = serde_json::from_slice(&s.sent()[3]).unwrap();
+    let messages = last["messages"].as_array().unwrap();
+    let content = &messages[messages.len() - 1]["content"][0]["content"];
+    let kinds: Vec<&str> = content
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|b| b["type"].as_str())
+        .collect();
+    assert_eq!(kinds, vec!["text", "image"], "{content}");
+    assert_eq!(content[1]["source"]["media_type"], "image/png");
+    for n in 1..=4 {
         assert_eq!(s.rebuilt(&session, n).await, s.sent()[n - 1], "request {n}");
     }
     let log = std::fs::read_to_string(s.root.join(".hermitcrab/logs/mcp-everything.log"));
@@ -139,4 +152,289 @@ async fn an_untrusted_projects_servers_do_not_start_and_a_failing_server_is_a_st
     let session = s.sessions().pop().unwrap();
     let context = s.of_type(&session, "context").pop().unwrap();
     assert_eq!(context["mcp_servers"][0]["status"], "failed", "{context}");
+}
+
+/// The pinned Python SDK the second server is written on.
+const PYTHON_MCP: &str = "mcp==2.3.0";
+
+/// A Python with the MCP SDK (a venv under `target/`, made once by pip from
+/// PyPI), and the test server written on it.
+pub fn python_server() -> (PathBuf, PathBuf) {
+    static PYTHON: OnceLock<PathBuf> = OnceLock::new();
+    let python = PYTHON
+        .get_or_init(|| {
+            let venv = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("mcp-python");
+            let python = venv.join("bin/python");
+            let ready = venv.join(".installed");
+            if !ready.exists() {
+                let made = std::process::Command::new("python3")
+                    .args(["-m", "venv"])
+                    .arg(&venv)
+                    .status()
+                    .unwrap();
+                assert!(made.success(), "python3 -m venv failed");
+                let out = std::process::Command::new(&python)
+                    .args(["-m", "pip", "install", "-q", PYTHON_MCP])
+                    .output()
+                    .unwrap();
+                assert!(out.status.success(), "pip install {PYTHON_MCP}: {out:?}");
+                std::fs::write(&ready, PYTHON_MCP).unwrap();
+            }
+            python
+        })
+        .clone();
+    let server =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/agent/fixtures/mcp_server.py");
+    (python, server)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_python_server_gets_its_secret_is_told_of_a_cancel_and_is_restarted_after_a_crash() {
+    let (python, server) = python_server();
+    let s = Setup::new(json!({"turns": [
+        reply(json!([call("t1", "mcp__py__greet", json!({"name": "crab"}))]), "tool_use"),
+        reply(json!([call("t2", "mcp__py__count", json!({"n": 3}))]), "tool_use"),
+        reply(json!([call("t3", "mcp__py__wait_forever", json!({}))]), "tool_use"),
+        reply(json!([call("t4", "mcp__py__crash", json!({}))]), "tool_use"),
+        reply(json!([call("t5", "mcp__py__greet", json!({"name": "again"}))]), "tool_use"),
+        reply(json!([text("done")]), "end_turn"),
+    ]}))
+    .await;
+    let marker = s.root.join("out/marker");
+    std::fs::create_dir_all(marker.parent().unwrap()).unwrap();
+    let config = json!({"mcpServers": {"py": {
+        "command": python, "args": [server],
+        "env": {"FIXTURE_TOKEN": "${HC_TEST_TOKEN}", "FIXTURE_MARKER": marker},
+        "tool_timeout_ms": 2000,
+        "capabilities": {"filesystem": {"read": "all", "write": [s.root.join("out")]}, "network": false}
+    }}});
+    let mut hc = s.hc(&[
+        "run",
+        "--allow",
+        "mcp__py",
+        "--mcp-config",
+        &config.to_string(),
+        "go",
+    ]);
+    hc.env("HC_TEST_TOKEN", "s3cret-t0ken-42");
+    let out = hc.output().await.unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let session = s.sessions().pop().unwrap();
+    let results = s.of_type(&session, "tool-result");
+    let text = |n: usize| results[n]["text"].as_str().unwrap().to_owned();
+    assert_eq!(text(0), "hello crab; token=s3cret-t0ken-42");
+    assert_eq!(text(1), "counted to 3");
+    assert_eq!(results[2]["is_error"], true, "{}", text(2));
+    assert!(text(2).contains("timeout"), "{}", text(2));
+    wait_for("the server to be told of the cancel", || {
+        std::fs::read_to_string(&marker).is_ok_and(|m| m == "cancelled")
+    })
+    .await;
+    assert_eq!(results[3]["is_error"], true);
+    assert!(text(3).contains("closed the connection"), "{}", text(3));
+    assert_eq!(text(4), "hello again; token=s3cret-t0ken-42", "reconnected");
+    // the secret reached the server through its environment, and the
+    // substrate holds it only where the tool's own answer said it
+    let service = s
+        .db()
+        .read(|snap| snap.body("program/mcp/py"))
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        service["mcp"]["env_keys"],
+        json!(["FIXTURE_MARKER", "FIXTURE_TOKEN"])
+    );
+    assert!(!service.to_string().contains("s3cret"));
+    for p in processes_of(&s, "mcp/py") {
+        assert!(!p.to_string().contains("s3cret"), "{p}");
+    }
+    let log = std::fs::read_to_string(s.root.join(".hermitcrab/logs/mcp-py.log")).unwrap();
+    assert!(log.contains("crashing on purpose"), "{log}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_servers_progress_reaches_whoever_watches_the_run() {
+    use protocol::{ChunkDecl, Event, NewPlacement, RunArgs};
+    let (python, server) = python_server();
+    let s = Setup::new(json!({"turns": [reply(json!([text("unused")]), "end_turn")]})).await;
+    let config = json!({"mcpServers": {"py": {"command": python, "args": [server]}}});
+    s.file(".mcp.json", &config.to_string());
+    s.trust();
+    let (_child, client, mut events) = s.serve();
+    client.service("mcp/py", Some(30_000)).await.unwrap();
+    client
+        .subscribe(&["program/mcp__py__count"], false)
+        .await
+        .unwrap();
+    let args = RunArgs {
+        chunks: vec![
+            ChunkDecl::generated()
+                .body(json!({"n": 4}))
+                .on(NewPlacement::instance("input/mcp__py__count")),
+        ],
+        ..RunArgs::default()
+    };
+    let p = client.run("mcp__py__count", args).await.unwrap();
+    let mut steps = Vec::new();
+    while steps.len() < 4 {
+        let event = tokio::time::timeout(std::time::Duration::from_secs(20), events.recv())
+            .await
+            .expect("four progress notices within 20 s")
+            .unwrap();
+        if let Event::Notification { process, data } = event
+            && process == p
+            && data["kind"] == "progress"
+        {
+            steps.push(data);
+        }
+    }
+    assert_eq!(
+        steps[0],
+        json!({"kind": "progress", "progress": 1.0, "total": 4.0, "message": "step 1"})
+    );
+    assert_eq!(steps[3]["progress"], 4.0);
+    let done = client.await_processes(&[p.as_str()]).await.unwrap();
+    let output = done[&p]
+        .chunks
+        .iter()
+        .find(|c| c.is_on("engine/output", substrate::PlacementType::Instance))
+        .unwrap()
+        .body_value();
+    assert_eq!(output["text"], "counted to 4");
+}
+
+/// A free port on 127.0.0.1.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_streamable_http_server_added_with_hc_mcp_add_is_listed_and_called() {
+    let port = free_port();
+    let mut server = tokio::process::Command::new("node")
+        .arg(everything())
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    wait_for("the HTTP server to listen", || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    })
+    .await;
+    let s = Setup::new(json!({"turns": [
+        reply(json!([call("t1", "mcp__web__echo", json!({"message": "over http"}))]), "tool_use"),
+        reply(json!([text("done")]), "end_turn"),
+    ]}))
+    .await;
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let added = s
+        .out(&[
+            "mcp",
+            "add",
+            "--transport",
+            "http",
+            "web",
+            &url,
+            "--header",
+            "X-Trace: ${NOPE:-abc}",
+        ])
+        .await;
+    assert_eq!(added.code, 0, "{added:#?}");
+    let file: Value =
+        serde_json::from_str(&std::fs::read_to_string(s.root.join(".mcp.json")).unwrap()).unwrap();
+    assert_eq!(
+        file["mcpServers"]["web"],
+        json!({"type": "http", "url": url, "headers": {"X-Trace": "${NOPE:-abc}"}})
+    );
+    // not trusted yet: listed, not started
+    let listed = s.out(&["mcp", "list", "--json"]).await;
+    let list: Value = serde_json::from_str(&listed.stdout).unwrap();
+    assert_eq!(list[0]["status"], "untrusted", "{list}");
+    s.trust();
+    let listed = s.out(&["mcp", "list", "--json"]).await;
+    let list: Value = serde_json::from_str(&listed.stdout).unwrap();
+    assert_eq!(list[0]["name"], "web");
+    assert_eq!(list[0]["transport"], "http");
+    assert_eq!(list[0]["status"], "connected", "{list}");
+    assert!(
+        list[0]["tools"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("mcp__web__echo"))
+    );
+    assert_eq!(
+        list[0]["headers"],
+        json!(["X-Trace"]),
+        "header names, never values"
+    );
+    let ran = s.run(&["--allow", "mcp__web__echo", "echo it"]).await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    let session = s.sessions().pop().unwrap();
+    let result = &s.of_type(&session, "tool-result")[0];
+    assert!(
+        result["text"].as_str().unwrap().contains("over http"),
+        "{result}"
+    );
+    let removed = s.out(&["mcp", "remove", "web"]).await;
+    assert_eq!(removed.code, 0, "{removed:#?}");
+    let missing = s.out(&["mcp", "get", "web"]).await;
+    assert_eq!(missing.code, 1);
+    assert!(
+        missing.stderr.contains("no MCP server `web`"),
+        "{}",
+        missing.stderr
+    );
+    server.kill().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn user_scope_servers_go_in_your_own_file_which_keeps_what_you_wrote() {
+    let s = Setup::new(json!({"turns": [reply(json!([text("unused")]), "end_turn")]})).await;
+    let user = s.file(
+        ".no-user-config/hermitcrab/config.toml",
+        "# my settings\nmodel = \"claude-sonnet-4-5\"\n",
+    );
+    let added = s
+        .out(&[
+            "mcp",
+            "add",
+            "-s",
+            "user",
+            "-e",
+            "API_KEY=${API_KEY}",
+            "tools",
+            "--",
+            "node",
+            "server.js",
+            "--flag",
+        ])
+        .await;
+    assert_eq!(added.code, 0, "{added:#?}");
+    let text = std::fs::read_to_string(&user).unwrap();
+    assert!(
+        text.starts_with("# my settings\nmodel = \"claude-sonnet-4-5\"\n"),
+        "{text}"
+    );
+    let table: toml::Table = text.parse().unwrap();
+    assert_eq!(
+        table["mcp_servers"]["tools"]["args"],
+        toml::Value::Array(vec!["server.js".into(), "--flag".into()])
+    );
+    assert_eq!(
+        table["mcp_servers"]["tools"]["env"]["API_KEY"].as_str(),
+        Some("${API_KEY}")
+    );
+    let removed = s.out(&["mcp", "remove", "--scope", "user", "tools"]).await;
+    assert_eq!(removed.code, 0, "{removed:#?}");
+    let text = std::fs::read_to_string(&user).unwrap();
+    assert!(
+        !text.contains("tools") && text.contains("# my settings"),
+        "{text}"
+    );
 }
