@@ -264,6 +264,11 @@ impl Chat {
                 Some(s) => tree::show(self.engine.db(), s, false, false).map(|()| String::new()),
                 None => Ok("no session yet: say something first".to_owned()),
             },
+            // an MCP server's prompt: the prompt it gives goes to the agent
+            mcp if mcp.starts_with("mcp__") => {
+                self.turn(line);
+                return Ok(Step::Next);
+            }
             other => Ok(format!("no command /{other}; /help lists them")),
         };
         match said {

@@ -12,6 +12,7 @@ mod inspect;
 mod keys;
 mod mcp_cmd;
 mod mcp_config;
+mod mcp_prompt;
 mod output;
 mod project;
 mod render;

@@ -124,7 +124,10 @@ fn capabilities(server: &Configured) -> protocol::Capabilities {
             env: server.entry.env.keys().cloned().collect(),
             programs: Vec::new(),
         });
-    caps.programs = vec![format!("{}*", tool_prefix(&server.name))];
+    caps.programs = vec![
+        format!("{}*", tool_prefix(&server.name)),
+        format!("{}/*", service_name(&server.name)),
+    ];
     caps
 }
 

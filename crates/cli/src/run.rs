@@ -264,6 +264,8 @@ pub async fn drive(
 ) -> Result<Finished> {
     let host = Context::host();
     let since = std::time::SystemTime::now();
+    let expanded = crate::mcp_prompt::expand(engine, prompt).await?;
+    let prompt = expanded.as_deref().unwrap_or(prompt);
     let pins = &request.context;
     // A pin that is not there is refused before any session is made.
     let pinned = pins_of(engine, pins)?;

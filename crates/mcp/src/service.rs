@@ -5,6 +5,7 @@
 
 use crate::client::{Connection, Handler, Note, Tokens, connect, token_key};
 use crate::config::{Server, service_name};
+use crate::extras;
 use crate::output::output_of;
 use crate::tools::{Tool, sync};
 use protocol::program::{Output, Program, ProgramError};
@@ -107,11 +108,20 @@ impl Shared {
             .list_all_tools()
             .await
             .map_err(|e| format!("tools/list failed: {e}"))?;
-        let tools: Vec<Tool> = listed
+        let mut tools: Vec<Tool> = listed
             .iter()
             .filter_map(|t| serde_json::to_value(t).ok())
             .map(|t| Tool::of(&self.server, &t))
             .collect();
+        // a server without prompts answers prompts/list with an error
+        let prompts: Vec<Value> = connection
+            .list_all_prompts()
+            .await
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|p| serde_json::to_value(p).ok())
+            .collect();
+        tools.extend(extras::programs(&self.server, &prompts));
         {
             let mut names = self.names.lock().unwrap_or_else(|e| e.into_inner());
             names.clear();
@@ -186,8 +196,16 @@ impl Shared {
         let _ = run.finish(error).await;
     }
 
-    /// `tools/call` with the run's input; an error says what failed.
+    /// The run's request to the server: a resources or prompt request for
+    /// the hidden programs, else `tools/call`.
     async fn call_tool(&self, process: &str, program: &str) -> Result<Output, String> {
+        let server = &self.server.name;
+        if program == extras::resources_program(server) || program == extras::prompt_program(server)
+        {
+            let input = self.input(process, program).await?;
+            let connection = self.connected().await?;
+            return self.extra(&connection, program, &input).await;
+        }
         let name = self
             .names
             .lock()
@@ -228,6 +246,51 @@ impl Shared {
                 "the server answered tools/call with something else: {}",
                 serde_json::to_string(&other).unwrap_or_default()
             )),
+        }
+    }
+
+    /// A resources or prompt request.
+    async fn extra(
+        &self,
+        connection: &Connection,
+        program: &str,
+        input: &Value,
+    ) -> Result<Output, String> {
+        use rmcp::model::{GetPromptRequestParams, ReadResourceRequestParams};
+        if program == extras::prompt_program(&self.server.name) {
+            let mut params =
+                GetPromptRequestParams::new(input["name"].as_str().unwrap_or_default());
+            params.arguments = input["arguments"].as_object().cloned();
+            let got = connection
+                .get_prompt(params)
+                .await
+                .map_err(|e| self.lost(&e))?;
+            return Ok(extras::got_prompt(
+                &serde_json::to_value(&got).unwrap_or_default(),
+            ));
+        }
+        match (input["op"].as_str(), input["uri"].as_str()) {
+            (Some("read"), Some(uri)) => {
+                let read = connection
+                    .read_resource(ReadResourceRequestParams::new(uri))
+                    .await
+                    .map_err(|e| self.lost(&e))?;
+                Ok(extras::read_resource(
+                    &serde_json::to_value(&read).unwrap_or_default(),
+                ))
+            }
+            (Some("read"), None) => Ok(Output::error("say which resource: `uri`")),
+            _ => {
+                let listed = connection
+                    .list_all_resources()
+                    .await
+                    .map_err(|e| self.lost(&e))?;
+                let listed: Vec<Value> = listed
+                    .iter()
+                    .filter_map(|r| serde_json::to_value(r).ok())
+                    .collect();
+                Ok(extras::listed_resources(&self.server.name, &listed))
+            }
         }
     }
 

@@ -80,6 +80,16 @@ impl Run {
         let names = tools.iter().map(|t| t.def.name.clone()).collect();
         let mut context = context_body(&config, &root, read_at, names, &me);
         context.mcp_servers = servers.statuses.clone();
+        let up: Vec<String> = servers
+            .connected
+            .iter()
+            .filter_map(|s| s.strip_prefix("mcp/").map(str::to_owned))
+            .collect();
+        if !up.is_empty() {
+            context
+                .own_tools
+                .extend(crate::toolbox::resources::definitions());
+        }
         let mut writer = SessionWriter::new(client.clone(), me, found.session, found.as_of);
         for failed in servers.statuses.iter().filter(|s| s.status == "failed") {
             let why = failed.error.as_deref().unwrap_or("it did not start");
@@ -93,7 +103,7 @@ impl Run {
         let defs: Vec<_> = tools.iter().map(|t| t.def.clone()).collect();
         let prefix = Prefix::new(&config, &context, &pinned, &defs);
         let history: Vec<Member> = found.history.iter().map(Member::of).collect();
-        let toolbox = Toolbox::new(
+        let mut toolbox = Toolbox::new(
             &writer,
             client.clone(),
             root,
@@ -102,6 +112,7 @@ impl Run {
             &history,
         )
         .map_err(ProgramError::Other)?;
+        toolbox.set_servers(up);
         Ok(Run {
             provider: connect(&config, &client).map(Arc::new),
             gates: Gates::new(&config),

@@ -16,6 +16,7 @@ mod hooks;
 mod outcome;
 mod own;
 mod permit;
+pub(crate) mod resources;
 mod sub;
 
 pub(crate) use hooks::Hooks;
@@ -62,6 +63,8 @@ pub(crate) struct Toolbox {
     derived: Derived,
     hooks: Hooks,
     own: OwnTools,
+    /// The MCP servers up for this run, by name (whose resources it reads).
+    servers: Vec<String>,
 }
 
 /// At most this many calls of one reply run at once (a reply of a
@@ -91,7 +94,13 @@ impl Toolbox {
             root,
             config,
             tools,
+            servers: Vec::new(),
         })
+    }
+
+    /// The MCP servers up for this run (their resource tools offered).
+    pub fn set_servers(&mut self, servers: Vec<String>) {
+        self.servers = servers;
     }
 
     /// The hooks.
@@ -206,6 +215,17 @@ impl Toolbox {
         let input = call.input_value();
         if is_own_tool(&call.name) {
             return Ok(Prepared::Done(self.own.answer(call, &input, turn).await?));
+        }
+        if resources::RESOURCE_TOOLS.contains(&call.name.as_str()) && !self.servers.is_empty() {
+            return Ok(
+                match resources::prepare(&call.name, &input, &self.servers) {
+                    Ok((tool, input)) => Prepared::Run {
+                        tool: Box::new(tool),
+                        input,
+                    },
+                    Err(outcome) => Prepared::Done(outcome),
+                },
+            );
         }
         let Some(tool) = self.tool(&call.name).cloned() else {
             let names: Vec<&str> = self.tools.iter().map(|t| t.def.name.as_str()).collect();

@@ -438,3 +438,48 @@ async fn user_scope_servers_go_in_your_own_file_which_keeps_what_you_wrote() {
         "{text}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_servers_prompt_is_a_slash_command_and_its_resources_are_read_by_the_agent() {
+    let doc = "demo://resource/static/document/architecture.md";
+    let s = Setup::new(json!({"turns": [
+        reply(json!([call("t1", "mcp_list_resources", json!({}))]), "tool_use"),
+        reply(json!([call("t2", "mcp_read_resource", json!({"uri": doc}))]), "tool_use"),
+        reply(json!([text("done")]), "end_turn"),
+    ]}))
+    .await;
+    s.file(".mcp.json", &mcp_json("everything"));
+    s.trust();
+    // a required argument missing is said, with the usage
+    let ran = s.run(&["/mcp__everything__args-prompt"]).await;
+    assert_eq!(ran.code, 1, "{ran:#?}");
+    assert!(ran.stderr.contains("needs `city`"), "{}", ran.stderr);
+    let ran = s.run(&["/mcp__everything__args-prompt Lisbon"]).await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    let session = s.sessions().pop().unwrap();
+    let prompt = &s.of_type(&session, "prompt")[0];
+    assert_eq!(prompt["text"], "What's weather in Lisbon?");
+    let results = s.of_type(&session, "tool-result");
+    let listed = results[0]["text"].as_str().unwrap();
+    assert!(listed.contains(doc), "{listed}");
+    let read = results[1]["text"].as_str().unwrap();
+    assert!(
+        read.starts_with("# Everything Server – Architecture"),
+        "{read}"
+    );
+    // offered to the model as the agent's own tools, and rebuilt exactly
+    let first: Value = serde_json::from_slice(&s.sent()[0]).unwrap();
+    let names: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(
+        names.ends_with(&["mcp_list_resources", "mcp_read_resource"]),
+        "{names:?}"
+    );
+    for n in 1..=3 {
+        assert_eq!(s.rebuilt(&session, n).await, s.sent()[n - 1], "request {n}");
+    }
+}

@@ -1,0 +1,116 @@
+//! MCP prompts as slash commands: `/mcp__SERVER__PROMPT ARGS…` as `hc
+//! run`'s prompt or a line of `hc chat` becomes the prompt the server
+//! gives — got by a recorded run of the server's hidden `mcp/SERVER/prompt`
+//! program, the words after the command filling the prompt's arguments in
+//! order (the last takes the rest).
+
+use anyhow::{Result, anyhow, bail};
+use engine::{Context, Engine};
+use mcp::config::tool_name;
+use mcp::extras::prompt_program;
+use protocol::{ChunkDecl, NewPlacement, PlacementType, RunArgs};
+use serde_json::{Map, Value, json};
+
+/// The prompt `text` stands for, when it is an MCP prompt's slash command.
+pub async fn expand(engine: &Engine, text: &str) -> Result<Option<String>> {
+    let Some(command) = text.trim_start().strip_prefix("/mcp__") else {
+        return Ok(None);
+    };
+    let (called, words) = command
+        .split_once(char::is_whitespace)
+        .map_or((command, ""), |(c, w)| (c, w.trim()));
+    let Some((server, _)) = called.split_once("__") else {
+        bail!("/mcp__{called}: an MCP prompt is /mcp__SERVER__PROMPT");
+    };
+    let host = Context::host();
+    let program = prompt_program(server);
+    engine
+        .service(&host, &mcp::config::service_name(server), None)
+        .await
+        .map_err(|e| anyhow!("MCP server `{server}`: {}", e.message))?;
+    let body = engine
+        .db()
+        .read(|snap| snap.body(&format!("program/{program}")))?
+        .ok_or_else(|| anyhow!("MCP server `{server}` offers no prompts"))?;
+    let wanted = format!("mcp__{called}");
+    let prompts = body["prompts"].as_array().cloned().unwrap_or_default();
+    let Some(prompt) = prompts
+        .iter()
+        .find(|p| tool_name(server, p["name"].as_str().unwrap_or_default()) == wanted)
+    else {
+        let names: Vec<String> = prompts
+            .iter()
+            .map(|p| {
+                format!(
+                    "/{}",
+                    tool_name(server, p["name"].as_str().unwrap_or_default())
+                )
+            })
+            .collect();
+        bail!(
+            "MCP server `{server}` has no prompt /{wanted}; its prompts: {}",
+            names.join(", ")
+        );
+    };
+    let input = json!({"name": prompt["name"], "arguments": arguments(prompt, words)?});
+    let args = RunArgs {
+        chunks: vec![
+            ChunkDecl::generated()
+                .body(input)
+                .on(NewPlacement::instance(format!("input/{program}"))),
+        ],
+        ..RunArgs::default()
+    };
+    let process = engine.run(&host, &program, args)?;
+    let done = engine
+        .await_processes(&host, std::slice::from_ref(&process))
+        .await?;
+    let output = done
+        .get(&process)
+        .and_then(|r| {
+            r.chunks
+                .iter()
+                .find(|c| c.is_on("engine/output", PlacementType::Instance))
+        })
+        .map(|c| protocol::program::Output::parse(&c.body_value()))
+        .ok_or_else(|| anyhow!("MCP server `{server}` did not answer for the prompt"))?;
+    if output.is_error {
+        bail!("MCP prompt /{wanted}: {}", output.text);
+    }
+    Ok(Some(output.text))
+}
+
+/// The prompt's arguments from the words after the command: in the order
+/// declared, the last one taking the rest; a required one missing is an
+/// error naming it.
+fn arguments(prompt: &Value, words: &str) -> Result<Map<String, Value>> {
+    let declared = prompt["arguments"].as_array().cloned().unwrap_or_default();
+    let mut rest = words;
+    let mut out = Map::new();
+    for (i, arg) in declared.iter().enumerate() {
+        let name = arg["name"].as_str().unwrap_or_default();
+        let value = if i + 1 == declared.len() {
+            std::mem::take(&mut rest)
+        } else {
+            let (first, more) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+            rest = more.trim_start();
+            first
+        };
+        if value.is_empty() {
+            if arg["required"] == true {
+                let usage: Vec<String> = declared
+                    .iter()
+                    .map(|a| a["name"].as_str().unwrap_or_default().to_uppercase())
+                    .collect();
+                bail!(
+                    "the prompt needs `{name}`: /{} {}",
+                    prompt["name"].as_str().unwrap_or(""),
+                    usage.join(" ")
+                );
+            }
+            continue;
+        }
+        out.insert(name.to_owned(), json!(value));
+    }
+    Ok(out)
+}
