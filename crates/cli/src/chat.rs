@@ -25,6 +25,8 @@ const HELP: &str = "\
 /resume [SESSION] go on with a session (the latest without one)
 /sessions         the project's sessions
 /trace            this session as a tree (`hc trace` for more)
+/mcp              the MCP servers and their tools (`hc mcp` for more)
+/mcp__S__P ARGS   send MCP server S's prompt P
 /exit             leave (also Ctrl-D, or Ctrl-C twice)
 Tab completes a command; end a line with \\ to go on on the next.";
 
@@ -38,6 +40,7 @@ const COMMANDS: &[&str] = &[
     "/resume",
     "/sessions",
     "/trace",
+    "/mcp",
     "/exit",
 ];
 
@@ -264,6 +267,7 @@ impl Chat {
                 Some(s) => tree::show(self.engine.db(), s, false, false).map(|()| String::new()),
                 None => Ok("no session yet: say something first".to_owned()),
             },
+            "mcp" => self.servers(),
             // an MCP server's prompt: the prompt it gives goes to the agent
             mcp if mcp.starts_with("mcp__") => {
                 self.turn(line);
@@ -277,6 +281,27 @@ impl Chat {
             Err(e) => eprintln!("hc: {}", crate::style::shown(&format!("{e:#}"))),
         }
         Ok(Step::Next)
+    }
+
+    /// `/mcp`: each server registered, whether its service is up, its
+    /// tools.
+    fn servers(&self) -> Result<String> {
+        let tools = crate::mcp_config::tools_by_server(self.engine.db())?;
+        let services: Vec<&String> = tools.keys().filter(|k| k.starts_with("mcp/")).collect();
+        if services.is_empty() {
+            return Ok("no MCP servers have run here: `hc mcp add` adds one".into());
+        }
+        let mut lines = Vec::new();
+        for service in services {
+            let names: Vec<&str> = tools[service]
+                .iter()
+                .filter(|t| t.starts_with("mcp__"))
+                .map(String::as_str)
+                .collect();
+            lines.push(format!("{service}: {} tools", names.len()));
+            lines.extend(names.iter().map(|n| format!("  {n}")));
+        }
+        Ok(lines.join("\n"))
     }
 
     /// One agent run on the chat's session; its errors are said, and the

@@ -390,7 +390,7 @@ pub fn programs(as_json: bool) -> Result<()> {
     if as_json {
         let list: Vec<Value> = rows
             .iter()
-            .map(|(name, b)| json!({"name": name, "description": b.text, "executable": b.executable, "capabilities": b.capabilities, "concurrency_safe": b.concurrency_safe, "read_only": b.read_only, "tool": b.tool}))
+            .map(|(name, b)| json!({"name": name, "description": b.text, "executable": b.executable, "capabilities": b.capabilities, "concurrency_safe": b.concurrency_safe, "read_only": b.read_only, "tool": b.tool, "runtime": b.runtime, "served_by": b.served_by}))
             .collect();
         println!("{}", serde_json::to_string_pretty(&list)?);
         return Ok(());
@@ -427,6 +427,12 @@ fn traits(b: &ProgramBody) -> Vec<String> {
     }
     if !b.tool {
         traits.push("not a tool".into());
+    }
+    if let Some(service) = &b.served_by {
+        traits.push(format!("served by {service}"));
+    }
+    if b.runtime == protocol::program::Runtime::Service {
+        traits.push("service".into());
     }
     traits
 }

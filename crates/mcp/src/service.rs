@@ -108,11 +108,14 @@ impl Shared {
             .list_all_tools()
             .await
             .map_err(|e| format!("tools/list failed: {e}"))?;
-        let mut tools: Vec<Tool> = listed
-            .iter()
-            .filter_map(|t| serde_json::to_value(t).ok())
-            .map(|t| Tool::of(&self.server, &t))
-            .collect();
+        let mut tools: Vec<Tool> = Vec::new();
+        for listed in listed.iter().filter_map(|t| serde_json::to_value(t).ok()) {
+            match Tool::of(&self.server, &listed) {
+                Ok(tool) => tools.push(tool),
+                // the server's log says so; its other tools are offered
+                Err(why) => eprintln!("hermitcrab: skipping a tool: {why}"),
+            }
+        }
         // a server without prompts answers prompts/list with an error
         let prompts: Vec<Value> = connection
             .list_all_prompts()

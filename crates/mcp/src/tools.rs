@@ -33,13 +33,28 @@ fn digest(text: &str) -> String {
 }
 
 impl Tool {
-    /// The tool `listed` (a `tools/list` entry) of `server`.
-    pub fn of(server: &Server, listed: &Value) -> Tool {
+    /// The tool `listed` (a `tools/list` entry) of `server`, or why it
+    /// is skipped: a name that is empty or has spaces or control
+    /// characters, or an input schema that is not an object schema.
+    pub fn of(server: &Server, listed: &Value) -> Result<Tool, String> {
         let name = listed["name"].as_str().unwrap_or_default().to_owned();
+        if name.is_empty()
+            || name.len() > 128
+            || name.chars().any(|c| c.is_whitespace() || c.is_control())
+        {
+            return Err(format!("the tool {:?} has an invalid name", listed["name"]));
+        }
         let program = tool_name(&server.name, &name);
         let schema = match &listed["inputSchema"] {
-            Value::Object(o) => Value::Object(o.clone()),
-            _ => json!({"type": "object"}),
+            Value::Object(o) if o.get("type").is_none_or(|t| t == "object") => {
+                Value::Object(o.clone())
+            }
+            Value::Null => json!({"type": "object"}),
+            other => {
+                return Err(format!(
+                    "the tool `{name}` has an input schema that is not an object schema: {other}"
+                ));
+            }
         };
         let read_only = listed["annotations"]["readOnlyHint"]
             .as_bool()
@@ -63,12 +78,12 @@ impl Tool {
                 "digest": digest(&schema.to_string()),
             },
         });
-        Tool {
+        Ok(Tool {
             program,
             name,
             body,
             schema,
-        }
+        })
     }
 
     /// Its two chunks: the program (on `engine/program`) and its input type
@@ -150,7 +165,15 @@ mod tests {
             &server(),
             &json!({"name": "echo", "description": "Echoes", "annotations": {"readOnlyHint": true},
                     "inputSchema": {"type": "object", "required": ["message"]}}),
-        );
+        )
+        .unwrap();
+        for bad in [
+            json!({"name": "two words"}),
+            json!({"name": ""}),
+            json!({"name": "x", "inputSchema": {"type": "string"}}),
+        ] {
+            assert!(Tool::of(&server(), &bad).is_err(), "{bad}");
+        }
         assert_eq!(tool.program, "mcp__everything__echo");
         assert_eq!(tool.body["served_by"], "mcp/everything");
         assert_eq!(tool.body["read_only"], true);
@@ -165,8 +188,8 @@ mod tests {
     #[test]
     fn sync_commits_only_what_changed_and_unplaces_what_went() {
         let s = server();
-        let echo = Tool::of(&s, &json!({"name": "echo"}));
-        let add = Tool::of(&s, &json!({"name": "add"}));
+        let echo = Tool::of(&s, &json!({"name": "echo"})).unwrap();
+        let add = Tool::of(&s, &json!({"name": "add"})).unwrap();
         let mut live = BTreeMap::new();
         live.insert(echo.program.clone(), echo.body.clone());
         live.insert("mcp__everything__gone".into(), json!({}));

@@ -10,6 +10,7 @@ use crate::catalog;
 use crate::config::{AgentConfig, ApiKind};
 use crate::contract::{ContextBody, Member, Notice, SessionItem};
 use crate::request::{Conversation, Prefix, Request};
+use crate::servers::Servers;
 use crate::toolbox::Toolbox;
 use protocol::program::{Program, ProgramError};
 use protocol::{Client, PlacementType, ScopeOpts};
@@ -79,26 +80,9 @@ impl Run {
         let pins = pins?;
         let names = tools.iter().map(|t| t.def.name.clone()).collect();
         let mut context = context_body(&config, &root, read_at, names, &me);
-        context.mcp_servers = servers.statuses.clone();
-        let up: Vec<String> = servers
-            .connected
-            .iter()
-            .filter_map(|s| s.strip_prefix("mcp/").map(str::to_owned))
-            .collect();
-        if !up.is_empty() {
-            context
-                .own_tools
-                .extend(crate::toolbox::resources::definitions());
-        }
+        let up = with_servers(&mut context, &servers);
         let mut writer = SessionWriter::new(client.clone(), me, found.session, found.as_of);
-        for failed in servers.statuses.iter().filter(|s| s.status == "failed") {
-            let why = failed.error.as_deref().unwrap_or("it did not start");
-            let text = format!(
-                "MCP server `{}` failed: {why}; its tools are not available",
-                failed.name
-            );
-            writer.notify(&Notice::Status { text });
-        }
+        announce(&writer, &servers);
         let pinned = writer.write_context(&context, &pins).await?;
         let defs: Vec<_> = tools.iter().map(|t| t.def.clone()).collect();
         let prefix = Prefix::new(&config, &context, &pinned, &defs);
@@ -127,6 +111,35 @@ impl Run {
             last_answer: String::new(),
         })
     }
+}
+
+/// Says which servers failed to start (their tools are absent).
+fn announce(writer: &SessionWriter, servers: &Servers) {
+    for failed in servers.statuses.iter().filter(|s| s.status == "failed") {
+        let why = failed.error.as_deref().unwrap_or("it did not start");
+        let text = format!(
+            "MCP server `{}` failed: {why}; its tools are not available",
+            failed.name
+        );
+        writer.notify(&Notice::Status { text });
+    }
+}
+
+/// Records where the servers stand on the context, with the resource
+/// tools when one is up; answers the names of those up.
+fn with_servers(context: &mut ContextBody, servers: &Servers) -> Vec<String> {
+    context.mcp_servers = servers.statuses.clone();
+    let up: Vec<String> = servers
+        .connected
+        .iter()
+        .filter_map(|s| s.strip_prefix("mcp/").map(str::to_owned))
+        .collect();
+    if !up.is_empty() {
+        context
+            .own_tools
+            .extend(crate::toolbox::resources::definitions());
+    }
+    up
 }
 
 /// The context event's body: every input of the request from outside

@@ -483,3 +483,102 @@ async fn a_servers_prompt_is_a_slash_command_and_its_resources_are_read_by_the_a
         assert_eq!(s.rebuilt(&session, n).await, s.sent()[n - 1], "request {n}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn servers_that_fail_to_start_or_misanswer_are_named_and_the_run_goes_on() {
+    let (python, server) = python_server();
+    let s = Setup::new(json!({"turns": [
+        reply(json!([call("t1", "mcp__py__refuse", json!({})), call("t2", "mcp__py__big", json!({}))]), "tool_use"),
+        reply(json!([text("done")]), "end_turn"),
+    ]}))
+    .await;
+    let quick = |code: &str| json!({"command": "python3", "args": ["-c", code], "startup_timeout_ms": 1500});
+    let config = json!({"mcpServers": {
+        "py": {"command": python, "args": [server]},
+        "exits": quick("import sys; sys.exit(3)"),
+        "silent": quick("import time; time.sleep(60)"),
+        "garbage": quick("import time; print('this is not JSON-RPC', flush=True); time.sleep(60)"),
+        "off": {"command": "python3", "enabled": false},
+    }});
+    let ran = s
+        .run(&[
+            "--allow",
+            "mcp__py",
+            "--mcp-config",
+            &config.to_string(),
+            "go",
+        ])
+        .await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    for name in ["exits", "silent", "garbage"] {
+        assert!(
+            ran.stderr.contains(&format!("MCP server `{name}` failed")),
+            "{name}: {}",
+            ran.stderr
+        );
+    }
+    assert!(ran.stderr.contains("did not initialize"), "{}", ran.stderr);
+    assert!(
+        ran.stderr.contains("not ready within 1500 ms"),
+        "{}",
+        ran.stderr
+    );
+    assert!(
+        !ran.stderr.contains("`off`"),
+        "a disabled server is not started"
+    );
+    let session = s.sessions().pop().unwrap();
+    let context = s.of_type(&session, "context").pop().unwrap();
+    let statuses: Vec<(String, String)> = context["mcp_servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["name"].as_str().unwrap().into(),
+                s["status"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert!(
+        statuses.contains(&("off".into(), "disabled".into())),
+        "{statuses:?}"
+    );
+    assert!(
+        statuses.contains(&("py".into(), "connected".into())),
+        "{statuses:?}"
+    );
+    let results = s.of_type(&session, "tool-result");
+    assert_eq!(results[0]["is_error"], true);
+    assert!(
+        results[0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("refused on purpose"),
+        "{}",
+        results[0]
+    );
+    let big = results[1]["text"].as_str().unwrap();
+    assert!(
+        big.len() < 110_000 && big.contains("MAX_MCP_OUTPUT_CHARS"),
+        "{}",
+        big.len()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_malformed_mcp_json_is_refused_naming_the_file_and_line() {
+    let s = Setup::new(json!({"turns": [reply(json!([text("unused")]), "end_turn")]})).await;
+    s.file(
+        ".mcp.json",
+        "{\n  \"mcpServers\": {\n    \"x\": {\"command\": }\n  }\n}\n",
+    );
+    let ran = s.run(&["hello"]).await;
+    assert_eq!(ran.code, 2, "{ran:#?}");
+    assert!(
+        ran.stderr.contains(".mcp.json is not valid JSON") && ran.stderr.contains("line 3"),
+        "{}",
+        ran.stderr
+    );
+    assert!(s.sent().is_empty(), "the run did not start");
+}
