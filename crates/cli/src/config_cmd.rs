@@ -142,6 +142,13 @@ fn rows(files: &crate::config::Files, flags: &Flags) -> Result<Vec<(String, Valu
         let value = json!({"read": read, "write": grant.write, "network": grant.network, "env": grant.env, "timeout_ms": grant.timeout_ms});
         rows.push((format!("programs.{program}"), value, "config files".into()));
     }
+    for server in crate::mcp_config::servers(files, &flags.mcp_config, flags.strict_mcp_config)? {
+        let e = &server.entry;
+        let value = json!({"transport": e.transport_name(), "command": e.command, "args": e.args,
+            "url": e.url, "env": e.env.keys().collect::<Vec<_>>(),
+            "headers": e.headers.keys().collect::<Vec<_>>(), "enabled": e.enabled});
+        rows.push((format!("mcp_servers.{}", server.name), value, server.source));
+    }
     rows.push(trust_row(&files.trust));
     for var in SECRETS {
         let set = std::env::var(var).is_ok_and(|v| !v.trim().is_empty());

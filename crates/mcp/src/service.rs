@@ -35,6 +35,9 @@ struct Shared {
 
 /// Runs the service for the server in [`SERVER_ENV`](crate::SERVER_ENV).
 pub async fn run() -> Result<(), ProgramError> {
+    // HTTPS to a server goes through rustls with ring, as every other
+    // client of `hc` does (no second crypto library).
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let mut program = Program::connect()?;
     let server: Server = std::env::var(crate::SERVER_ENV)
         .map_err(|_| format!("no {} (the host configures the server)", crate::SERVER_ENV))
@@ -195,8 +198,13 @@ impl Shared {
             .body(output.body())
             .on(NewPlacement::instance(&process))
             .on(NewPlacement::instance("engine/output"));
-        let _ = run.commit(protocol::Declaration::of(vec![chunk])).await;
-        let _ = run.finish(error).await;
+        // Both sent at once: the engine applies a connection's commits in
+        // order, before it reads the next line, so the output is in before
+        // the end.
+        let _ = tokio::join!(
+            run.commit(protocol::Declaration::of(vec![chunk])),
+            run.finish(error)
+        );
     }
 
     /// The run's request to the server: a resources or prompt request for

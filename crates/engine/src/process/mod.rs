@@ -154,7 +154,7 @@ fn launch<O: Ops>(
     Ok(id)
 }
 
-/// A served run, committed: `running`, then handed to its service.
+/// A served run, committed `running`: handed to its service.
 fn serve<O: Ops>(
     core: &Arc<Core>,
     ops: O,
@@ -163,12 +163,6 @@ fn serve<O: Ops>(
     served_by: &str,
 ) -> Result<ProcessId> {
     let id = slot.id.clone();
-    core.db.commit(
-        Declaration::of(vec![ChunkDecl::with_id(&id).merge_body(
-            json!({"status": "running", "started": now(), "served_by": served_by}),
-        )]),
-        None,
-    )?;
     let service = core.services.get(served_by);
     let budget = Duration::from_millis(plan.timeout_ms);
     let program = plan.program_name.clone();
@@ -218,17 +212,24 @@ fn declaration(
         arguments.push(arg_id);
         argument_chunks.push(chunk);
     }
+    let mut body = json!({
+        "status": "pending",
+        "program": plan.program_id,
+        "timeout_ms": plan.timeout_ms,
+        "arguments": arguments,
+        "containment": if plan.contained { "on" } else { "off" },
+        "engine": engine,
+    });
+    // A served run has nothing to spawn: it is running once committed.
+    if let Some(served_by) = &plan.served_by {
+        body["status"] = json!("running");
+        body["started"] = json!(now());
+        body["served_by"] = json!(served_by);
+    }
     let mut process = ChunkDecl::with_id(id)
         .name(plan.program_name.clone())
         .create_only()
-        .body(json!({
-            "status": "pending",
-            "program": plan.program_id,
-            "timeout_ms": plan.timeout_ms,
-            "arguments": arguments,
-            "containment": if plan.contained { "on" } else { "off" },
-            "engine": engine,
-        }));
+        .body(body);
     process.placements = process_placements(&plan.program_id, parent);
     chunks.push(process);
     // The levels are the boundary, in the body. The roots are not placed
