@@ -106,7 +106,8 @@ pub fn chat(flags: ChatFlags) -> Result<()> {
     run::check_credentials(&config)?;
     let engine_config = crate::engine_config(&project, &files, flags.no_contain)?;
     let (db, _) = project.open()?;
-    let engine_config = crate::with_servers(engine_config, &db, &files, &given)?;
+    let engine_config =
+        crate::with_servers(engine_config, &db, &files, &given, config.interactive)?;
     let rt = crate::runtime()?;
     let engine = rt.block_on(async { Engine::open_with(db, engine_config) })?;
     let mut chat = Chat {

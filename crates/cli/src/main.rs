@@ -255,15 +255,17 @@ pub(crate) fn engine_config(
 }
 
 /// Registers the MCP servers `files` and `flags` configure in `db`, and
-/// gives `config` what their services' environments get.
+/// gives `config` what their services' environments get (`interactive`:
+/// whether someone answers a server's questions).
 pub(crate) fn with_servers(
     mut config: EngineConfig,
     db: &substrate::Substrate,
     files: &config::Files,
     flags: &settings::Flags,
+    interactive: bool,
 ) -> Result<EngineConfig> {
     let servers = mcp_config::servers(files, &flags.mcp_config, flags.strict_mcp_config)?;
-    config.env_values = mcp_config::register(db, &servers)?;
+    config.env_values = mcp_config::register(db, &servers, interactive)?;
     Ok(config)
 }
 
@@ -276,7 +278,8 @@ fn serve(stdio: bool, no_contain: bool) -> Result<()> {
     let files = project.config(trust::Ask::Never)?;
     let config = engine_config(&project, &files, no_contain)?;
     let (db, _) = project.open()?;
-    let config = with_servers(config, &db, &files, &settings::Flags::default())?;
+    // a host over stdio answers questions as it answers permissions
+    let config = with_servers(config, &db, &files, &settings::Flags::default(), true)?;
     let since = std::time::SystemTime::now();
     runtime()?.block_on(async move {
         let engine = Engine::open_with(db, config)?;

@@ -75,7 +75,13 @@ fn check(only: Option<&str>) -> Result<Vec<Checked>> {
     if let Some(name) = only {
         servers.retain(|s| s.name == name);
     }
-    let config = crate::with_servers(config, &db, &files, &crate::settings::Flags::default())?;
+    let config = crate::with_servers(
+        config,
+        &db,
+        &files,
+        &crate::settings::Flags::default(),
+        false,
+    )?;
     let untrusted = untrusted(&project, &servers, only)?;
     crate::runtime()?.block_on(async move {
         let engine = Engine::open_with(db, config)?;

@@ -167,6 +167,7 @@ fn service_body(server: &Configured, error: Option<&str>) -> Value {
 pub fn register(
     db: &Substrate,
     servers: &[Configured],
+    interactive: bool,
 ) -> Result<BTreeMap<String, Vec<(String, String)>>> {
     let mut values = BTreeMap::new();
     let mut decl = Declaration::default();
@@ -174,7 +175,8 @@ pub fn register(
     for server in servers {
         let program = service_name(&server.name);
         let error = match server.entry.resolve(&server.name, &lookup) {
-            Ok(resolved) => {
+            Ok(mut resolved) => {
+                resolved.interactive = interactive;
                 let config = serde_json::to_string(&resolved).context("cannot encode a server")?;
                 values.insert(program.clone(), vec![(mcp::SERVER_ENV.to_owned(), config)]);
                 None
@@ -243,4 +245,25 @@ pub fn tools_by_server(db: &Substrate) -> Result<BTreeMap<String, Vec<String>>> 
         }
     }
     Ok(out)
+}
+
+/// Each registered server as stream-json's `system/init` lists it before
+/// the agent starts them: `pending`, `disabled`, or `failed` (its
+/// configuration could not be resolved).
+pub fn statuses(db: &Substrate) -> Result<Vec<Value>> {
+    let programs = db.read(|snap| snap.scope(&["engine/program".to_owned()], &program_opts()))?;
+    Ok(programs
+        .chunks
+        .iter()
+        .filter_map(|c| {
+            let body = c.body_value();
+            let mcp = body.get("mcp")?;
+            let status = match (mcp["enabled"].as_bool(), mcp["error"].is_string()) {
+                (Some(false), _) => "disabled",
+                (_, true) => "failed",
+                _ => "pending",
+            };
+            Some(json!({"name": mcp["server"], "status": status}))
+        })
+        .collect())
 }

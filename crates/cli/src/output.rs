@@ -120,10 +120,10 @@ impl JsonOut {
     }
 
     /// The `system`/`init` line.
-    pub fn init(&self, tools: &[String], cwd: &str, mode: &str, process: &str) {
+    pub fn init(&self, tools: &[String], cwd: &str, mode: &str, process: &str, mcp: &[Value]) {
         self.line(json!({
             "type": "system", "subtype": "init", "model": self.model, "tools": tools, "cwd": cwd,
-            "permission_mode": mode, "permissionMode": mode, "mcp_servers": [],
+            "permission_mode": mode, "permissionMode": mode, "mcp_servers": mcp,
             "process": process, "hc_version": env!("CARGO_PKG_VERSION"),
         }));
     }

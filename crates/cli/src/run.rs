@@ -85,7 +85,13 @@ fn start(request: RunRequest, started: Instant) -> Result<u8> {
     check_credentials(&config)?;
     let engine_config = crate::engine_config(&project, &files, request.no_contain)?;
     let (db, _) = project.open()?;
-    let engine_config = crate::with_servers(engine_config, &db, &files, &request.flags)?;
+    let engine_config = crate::with_servers(
+        engine_config,
+        &db,
+        &files,
+        &request.flags,
+        config.interactive,
+    )?;
     crate::runtime()?.block_on(async move {
         let engine = Engine::open_with(db, engine_config)?;
         let finished = drive(&engine, &prompt, &config, &request, started).await;
@@ -303,6 +309,7 @@ pub async fn drive(
             &cwd,
             config.permission_mode.as_str(),
             &process,
+            &crate::mcp_config::statuses(engine.db())?,
         );
         renderer.json = Some(json);
     }

@@ -1,19 +1,23 @@
 //! The MCP client side: the handler the server talks to (progress,
-//! `list_changed`; sampling refused as a method not found, elicitation
-//! declined) and connecting
+//! `list_changed`, elicitation — asked of the person when someone can
+//! answer, else declined; sampling refused as a method not found) and connecting
 //! over stdio (the server a child inside the service's containment, its
 //! stderr the service's) or streamable HTTP.
 
 use crate::config::{Server, Transport};
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam};
-use rmcp::service::{NotificationContext, RoleClient, RunningService};
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, Implementation,
+    ProgressNotificationParam,
+};
+use rmcp::service::{NotificationContext, RequestContext, RoleClient, RunningService};
 use rmcp::transport::{
     StreamableHttpClientTransport, TokioChildProcess,
     streamable_http_client::StreamableHttpClientTransportConfig,
 };
-use rmcp::{ClientHandler, ServiceExt};
+use rmcp::{ClientHandler, ErrorData, ServiceExt};
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::mpsc;
 
@@ -27,6 +31,13 @@ pub(crate) enum Note {
     },
     /// Its tools changed: list them again.
     ToolsChanged,
+    /// It asks the person something (a form request's JSON) during the
+    /// call made for run `process`; the reply goes back on `reply`.
+    Elicit {
+        process: String,
+        request: serde_json::Value,
+        reply: tokio::sync::oneshot::Sender<serde_json::Value>,
+    },
 }
 
 /// Which run each call's progress token belongs to.
@@ -36,11 +47,38 @@ pub(crate) type Tokens = Arc<Mutex<HashMap<String, String>>>;
 pub(crate) struct Handler {
     notes: mpsc::UnboundedSender<Note>,
     pub tokens: Tokens,
+    /// Set when the server says its tools changed, until they are listed.
+    changed: Arc<AtomicBool>,
+    /// Whether someone can answer the server's questions.
+    interactive: bool,
 }
 
 impl Handler {
-    pub(crate) fn new(notes: mpsc::UnboundedSender<Note>, tokens: Tokens) -> Handler {
-        Handler { notes, tokens }
+    pub(crate) fn new(
+        notes: mpsc::UnboundedSender<Note>,
+        tokens: Tokens,
+        changed: Arc<AtomicBool>,
+        interactive: bool,
+    ) -> Handler {
+        Handler {
+            notes,
+            tokens,
+            changed,
+            interactive,
+        }
+    }
+
+    /// The run a server's request belongs to: the one call in flight (with
+    /// several, it cannot be told, and nobody is asked).
+    fn only_call(&self) -> Option<String> {
+        let tokens = self.tokens.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut runs: Vec<&String> = tokens.values().collect();
+        runs.sort();
+        runs.dedup();
+        match runs.as_slice() {
+            [one] => Some((*one).clone()),
+            _ => None,
+        }
     }
 }
 
@@ -51,7 +89,9 @@ pub(crate) fn token_key(token: &rmcp::model::ProgressToken) -> String {
 
 impl ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
-        let capabilities = ClientCapabilities::default();
+        let capabilities: ClientCapabilities =
+            serde_json::from_value(serde_json::json!({"elicitation": {"form": {}}}))
+                .unwrap_or_default();
         let mut info = Implementation::new("hermitcrab", env!("CARGO_PKG_VERSION"));
         info.title = Some("hermitcrab".into());
         ClientConfig::new(capabilities, info)
@@ -69,7 +109,33 @@ impl ClientHandler for Handler {
         }
     }
 
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let declined = || serde_json::json!({"action": "decline"});
+        let request = serde_json::to_value(&request).unwrap_or_default();
+        let reply = match (self.interactive, self.only_call(), request["mode"].as_str()) {
+            (true, Some(process), Some("form") | None) => {
+                let (reply, answered) = tokio::sync::oneshot::channel();
+                let note = Note::Elicit {
+                    process,
+                    request,
+                    reply,
+                };
+                match self.notes.send(note) {
+                    Ok(()) => answered.await.unwrap_or_else(|_| declined()),
+                    Err(_) => declined(),
+                }
+            }
+            _ => declined(),
+        };
+        serde_json::from_value(reply).map_err(|e| ErrorData::internal_error(e.to_string(), None))
+    }
+
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.changed.store(true, Ordering::SeqCst);
         let _ = self.notes.send(Note::ToolsChanged);
     }
 }

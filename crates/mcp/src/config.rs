@@ -104,6 +104,10 @@ pub struct Server {
     pub startup_timeout_ms: u64,
     /// The limit on one call.
     pub tool_timeout_ms: u64,
+    /// Whether the host has someone to answer a server's questions
+    /// (elicitation); when not, they are declined.
+    #[serde(default)]
+    pub interactive: bool,
 }
 
 impl ServerEntry {
@@ -188,6 +192,7 @@ impl ServerEntry {
             transport,
             startup_timeout_ms: self.startup_timeout(),
             tool_timeout_ms: self.tool_timeout(),
+            interactive: false,
         })
     }
 }

@@ -19,6 +19,7 @@
 
 mod client;
 pub mod config;
+pub mod elicit;
 pub mod extras;
 pub mod output;
 mod service;

@@ -5,6 +5,7 @@
 
 use crate::client::{Connection, Handler, Note, Tokens, connect, token_key};
 use crate::config::{Server, service_name};
+use crate::elicit;
 use crate::extras;
 use crate::output::output_of;
 use crate::tools::{Tool, sync};
@@ -18,6 +19,7 @@ use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::sync::{Mutex, mpsc, oneshot};
 
 /// What every call shares.
@@ -31,6 +33,8 @@ struct Shared {
     connection: Mutex<Option<Arc<Connection>>>,
     /// Program name → the tool's name on the server.
     names: std::sync::Mutex<HashMap<String, String>>,
+    /// The server said its tools changed, and they are not listed again yet.
+    changed: Arc<AtomicBool>,
 }
 
 /// Runs the service for the server in [`SERVER_ENV`](crate::SERVER_ENV).
@@ -57,6 +61,7 @@ pub async fn run() -> Result<(), ProgramError> {
         tokens: Tokens::default(),
         connection: Mutex::new(None),
         names: std::sync::Mutex::default(),
+        changed: Arc::default(),
     });
     let startup = std::time::Duration::from_millis(shared.server.startup_timeout_ms);
     match tokio::time::timeout(startup, shared.connected()).await {
@@ -98,7 +103,12 @@ impl Shared {
         if let Some(live) = slot.as_ref().filter(|c| !c.is_transport_closed()) {
             return Ok(Arc::clone(live));
         }
-        let handler = Handler::new(self.notes.clone(), Arc::clone(&self.tokens));
+        let handler = Handler::new(
+            self.notes.clone(),
+            Arc::clone(&self.tokens),
+            Arc::clone(&self.changed),
+            self.server.interactive,
+        );
         let connection = Arc::new(connect(&self.server, handler, &self.root).await?);
         self.sync_tools(&connection).await?;
         *slot = Some(Arc::clone(&connection));
@@ -167,14 +177,70 @@ impl Shared {
                                   "total": param.total, "message": param.message});
                 let _ = self.client.for_run(&process).notify(data).await;
             }
-            Note::ToolsChanged => {
-                let live = self.connection.lock().await.clone();
-                if let Some(connection) = live
-                    && let Err(why) = self.sync_tools(&connection).await
-                {
-                    tracing::warn!("{why}");
-                }
+            Note::ToolsChanged => self.relist().await,
+            Note::Elicit {
+                process,
+                request,
+                reply,
+            } => {
+                let me = Arc::clone(self);
+                tokio::spawn(async move {
+                    let _ = reply.send(me.ask(&process, &request).await);
+                });
             }
+        }
+    }
+
+    /// Asks the person the server's question on run `process`, and waits
+    /// for the answer the host commits there: the server's reply (cancel
+    /// when the run ends first).
+    async fn ask(&self, process: &str, request: &Value) -> Value {
+        let run = self.client.for_run(process);
+        let chunk = ChunkDecl::generated()
+            .body(json!({"text": elicit::question(request), "tool_use_id": "", "process": process}))
+            .on(NewPlacement::instance(process))
+            .on(NewPlacement::instance("user-question"));
+        let asked = match run.commit(protocol::Declaration::of(vec![chunk])).await {
+            Ok(commit) => commit.created.first().cloned(),
+            Err(e) => {
+                eprintln!("hermitcrab: cannot ask the person: {e}");
+                None
+            }
+        };
+        let Some(asked) = asked else {
+            return json!({"action": "decline"});
+        };
+        loop {
+            let Ok(read) = run.scope(&[process], ScopeOpts::default()).await else {
+                return json!({"action": "cancel"}); // the run is over
+            };
+            let answer = read.chunks.iter().find(|c| {
+                c.is_on("user-answer", PlacementType::Instance)
+                    && c.body_value()["request"] == json!(asked)
+            });
+            if let Some(answer) = answer {
+                let text = answer.body_value()["text"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned();
+                return elicit::reply(request, &text);
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Lists the tools again when the server said they changed (once per
+    /// notice, whoever comes first: the notice, or a call that it came
+    /// before).
+    async fn relist(&self) {
+        if !self.changed.swap(false, Ordering::SeqCst) {
+            return;
+        }
+        let live = self.connection.lock().await.clone();
+        if let Some(connection) = live
+            && let Err(why) = self.sync_tools(&connection).await
+        {
+            eprintln!("hermitcrab: {why}");
         }
     }
 
@@ -190,6 +256,9 @@ impl Shared {
             outcome = self.call_tool(&process, &program) => outcome,
             _ = cancelled => return, // the run has ended: nothing more is said for it
         };
+        // A tool that changed the server's tools: they are recorded before
+        // its answer, so whoever reads the answer finds them.
+        self.relist().await;
         let (output, error) = match outcome {
             Ok(output) => (output, None),
             Err(why) => (Output::error(why.clone()), Some(why)),

@@ -94,7 +94,11 @@ impl Tool {
         vec![
             ChunkDecl::with_id(&program)
                 .name(self.program.clone())
-                .spec(json!({"propagate": true, "accepts": [input]}))
+                // a server's question during a call, and its answer, are
+                // placed on the call's run
+                .spec(
+                    json!({"propagate": true, "accepts": [input, "user-question", "user-answer"]}),
+                )
                 .body(self.body.clone())
                 .on(NewPlacement::instance("engine/program")),
             ChunkDecl::with_id(&input)
@@ -156,6 +160,7 @@ mod tests {
             },
             startup_timeout_ms: 10_000,
             tool_timeout_ms: 60_000,
+            interactive: false,
         }
     }
 

@@ -123,6 +123,7 @@ async fn an_untrusted_projects_servers_do_not_start_and_a_failing_server_is_a_st
     let s = Setup::new(json!({"turns": [
         reply(json!([text("ok")]), "end_turn"),
         reply(json!([text("ok")]), "end_turn"),
+        reply(json!([text("ok")]), "end_turn"),
     ]}))
     .await;
     s.file(".mcp.json", &mcp_json("everything"));
@@ -161,6 +162,24 @@ async fn an_untrusted_projects_servers_do_not_start_and_a_failing_server_is_a_st
     let session = s.sessions().pop().unwrap();
     let context = s.of_type(&session, "context").pop().unwrap();
     assert_eq!(context["mcp_servers"][0]["status"], "failed", "{context}");
+    // stream-json's init line lists the servers as the run starts them
+    let off = json!({"mcpServers": {"off": {"command": "x", "enabled": false}, "broken": {"command": "y"}}});
+    let ran = s
+        .run(&[
+            "--mcp-config",
+            &off.to_string(),
+            "--strict-mcp-config",
+            "--output-format",
+            "stream-json",
+            "hi",
+        ])
+        .await;
+    let init: Value = serde_json::from_str(ran.stdout.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        init["mcp_servers"],
+        json!([{"name": "broken", "status": "pending"}, {"name": "off", "status": "disabled"}]),
+        "{init}"
+    );
 }
 
 /// The pinned Python SDK the second server is written on.
@@ -591,4 +610,140 @@ async fn a_malformed_mcp_json_is_refused_naming_the_file_and_line() {
         ran.stderr
     );
     assert!(s.sent().is_empty(), "the run did not start");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tools_that_change_mid_run_are_recorded_and_two_servers_serve_alongside_a_built_in() {
+    let (python, server) = python_server();
+    let s = Setup::new(json!({"turns": [
+        reply(json!([
+            call("t1", "mcp__py__grow", json!({})),
+            call("t2", "mcp__everything__echo", json!({"message": "beside"})),
+            call("t3", "read", json!({"file_path": "notes.txt"})),
+        ]), "tool_use"),
+        reply(json!([text("done")]), "end_turn"),
+    ]}))
+    .await;
+    s.file("notes.txt", "a note\n");
+    let config = json!({"mcpServers": {
+        "py": {"command": python, "args": [server]},
+        "everything": {"command": "node", "args": [everything(), "stdio"]},
+    }});
+    let ran = s
+        .run(&[
+            "--allow",
+            "mcp__py",
+            "--allow",
+            "mcp__everything",
+            "--mcp-config",
+            &config.to_string(),
+            "go",
+        ])
+        .await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    let session = s.sessions().pop().unwrap();
+    let results = s.of_type(&session, "tool-result");
+    let texts: Vec<&str> = results
+        .iter()
+        .map(|r| r["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts[0], "grown");
+    assert!(texts[1].contains("beside"), "{texts:?}");
+    assert!(texts[2].contains("a note"), "{texts:?}");
+    // the server said its tools changed during the run: the service listed
+    // them again and recorded what changed
+    let db = s.db();
+    let live = |id: &str| {
+        db.read(|snap| snap.is_instance_of(id, "engine/program"))
+            .unwrap()
+    };
+    assert!(live("program/mcp__py__added"), "the new tool is a program");
+    assert!(
+        !live("program/mcp__py__wait_forever"),
+        "the tool taken away is off the programs"
+    );
+    assert!(
+        db.read(|snap| snap.exists("program/mcp__py__wait_forever"))
+            .unwrap(),
+        "its chunk stays"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_servers_question_is_asked_of_the_host_and_declined_when_no_one_can_answer() {
+    use protocol::{ChunkDecl, NewPlacement, RunArgs};
+    let s = Setup::new(json!({"turns": [
+        reply(json!([call("t1", "mcp__everything__trigger-elicitation-request", json!({}))]), "tool_use"),
+        reply(json!([text("done")]), "end_turn"),
+    ]}))
+    .await;
+    s.file(".mcp.json", &mcp_json("everything"));
+    s.trust();
+    // `hc run` with no terminal: no one can answer, the server is told so
+    let ran = s.run(&["--allow", "mcp__everything", "ask me"]).await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    let session = s.sessions().pop().unwrap();
+    let result = &s.of_type(&session, "tool-result")[0];
+    assert!(
+        result["text"]
+            .as_str()
+            .unwrap()
+            .to_lowercase()
+            .contains("declined"),
+        "{result}"
+    );
+    // a host answers the question where it was asked
+    let (_child, client, _events) = s.serve();
+    client
+        .service("mcp/everything", Some(30_000))
+        .await
+        .unwrap();
+    let program = "mcp__everything__trigger-elicitation-request";
+    let args = RunArgs {
+        chunks: vec![
+            ChunkDecl::generated()
+                .body(json!({}))
+                .on(NewPlacement::instance(format!("input/{program}"))),
+        ],
+        ..RunArgs::default()
+    };
+    let p = client.run(program, args).await.unwrap();
+    let db = s.db();
+    let mut asked = None;
+    wait_for("the server's question on the run", || {
+        let read = db
+            .scope(
+                &[p.as_str(), "user-question"],
+                &substrate::ScopeOpts::default(),
+            )
+            .unwrap();
+        asked = read.chunks.first().map(|c| (c.id.clone(), c.body_value()));
+        asked.is_some()
+    })
+    .await;
+    let (question, body) = asked.unwrap();
+    assert!(
+        body["text"].as_str().unwrap().contains("name (string)"),
+        "{body}"
+    );
+    let answer = ChunkDecl::generated()
+        .body(json!({"request": question, "text": "name=Ada Lovelace; integer=7"}))
+        .on(NewPlacement::instance(&p))
+        .on(NewPlacement::instance("user-answer"));
+    client
+        .commit(protocol::Declaration::of(vec![answer]))
+        .await
+        .unwrap();
+    let done = client.await_processes(&[p.as_str()]).await.unwrap();
+    let output = done[&p]
+        .chunks
+        .iter()
+        .find(|c| c.is_on("engine/output", substrate::PlacementType::Instance))
+        .unwrap()
+        .body_value();
+    let text = output["text"].as_str().unwrap();
+    assert!(
+        text.contains("Name: Ada Lovelace") && text.contains("Favorite Integer: 7"),
+        "{text}"
+    );
 }
