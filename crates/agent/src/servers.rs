@@ -18,6 +18,9 @@ pub struct ServerStatus {
     /// Why it failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The tools it lists that cannot be offered, and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped_tools: Vec<String>,
 }
 
 /// The servers of this run: their statuses, and the service programs
@@ -65,27 +68,50 @@ pub async fn start(client: &Client) -> Servers {
         .iter()
         .filter_map(|c| configured(c.name.as_deref()?, &c.body_value()))
         .collect();
-    let started = futures_util::future::join_all(all.iter().map(|s| async move {
-        match (&s.error, s.enabled) {
-            (_, false) => ("disabled", None),
-            (Some(error), _) => ("failed", Some(error.clone())),
-            (None, true) => match client.service(&s.program, Some(s.startup_timeout_ms)).await {
-                Ok(_) => ("connected", None),
-                Err(e) => ("failed", Some(e.to_string())),
-            },
-        }
-    }))
-    .await;
+    let started = futures_util::future::join_all(all.iter().map(|s| start_one(client, s))).await;
     let mut servers = Servers::default();
-    for (server, (status, error)) in all.iter().zip(started) {
-        if status == "connected" {
+    for (server, status) in all.iter().zip(started) {
+        if status.status == "connected" {
             servers.connected.push(server.program.clone());
         }
-        servers.statuses.push(ServerStatus {
-            name: server.name.clone(),
-            status: status.to_owned(),
-            error,
-        });
+        servers.statuses.push(status);
     }
     servers
+}
+
+/// Starts one server (when enabled and configured well): where it stands.
+async fn start_one(client: &Client, s: &Configured) -> ServerStatus {
+    let status = |status: &str, error: Option<String>| ServerStatus {
+        name: s.name.clone(),
+        status: status.to_owned(),
+        error,
+        skipped_tools: Vec::new(),
+    };
+    match (&s.error, s.enabled) {
+        (_, false) => status("disabled", None),
+        (Some(error), _) => status("failed", Some(error.clone())),
+        (None, true) => match client.service(&s.program, Some(s.startup_timeout_ms)).await {
+            Ok(process) => ServerStatus {
+                skipped_tools: skipped(client, &process).await,
+                ..status("connected", None)
+            },
+            Err(e) => status("failed", Some(e.to_string())),
+        },
+    }
+}
+
+/// The tools the service `process` said it could not offer (its last
+/// word on it, an output on its process).
+async fn skipped(client: &Client, process: &str) -> Vec<String> {
+    let Ok(read) = client.scope(&[process], ScopeOpts::default()).await else {
+        return Vec::new();
+    };
+    read.chunks
+        .iter()
+        .filter(|c| c.is_on("engine/output", substrate::PlacementType::Instance))
+        .filter_map(|c| {
+            serde_json::from_value(c.body_value()["data"]["skipped_tools"].clone()).ok()
+        })
+        .next_back()
+        .unwrap_or_default()
 }

@@ -168,7 +168,7 @@ pub(crate) async fn connect(
             handler
                 .serve(transport)
                 .await
-                .map_err(|e| format!("`{command}` did not initialize: {e}"))
+                .map_err(|e| format!("`{command}` did not initialize: {}", plain(&e.to_string())))
         }
         Transport::Http { url, headers } => {
             let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
@@ -182,10 +182,52 @@ pub(crate) async fn connect(
                 config.custom_headers.insert(name, value);
             }
             let transport = StreamableHttpClientTransport::from_config(config);
-            handler
-                .serve(transport)
-                .await
-                .map_err(|e| format!("{url} did not initialize: {e}"))
+            handler.serve(transport).await.map_err(|e| {
+                let said = plain(&e.to_string());
+                let hint = if said.contains("401") || said.contains("403") {
+                    " (it wants credentials: set `bearer_token_env_var` or a header)"
+                } else {
+                    ""
+                };
+                format!("{url} did not initialize: {said}{hint}")
+            })
         }
+    }
+}
+
+/// An SDK error as a person reads it: the transport's type names (`[rmcp::…]`)
+/// left out.
+fn plain(error: &str) -> String {
+    let mut out = String::with_capacity(error.len());
+    let mut rest = error;
+    while let Some(start) = rest.find(" [rmcp::") {
+        out.push_str(&rest[..start]);
+        let mut depth = 0usize;
+        let mut end = rest.len();
+        for (i, c) in rest[start + 1..].char_indices() {
+            match c {
+                '[' => depth += 1,
+                ']' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = start + 1 + i + 1;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out.replace("Send message error Transport error: ", "")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn sdk_errors_lose_their_type_names() {
+        let said = "Send message error Transport [rmcp::transport::worker::WorkerTransport<a::B<c::D>>] error: HTTP 500, when send initialize request";
+        assert_eq!(super::plain(said), "HTTP 500, when send initialize request");
     }
 }

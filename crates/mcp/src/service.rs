@@ -35,6 +35,8 @@ struct Shared {
     names: std::sync::Mutex<HashMap<String, String>>,
     /// The server said its tools changed, and they are not listed again yet.
     changed: Arc<AtomicBool>,
+    /// This service's process.
+    me: String,
 }
 
 /// Runs the service for the server in [`SERVER_ENV`](crate::SERVER_ENV).
@@ -62,6 +64,7 @@ pub async fn run() -> Result<(), ProgramError> {
         connection: Mutex::new(None),
         names: std::sync::Mutex::default(),
         changed: Arc::default(),
+        me: program.id().to_owned(),
     });
     let startup = std::time::Duration::from_millis(shared.server.startup_timeout_ms);
     match tokio::time::timeout(startup, shared.connected()).await {
@@ -122,12 +125,15 @@ impl Shared {
             .await
             .map_err(|e| format!("tools/list failed: {e}"))?;
         let mut tools: Vec<Tool> = Vec::new();
+        let mut skipped: Vec<String> = Vec::new();
         for listed in listed.iter().filter_map(|t| serde_json::to_value(t).ok()) {
             match Tool::of(&self.server, &listed) {
                 Ok(tool) => tools.push(tool),
-                // the server's log says so; its other tools are offered
-                Err(why) => eprintln!("hermitcrab: skipping a tool: {why}"),
+                Err(why) => skipped.push(why),
             }
+        }
+        if !skipped.is_empty() {
+            self.say_skipped(&skipped).await;
         }
         // a server without prompts answers prompts/list with an error
         let prompts: Vec<Value> = connection
@@ -151,6 +157,29 @@ impl Shared {
                 .map_err(|e| format!("cannot record the tools: {e}"))?;
         }
         Ok(())
+    }
+
+    /// Records on the service's own process the tools it could not offer
+    /// (whoever starts it says so), and logs them.
+    async fn say_skipped(&self, skipped: &[String]) {
+        eprintln!("hermitcrab: skipped: {}", skipped.join("; "));
+        let text = format!("skipped {} tool(s): {}", skipped.len(), skipped.join("; "));
+        let chunk = ChunkDecl::generated()
+            .body(Output::ok(text, json!({"skipped_tools": skipped})).body())
+            .on(NewPlacement::instance(self.client_process()))
+            .on(NewPlacement::instance("engine/output"));
+        if let Err(e) = self
+            .client
+            .commit(protocol::Declaration::of(vec![chunk]))
+            .await
+        {
+            eprintln!("hermitcrab: cannot record the skipped tools: {e}");
+        }
+    }
+
+    /// This service's own process.
+    fn client_process(&self) -> &str {
+        &self.me
     }
 
     /// The bodies of this server's tool programs on `engine/program`.

@@ -42,7 +42,7 @@ impl Tool {
             || name.len() > 128
             || name.chars().any(|c| c.is_whitespace() || c.is_control())
         {
-            return Err(format!("the tool {:?} has an invalid name", listed["name"]));
+            return Err(format!("the tool {} has an invalid name", listed["name"]));
         }
         let program = tool_name(&server.name, &name);
         let schema = match &listed["inputSchema"] {

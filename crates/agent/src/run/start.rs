@@ -123,6 +123,12 @@ fn announce(writer: &SessionWriter, servers: &Servers) {
         );
         writer.notify(&Notice::Status { text });
     }
+    for server in &servers.statuses {
+        for why in &server.skipped_tools {
+            let text = format!("MCP server `{}`: {why}; that tool is skipped", server.name);
+            writer.notify(&Notice::Status { text });
+        }
+    }
 }
 
 /// Records where the servers stand on the context, with the resource

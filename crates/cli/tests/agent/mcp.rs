@@ -42,6 +42,31 @@ fn result_text(s: &Setup, session: &str, n: usize) -> Value {
     s.of_type(session, "tool-result")[n].clone()
 }
 
+/// Runs `program` as a host, its input `input`; answers the process.
+async fn host_run(client: &protocol::Client, program: &str, input: Value) -> String {
+    use protocol::{ChunkDecl, NewPlacement, RunArgs};
+    let args = RunArgs {
+        chunks: vec![
+            ChunkDecl::generated()
+                .body(input)
+                .on(NewPlacement::instance(format!("input/{program}"))),
+        ],
+        ..RunArgs::default()
+    };
+    client.run(program, args).await.unwrap()
+}
+
+/// The output of run `p`, once it has ended.
+async fn output_of(client: &protocol::Client, p: &str) -> Value {
+    let done = client.await_processes(&[p]).await.unwrap();
+    done[p]
+        .chunks
+        .iter()
+        .find(|c| c.is_on("engine/output", substrate::PlacementType::Instance))
+        .unwrap()
+        .body_value()
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn an_mcp_tool_is_a_served_run_and_the_request_is_rebuilt_exactly() {
     let s = Setup::new(json!({"turns": [
@@ -282,7 +307,7 @@ async fn a_python_server_gets_its_secret_is_told_of_a_cancel_and_is_restarted_af
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_servers_progress_reaches_whoever_watches_the_run() {
-    use protocol::{ChunkDecl, Event, NewPlacement, RunArgs};
+    use protocol::Event;
     let (python, server) = python_server();
     let s = Setup::new(json!({"turns": [reply(json!([text("unused")]), "end_turn")]})).await;
     let config = json!({"mcpServers": {"py": {"command": python, "args": [server]}}});
@@ -294,15 +319,7 @@ async fn a_servers_progress_reaches_whoever_watches_the_run() {
         .subscribe(&["program/mcp__py__count"], false)
         .await
         .unwrap();
-    let args = RunArgs {
-        chunks: vec![
-            ChunkDecl::generated()
-                .body(json!({"n": 4}))
-                .on(NewPlacement::instance("input/mcp__py__count")),
-        ],
-        ..RunArgs::default()
-    };
-    let p = client.run("mcp__py__count", args).await.unwrap();
+    let p = host_run(&client, "mcp__py__count", json!({"n": 4})).await;
     let mut steps = Vec::new();
     while steps.len() < 4 {
         let event = tokio::time::timeout(std::time::Duration::from_secs(20), events.recv())
@@ -321,14 +338,7 @@ async fn a_servers_progress_reaches_whoever_watches_the_run() {
         json!({"kind": "progress", "progress": 1.0, "total": 4.0, "message": "step 1"})
     );
     assert_eq!(steps[3]["progress"], 4.0);
-    let done = client.await_processes(&[p.as_str()]).await.unwrap();
-    let output = done[&p]
-        .chunks
-        .iter()
-        .find(|c| c.is_on("engine/output", substrate::PlacementType::Instance))
-        .unwrap()
-        .body_value();
-    assert_eq!(output["text"], "counted to 4");
+    assert_eq!(output_of(&client, &p).await["text"], "counted to 4");
 }
 
 /// A free port on 127.0.0.1.
@@ -556,6 +566,13 @@ async fn servers_that_fail_to_start_or_misanswer_are_named_and_the_run_goes_on()
         !ran.stderr.contains("`off`"),
         "a disabled server is not started"
     );
+    assert!(
+        ran.stderr.contains(
+            "MCP server `py`: the tool \"two words\" has an invalid name; that tool is skipped"
+        ),
+        "{}",
+        ran.stderr
+    );
     let session = s.sessions().pop().unwrap();
     let context = s.of_type(&session, "context").pop().unwrap();
     let statuses: Vec<(String, String)> = context["mcp_servers"]
@@ -671,7 +688,7 @@ async fn tools_that_change_mid_run_are_recorded_and_two_servers_serve_alongside_
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_servers_question_is_asked_of_the_host_and_declined_when_no_one_can_answer() {
-    use protocol::{ChunkDecl, NewPlacement, RunArgs};
+    use protocol::{ChunkDecl, NewPlacement};
     let s = Setup::new(json!({"turns": [
         reply(json!([call("t1", "mcp__everything__trigger-elicitation-request", json!({}))]), "tool_use"),
         reply(json!([text("done")]), "end_turn"),
@@ -699,15 +716,7 @@ async fn a_servers_question_is_asked_of_the_host_and_declined_when_no_one_can_an
         .await
         .unwrap();
     let program = "mcp__everything__trigger-elicitation-request";
-    let args = RunArgs {
-        chunks: vec![
-            ChunkDecl::generated()
-                .body(json!({}))
-                .on(NewPlacement::instance(format!("input/{program}"))),
-        ],
-        ..RunArgs::default()
-    };
-    let p = client.run(program, args).await.unwrap();
+    let p = host_run(&client, program, json!({})).await;
     let db = s.db();
     let mut asked = None;
     wait_for("the server's question on the run", || {
@@ -734,16 +743,50 @@ async fn a_servers_question_is_asked_of_the_host_and_declined_when_no_one_can_an
         .commit(protocol::Declaration::of(vec![answer]))
         .await
         .unwrap();
-    let done = client.await_processes(&[p.as_str()]).await.unwrap();
-    let output = done[&p]
-        .chunks
-        .iter()
-        .find(|c| c.is_on("engine/output", substrate::PlacementType::Instance))
-        .unwrap()
-        .body_value();
+    let output = output_of(&client, &p).await;
     let text = output["text"].as_str().unwrap();
     assert!(
         text.contains("Name: Ada Lovelace") && text.contains("Favorite Integer: 7"),
         "{text}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn http_servers_that_refuse_are_named_with_what_they_answered() {
+    use axum::http::StatusCode;
+    let app = axum::Router::new()
+        .route(
+            "/auth",
+            axum::routing::any(|| async { StatusCode::UNAUTHORIZED }),
+        )
+        .route(
+            "/boom",
+            axum::routing::any(|| async { StatusCode::INTERNAL_SERVER_ERROR }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let s = Setup::new(json!({"turns": [reply(json!([text("ok")]), "end_turn")]})).await;
+    let url = |path: &str| format!("http://127.0.0.1:{port}{path}");
+    let config = json!({"mcpServers": {
+        "auth": {"type": "http", "url": url("/auth"), "startup_timeout_ms": 3000},
+        "boom": {"type": "http", "url": url("/boom"), "startup_timeout_ms": 3000},
+        "gone": {"type": "http", "url": url("/nope"), "startup_timeout_ms": 3000},
+    }});
+    let ran = s.run(&["--mcp-config", &config.to_string(), "hi"]).await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    for (name, said) in [("auth", "401"), ("boom", "500"), ("gone", "404")] {
+        let line = ran
+            .stderr
+            .lines()
+            .find(|l| l.contains(&format!("MCP server `{name}` failed")))
+            .unwrap_or_else(|| panic!("no line for {name}: {}", ran.stderr));
+        assert!(line.contains(&format!("HTTP {said}")), "{name}: {line}");
+        assert!(!line.contains("rmcp::"), "no SDK type names: {line}");
+    }
+    assert!(
+        ran.stderr.contains("it wants credentials"),
+        "{}",
+        ran.stderr
     );
 }
