@@ -8,7 +8,7 @@
 use crate::knowledge::Pinned;
 use crate::request::ToolDef;
 use protocol::program::ProgramBody;
-use protocol::{Client, ClientError, ScopeOpts};
+use protocol::{Client, ClientError, ScopeOpts, ScopeResult};
 use serde_json::{Value, json};
 use substrate::TypeFilter;
 
@@ -32,16 +32,34 @@ pub async fn program_tools(
     only: Option<&[String]>,
     services: &[String],
 ) -> Result<(u64, Vec<ProgramTool>), ClientError> {
-    let programs = client
+    let programs = programs(client, as_of).await?;
+    tools_of(client, &programs, only, services).await
+}
+
+/// Every program on `engine/program` as of `as_of` (head when `None`),
+/// bodies included.
+pub async fn programs(client: &Client, as_of: Option<u64>) -> Result<ScopeResult, ClientError> {
+    client
         .scope(
             &["engine/program"],
             ScopeOpts {
                 kind: TypeFilter::Instance,
                 as_of,
+                limit: Some(usize::MAX),
                 ..ScopeOpts::default()
             },
         )
-        .await?;
+        .await
+}
+
+/// The tools among `programs` (a read of `engine/program`), as
+/// [`program_tools`] answers them.
+pub async fn tools_of(
+    client: &Client,
+    programs: &ScopeResult,
+    only: Option<&[String]>,
+    services: &[String],
+) -> Result<(u64, Vec<ProgramTool>), ClientError> {
     let at = programs.as_of;
     let mut wanted = Vec::new();
     for item in &programs.chunks {

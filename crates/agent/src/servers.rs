@@ -3,10 +3,9 @@
 //! its body) started in parallel, each bounded by its `startup_timeout_ms`.
 //! A server that fails is a status line and its tools are not offered.
 
-use protocol::{Client, ScopeOpts};
+use protocol::{Client, ScopeOpts, ScopeResult};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use substrate::TypeFilter;
 
 /// Where one server stands for this run (stream-json's `mcp_servers`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -53,16 +52,9 @@ fn configured(name: &str, body: &Value) -> Option<Configured> {
     })
 }
 
-/// Starts every enabled server the host configured, together.
-pub async fn start(client: &Client) -> Servers {
-    let opts = ScopeOpts {
-        kind: TypeFilter::Instance,
-        limit: Some(usize::MAX),
-        ..ScopeOpts::default()
-    };
-    let Ok(programs) = client.scope(&["engine/program"], opts).await else {
-        return Servers::default();
-    };
+/// Starts every enabled server the host configured among `programs` (a
+/// read of `engine/program`), together.
+pub async fn start(client: &Client, programs: &ScopeResult) -> Servers {
     let all: Vec<Configured> = programs
         .chunks
         .iter()

@@ -339,13 +339,11 @@ impl Shared {
         let guard = CancelOnDrop {
             peer: handle.peer.clone(),
             id: Some(handle.id.clone()),
+            tokens: Arc::clone(&self.tokens),
+            key,
         };
         let answer = handle.await_response().await;
         guard.disarm();
-        self.tokens
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&key);
         match answer.map_err(|e| self.lost(&e))? {
             ServerResult::CallToolResult(result) => {
                 let value = serde_json::to_value(&result).map_err(|e| e.to_string())?;
@@ -441,6 +439,9 @@ impl Shared {
 struct CancelOnDrop {
     peer: rmcp::service::Peer<rmcp::service::RoleClient>,
     id: Option<rmcp::model::RequestId>,
+    /// The call's progress token, forgotten either way.
+    tokens: Tokens,
+    key: String,
 }
 
 impl CancelOnDrop {
@@ -451,6 +452,10 @@ impl CancelOnDrop {
 
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {
+        self.tokens
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&self.key);
         if let Some(id) = self.id.take() {
             let peer = self.peer.clone();
             tokio::spawn(async move {

@@ -63,9 +63,14 @@ impl Run {
                 })
             },
             async {
-                // The servers first: their tools are programs they commit.
-                let servers = crate::servers::start(&client).await;
-                let tools = catalog::program_tools(&client, None, None, &servers.connected).await;
+                // The servers first: their tools are programs they commit
+                // (read again when one started).
+                let mut programs = catalog::programs(&client, None).await?;
+                let servers = crate::servers::start(&client, &programs).await;
+                if !servers.statuses.is_empty() {
+                    programs = catalog::programs(&client, None).await?;
+                }
+                let tools = catalog::tools_of(&client, &programs, None, &servers.connected).await;
                 tools.map(|tools| (tools, servers))
             },
             async {
