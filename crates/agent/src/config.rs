@@ -100,6 +100,10 @@ pub struct AgentConfig {
     /// The user's configuration directory (its `AGENTS.md` is read).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub user_config_dir: Option<String>,
+    /// The person's working directory, when inside the project: the
+    /// instruction files of every directory down to it are read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub working_dir: Option<String>,
     /// How deep this agent is: 1 for a host's run, one more for each
     /// agent it was spawned by.
     #[serde(default = "one", skip_serializing_if = "is_one")]
@@ -167,6 +171,7 @@ impl Default for AgentConfig {
             interactive: false,
             context_window: None,
             user_config_dir: None,
+            working_dir: None,
             depth: 1,
             max_depth: None,
             compact_at: None,

@@ -1,28 +1,211 @@
 //! What a run reads from outside the substrate before its first call —
-//! the instruction files, today's date — and the base instructions every
-//! run starts with. The context event records each verbatim
+//! the instruction files (up the tree, with their imports), the git facts,
+//! today's date — and the base instructions every run starts with. The context event records each verbatim
 //! ([`ContextBody`](crate::contract::ContextBody)).
 
-use crate::contract::Instructions;
-use std::path::Path;
+use crate::contract::{GitFacts, Instructions};
+use std::path::{Path, PathBuf};
 
-/// Instruction files, the project's first: `AGENTS.md` (else `CLAUDE.md`)
-/// in the project root, then in the user's configuration directory.
-pub fn read_instructions(root: &Path, user_dir: Option<&Path>) -> Vec<Instructions> {
+/// The most of one instruction file a request holds (the rest is cut,
+/// with a note).
+pub const MAX_INSTRUCTION_BYTES: usize = 64 * 1024;
+
+/// How deep `@path` imports go.
+const MAX_IMPORT_DEPTH: usize = 5;
+
+/// Where instruction files are looked for.
+pub struct Places<'a> {
+    /// The project root (or the git root above it).
+    pub root: &'a Path,
+    /// The person's working directory (the root when not inside it).
+    pub working: Option<&'a Path>,
+    /// The user's configuration directory (`…/hermitcrab`).
+    pub user_dir: Option<&'a Path>,
+    /// The user's home (`~/.claude/CLAUDE.md`, and where `~/` imports go).
+    pub home: Option<&'a Path>,
+}
+
+/// Instruction files, general first and closer later: the user's
+/// (`…/hermitcrab/AGENTS.md`, `~/.claude/CLAUDE.md`), then `AGENTS.md`
+/// (else `CLAUDE.md`) in every directory from the root down to the
+/// working directory — each followed by the files it imports (`@path`).
+pub fn read_instructions(places: &Places<'_>) -> Vec<Instructions> {
+    let mut files: Vec<PathBuf> = Vec::new();
+    if let Some(dir) = places.user_dir {
+        files.extend(first_of(dir, &["AGENTS.md"]));
+    }
+    if let Some(home) = places.home {
+        files.extend(first_of(&home.join(".claude"), &["CLAUDE.md"]));
+    }
+    for dir in directories(places.root, places.working) {
+        files.extend(first_of(&dir, &["AGENTS.md", "CLAUDE.md"]));
+    }
     let mut out = Vec::new();
-    for dir in std::iter::once(root).chain(user_dir) {
-        for name in ["AGENTS.md", "CLAUDE.md"] {
-            let path = dir.join(name);
-            if let Ok(text) = std::fs::read_to_string(&path) {
-                out.push(Instructions {
-                    path: path.to_string_lossy().into_owned(),
-                    text,
-                });
-                break;
-            }
-        }
+    let mut seen = Vec::new();
+    for file in files {
+        read_with_imports(&file, 0, places, &mut seen, &mut out);
     }
     out
+}
+
+/// The root, then each directory down to `working` (when inside the root).
+fn directories(root: &Path, working: Option<&Path>) -> Vec<PathBuf> {
+    let mut dirs = vec![root.to_path_buf()];
+    if let Some(rest) = working.and_then(|w| w.strip_prefix(root).ok()) {
+        let mut at = root.to_path_buf();
+        for part in rest.components() {
+            at.push(part);
+            dirs.push(at.clone());
+        }
+    }
+    dirs
+}
+
+fn first_of(dir: &Path, names: &[&str]) -> Option<PathBuf> {
+    names.iter().map(|n| dir.join(n)).find(|p| p.is_file())
+}
+
+/// One file's text (cut, made UTF-8, with notes), then its imports.
+fn read_with_imports(
+    file: &Path,
+    depth: usize,
+    places: &Places<'_>,
+    seen: &mut Vec<PathBuf>,
+    out: &mut Vec<Instructions>,
+) {
+    let key = file.canonicalize().unwrap_or_else(|_| file.to_path_buf());
+    seen.push(key);
+    let Ok(bytes) = std::fs::read(file) else {
+        return;
+    };
+    let mut text =
+        String::from_utf8_lossy(&bytes[..bytes.len().min(MAX_INSTRUCTION_BYTES)]).into_owned();
+    if bytes.len() > MAX_INSTRUCTION_BYTES {
+        text.push_str(&format!(
+            "\n[hermitcrab: this file is {} bytes; only its first {MAX_INSTRUCTION_BYTES} are here]",
+            bytes.len()
+        ));
+    }
+    if std::str::from_utf8(&bytes).is_err() {
+        text.push_str(
+            "\n[hermitcrab: this file is not UTF-8; what could not be read is shown as �]",
+        );
+    }
+    let index = out.len();
+    out.push(Instructions {
+        path: file.to_string_lossy().into_owned(),
+        text: String::new(),
+    });
+    let mut notes = Vec::new();
+    for wanted in imports(&text) {
+        match import_target(file, &wanted, places) {
+            Err(why) => notes.push(format!("[hermitcrab: @{wanted} not imported: {why}]")),
+            Ok(_) if depth + 1 > MAX_IMPORT_DEPTH => notes.push(format!(
+                "[hermitcrab: @{wanted} not imported: imports go {MAX_IMPORT_DEPTH} levels deep at most]"
+            )),
+            Ok(target) if seen.contains(&target) => {
+                notes.push(format!("[hermitcrab: @{wanted} not imported: it imports itself (a cycle)]"));
+            }
+            Ok(target) => read_with_imports(&target, depth + 1, places, seen, out),
+        }
+    }
+    for note in notes {
+        text.push('\n');
+        text.push_str(&note);
+    }
+    out[index].text = text;
+}
+
+/// The `@path` words of a text, outside code fences and code spans.
+fn imports(text: &str) -> Vec<String> {
+    let mut fenced = false;
+    let mut out = Vec::new();
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if fenced {
+            continue;
+        }
+        let mut in_span = false;
+        for (i, part) in line.split('`').enumerate() {
+            in_span = i % 2 == 1;
+            if in_span {
+                continue;
+            }
+            for word in part.split_whitespace() {
+                if let Some(path) = word.strip_prefix('@') {
+                    let path = path.trim_end_matches(['.', ',', ';', ':', ')']);
+                    if !path.is_empty() && (path.contains('/') || path.contains('.')) {
+                        out.push(path.to_owned());
+                    }
+                }
+            }
+        }
+        let _ = in_span;
+    }
+    out
+}
+
+/// Where `@wanted` in `file` points, when it may be read: a file inside
+/// the project or the home.
+fn import_target(file: &Path, wanted: &str, places: &Places<'_>) -> Result<PathBuf, String> {
+    let path = match (wanted.strip_prefix("~/"), places.home) {
+        (Some(rest), Some(home)) => home.join(rest),
+        _ => file.parent().unwrap_or(Path::new("/")).join(wanted),
+    };
+    let real = path
+        .canonicalize()
+        .map_err(|_| "there is no such file".to_owned())?;
+    let inside = |dir: Option<&Path>| {
+        dir.and_then(|d| d.canonicalize().ok())
+            .is_some_and(|d| real.starts_with(d))
+    };
+    if !(inside(Some(places.root)) || inside(places.home)) {
+        return Err("it is outside the project and your home".into());
+    }
+    if !real.is_file() {
+        return Err("it is not a file".into());
+    }
+    Ok(real)
+}
+
+/// The repository's branch, its `git status --short` (first 50 lines) and
+/// its last five commits' titles — none when `root` is not in a git
+/// repository (or git is not there).
+pub fn git_facts(root: &Path) -> Option<GitFacts> {
+    let git = |args: &[&str]| -> Option<String> {
+        let out = std::process::Command::new("git")
+            .arg("--no-optional-locks")
+            .args(args)
+            .current_dir(root)
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .output()
+            .ok()?;
+        out.status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).trim_end().to_owned())
+    };
+    git(&["rev-parse", "--is-inside-work-tree"]).filter(|s| s == "true")?;
+    let branch = git(&["branch", "--show-current"]).unwrap_or_default();
+    let status = git(&["status", "--short"]).unwrap_or_default();
+    let mut lines: Vec<&str> = status.lines().collect();
+    let more = lines.len().saturating_sub(50);
+    lines.truncate(50);
+    let mut status = lines.join("\n");
+    if more > 0 {
+        status.push_str(&format!("\n… and {more} more"));
+    }
+    let commits = git(&["log", "-5", "--format=%h %s"])
+        .map(|l| l.lines().map(str::to_owned).collect())
+        .unwrap_or_default();
+    Some(GitFacts {
+        branch,
+        status,
+        commits,
+    })
 }
 
 /// Today's date (UTC), `YYYY-MM-DD`.
@@ -52,3 +235,57 @@ stop calling tools and answer.
 
 Everything you do is recorded; tools run contained and may only touch what they are allowed \
 to. A refused call says why.";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_big_file_is_cut_and_imports_stop_five_levels_deep() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::write(
+            root.join("AGENTS.md"),
+            "x".repeat(MAX_INSTRUCTION_BYTES + 10) + "\n@i1.md\n",
+        )
+        .unwrap();
+        for n in 1..=7 {
+            std::fs::write(
+                root.join(format!("i{n}.md")),
+                format!("level {n}\n@i{}.md\n", n + 1),
+            )
+            .unwrap();
+        }
+        let places = Places {
+            root: &root,
+            working: None,
+            user_dir: None,
+            home: None,
+        };
+        let read = read_instructions(&places);
+        assert!(
+            read[0].text.contains("only its first 65536 are here"),
+            "cut"
+        );
+        // the root's import is cut off with the rest of the big file; the
+        // chain from i1 stops at depth five
+        assert_eq!(read.len(), 1);
+        std::fs::write(root.join("AGENTS.md"), "@i1.md\n").unwrap();
+        let read = read_instructions(&places);
+        let texts: Vec<&str> = read
+            .iter()
+            .map(|r| r.text.lines().next().unwrap_or(""))
+            .collect();
+        assert_eq!(
+            texts,
+            vec![
+                "@i1.md", "level 1", "level 2", "level 3", "level 4", "level 5"
+            ]
+        );
+        assert!(
+            read[5].text.contains("5 levels deep at most"),
+            "{}",
+            read[5].text
+        );
+    }
+}

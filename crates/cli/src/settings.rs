@@ -132,6 +132,9 @@ fn agent_config(resolved: &[Resolved], files: &Files, interactive: bool) -> Resu
         interactive,
         user_config_dir: crate::config::user_file()
             .and_then(|p| p.parent().map(|d| d.to_string_lossy().into_owned())),
+        working_dir: std::env::current_dir()
+            .ok()
+            .map(|d| d.to_string_lossy().into_owned()),
         ..AgentConfig::default()
     };
     for r in resolved {

@@ -19,6 +19,18 @@ pub struct Instructions {
     pub text: String,
 }
 
+/// What the environment section says of a git repository.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct GitFacts {
+    /// The current branch (empty when detached).
+    pub branch: String,
+    /// `git status --short`, its first 50 lines.
+    pub status: String,
+    /// The last five commits, `HASH TITLE`.
+    pub commits: Vec<String>,
+}
+
 /// The body of a `context` event the agent writes. (A host's own event,
 /// the one that pins scopes at a run's start, has an empty body.)
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -51,6 +63,9 @@ pub struct ContextBody {
     /// were read (a failed one's tools are not among `tools`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub mcp_servers: Vec<crate::servers::ServerStatus>,
+    /// The git repository's facts, when the project is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub git: Option<GitFacts>,
 }
 
 impl Body for ContextBody {

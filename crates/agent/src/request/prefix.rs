@@ -100,6 +100,15 @@ fn base_text(context: &ContextBody) -> String {
         "\n\n# Environment\nWorking directory: {}\nPlatform: {}\nToday's date: {}\nModel: {}",
         context.cwd, context.platform, context.date, context.model
     ));
+    if let Some(git) = &context.git {
+        text.push_str(&format!("\nGit branch: {}", git.branch));
+        if !git.status.is_empty() {
+            text.push_str(&format!("\nGit status (short):\n{}", git.status));
+        }
+        if !git.commits.is_empty() {
+            text.push_str(&format!("\nRecent commits:\n{}", git.commits.join("\n")));
+        }
+    }
     for file in &context.instructions {
         text.push_str(&format!(
             "\n\n# Instructions from {}\n\n{}",

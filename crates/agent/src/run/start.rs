@@ -162,6 +162,7 @@ fn context_body(
     tools: Vec<String>,
     me: &str,
 ) -> ContextBody {
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
     ContextBody {
         as_of: read_at,
         system: crate::context::BASE_INSTRUCTIONS.to_owned(),
@@ -170,14 +171,17 @@ fn context_body(
         platform: std::env::consts::OS.to_owned(),
         model: config.model.clone(),
         max_tokens: max_tokens(config),
-        instructions: crate::context::read_instructions(
+        instructions: crate::context::read_instructions(&crate::context::Places {
             root,
-            config.user_config_dir.as_deref().map(std::path::Path::new),
-        ),
+            working: config.working_dir.as_deref().map(std::path::Path::new),
+            user_dir: config.user_config_dir.as_deref().map(std::path::Path::new),
+            home: home.as_deref(),
+        }),
         tools,
         own_tools: catalog::own_tools(),
         process: me.to_owned(),
         mcp_servers: Vec::new(),
+        git: crate::context::git_facts(root),
     }
 }
 

@@ -13,6 +13,7 @@ mod failures;
 mod faults;
 mod hardening;
 mod hooks;
+mod knowledge;
 mod lossless;
 mod mcp;
 mod permissions;

@@ -1,0 +1,95 @@
+//! What the agent knows from files (`design/knowledge.md`, "Instructions"):
+//! `AGENTS.md` (else `CLAUDE.md`) from the root down to the working
+//! directory, closer later, the user's first; `@path` imports with notes
+//! for what is refused; the git facts in the environment; every request
+//! rebuilt byte for byte, also after the files change.
+
+use crate::common::*;
+use serde_json::{Value, json};
+
+fn git(root: &std::path::Path, args: &[&str]) {
+    let ok = std::process::Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .current_dir(root)
+        .output()
+        .unwrap();
+    assert!(ok.status.success(), "git {args:?}: {ok:?}");
+}
+
+/// The first system block of request `n` the fake received.
+fn system(s: &Setup, n: usize) -> String {
+    let body: Value = serde_json::from_slice(&s.sent()[n]).unwrap();
+    body["system"][0]["text"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn instructions_are_read_up_the_tree_with_imports_and_the_git_facts() {
+    let s = Setup::bare(json!({"turns": [
+        reply(json!([text("one")]), "end_turn"),
+        reply(json!([text("two")]), "end_turn"),
+    ]}))
+    .await;
+    git(&s.root, &["init", "-q", "-b", "trunk"]);
+    s.file("AGENTS.md", "ROOT RULES\nSee @docs/style.md and @missing.md and @../outside.md\n```\n@not/an/import.md\n```\n");
+    s.file("docs/style.md", "STYLE GUIDE\n@../AGENTS.md\n");
+    s.file("CLAUDE.md", "IGNORED: AGENTS.md wins in its directory");
+    s.file("app/CLAUDE.md", "APP RULES");
+    s.file("app/core/AGENTS.md", "CORE RULES");
+    s.file(".no-user-config/hermitcrab/AGENTS.md", "USER RULES");
+    std::fs::write(s.root.join("app/CLAUDE.md"), b"APP RULES \xff\n").unwrap();
+    git(&s.root, &["add", "."]);
+    git(&s.root, &["commit", "-q", "-m", "first commit title"]);
+    s.file("app/core/changed.txt", "new");
+    let mut hc = s.hc(&["run", "what now"]);
+    hc.current_dir(s.root.join("app/core"));
+    let out = hc.output().await.unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = system(&s, 0);
+    let order: Vec<usize> = [
+        "USER RULES",
+        "ROOT RULES",
+        "STYLE GUIDE",
+        "APP RULES",
+        "CORE RULES",
+    ]
+    .iter()
+    .map(|t| {
+        text.find(t)
+            .unwrap_or_else(|| panic!("{t} missing from:\n{text}"))
+    })
+    .collect();
+    assert!(
+        order.windows(2).all(|w| w[0] < w[1]),
+        "order {order:?}:\n{text}"
+    );
+    assert!(!text.contains("IGNORED"), "{text}");
+    assert!(text.contains("this file is not UTF-8"), "{text}");
+    assert!(
+        text.contains("@missing.md not imported: there is no such file"),
+        "{text}"
+    );
+    assert!(text.contains("@../outside.md not imported"), "{text}");
+    assert!(
+        text.contains("@../AGENTS.md not imported: it imports itself (a cycle)"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("@not/an/import.md not imported"),
+        "a fenced line is not an import"
+    );
+    assert!(text.contains("Git branch: trunk"), "{text}");
+    assert!(text.contains("?? app/core/changed.txt"), "{text}");
+    assert!(text.contains("first commit title"), "{text}");
+    // rebuilt exactly, also once the files on disk changed
+    s.file("app/core/AGENTS.md", "CORE RULES, CHANGED");
+    let session = s.sessions().pop().unwrap();
+    assert_eq!(s.rebuilt(&session, 1).await, s.sent()[0]);
+}
