@@ -252,7 +252,7 @@ impl Chat {
             .split_once(char::is_whitespace)
             .map_or((command, ""), |(n, a)| (n, a.trim()));
         let said = match name {
-            "help" | "?" => Ok(HELP.to_owned()),
+            "help" | "?" => Ok(self.help()),
             "exit" | "quit" => return Ok(Step::Exit),
             "clear" | "new" => {
                 self.session = None;
@@ -269,8 +269,9 @@ impl Chat {
                 None => Ok("no session yet: say something first".to_owned()),
             },
             "mcp" => self.servers(),
-            // an MCP server's prompt: the prompt it gives goes to the agent
-            mcp if mcp.starts_with("mcp__") => {
+            // an MCP server's prompt, or a command file: the prompt it
+            // makes goes to the agent
+            other if other.starts_with("mcp__") || self.is_command(other) => {
                 self.turn(line);
                 return Ok(Step::Next);
             }
@@ -282,6 +283,30 @@ impl Chat {
             Err(e) => eprintln!("hc: {}", crate::style::shown(&format!("{e:#}"))),
         }
         Ok(Step::Next)
+    }
+
+    /// Whether `name` is a command file's.
+    fn is_command(&self, name: &str) -> bool {
+        let (commands, _) = crate::commands::find(&self.engine.config().project_root);
+        commands.iter().any(|c| c.name == name)
+    }
+
+    /// `/help`: the built-in commands, then the command files with their
+    /// descriptions and where they are from.
+    fn help(&self) -> String {
+        let (commands, skipped) = crate::commands::find(&self.engine.config().project_root);
+        let mut text = HELP.to_owned();
+        let shown = |s: &str| crate::style::shown(s).into_owned();
+        for c in &commands {
+            let usage = shown(format!("/{} {}", c.name, c.argument_hint).trim_end());
+            let from = format!("{}: {}", c.source, c.path.display());
+            let line = format!("\n{usage:<17} {} ({})", shown(&c.description), shown(&from));
+            text.push_str(&line);
+        }
+        for why in &skipped {
+            text.push_str(&format!("\nskipped: {}", shown(why)));
+        }
+        text
     }
 
     /// `/mcp`: each server registered, whether its service is up, its

@@ -5,6 +5,7 @@
 mod args;
 mod builtins;
 mod chat;
+mod commands;
 mod config;
 mod config_cmd;
 mod exit;

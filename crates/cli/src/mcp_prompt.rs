@@ -8,7 +8,6 @@ use anyhow::{Result, anyhow, bail};
 use engine::{Context, Engine};
 use mcp::config::tool_name;
 use mcp::extras::prompt_program;
-use protocol::{ChunkDecl, NewPlacement, PlacementType, RunArgs};
 use serde_json::{Map, Value, json};
 
 /// The prompt `text` stands for, when it is an MCP prompt's slash command.
@@ -53,26 +52,8 @@ pub async fn expand(engine: &Engine, text: &str) -> Result<Option<String>> {
         );
     };
     let input = json!({"name": prompt["name"], "arguments": arguments(prompt, words)?});
-    let args = RunArgs {
-        chunks: vec![
-            ChunkDecl::generated()
-                .body(input)
-                .on(NewPlacement::instance(format!("input/{program}"))),
-        ],
-        ..RunArgs::default()
-    };
-    let process = engine.run(&host, &program, args)?;
-    let done = engine
-        .await_processes(&host, std::slice::from_ref(&process))
-        .await?;
-    let output = done
-        .get(&process)
-        .and_then(|r| {
-            r.chunks
-                .iter()
-                .find(|c| c.is_on("engine/output", PlacementType::Instance))
-        })
-        .map(|c| protocol::program::Output::parse(&c.body_value()))
+    let output = crate::commands::run_for_output(engine, &program, input)
+        .await?
         .ok_or_else(|| anyhow!("MCP server `{server}` did not answer for the prompt"))?;
     if output.is_error {
         bail!("MCP prompt /{wanted}: {}", output.text);

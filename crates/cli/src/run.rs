@@ -272,6 +272,11 @@ pub async fn drive(
     let since = std::time::SystemTime::now();
     let expanded = crate::mcp_prompt::expand(engine, prompt).await?;
     let prompt = expanded.as_deref().unwrap_or(prompt);
+    let commanded = crate::commands::expand(engine, prompt, config).await?;
+    let (prompt, config) = match &commanded {
+        Some((prompt, config)) => (prompt.as_str(), config),
+        None => (prompt, config),
+    };
     let pins = &request.context;
     // A pin that is not there is refused before any session is made.
     let pinned = pins_of(engine, pins)?;

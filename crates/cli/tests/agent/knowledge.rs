@@ -93,3 +93,62 @@ async fn instructions_are_read_up_the_tree_with_imports_and_the_git_facts() {
     let session = s.sessions().pop().unwrap();
     assert_eq!(s.rebuilt(&session, 1).await, s.sent()[0]);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_command_file_is_a_prompt_with_its_arguments_its_shell_lines_and_its_model() {
+    let s = Setup::new(json!({"turns": [
+        reply(json!([text("reviewed")]), "end_turn"),
+        reply(json!([text("unused")]), "end_turn"),
+    ]}))
+    .await;
+    s.file(
+        ".claude/commands/review.md",
+        "---\ndescription: Review a file\nargument-hint: FILE FOCUS\nallowed-tools: shell(wc -l:*)\nmodel: claude-test-model\n---\nReview $1, mostly $2 (all: $ARGUMENTS).\nIts size:\n!`wc -l notes.txt`\n",
+    );
+    s.file(
+        ".hermitcrab/commands/git/risky.md",
+        "Then:\n!`rm -rf build`\n",
+    );
+    s.file(
+        ".hermitcrab/commands/broken.md",
+        "---\ndescription: never closed\n",
+    );
+    s.file("notes.txt", "a\nb\nc\n");
+    let ran = s.run(&["/review notes.txt naming"]).await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    assert!(
+        ran.stderr.contains("broken.md") && ran.stderr.contains("no closing"),
+        "{}",
+        ran.stderr
+    );
+    let session = s.sessions().pop().unwrap();
+    let prompt = s.of_type(&session, "prompt")[0]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        prompt.starts_with(
+            "Review notes.txt, mostly naming (all: notes.txt naming).\nIts size:\n3 notes.txt"
+        ),
+        "{prompt}"
+    );
+    let sent: Value = serde_json::from_slice(&s.sent()[0]).unwrap();
+    assert_eq!(sent["model"], "claude-test-model");
+    assert_eq!(
+        processes_of(&s, "shell").len(),
+        1,
+        "the ! line was a shell run"
+    );
+    // a ! line the permissions do not allow stops the command before any run
+    std::fs::create_dir(s.root.join("build")).unwrap();
+    let ran = s.run(&["/git:risky"]).await;
+    assert_eq!(ran.code, 1, "{ran:#?}");
+    assert!(
+        ran.stderr
+            .contains("/git:risky runs `rm -rf build`, which is not allowed"),
+        "{}",
+        ran.stderr
+    );
+    assert!(s.root.join("build").exists());
+    assert_eq!(s.sent().len(), 1, "no model call");
+}

@@ -1,0 +1,293 @@
+//! Slash commands from files (`design/knowledge.md`, "Commands"), as
+//! Claude Code keeps them: `NAME.md` in `.hermitcrab/commands/`,
+//! `.claude/commands/` and the user's `hermitcrab/commands/` and
+//! `~/.claude/commands/` (a subfolder gives `dir:name`; the project's win).
+//! Front matter `description`, `argument-hint`, `allowed-tools`, `model`;
+//! the body is the prompt, `$ARGUMENTS` and `$1`…`$9` filled; a
+//! `` !`cmd` `` line is run as the `shell` program runs, if the run's
+//! permissions allow it without asking, and its output put in its place.
+
+use agent::AgentConfig;
+use agent::permissions::{Call, Decision, Permissions};
+use anyhow::{Result, bail};
+use engine::{Context, Engine};
+use protocol::{ChunkDecl, NewPlacement, PlacementType, RunArgs};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+
+/// One command file.
+#[derive(Clone, Debug, Default)]
+pub struct Command {
+    /// `/NAME` (`dir:name` from a subfolder).
+    pub name: String,
+    /// The file.
+    pub path: PathBuf,
+    /// `project` or `user`.
+    pub source: &'static str,
+    /// What it does.
+    pub description: String,
+    /// How its arguments read.
+    pub argument_hint: String,
+    /// Rules allowed without asking while it runs.
+    pub allowed_tools: Vec<String>,
+    /// The model it runs on.
+    pub model: Option<String>,
+    /// The prompt.
+    pub body: String,
+}
+
+/// The directories commands are found in, the project's first.
+fn dirs(root: &Path) -> Vec<(PathBuf, &'static str)> {
+    let mut out = vec![
+        (root.join(".hermitcrab/commands"), "project"),
+        (root.join(".claude/commands"), "project"),
+    ];
+    if let Some(config) = crate::config::user_file().and_then(|f| f.parent().map(Path::to_path_buf))
+    {
+        out.push((config.join("commands"), "user"));
+    }
+    if let Some(home) = std::env::var_os("HOME") {
+        out.push((PathBuf::from(home).join(".claude/commands"), "user"));
+    }
+    out
+}
+
+/// Every command, and the files skipped with why; a name found twice is
+/// the first place's.
+pub fn find(root: &Path) -> (Vec<Command>, Vec<String>) {
+    let mut found: Vec<Command> = Vec::new();
+    let mut skipped = Vec::new();
+    for (dir, source) in dirs(root) {
+        for (path, name) in markdown_files(&dir) {
+            if found.iter().any(|c| c.name == name) {
+                continue;
+            }
+            match read(&path, &name, source) {
+                Ok(command) => found.push(command),
+                Err(why) => skipped.push(format!("{}: {why}", path.display())),
+            }
+        }
+    }
+    found.sort_by(|a, b| a.name.cmp(&b.name));
+    (found, skipped)
+}
+
+/// `*.md` files of `dir` and of its subfolders (one level), with their names.
+fn markdown_files(dir: &Path) -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            let sub = entry.file_name().to_string_lossy().into_owned();
+            for (inner, name) in markdown_files(&path) {
+                if !name.contains(':') {
+                    out.push((inner, format!("{sub}:{name}")));
+                }
+            }
+        } else if path.extension().is_some_and(|e| e == "md")
+            && let Some(stem) = path.file_stem()
+        {
+            out.push((path.clone(), stem.to_string_lossy().into_owned()));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A command file: its front matter (simple `key: value` lines) and body.
+fn read(path: &Path, name: &str, source: &'static str) -> Result<Command, String> {
+    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+    let text = String::from_utf8(bytes).map_err(|_| "it is not UTF-8".to_owned())?;
+    let mut command = Command {
+        name: name.to_owned(),
+        path: path.to_owned(),
+        source,
+        ..Command::default()
+    };
+    let Some(rest) = text.strip_prefix("---\n") else {
+        command.body = text;
+        return Ok(command);
+    };
+    let Some((front, body)) = rest.split_once("\n---") else {
+        return Err("its front matter (after the first `---`) has no closing `---`".into());
+    };
+    command.body = body
+        .trim_start_matches('-')
+        .trim_start_matches('\n')
+        .to_owned();
+    for (n, line) in front.lines().enumerate() {
+        if line.trim().is_empty() || line.trim_start().starts_with('#') {
+            continue;
+        }
+        let Some((key, value)) = line.split_once(':') else {
+            return Err(format!("front matter line {} is not `key: value`", n + 2));
+        };
+        let value = value.trim().trim_matches('"').to_owned();
+        match key.trim() {
+            "description" => command.description = value,
+            "argument-hint" => command.argument_hint = value,
+            "model" => command.model = Some(value),
+            "allowed-tools" => command.allowed_tools = list(&value),
+            _ => {} // other keys (Claude Code has more) are left alone
+        }
+    }
+    Ok(command)
+}
+
+/// `a, b` or `[a, b]` as a list.
+fn list(value: &str) -> Vec<String> {
+    value
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .split(',')
+        .map(|s| s.trim().trim_matches('"').to_owned())
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+/// The body with `$ARGUMENTS` and `$1`…`$9` filled from `args`.
+pub fn fill(body: &str, args: &str) -> String {
+    let words: Vec<&str> = args.split_whitespace().collect();
+    let mut out = body.replace("$ARGUMENTS", args);
+    for n in (1..=9).rev() {
+        out = out.replace(&format!("${n}"), words.get(n - 1).copied().unwrap_or(""));
+    }
+    out
+}
+
+/// The prompt `/NAME ARGS` stands for, with the configuration it runs
+/// under — `None` when `text` names no command file.
+pub async fn expand(
+    engine: &Engine,
+    text: &str,
+    config: &AgentConfig,
+) -> Result<Option<(String, AgentConfig)>> {
+    let Some(called) = text.trim_start().strip_prefix('/') else {
+        return Ok(None);
+    };
+    let (name, args) = called
+        .split_once(char::is_whitespace)
+        .map_or((called, ""), |(n, a)| (n, a.trim()));
+    let (commands, skipped) = find(&engine.config().project_root);
+    for why in &skipped {
+        eprintln!(
+            "hc: a command file is skipped: {}",
+            crate::style::shown(why)
+        );
+    }
+    let Some(command) = commands.into_iter().find(|c| c.name == name) else {
+        return Ok(None);
+    };
+    let mut config = config.clone();
+    config.allow.extend(command.allowed_tools.iter().cloned());
+    if let Some(model) = &command.model {
+        config.model = model.clone();
+    }
+    let mut prompt = String::new();
+    for line in fill(&command.body, args).lines() {
+        match bang(line) {
+            Some(cmd) => prompt.push_str(&run_line(engine, &config, &command.name, cmd).await?),
+            None => prompt.push_str(line),
+        }
+        prompt.push('\n');
+    }
+    Ok(Some((prompt.trim_end().to_owned(), config)))
+}
+
+/// The command of a `` !`cmd` `` line.
+fn bang(line: &str) -> Option<&str> {
+    line.trim().strip_prefix("!`")?.strip_suffix('`')
+}
+
+/// Runs a command's `` !`cmd` `` line as a `shell` run when the run's
+/// permissions allow it without asking; its output.
+async fn run_line(engine: &Engine, config: &AgentConfig, name: &str, cmd: &str) -> Result<String> {
+    let root = engine.config().project_root.clone();
+    let input = json!({"command": cmd});
+    let permissions = Permissions::new(
+        config.permission_mode,
+        &config.allow,
+        &config.deny,
+        &config.ask,
+    )
+    .map_err(|e| anyhow::anyhow!(e))?;
+    let call = Call {
+        program: "shell",
+        input: &input,
+        root: &root,
+        read_only: false,
+    };
+    match permissions.decide(&call) {
+        Decision::Allow => {}
+        Decision::Deny(why) | Decision::Ask(why) => bail!(
+            "/{name} runs `{cmd}`, which is not allowed ({why}); allow it in the command's \
+             `allowed-tools`, or with --allow 'shell({cmd})'"
+        ),
+    }
+    let output = run_for_output(engine, "shell", input).await?;
+    Ok(output.map(|o| o.text).unwrap_or_default())
+}
+
+/// Runs `program` for the host with `input` as its argument, awaited: its
+/// output, if it answered.
+pub async fn run_for_output(
+    engine: &Engine,
+    program: &str,
+    input: serde_json::Value,
+) -> Result<Option<protocol::program::Output>> {
+    let host = Context::host();
+    let args = RunArgs {
+        chunks: vec![
+            ChunkDecl::generated()
+                .body(input)
+                .on(NewPlacement::instance(format!("input/{program}"))),
+        ],
+        ..RunArgs::default()
+    };
+    let process = engine.run(&host, program, args)?;
+    let done = engine
+        .await_processes(&host, std::slice::from_ref(&process))
+        .await?;
+    Ok(done
+        .get(&process)
+        .and_then(|r| {
+            r.chunks
+                .iter()
+                .find(|c| c.is_on("engine/output", PlacementType::Instance))
+        })
+        .map(|c| protocol::program::Output::parse(&c.body_value())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_fill_in_and_front_matter_reads() {
+        assert_eq!(
+            fill("fix $1 in $2: $ARGUMENTS", "a b c"),
+            "fix a in b: a b c"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("review.md");
+        std::fs::write(
+            &path,
+            "---\ndescription: Review a file\nallowed-tools: [read, \"shell(git diff:*)\"]\nmodel: m\n---\nReview $1\n",
+        )
+        .unwrap();
+        let c = read(&path, "review", "project").unwrap();
+        assert_eq!(c.description, "Review a file");
+        assert_eq!(c.allowed_tools, vec!["read", "shell(git diff:*)"]);
+        assert_eq!(c.model.as_deref(), Some("m"));
+        assert_eq!(c.body, "Review $1\n");
+        std::fs::write(&path, "---\ndescription: x\n").unwrap();
+        assert!(
+            read(&path, "review", "project")
+                .unwrap_err()
+                .contains("no closing")
+        );
+    }
+}
