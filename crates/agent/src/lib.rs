@@ -59,6 +59,7 @@ mod rebuild;
 pub mod request;
 pub mod run;
 pub mod servers;
+pub mod skills;
 mod toolbox;
 mod vocabulary;
 

@@ -107,45 +107,18 @@ fn read(path: &Path, name: &str, source: &'static str) -> Result<Command, String
         source,
         ..Command::default()
     };
-    let Some(rest) = text.strip_prefix("---\n") else {
-        command.body = text;
-        return Ok(command);
-    };
-    let Some((front, body)) = rest.split_once("\n---") else {
-        return Err("its front matter (after the first `---`) has no closing `---`".into());
-    };
-    command.body = body
-        .trim_start_matches('-')
-        .trim_start_matches('\n')
-        .to_owned();
-    for (n, line) in front.lines().enumerate() {
-        if line.trim().is_empty() || line.trim_start().starts_with('#') {
-            continue;
-        }
-        let Some((key, value)) = line.split_once(':') else {
-            return Err(format!("front matter line {} is not `key: value`", n + 2));
-        };
-        let value = value.trim().trim_matches('"').to_owned();
-        match key.trim() {
+    let (pairs, body) = agent::skills::front_matter(&text)?;
+    command.body = body;
+    for (key, value) in pairs {
+        match key.as_str() {
             "description" => command.description = value,
             "argument-hint" => command.argument_hint = value,
             "model" => command.model = Some(value),
-            "allowed-tools" => command.allowed_tools = list(&value),
+            "allowed-tools" => command.allowed_tools = agent::skills::list(&value),
             _ => {} // other keys (Claude Code has more) are left alone
         }
     }
     Ok(command)
-}
-
-/// `a, b` or `[a, b]` as a list.
-fn list(value: &str) -> Vec<String> {
-    value
-        .trim_start_matches('[')
-        .trim_end_matches(']')
-        .split(',')
-        .map(|s| s.trim().trim_matches('"').to_owned())
-        .filter(|s| !s.is_empty())
-        .collect()
 }
 
 /// The body with `$ARGUMENTS` and `$1`…`$9` filled from `args`.

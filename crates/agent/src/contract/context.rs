@@ -19,6 +19,21 @@ pub struct Instructions {
     pub text: String,
 }
 
+/// A skill as the system prompt lists it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SkillIndex {
+    /// Its name.
+    pub name: String,
+    /// When to use it.
+    pub description: String,
+    /// Its `SKILL.md`.
+    pub path: String,
+    /// Rules allowed without asking once it is loaded.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub allowed_tools: Vec<String>,
+}
+
 /// What the environment section says of a git repository.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
@@ -66,6 +81,9 @@ pub struct ContextBody {
     /// The git repository's facts, when the project is one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub git: Option<GitFacts>,
+    /// The skills found, listed in the system prompt.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skills: Vec<SkillIndex>,
 }
 
 impl Body for ContextBody {

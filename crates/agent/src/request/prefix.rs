@@ -116,5 +116,11 @@ fn base_text(context: &ContextBody) -> String {
             file.text.trim_end()
         ));
     }
+    if !context.skills.is_empty() {
+        text.push_str("\n\n# Skills\n\nLoad one with the `skill` tool when the task matches:");
+        for skill in &context.skills {
+            text.push_str(&format!("\n- {}: {}", skill.name, skill.description));
+        }
+    }
     text
 }

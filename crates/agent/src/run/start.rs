@@ -86,8 +86,9 @@ impl Run {
         let names = tools.iter().map(|t| t.def.name.clone()).collect();
         let mut context = context_body(&config, &root, read_at, names, &me);
         let up = with_servers(&mut context, &servers);
+        let skipped_skills = with_skills(&mut context, &config, &root);
         let mut writer = SessionWriter::new(client.clone(), me, found.session, found.as_of);
-        announce(&writer, &servers);
+        announce(&writer, &servers, &skipped_skills);
         let pinned = writer.write_context(&context, &pins).await?;
         let defs: Vec<_> = tools.iter().map(|t| t.def.clone()).collect();
         let prefix = Prefix::new(&config, &context, &pinned, &defs);
@@ -102,6 +103,7 @@ impl Run {
         )
         .map_err(ProgramError::Other)?;
         toolbox.set_servers(up);
+        toolbox.set_skills(context.skills.clone());
         Ok(Run {
             provider: connect(&config, &client).map(Arc::new),
             gates: Gates::new(&config),
@@ -119,7 +121,11 @@ impl Run {
 }
 
 /// Says which servers failed to start (their tools are absent).
-fn announce(writer: &SessionWriter, servers: &Servers) {
+fn announce(writer: &SessionWriter, servers: &Servers, skipped: &[String]) {
+    for why in skipped {
+        let text = format!("a skill is skipped: {why}");
+        writer.notify(&Notice::Status { text });
+    }
     for failed in servers.statuses.iter().filter(|s| s.status == "failed") {
         let why = failed.error.as_deref().unwrap_or("it did not start");
         let text = format!(
@@ -134,6 +140,23 @@ fn announce(writer: &SessionWriter, servers: &Servers) {
             writer.notify(&Notice::Status { text });
         }
     }
+}
+
+/// Finds the skills, records their index on the context (with the `skill`
+/// tool when there are any); answers what was skipped.
+fn with_skills(
+    context: &mut ContextBody,
+    config: &AgentConfig,
+    root: &std::path::Path,
+) -> Vec<String> {
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let user = config.user_config_dir.as_deref().map(std::path::Path::new);
+    let (skills, skipped) = crate::skills::find(root, user, home.as_deref());
+    if !skills.is_empty() {
+        context.own_tools.push(crate::skills::definition());
+    }
+    context.skills = skills;
+    skipped
 }
 
 /// Records where the servers stand on the context, with the resource
@@ -182,6 +205,7 @@ fn context_body(
         process: me.to_owned(),
         mcp_servers: Vec::new(),
         git: crate::context::git_facts(root),
+        skills: Vec::new(),
     }
 }
 

@@ -65,6 +65,8 @@ pub(crate) struct Toolbox {
     own: OwnTools,
     /// The MCP servers up for this run, by name (whose resources it reads).
     servers: Vec<String>,
+    /// The skills listed in the system prompt.
+    skills: Vec<crate::contract::SkillIndex>,
 }
 
 /// At most this many calls of one reply run at once (a reply of a
@@ -95,7 +97,37 @@ impl Toolbox {
             config,
             tools,
             servers: Vec::new(),
+            skills: Vec::new(),
         })
+    }
+
+    /// The skills the `skill` tool loads.
+    pub fn set_skills(&mut self, skills: Vec<crate::contract::SkillIndex>) {
+        self.skills = skills;
+    }
+
+    /// `skill`: the skill's body and files; its allowed tools allowed from
+    /// now on in this run.
+    fn load_skill(&mut self, input: &Value) -> Outcome {
+        let name = input["name"].as_str().unwrap_or_default();
+        match crate::skills::load(&self.skills, name) {
+            Ok(text) => {
+                let allowed = self
+                    .skills
+                    .iter()
+                    .find(|s| s.name == name)
+                    .map(|s| s.allowed_tools.clone())
+                    .unwrap_or_default();
+                for rule in &allowed {
+                    self.permit.allow(rule);
+                }
+                Outcome {
+                    text,
+                    ..Outcome::default()
+                }
+            }
+            Err(why) => Outcome::error(why),
+        }
     }
 
     /// The MCP servers up for this run (their resource tools offered).
@@ -215,6 +247,9 @@ impl Toolbox {
         let input = call.input_value();
         if is_own_tool(&call.name) {
             return Ok(Prepared::Done(self.own.answer(call, &input, turn).await?));
+        }
+        if call.name == "skill" && !self.skills.is_empty() {
+            return Ok(Prepared::Done(self.load_skill(&input)));
         }
         if resources::RESOURCE_TOOLS.contains(&call.name.as_str()) && !self.servers.is_empty() {
             return Ok(

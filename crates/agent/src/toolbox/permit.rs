@@ -51,6 +51,12 @@ impl Permit {
         })
     }
 
+    /// Allows calls `rule` covers from now on in this run (a loaded skill's
+    /// `allowed-tools`).
+    pub fn allow(&mut self, rule: &str) {
+        self.permissions.allow_always(rule);
+    }
+
     /// What a search by `program` (`grep`, `glob`) must skip: what
     /// `read(…)` deny rules keep from every reader, and — for `grep`,
     /// which returns contents — `.env` files.

@@ -152,3 +152,59 @@ async fn a_command_file_is_a_prompt_with_its_arguments_its_shell_lines_and_its_m
     assert!(s.root.join("build").exists());
     assert_eq!(s.sent().len(), 1, "no model call");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_skill_is_listed_loaded_on_demand_and_its_allowed_tool_is_not_asked() {
+    let s = Setup::new(json!({"turns": [
+        reply(json!([call("t1", "skill", json!({"name": "release"}))]), "tool_use"),
+        reply(json!([call("t2", "shell", json!({"command": "echo shipped > shipped.txt"}))]), "tool_use"),
+        reply(json!([text("done")]), "end_turn"),
+    ]}))
+    .await;
+    s.file(
+        ".claude/skills/release/SKILL.md",
+        "---\nname: release\ndescription: Ships a release of the project\nallowed-tools: shell(echo:*)\n---\nStep one: write shipped.txt.\n",
+    );
+    s.file(".claude/skills/release/checklist.md", "- tag\n");
+    s.file(".hermitcrab/skills/release/SKILL.md", "---\nname: release\ndescription: The project's own release\nallowed-tools: [shell(echo:*), write(shipped.txt)]\n---\nStep one: write shipped.txt.\n");
+    s.file(".hermitcrab/skills/broken/SKILL.md", "---\nname: broken\n");
+    let ran = s.run(&["ship it"]).await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    assert!(
+        ran.stderr.contains("broken/SKILL.md") && ran.stderr.contains("no closing"),
+        "{}",
+        ran.stderr
+    );
+    assert!(
+        ran.stderr
+            .contains("a skill named `release` was found first elsewhere"),
+        "{}",
+        ran.stderr
+    );
+    let first: Value = serde_json::from_slice(&s.sent()[0]).unwrap();
+    let text = first["system"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("# Skills") && text.contains("- release: The project's own release"),
+        "{text}"
+    );
+    assert!(
+        first["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "skill")
+    );
+    let session = s.sessions().pop().unwrap();
+    let results = s.of_type(&session, "tool-result");
+    let loaded = results[0]["text"].as_str().unwrap();
+    assert!(
+        loaded.starts_with("Step one: write shipped.txt."),
+        "{loaded}"
+    );
+    // the skill's allowed tool ran without asking (no one could answer)
+    assert_eq!(results[1]["is_error"], false, "{}", results[1]);
+    assert!(s.root.join("shipped.txt").exists());
+    for n in 1..=3 {
+        assert_eq!(s.rebuilt(&session, n).await, s.sent()[n - 1], "request {n}");
+    }
+}
