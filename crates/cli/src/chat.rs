@@ -30,19 +30,7 @@ const HELP: &str = "\
 /exit             leave (also Ctrl-D, or Ctrl-C twice)
 Tab completes a command; end a line with \\ to go on on the next.";
 
-/// The slash commands, for completion.
-const COMMANDS: &[&str] = &[
-    "/help",
-    "/clear",
-    "/compact",
-    "/cost",
-    "/model",
-    "/resume",
-    "/sessions",
-    "/trace",
-    "/mcp",
-    "/exit",
-];
+use crate::commands::BUILT_IN as COMMANDS;
 
 /// Line editing's helper: Tab completes a slash command.
 struct Commands;

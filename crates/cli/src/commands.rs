@@ -15,6 +15,21 @@ use protocol::{ChunkDecl, NewPlacement, PlacementType, RunArgs};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 
+/// `hc chat`'s own slash commands (for completion, and for stream-json's
+/// `slash_commands`).
+pub const BUILT_IN: &[&str] = &[
+    "/help",
+    "/clear",
+    "/compact",
+    "/cost",
+    "/model",
+    "/resume",
+    "/sessions",
+    "/trace",
+    "/mcp",
+    "/exit",
+];
+
 /// One command file.
 #[derive(Clone, Debug, Default)]
 pub struct Command {

@@ -267,3 +267,22 @@ pub fn statuses(db: &Substrate) -> Result<Vec<Value>> {
         })
         .collect())
 }
+
+/// The MCP prompts as slash commands (`mcp__SERVER__PROMPT`), of the
+/// servers registered.
+pub fn prompt_commands(db: &Substrate) -> Result<Vec<String>> {
+    let programs = db.read(|snap| snap.scope(&["engine/program".to_owned()], &program_opts()))?;
+    let mut out = Vec::new();
+    for chunk in &programs.chunks {
+        let body = chunk.body_value();
+        let Some(server) = body["mcp"]["server"].as_str() else {
+            continue;
+        };
+        for prompt in body["prompts"].as_array().into_iter().flatten() {
+            if let Some(name) = prompt["name"].as_str() {
+                out.push(mcp::config::tool_name(server, name));
+            }
+        }
+    }
+    Ok(out)
+}

@@ -120,11 +120,13 @@ impl JsonOut {
     }
 
     /// The `system`/`init` line.
-    pub fn init(&self, tools: &[String], cwd: &str, mode: &str, process: &str, mcp: &[Value]) {
+    pub fn init(&self, init: &Init<'_>) {
         self.line(json!({
-            "type": "system", "subtype": "init", "model": self.model, "tools": tools, "cwd": cwd,
-            "permission_mode": mode, "permissionMode": mode, "mcp_servers": mcp,
-            "process": process, "hc_version": env!("CARGO_PKG_VERSION"),
+            "type": "system", "subtype": "init", "model": self.model, "tools": init.tools,
+            "cwd": init.cwd, "permission_mode": init.mode, "permissionMode": init.mode,
+            "mcp_servers": init.mcp_servers, "slash_commands": init.slash_commands,
+            "skills": init.skills, "agents": init.agents,
+            "process": init.process, "hc_version": env!("CARGO_PKG_VERSION"),
         }));
     }
 
@@ -432,4 +434,24 @@ fn add(
     entry.usage.add(usage);
     let total = entry.cost_usd + cost.unwrap_or(0.0);
     entry.cost_usd = (total * 1e6).round() / 1e6;
+}
+
+/// What the `system`/`init` line says (Claude Code's fields).
+pub struct Init<'a> {
+    /// The tools offered.
+    pub tools: &'a [String],
+    /// The project root.
+    pub cwd: &'a str,
+    /// The permission mode.
+    pub mode: &'a str,
+    /// The agent's process.
+    pub process: &'a str,
+    /// `[{"name", "status"}]`.
+    pub mcp_servers: &'a [Value],
+    /// The slash commands: chat's own, the command files', the MCP prompts'.
+    pub slash_commands: &'a [String],
+    /// The skills' names.
+    pub skills: &'a [String],
+    /// The sub-agent types (the built-in one only, for now).
+    pub agents: &'a [String],
 }

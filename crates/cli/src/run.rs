@@ -308,14 +308,7 @@ pub async fn drive(
             session.clone(),
             config.model.clone(),
         );
-        let cwd = engine.config().project_root.to_string_lossy().into_owned();
-        json.init(
-            &tool_names(engine),
-            &cwd,
-            config.permission_mode.as_str(),
-            &process,
-            &crate::mcp_config::statuses(engine.db())?,
-        );
+        emit_init(&json, engine, config, &process)?;
         renderer.json = Some(json);
     }
     let done = renderer.follow(events, &process).await?;
@@ -449,6 +442,40 @@ fn tool_names(engine: &Engine) -> Vec<String> {
     names.sort();
     names.extend(agent::catalog::OWN_TOOLS.map(str::to_owned));
     names
+}
+
+/// The `system`/`init` line: the tools, the servers, the slash commands
+/// (chat's, the command files', the MCP prompts'), the skills, the agents.
+fn emit_init(
+    json: &JsonOut,
+    engine: &Engine,
+    config: &agent::AgentConfig,
+    process: &str,
+) -> Result<()> {
+    let cwd = engine.config().project_root.to_string_lossy().into_owned();
+    let root = &engine.config().project_root;
+    let (commands, _) = crate::commands::find(root);
+    let mut slash_commands: Vec<String> = crate::commands::BUILT_IN
+        .iter()
+        .map(|c| c.trim_start_matches('/').to_owned())
+        .collect();
+    slash_commands.extend(commands.into_iter().map(|c| c.name));
+    slash_commands.extend(crate::mcp_config::prompt_commands(engine.db())?);
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let user = config.user_config_dir.as_deref().map(std::path::Path::new);
+    let (skills, _) = agent::skills::find(root, user, home.as_deref());
+    let skills: Vec<String> = skills.into_iter().map(|s| s.name).collect();
+    json.init(&crate::output::Init {
+        tools: &tool_names(engine),
+        cwd: &cwd,
+        mode: config.permission_mode.as_str(),
+        process,
+        mcp_servers: &crate::mcp_config::statuses(engine.db())?,
+        slash_commands: &slash_commands,
+        skills: &skills,
+        agents: &["agent".to_owned()],
+    });
+    Ok(())
 }
 
 /// The closing line of a finished run on stderr, and why it stopped when

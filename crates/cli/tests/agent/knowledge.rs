@@ -208,3 +208,23 @@ async fn a_skill_is_listed_loaded_on_demand_and_its_allowed_tool_is_not_asked() 
         assert_eq!(s.rebuilt(&session, n).await, s.sent()[n - 1], "request {n}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn stream_json_init_lists_the_commands_skills_and_agents() {
+    let s = Setup::new(json!({"turns": [reply(json!([text("ok")]), "end_turn")]})).await;
+    s.file(".claude/commands/review.md", "Review $1\n");
+    s.file(
+        ".claude/skills/release/SKILL.md",
+        "---\ndescription: Ships\n---\nShip.\n",
+    );
+    let ran = s.run(&["--output-format", "stream-json", "hi"]).await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    let init: Value = serde_json::from_str(ran.stdout.lines().next().unwrap()).unwrap();
+    let has = |key: &str, name: &str| init[key].as_array().unwrap().contains(&json!(name));
+    assert!(
+        has("slash_commands", "review") && has("slash_commands", "compact"),
+        "{init}"
+    );
+    assert!(has("skills", "release"), "{init}");
+    assert!(has("agents", "agent"), "{init}");
+}

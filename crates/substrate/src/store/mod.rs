@@ -122,8 +122,22 @@ impl Substrate {
                 path.display()
             ))
         })?;
-        schema::configure(&writer, options.durability == Durability::Full)?;
-        schema::migrate(&mut writer)?;
+        // Switching a new file to WAL can be refused at once (no busy
+        // wait) while another process opening it holds its lock: try again
+        // until the busy wait has passed.
+        let deadline = std::time::Instant::now() + BUSY_WAIT;
+        loop {
+            let opened = schema::configure(&writer, options.durability == Durability::Full)
+                .and_then(|()| schema::migrate(&mut writer));
+            match opened {
+                Err(e)
+                    if e.to_string().contains("locked") && std::time::Instant::now() < deadline =>
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                other => break other?,
+            }
+        }
         let (events, _) = broadcast::channel(options.broadcast_capacity.max(1));
         let checkpointer = checkpoint::Checkpointer::start(&path)?;
         // A log left long by short-lived processes (each exits before its
