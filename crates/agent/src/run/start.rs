@@ -82,7 +82,13 @@ impl Run {
         );
         let found = found?;
         let ((read_at, tools), servers) = catalog?;
-        let pins = pins?;
+        let mut pins = pins?;
+        // The pins the model added in the session's last run carry on.
+        for id in carried_pins(&client, &found.history).await? {
+            if !pins.contains(&id) {
+                pins.push(id);
+            }
+        }
         let names = tools.iter().map(|t| t.def.name.clone()).collect();
         let mut context = context_body(&config, &root, read_at, names, &me);
         let up = with_servers(&mut context, &servers);
@@ -118,6 +124,30 @@ impl Run {
             last_answer: String::new(),
         })
     }
+}
+
+/// The scopes the session's last context event written by an agent
+/// pinned — what the model chose to keep knowing carries into the next
+/// run — those this run may still read.
+async fn carried_pins(client: &Client, history: &[ChunkItem]) -> Result<Vec<String>, ProgramError> {
+    let last = history
+        .iter()
+        .rev()
+        .find(|c| matches!(SessionItem::of(c), SessionItem::Context(Some(_))));
+    let Some(event) = last else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    for id in catalog::related_ids(client, &event.id).await? {
+        let opts = ScopeOpts {
+            limit: Some(1),
+            ..ScopeOpts::default()
+        };
+        if client.scope(&[id.as_str()], opts).await.is_ok() {
+            out.push(id);
+        }
+    }
+    Ok(out)
 }
 
 /// Says which servers failed to start (their tools are absent).

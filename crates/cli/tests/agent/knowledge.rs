@@ -228,3 +228,28 @@ async fn stream_json_init_lists_the_commands_skills_and_agents() {
     assert!(has("skills", "release"), "{init}");
     assert!(has("agents", "agent"), "{init}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_scope_the_model_pinned_is_still_known_in_the_sessions_next_run() {
+    let s = Setup::new(json!({"turns": [
+        reply(json!([call("p1", "scope", json!({"ids": ["engine/program"]}))]), "tool_use"),
+        reply(json!([text("pinned")]), "end_turn"),
+        reply(json!([text("still known")]), "end_turn"),
+    ]}))
+    .await;
+    let first = s.run(&["look at the programs"]).await;
+    assert_eq!(first.code, 0, "{first:#?}");
+    let knows = |n: usize| {
+        let body: Value = serde_json::from_slice(&s.sent()[n]).unwrap();
+        body["system"].to_string().contains("# engine/program")
+    };
+    assert!(
+        !knows(0) && knows(1),
+        "pinned from the call after the scope read"
+    );
+    let next = s.run(&["--continue", "and now?"]).await;
+    assert_eq!(next.code, 0, "{next:#?}");
+    assert!(knows(2), "the pin carried into the next run");
+    let session = s.sessions().pop().unwrap();
+    assert_eq!(s.rebuilt(&session, 3).await, s.sent()[2]);
+}
