@@ -104,6 +104,7 @@ impl Run {
         self.request
             .set_prefix(Prefix::new(&self.config, &context, &pinned, &defs));
         self.toolbox.set_tools(tools);
+        self.toolbox.set_pins(pins.clone());
         self.knowledge = Knowledge { context, pins };
         Ok(())
     }

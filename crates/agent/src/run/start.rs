@@ -49,7 +49,7 @@ impl Run {
             .ok_or_else(|| ProgramError::Other("the engine's events were taken".into()))?;
         // Independent reads go out together: the session (then the inbox on
         // it), the programs, the pins — one round trip's wait, not four.
-        let context_arg = arg("context").map(|c| c.id.clone());
+        let context_arg = arg("context").map(|c| (c.id.clone(), c.body_value()));
         let (found, catalog, pins) = tokio::join!(
             async {
                 let (session, history, as_of) =
@@ -75,20 +75,18 @@ impl Run {
             },
             async {
                 match &context_arg {
-                    Some(event) => catalog::related_ids(&client, event).await,
+                    // a sub-agent's: its parent's pins, named
+                    Some((_, body)) if body["pins"].is_array() => {
+                        Ok(serde_json::from_value(body["pins"].clone()).unwrap_or_default())
+                    }
+                    Some((event, _)) => catalog::related_ids(&client, event).await,
                     None => Ok(Vec::new()),
                 }
             },
         );
         let found = found?;
         let ((read_at, tools), servers) = catalog?;
-        let mut pins = pins?;
-        // The pins the model added in the session's last run carry on.
-        for id in carried_pins(&client, &found.history).await? {
-            if !pins.contains(&id) {
-                pins.push(id);
-            }
-        }
+        let pins = with_carried(&client, pins?, &found.history).await?;
         let names = tools.iter().map(|t| t.def.name.clone()).collect();
         let mut context = context_body(&config, &root, read_at, names, &me);
         let up = with_servers(&mut context, &servers);
@@ -109,6 +107,7 @@ impl Run {
         )
         .map_err(ProgramError::Other)?;
         toolbox.set_servers(up);
+        toolbox.set_pins(pins.clone());
         toolbox.set_skills(context.skills.clone());
         Ok(Run {
             provider: connect(&config, &client).map(Arc::new),
@@ -124,6 +123,21 @@ impl Run {
             last_answer: String::new(),
         })
     }
+}
+
+/// `pins`, then those the model added in the session's last run (they
+/// carry on).
+async fn with_carried(
+    client: &Client,
+    mut pins: Vec<String>,
+    history: &[ChunkItem],
+) -> Result<Vec<String>, ProgramError> {
+    for id in carried_pins(client, history).await? {
+        if !pins.contains(&id) {
+            pins.push(id);
+        }
+    }
+    Ok(pins)
 }
 
 /// The scopes the session's last context event written by an agent

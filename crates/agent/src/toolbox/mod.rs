@@ -67,6 +67,8 @@ pub(crate) struct Toolbox {
     servers: Vec<String>,
     /// The skills listed in the system prompt.
     skills: Vec<crate::contract::SkillIndex>,
+    /// The scopes the run has pinned (a sub-agent starts with them).
+    pins: Vec<String>,
 }
 
 /// At most this many calls of one reply run at once (a reply of a
@@ -98,7 +100,13 @@ impl Toolbox {
             tools,
             servers: Vec::new(),
             skills: Vec::new(),
+            pins: Vec::new(),
         })
+    }
+
+    /// The scopes pinned now (a sub-agent started from here knows them).
+    pub fn set_pins(&mut self, pins: Vec<String>) {
+        self.pins = pins;
     }
 
     /// The skills the `skill` tool loads.
@@ -229,7 +237,7 @@ impl Toolbox {
             ..RunArgs::default()
         };
         if tool.def.name == SUB_AGENT {
-            sub::sub_agent_args(&self.config, &mut args, input);
+            sub::sub_agent_args(&self.config, &mut args, input, &self.pins);
         }
         self.client
             .run(&tool.def.name, args)

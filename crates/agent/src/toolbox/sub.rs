@@ -25,7 +25,12 @@ pub(super) fn depth_refusal(config: &AgentConfig) -> Option<String> {
 
 /// A sub-agent's run: its configuration (the parent's, one level deeper,
 /// with the model the call names), and a write boundary of its own tree.
-pub(super) fn sub_agent_args(parent: &AgentConfig, args: &mut RunArgs, input: &Value) {
+pub(super) fn sub_agent_args(
+    parent: &AgentConfig,
+    args: &mut RunArgs,
+    input: &Value,
+    pins: &[String],
+) {
     let mut config = parent.clone();
     config.depth += 1;
     if let Some(model) = input["model"].as_str().filter(|m| !m.is_empty()) {
@@ -37,5 +42,13 @@ pub(super) fn sub_agent_args(parent: &AgentConfig, args: &mut RunArgs, input: &V
             .body(serde_json::to_value(&config).unwrap_or_default())
             .on(NewPlacement::instance("agent-config")),
     );
+    // It starts knowing what its parent knows: the parent's pins.
+    if !pins.is_empty() {
+        args.chunks.push(
+            ChunkDecl::generated()
+                .body(serde_json::json!({"pins": pins}))
+                .on(NewPlacement::instance("context")),
+        );
+    }
     args.write_boundary = Some(Boundary::Roots(Vec::new()));
 }

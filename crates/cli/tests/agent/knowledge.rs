@@ -253,3 +253,34 @@ async fn a_scope_the_model_pinned_is_still_known_in_the_sessions_next_run() {
     let session = s.sessions().pop().unwrap();
     assert_eq!(s.rebuilt(&session, 3).await, s.sent()[2]);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sub_agent_starts_knowing_what_its_parent_pinned() {
+    let s = Setup::new(json!({"turns": [
+        reply(json!([call("a", "agent", json!({"text": "CHILD task"}))]), "tool_use"),
+        when("CHILD task", json!([text("child done")]), "end_turn"),
+        reply(json!([text("parent done")]), "end_turn"),
+    ]}))
+    .await;
+    s.commit(
+        json!({"chunks": [{"id": "house-rules", "name": "house-rules",
+        "body": {"text": "Always answer in haiku."}}]}),
+    )
+    .await;
+    let ran = s.run(&["--context", "house-rules", "delegate"]).await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    let child: Vec<Value> = s
+        .sent()
+        .iter()
+        .map(|b| serde_json::from_slice::<Value>(b).unwrap())
+        .filter(|b| b["messages"][0].to_string().contains("CHILD task"))
+        .collect();
+    assert_eq!(child.len(), 1);
+    assert!(
+        child[0]["system"]
+            .to_string()
+            .contains("Always answer in haiku."),
+        "{}",
+        child[0]["system"]
+    );
+}
