@@ -149,6 +149,7 @@ fn rows(files: &crate::config::Files, flags: &Flags) -> Result<Vec<(String, Valu
             "headers": e.headers.keys().collect::<Vec<_>>(), "enabled": e.enabled});
         rows.push((format!("mcp_servers.{}", server.name), value, server.source));
     }
+    rows.extend(knowledge_rows(&config)?);
     rows.push(trust_row(&files.trust));
     for var in SECRETS {
         let set = std::env::var(var).is_ok_and(|v| !v.trim().is_empty());
@@ -162,6 +163,47 @@ fn rows(files: &crate::config::Files, flags: &Flags) -> Result<Vec<(String, Valu
         if let Ok(value) = std::env::var(var) {
             rows.push(((*var).to_owned(), json!(value), "environment".into()));
         }
+    }
+    Ok(rows)
+}
+
+/// The instruction files, skills and command files a run here would find,
+/// each with where it is.
+fn knowledge_rows(config: &agent::AgentConfig) -> Result<Vec<(String, Value, String)>> {
+    let here = std::env::current_dir().context("cannot read the working directory")?;
+    let root = crate::project::Project::find(&here).map_or(here.clone(), |p| p.root);
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let user = config.user_config_dir.as_deref().map(std::path::Path::new);
+    let mut rows = Vec::new();
+    let places = agent::context::Places {
+        root: &root,
+        working: Some(&here),
+        user_dir: user,
+        home: home.as_deref(),
+    };
+    for file in agent::context::read_instructions(&places) {
+        let size = json!(format!("{} bytes", file.text.len()));
+        rows.push(("instructions".to_owned(), size, file.path));
+    }
+    let (skills, skipped) = agent::skills::find(&root, user, home.as_deref());
+    for skill in skills {
+        rows.push((
+            format!("skills.{}", skill.name),
+            json!(skill.description),
+            skill.path,
+        ));
+    }
+    let (commands, broken) = crate::commands::find(&root);
+    for command in commands {
+        let from = command.path.display().to_string();
+        rows.push((
+            format!("commands.{}", command.name),
+            json!(command.description),
+            from,
+        ));
+    }
+    for why in skipped.into_iter().chain(broken) {
+        rows.push(("skipped".to_owned(), json!(why), "files".to_owned()));
     }
     Ok(rows)
 }

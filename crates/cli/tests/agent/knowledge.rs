@@ -284,3 +284,46 @@ async fn a_sub_agent_starts_knowing_what_its_parent_pinned() {
         child[0]["system"]
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn hc_config_lists_the_instruction_files_skills_and_commands_found() {
+    let s = Setup::new(json!({"turns": [reply(json!([text("unused")]), "end_turn")]})).await;
+    s.file("AGENTS.md", "rules");
+    s.file(
+        ".claude/commands/review.md",
+        "---\ndescription: Review a file\n---\nReview $1\n",
+    );
+    s.file(
+        ".claude/skills/release/SKILL.md",
+        "---\ndescription: Ships\n---\nShip.\n",
+    );
+    s.file(
+        ".claude/skills/broken/SKILL.md",
+        "---\ndescription: never closed\n",
+    );
+    let ran = s.out(&["config", "--json"]).await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    let rows: Value = serde_json::from_str(&ran.stdout).unwrap();
+    let row = |name: &str| {
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("no {name} in {rows}"))
+    };
+    assert!(
+        row("instructions")["source"]
+            .as_str()
+            .unwrap()
+            .ends_with("/AGENTS.md")
+    );
+    assert_eq!(row("skills.release")["value"], "Ships");
+    assert_eq!(row("commands.review")["value"], "Review a file");
+    assert!(
+        row("skipped")["value"]
+            .as_str()
+            .unwrap()
+            .contains("broken/SKILL.md")
+    );
+}
