@@ -100,6 +100,16 @@ pub struct AgentConfig {
     /// The user's configuration directory (its `AGENTS.md` is read).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub user_config_dir: Option<String>,
+    /// A custom agent's name, when this run is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent_type: Option<String>,
+    /// The system prompt in place of the base instructions (a custom
+    /// agent's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub system: Option<String>,
+    /// The only program tools offered (a custom agent's `tools`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<String>>,
     /// The person's working directory, when inside the project: the
     /// instruction files of every directory down to it are read.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -172,6 +182,9 @@ impl Default for AgentConfig {
             context_window: None,
             user_config_dir: None,
             working_dir: None,
+            agent_type: None,
+            system: None,
+            tools: None,
             depth: 1,
             max_depth: None,
             compact_at: None,

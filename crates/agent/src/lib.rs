@@ -47,6 +47,7 @@
 //! assert_eq!(next.model, "claude-sonnet-4-5");
 //! ```
 
+pub mod agents;
 pub mod catalog;
 mod compact;
 pub mod config;

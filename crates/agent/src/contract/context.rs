@@ -19,6 +19,16 @@ pub struct Instructions {
     pub text: String,
 }
 
+/// A custom agent as the `agent` tool's description lists it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AgentIndex {
+    /// Its name (`subagent_type`).
+    pub name: String,
+    /// When to use it.
+    pub description: String,
+}
+
 /// A skill as the system prompt lists it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
@@ -84,6 +94,9 @@ pub struct ContextBody {
     /// The skills found, listed in the system prompt.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub skills: Vec<SkillIndex>,
+    /// The custom agents found, listed in the `agent` tool's description.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub agents: Vec<AgentIndex>,
 }
 
 impl Body for ContextBody {

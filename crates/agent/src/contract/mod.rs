@@ -15,7 +15,7 @@ pub use bodies::{
     PromptSource, SessionBody, Todo, TodoItem, TodoStatus, ToolCall, ToolResult, UserAnswer,
     UserQuestion,
 };
-pub use context::{ContextBody, GitFacts, Instructions, SkillIndex};
+pub use context::{AgentIndex, ContextBody, GitFacts, Instructions, SkillIndex};
 pub use notice::Notice;
 pub use totals::{ChildTotals, Denial, RunBody, RunOutcome, RunStop, RunTotals, Tokens};
 

@@ -50,7 +50,7 @@ impl Prefix {
         }
         let mut all: Vec<Tool> = tools
             .iter()
-            .map(|t| Tool::custom(&t.name, &t.description, t.schema.clone()))
+            .map(|t| Tool::custom(&t.name, described(t, context), t.schema.clone()))
             .collect();
         for server in &config.server_tools {
             if let Ok(tool) = serde_json::from_value::<Tool>(server.clone()) {
@@ -85,6 +85,20 @@ impl Prefix {
         request.thinking = self.thinking;
         request
     }
+}
+
+/// A tool's description; the `agent` tool's lists the custom agents the
+/// context event recorded.
+fn described(tool: &ToolDef, context: &ContextBody) -> String {
+    if tool.name != "agent" || context.agents.is_empty() {
+        return tool.description.clone();
+    }
+    let mut text = tool.description.clone();
+    text.push_str("\n\nCustom agents (give one's name as `subagent_type`):");
+    for agent in &context.agents {
+        text.push_str(&format!("\n- {}: {}", agent.name, agent.description));
+    }
+    text
 }
 
 /// The reply limit: configured, else what the context event recorded.

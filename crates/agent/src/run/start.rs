@@ -86,11 +86,12 @@ impl Run {
         );
         let found = found?;
         let ((read_at, tools), servers) = catalog?;
+        let tools = offered(tools, &config);
         let pins = with_carried(&client, pins?, &found.history).await?;
         let names = tools.iter().map(|t| t.def.name.clone()).collect();
         let mut context = context_body(&config, &root, read_at, names, &me);
         let up = with_servers(&mut context, &servers);
-        let skipped_skills = with_skills(&mut context, &config, &root);
+        let (agents, skipped_skills) = with_files(&mut context, &config, &root);
         let mut writer = SessionWriter::new(client.clone(), me, found.session, found.as_of);
         announce(&writer, &servers, &skipped_skills);
         let pinned = writer.write_context(&context, &pins).await?;
@@ -108,6 +109,7 @@ impl Run {
         .map_err(ProgramError::Other)?;
         toolbox.set_servers(up);
         toolbox.set_pins(pins.clone());
+        toolbox.set_agents(agents);
         toolbox.set_skills(context.skills.clone());
         Ok(Run {
             provider: connect(&config, &client).map(Arc::new),
@@ -186,6 +188,44 @@ fn announce(writer: &SessionWriter, servers: &Servers, skipped: &[String]) {
     }
 }
 
+/// The program tools this run is offered: a custom agent's only.
+fn offered(
+    mut tools: Vec<catalog::ProgramTool>,
+    config: &AgentConfig,
+) -> Vec<catalog::ProgramTool> {
+    if let Some(only) = &config.tools {
+        tools.retain(|t| only.contains(&t.def.name));
+    }
+    tools
+}
+
+/// The skills and custom agents found, recorded on the context; answers
+/// the agents, and every file skipped.
+fn with_files(
+    context: &mut ContextBody,
+    config: &AgentConfig,
+    root: &std::path::Path,
+) -> (Vec<crate::agents::AgentDef>, Vec<String>) {
+    let mut skipped = with_skills(context, config, root);
+    let (agents, more) = with_agents(context, config, root);
+    skipped.extend(more);
+    (agents, skipped)
+}
+
+/// Finds the custom agents, records their list on the context; answers
+/// them, and what was skipped.
+fn with_agents(
+    context: &mut ContextBody,
+    config: &AgentConfig,
+    root: &std::path::Path,
+) -> (Vec<crate::agents::AgentDef>, Vec<String>) {
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let user = config.user_config_dir.as_deref().map(std::path::Path::new);
+    let (agents, skipped) = crate::agents::find(root, user, home.as_deref());
+    context.agents = agents.iter().map(crate::agents::AgentDef::index).collect();
+    (agents, skipped)
+}
+
 /// Finds the skills, records their index on the context (with the `skill`
 /// tool when there are any); answers what was skipped.
 fn with_skills(
@@ -232,7 +272,10 @@ fn context_body(
     let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
     ContextBody {
         as_of: read_at,
-        system: crate::context::BASE_INSTRUCTIONS.to_owned(),
+        system: config
+            .system
+            .clone()
+            .unwrap_or_else(|| crate::context::BASE_INSTRUCTIONS.to_owned()),
         date: crate::context::today(),
         cwd: root.to_string_lossy().into_owned(),
         platform: std::env::consts::OS.to_owned(),
@@ -250,6 +293,7 @@ fn context_body(
         mcp_servers: Vec::new(),
         git: crate::context::git_facts(root),
         skills: Vec::new(),
+        agents: Vec::new(),
     }
 }
 

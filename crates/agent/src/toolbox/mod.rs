@@ -69,6 +69,8 @@ pub(crate) struct Toolbox {
     skills: Vec<crate::contract::SkillIndex>,
     /// The scopes the run has pinned (a sub-agent starts with them).
     pins: Vec<String>,
+    /// The custom agents `subagent_type` names.
+    agents: Vec<crate::agents::AgentDef>,
 }
 
 /// At most this many calls of one reply run at once (a reply of a
@@ -101,7 +103,13 @@ impl Toolbox {
             servers: Vec::new(),
             skills: Vec::new(),
             pins: Vec::new(),
+            agents: Vec::new(),
         })
+    }
+
+    /// The custom agents a sub-agent may be.
+    pub fn set_agents(&mut self, agents: Vec<crate::agents::AgentDef>) {
+        self.agents = agents;
     }
 
     /// The scopes pinned now (a sub-agent started from here knows them).
@@ -237,7 +245,9 @@ impl Toolbox {
             ..RunArgs::default()
         };
         if tool.def.name == SUB_AGENT {
-            sub::sub_agent_args(&self.config, &mut args, input, &self.pins);
+            let kind = input["subagent_type"].as_str();
+            let def = kind.and_then(|k| self.agents.iter().find(|a| a.name == k));
+            sub::sub_agent_args(&self.config, &mut args, input, &self.pins, def);
         }
         self.client
             .run(&tool.def.name, args)
@@ -279,7 +289,8 @@ impl Toolbox {
             ))));
         };
         if call.name == SUB_AGENT
-            && let Some(refusal) = sub::depth_refusal(&self.config)
+            && let Some(refusal) =
+                sub::depth_refusal(&self.config).or_else(|| sub::unknown_kind(&input, &self.agents))
         {
             return Ok(Prepared::Done(Outcome::error(refusal)));
         }

@@ -30,9 +30,20 @@ pub(super) fn sub_agent_args(
     args: &mut RunArgs,
     input: &Value,
     pins: &[String],
+    def: Option<&crate::agents::AgentDef>,
 ) {
     let mut config = parent.clone();
     config.depth += 1;
+    // a custom agent: its prompt, its tools, its model — recorded on the
+    // sub-agent's process with the rest of its configuration
+    if let Some(def) = def {
+        config.agent_type = Some(def.name.clone());
+        config.system = Some(def.prompt.clone()).filter(|p| !p.is_empty());
+        config.tools = def.tools.clone();
+        if let Some(model) = &def.model {
+            config.model = model.clone();
+        }
+    }
     if let Some(model) = input["model"].as_str().filter(|m| !m.is_empty()) {
         config.model = model.to_owned();
     }
@@ -51,4 +62,22 @@ pub(super) fn sub_agent_args(
         );
     }
     args.write_boundary = Some(Boundary::Roots(Vec::new()));
+}
+
+/// The refusal of a `subagent_type` no custom agent has, naming those
+/// there are.
+pub(super) fn unknown_kind(input: &Value, agents: &[crate::agents::AgentDef]) -> Option<String> {
+    let kind = input["subagent_type"].as_str().filter(|k| !k.is_empty())?;
+    if agents.iter().any(|a| a.name == kind) {
+        return None;
+    }
+    let known: Vec<&str> = agents.iter().map(|a| a.name.as_str()).collect();
+    Some(format!(
+        "no custom agent `{kind}`; {}",
+        if known.is_empty() {
+            "there are none: leave out `subagent_type`".to_owned()
+        } else {
+            format!("the custom agents are: {}", known.join(", "))
+        }
+    ))
 }

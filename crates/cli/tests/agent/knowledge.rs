@@ -327,3 +327,95 @@ async fn hc_config_lists_the_instruction_files_skills_and_commands_found() {
             .contains("broken/SKILL.md")
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_custom_agent_runs_with_its_prompt_its_tools_and_its_model() {
+    let s = Setup::new(json!({"turns": [
+        reply(json!([
+            call("u", "agent", json!({"text": "NOBODY task", "subagent_type": "nobody"})),
+            call("a", "agent", json!({"text": "REVIEW task", "subagent_type": "reviewer"})),
+        ]), "tool_use"),
+        when("REVIEW task", json!([text("looks fine")]), "end_turn"),
+        reply(json!([text("parent done")]), "end_turn"),
+    ]}))
+    .await;
+    s.file(
+        ".claude/agents/reviewer.md",
+        "---\nname: reviewer\ndescription: Reviews code for bugs\ntools: Read, Grep\nmodel: claude-reviewer\n---\nYou are a careful reviewer.\n",
+    );
+    let ran = s.run(&["review it"]).await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    let sent: Vec<Value> = s
+        .sent()
+        .iter()
+        .map(|b| serde_json::from_slice(b).unwrap())
+        .collect();
+    let agent_tool = sent[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "agent")
+        .unwrap();
+    assert!(
+        agent_tool["description"]
+            .as_str()
+            .unwrap()
+            .contains("- reviewer: Reviews code for bugs"),
+        "{agent_tool}"
+    );
+    let child = sent
+        .iter()
+        .find(|b| b["messages"][0].to_string().contains("REVIEW task"))
+        .unwrap();
+    assert_eq!(child["model"], "claude-reviewer");
+    assert!(
+        child["system"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("You are a careful reviewer."),
+        "{}",
+        child["system"]
+    );
+    let tools: Vec<&str> = child["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(
+        tools.contains(&"read") && tools.contains(&"grep"),
+        "{tools:?}"
+    );
+    assert!(
+        !tools.contains(&"shell") && !tools.contains(&"write"),
+        "{tools:?}"
+    );
+    let session = s.sessions().pop().unwrap();
+    let results = s.of_type(&session, "tool-result");
+    let unknown = results.iter().find(|r| r["tool_use_id"] == "u").unwrap();
+    assert!(
+        unknown["text"]
+            .as_str()
+            .unwrap()
+            .contains("no custom agent `nobody`; the custom agents are: reviewer"),
+        "{unknown}"
+    );
+    // the definition is recorded on the sub-agent's process
+    let config: Vec<Value> = s
+        .db()
+        .scope(
+            &["agent-config"],
+            &substrate::ScopeOpts {
+                kind: substrate::TypeFilter::Instance,
+                ..Default::default()
+            },
+        )
+        .unwrap()
+        .chunks
+        .iter()
+        .map(|c| c.body_value())
+        .filter(|b| b["agent_type"] == "reviewer")
+        .collect();
+    assert_eq!(config.len(), 1);
+    assert_eq!(config[0]["tools"], json!(["read", "grep"]));
+}

@@ -1,0 +1,129 @@
+//! Custom agents (`design/knowledge.md`, "Custom agents"), as Claude Code
+//! keeps them: `NAME.md` in `.hermitcrab/agents/`, `.claude/agents/`, the
+//! user's `hermitcrab/agents/` and `~/.claude/agents/` — front matter
+//! `name`, `description`, `tools` (the only tools offered), `model`; the
+//! body is the sub-agent's system prompt. The `agent` tool's
+//! `subagent_type` names one; the list is recorded on the context event.
+
+use crate::contract::AgentIndex;
+use std::path::{Path, PathBuf};
+
+/// One custom agent's definition.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AgentDef {
+    /// Its name (`subagent_type`).
+    pub name: String,
+    /// When to use it.
+    pub description: String,
+    /// The only tools it is offered (none: all).
+    pub tools: Option<Vec<String>>,
+    /// Its model (none: the parent's).
+    pub model: Option<String>,
+    /// Its system prompt.
+    pub prompt: String,
+    /// Its file.
+    pub path: PathBuf,
+}
+
+impl AgentDef {
+    /// As the context event lists it.
+    pub fn index(&self) -> AgentIndex {
+        AgentIndex {
+            name: self.name.clone(),
+            description: self.description.clone(),
+        }
+    }
+}
+
+/// Every custom agent (a name found twice is the first place's), and what
+/// was skipped, with why.
+pub fn find(
+    root: &Path,
+    user_dir: Option<&Path>,
+    home: Option<&Path>,
+) -> (Vec<AgentDef>, Vec<String>) {
+    let mut dirs = vec![root.join(".hermitcrab/agents"), root.join(".claude/agents")];
+    dirs.extend(user_dir.map(|d| d.join("agents")));
+    dirs.extend(home.map(|h| h.join(".claude/agents")));
+    let mut found: Vec<AgentDef> = Vec::new();
+    let mut skipped = Vec::new();
+    for dir in dirs {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut files: Vec<PathBuf> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "md"))
+            .collect();
+        files.sort();
+        for file in files {
+            match read(&file) {
+                Ok(def) if found.iter().any(|f| f.name == def.name) => {}
+                Ok(def) => found.push(def),
+                Err(why) => skipped.push(format!("{}: {why}", file.display())),
+            }
+        }
+    }
+    (found, skipped)
+}
+
+fn read(file: &Path) -> Result<AgentDef, String> {
+    let text = std::fs::read_to_string(file).map_err(|_| "it is not UTF-8 text".to_owned())?;
+    let (pairs, body) = crate::skills::front_matter(&text)?;
+    let get = |key: &str| pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone());
+    let name = get("name")
+        .or_else(|| file.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .unwrap_or_default();
+    let Some(description) = get("description") else {
+        return Err("its front matter has no `description`".into());
+    };
+    Ok(AgentDef {
+        name,
+        description,
+        tools: get("tools").map(|t| {
+            crate::skills::list(&t)
+                .iter()
+                .map(|n| tool_name(n))
+                .collect()
+        }),
+        model: get("model").filter(|m| !m.is_empty() && m != "inherit"),
+        prompt: body.trim().to_owned(),
+        path: file.to_owned(),
+    })
+}
+
+/// A tool as hermitcrab names it, from Claude Code's name or its own.
+pub fn tool_name(name: &str) -> String {
+    match name {
+        "Read" => "read",
+        "Write" => "write",
+        "Edit" | "MultiEdit" => "edit",
+        "Bash" => "shell",
+        "Glob" => "glob",
+        "Grep" => "grep",
+        "WebFetch" => "web-fetch",
+        "Task" => "agent",
+        other => other,
+    }
+    .to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_definition_reads_with_claude_codes_tool_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("reviewer.md");
+        std::fs::write(&file, "---\nname: reviewer\ndescription: Reviews code\ntools: Read, Grep, glob\nmodel: inherit\n---\nYou review.\n").unwrap();
+        let def = read(&file).unwrap();
+        assert_eq!(
+            def.tools,
+            Some(vec!["read".into(), "grep".into(), "glob".into()])
+        );
+        assert_eq!(def.model, None);
+        assert_eq!(def.prompt, "You review.");
+    }
+}
