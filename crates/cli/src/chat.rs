@@ -32,26 +32,38 @@ Tab completes a command; end a line with \\ to go on on the next.";
 
 use crate::commands::BUILT_IN as COMMANDS;
 
-/// Line editing's helper: Tab completes a slash command.
-struct Commands;
+/// Line editing's helper: Tab completes a slash command — chat's own and
+/// the project's command files.
+struct Commands(Vec<String>);
+
+impl Commands {
+    /// Chat's commands and those of the command files under `root`.
+    fn of(root: &std::path::Path) -> Commands {
+        let mut names: Vec<String> = COMMANDS.iter().map(|c| (*c).to_owned()).collect();
+        let (files, _) = crate::commands::find(root);
+        names.extend(files.into_iter().map(|c| format!("/{}", c.name)));
+        Commands(names)
+    }
+}
 
 impl rustyline::completion::Completer for Commands {
-    type Candidate = &'static str;
+    type Candidate = String;
 
     fn complete(
         &self,
         line: &str,
         pos: usize,
         _: &rustyline::Context<'_>,
-    ) -> rustyline::Result<(usize, Vec<&'static str>)> {
+    ) -> rustyline::Result<(usize, Vec<String>)> {
         let typed = line.get(..pos).unwrap_or(line);
         if !typed.starts_with('/') || typed.contains(char::is_whitespace) {
             return Ok((0, Vec::new()));
         }
-        let found = COMMANDS
+        let found = self
+            .0
             .iter()
-            .copied()
             .filter(|c| c.starts_with(typed))
+            .cloned()
             .collect();
         Ok((0, found))
     }
@@ -139,13 +151,13 @@ enum Input {
 }
 
 impl Input {
-    fn new() -> Result<Input> {
+    fn new(commands: Commands) -> Result<Input> {
         if !std::io::IsTerminal::is_terminal(&std::io::stdout()) {
             return Ok(Input::Plain(std::io::stdin().lock()));
         }
         let mut editor: rustyline::Editor<Commands, rustyline::history::DefaultHistory> =
             rustyline::Editor::new().context("cannot set up line editing")?;
-        editor.set_helper(Some(Commands));
+        editor.set_helper(Some(commands));
         Ok(Input::Editor(Box::new(editor)))
     }
 
@@ -176,7 +188,7 @@ impl Input {
 impl Chat {
     /// Reads and answers lines until the person leaves.
     fn lines(&mut self, project: &Project) -> Result<()> {
-        let mut input = Input::new()?;
+        let mut input = Input::new(Commands::of(&self.engine.config().project_root))?;
         let history = project.root.join(project::DIR).join("history");
         if let Input::Editor(editor) = &mut input {
             let _ = editor.load_history(&history);

@@ -419,3 +419,28 @@ async fn a_custom_agent_runs_with_its_prompt_its_tools_and_its_model() {
     assert_eq!(config.len(), 1);
     assert_eq!(config[0]["tools"], json!(["read", "grep"]));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn in_chat_tab_completes_a_command_file_which_runs_with_its_arguments() {
+    use crate::terminal::*;
+    let s = Setup::new(json!({"turns": [reply(json!([text("Reviewed.")]), "end_turn")]})).await;
+    s.file(
+        ".claude/commands/review-file.md",
+        "---\ndescription: Review\n---\nPlease review $1.\n",
+    );
+    let (code, shown) = in_terminal(
+        &s,
+        "chat",
+        &[],
+        vec![
+            (always(), b"/review-f\t notes.txt\r"),
+            (runs_ended(1), b"\x03"),
+            (always(), b"\x03"),
+        ],
+    )
+    .await;
+    assert_eq!(code, 0, "{shown}");
+    let session = s.sessions().pop().unwrap();
+    let prompt = &s.of_type(&session, "prompt")[0];
+    assert_eq!(prompt["text"], "Please review notes.txt.", "{shown}");
+}
