@@ -100,6 +100,10 @@ pub struct AgentConfig {
     /// The user's configuration directory (its `AGENTS.md` is read).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub user_config_dir: Option<String>,
+    /// Whether the person trusts the project: only then do its own skills'
+    /// `allowed-tools` apply (a project may not grant itself power).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub project_trusted: bool,
     /// A custom agent's name, when this run is one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agent_type: Option<String>,
@@ -182,6 +186,7 @@ impl Default for AgentConfig {
             context_window: None,
             user_config_dir: None,
             working_dir: None,
+            project_trusted: false,
             agent_type: None,
             system: None,
             tools: None,

@@ -30,20 +30,25 @@ pub struct Places<'a> {
 /// (else `CLAUDE.md`) in every directory from the root down to the
 /// working directory — each followed by the files it imports (`@path`).
 pub fn read_instructions(places: &Places<'_>) -> Vec<Instructions> {
-    let mut files: Vec<PathBuf> = Vec::new();
+    // (file, the person's own): a project's files reach only the project
+    let mut files: Vec<(PathBuf, bool)> = Vec::new();
     if let Some(dir) = places.user_dir {
-        files.extend(first_of(dir, &["AGENTS.md"]));
+        files.extend(first_of(dir, &["AGENTS.md"]).map(|f| (f, true)));
     }
     if let Some(home) = places.home {
-        files.extend(first_of(&home.join(".claude"), &["CLAUDE.md"]));
+        files.extend(first_of(&home.join(".claude"), &["CLAUDE.md"]).map(|f| (f, true)));
     }
     for dir in directories(places.root, places.working) {
-        files.extend(first_of(&dir, &["AGENTS.md", "CLAUDE.md"]));
+        files.extend(first_of(&dir, &["AGENTS.md", "CLAUDE.md"]).map(|f| (f, false)));
     }
     let mut out = Vec::new();
     let mut seen = Vec::new();
-    for file in files {
-        read_with_imports(&file, 0, places, &mut seen, &mut out);
+    for (file, own) in files {
+        let reach = Reach { places, own };
+        if !own && !reach.admits(&file) {
+            continue; // a link out of the project
+        }
+        read_with_imports(&file, 0, &reach, &mut seen, &mut out);
     }
     out
 }
@@ -61,6 +66,27 @@ fn directories(root: &Path, working: Option<&Path>) -> Vec<PathBuf> {
     dirs
 }
 
+/// What an instruction file may import: a project's, files in the
+/// project; the person's own, in the project or their home.
+struct Reach<'a> {
+    places: &'a Places<'a>,
+    own: bool,
+}
+
+impl Reach<'_> {
+    /// Whether `path` (resolved, links followed) is inside what it may read.
+    fn admits(&self, path: &Path) -> bool {
+        let Ok(real) = path.canonicalize() else {
+            return false;
+        };
+        let inside = |dir: Option<&Path>| {
+            dir.and_then(|d| d.canonicalize().ok())
+                .is_some_and(|d| real.starts_with(d))
+        };
+        inside(Some(self.places.root)) || (self.own && inside(self.places.home))
+    }
+}
+
 fn first_of(dir: &Path, names: &[&str]) -> Option<PathBuf> {
     names.iter().map(|n| dir.join(n)).find(|p| p.is_file())
 }
@@ -69,7 +95,7 @@ fn first_of(dir: &Path, names: &[&str]) -> Option<PathBuf> {
 fn read_with_imports(
     file: &Path,
     depth: usize,
-    places: &Places<'_>,
+    reach: &Reach<'_>,
     seen: &mut Vec<PathBuf>,
     out: &mut Vec<Instructions>,
 ) {
@@ -98,7 +124,7 @@ fn read_with_imports(
     });
     let mut notes = Vec::new();
     for wanted in imports(&text) {
-        match import_target(file, &wanted, places) {
+        match import_target(file, &wanted, reach) {
             Err(why) => notes.push(format!("[hermitcrab: @{wanted} not imported: {why}]")),
             Ok(_) if depth + 1 > MAX_IMPORT_DEPTH => notes.push(format!(
                 "[hermitcrab: @{wanted} not imported: imports go {MAX_IMPORT_DEPTH} levels deep at most]"
@@ -106,7 +132,7 @@ fn read_with_imports(
             Ok(target) if seen.contains(&target) => {
                 notes.push(format!("[hermitcrab: @{wanted} not imported: it imports itself (a cycle)]"));
             }
-            Ok(target) => read_with_imports(&target, depth + 1, places, seen, out),
+            Ok(target) => read_with_imports(&target, depth + 1, reach, seen, out),
         }
     }
     for note in notes {
@@ -149,21 +175,21 @@ fn imports(text: &str) -> Vec<String> {
 }
 
 /// Where `@wanted` in `file` points, when it may be read: a file inside
-/// the project or the home.
-fn import_target(file: &Path, wanted: &str, places: &Places<'_>) -> Result<PathBuf, String> {
-    let path = match (wanted.strip_prefix("~/"), places.home) {
+/// the project (or, from the person's own file, their home).
+fn import_target(file: &Path, wanted: &str, reach: &Reach<'_>) -> Result<PathBuf, String> {
+    let path = match (wanted.strip_prefix("~/"), reach.places.home) {
         (Some(rest), Some(home)) => home.join(rest),
         _ => file.parent().unwrap_or(Path::new("/")).join(wanted),
     };
     let real = path
         .canonicalize()
         .map_err(|_| "there is no such file".to_owned())?;
-    let inside = |dir: Option<&Path>| {
-        dir.and_then(|d| d.canonicalize().ok())
-            .is_some_and(|d| real.starts_with(d))
-    };
-    if !(inside(Some(places.root)) || inside(places.home)) {
-        return Err("it is outside the project and your home".into());
+    if !reach.admits(&real) {
+        return Err(if reach.own {
+            "it is outside the project and your home".into()
+        } else {
+            "a project's file imports only files in the project".into()
+        });
     }
     if !real.is_file() {
         return Err("it is not a file".into());
@@ -190,7 +216,18 @@ pub fn git_facts(root: &Path) -> Option<GitFacts> {
     };
     git(&["rev-parse", "--is-inside-work-tree"]).filter(|s| s == "true")?;
     let branch = git(&["branch", "--show-current"]).unwrap_or_default();
-    let status = git(&["status", "--short"]).unwrap_or_default();
+    // `git status` runs what the repository's own configuration names
+    // (`core.fsmonitor`, filters, …): a repository that names any gets no
+    // status, unasked.
+    let local = git(&["config", "--local", "--list", "--name-only"]).unwrap_or_default();
+    let status = if local
+        .lines()
+        .any(|name| contain::git::runs_code(&name.to_lowercase()))
+    {
+        "(not read: this repository's configuration names a command git would run)".to_owned()
+    } else {
+        git(&["status", "--short"]).unwrap_or_default()
+    };
     let mut lines: Vec<&str> = status.lines().collect();
     let more = lines.len().saturating_sub(50);
     lines.truncate(50);
@@ -286,6 +323,39 @@ mod tests {
             read[5].text.contains("5 levels deep at most"),
             "{}",
             read[5].text
+        );
+    }
+
+    #[test]
+    fn a_projects_files_reach_only_the_project_not_the_home() {
+        let project = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        let root = project.path().canonicalize().unwrap();
+        let home_dir = home.path().canonicalize().unwrap();
+        std::fs::write(home_dir.join("secret.md"), "SECRET KEY").unwrap();
+        std::fs::write(root.join("AGENTS.md"), "rules\n@~/secret.md\n").unwrap();
+        std::fs::create_dir(root.join("sub")).unwrap();
+        std::os::unix::fs::symlink(home_dir.join("secret.md"), root.join("sub/AGENTS.md")).unwrap();
+        std::fs::create_dir(home_dir.join(".claude")).unwrap();
+        std::fs::write(home_dir.join(".claude/CLAUDE.md"), "mine\n@~/secret.md\n").unwrap();
+        let working = root.join("sub");
+        let places = Places {
+            root: &root,
+            working: Some(&working),
+            user_dir: None,
+            home: Some(&home_dir),
+        };
+        let read = read_instructions(&places);
+        let all: String = read.iter().map(|r| format!("{}\n", r.text)).collect();
+        // the person's own file may import from their home; the project's may not
+        assert_eq!(all.matches("SECRET KEY").count(), 1, "{all}");
+        assert!(
+            all.contains("a project's file imports only files in the project"),
+            "{all}"
+        );
+        assert!(
+            !read.iter().any(|r| r.path.ends_with("sub/AGENTS.md")),
+            "a link out is not read"
         );
     }
 }

@@ -67,7 +67,7 @@ pub fn find(
 ) -> (Vec<SkillIndex>, Vec<String>) {
     let mut found: Vec<SkillIndex> = Vec::new();
     let mut skipped = Vec::new();
-    for place in places(root, user_dir, home) {
+    for (n, place) in places(root, user_dir, home).into_iter().enumerate() {
         let Ok(entries) = std::fs::read_dir(&place) else {
             continue;
         };
@@ -82,7 +82,10 @@ pub fn find(
             if !file.is_file() {
                 continue;
             }
-            match index(&file) {
+            match index(&file).map(|s| SkillIndex {
+                project: n < 2,
+                ..s
+            }) {
                 Ok(skill) if found.iter().any(|s| s.name == skill.name) => skipped.push(format!(
                     "{}: a skill named `{}` was found first elsewhere, which is used",
                     file.display(),
@@ -115,6 +118,7 @@ fn index(file: &Path) -> Result<SkillIndex, String> {
         description,
         path: file.to_string_lossy().into_owned(),
         allowed_tools: get("allowed-tools").map(|v| list(&v)).unwrap_or_default(),
+        project: false,
     })
 }
 
@@ -131,9 +135,19 @@ pub fn definition() -> Value {
     })
 }
 
+/// The rules a loaded skill allows: its `allowed-tools` — a project's
+/// only when the person trusts the project.
+pub fn granted(skill: &SkillIndex, trusted: bool) -> &[String] {
+    if skill.project && !trusted {
+        &[]
+    } else {
+        &skill.allowed_tools
+    }
+}
+
 /// What loading `name` answers: the body and the skill's other files; an
-/// error text naming the known skills.
-pub fn load(skills: &[SkillIndex], name: &str) -> Result<String, String> {
+/// error text naming the known skills. `trusted`: the project is.
+pub fn load(skills: &[SkillIndex], name: &str, trusted: bool) -> Result<String, String> {
     let Some(skill) = skills.iter().find(|s| s.name == name) else {
         let known: Vec<&str> = skills.iter().map(|s| s.name.as_str()).collect();
         return Err(format!(
@@ -156,11 +170,17 @@ pub fn load(skills: &[SkillIndex], name: &str) -> Result<String, String> {
             out.push_str(&format!("\n{}", file.display()));
         }
     }
-    if !skill.allowed_tools.is_empty() {
+    let granted = granted(skill, trusted);
+    if !granted.is_empty() {
         out.push_str(&format!(
             "\n\nWhile this skill is active (until the run ends), these run without asking: {}",
-            skill.allowed_tools.join(", ")
+            granted.join(", ")
         ));
+    } else if !skill.allowed_tools.is_empty() {
+        out.push_str(
+            "\n\n(Its `allowed-tools` are not applied: the project is not trusted, and a \
+             project may not grant itself power; the person can run `hc trust`.)",
+        );
     }
     Ok(out)
 }

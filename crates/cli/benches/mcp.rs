@@ -101,7 +101,7 @@ impl Setup {
         };
         let server = serde_json::to_string(&server()).unwrap();
         config.env_values.insert(
-            "mcp/everything".into(),
+            "program/mcp/everything".into(),
             vec![(mcp::SERVER_ENV.into(), server)],
         );
         let db = Arc::clone(&self.db);

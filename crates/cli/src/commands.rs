@@ -170,7 +170,17 @@ pub async fn expand(
         return Ok(None);
     };
     let mut config = config.clone();
-    config.allow.extend(command.allowed_tools.iter().cloned());
+    // a project may not grant itself power: its commands' `allowed-tools`
+    // apply once the person trusts it
+    if command.source == "user" || config.project_trusted {
+        config.allow.extend(command.allowed_tools.iter().cloned());
+    } else if !command.allowed_tools.is_empty() {
+        eprintln!(
+            "hc: /{} asks to allow {} without asking; not applied, as this project is not trusted (hc trust)",
+            command.name,
+            crate::style::shown(&command.allowed_tools.join(", "))
+        );
+    }
     if let Some(model) = &command.model {
         config.model = model.clone();
     }

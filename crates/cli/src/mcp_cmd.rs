@@ -291,6 +291,7 @@ fn entry_of(add: &Add) -> Result<Value> {
 
 /// `hc mcp add`.
 pub fn add(mut add: Add) -> Result<()> {
+    mcp_config::check_name(&add.name)?;
     split_options(&mut add)?;
     let entry = entry_of(&add)?;
     let path = match add.scope {

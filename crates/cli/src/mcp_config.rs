@@ -25,7 +25,28 @@ pub struct Configured {
     pub source: String,
 }
 
+/// A server's name: letters, digits, `-` and `_` (it is part of program
+/// names and of the globs its service manages).
+pub fn check_name(name: &str) -> Result<()> {
+    let fine = !name.is_empty()
+        && name.len() <= 48
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if fine {
+        return Ok(());
+    }
+    Err(crate::exit::exit(
+        2,
+        format!(
+            "MCP server name `{}`: use letters, digits, `-` and `_` (at most 48)",
+            crate::style::shown(name)
+        ),
+    ))
+}
+
 fn entry_of(name: &str, value: Value, source: &str) -> Result<Configured> {
+    check_name(name).map_err(|e| crate::exit::exit(2, format!("{source}: {e:#}")))?;
     let entry: ServerEntry = serde_json::from_value(value)
         .map_err(|e| crate::exit::exit(2, format!("{source}: MCP server `{name}`: {e}")))?;
     Ok(Configured {
@@ -178,7 +199,8 @@ pub fn register(
             Ok(mut resolved) => {
                 resolved.interactive = interactive;
                 let config = serde_json::to_string(&resolved).context("cannot encode a server")?;
-                values.insert(program.clone(), vec![(mcp::SERVER_ENV.to_owned(), config)]);
+                let id = format!("program/{program}");
+                values.insert(id, vec![(mcp::SERVER_ENV.to_owned(), config)]);
                 None
             }
             Err(why) => Some(why),
@@ -218,7 +240,7 @@ pub fn register(
 
 /// The service programs of MCP servers on `engine/program` now.
 fn registered(db: &Substrate) -> Result<Vec<String>> {
-    let programs = db.read(|snap| snap.scope(&["engine/program".to_owned()], &program_opts()))?;
+    let programs = programs(db)?;
     Ok(programs
         .chunks
         .iter()
@@ -227,17 +249,19 @@ fn registered(db: &Substrate) -> Result<Vec<String>> {
         .collect())
 }
 
-fn program_opts() -> substrate::ScopeOpts {
-    substrate::ScopeOpts {
+/// Every program on `engine/program` now, bodies included.
+fn programs(db: &Substrate) -> Result<substrate::ScopeResult> {
+    let opts = substrate::ScopeOpts {
         kind: substrate::TypeFilter::Instance,
         limit: Some(usize::MAX),
         ..substrate::ScopeOpts::default()
-    }
+    };
+    Ok(db.read(|snap| snap.scope(&["engine/program".to_owned()], &opts))?)
 }
 
 /// The tool programs each server has on `engine/program` now, by service.
 pub fn tools_by_server(db: &Substrate) -> Result<BTreeMap<String, Vec<String>>> {
-    let programs = db.read(|snap| snap.scope(&["engine/program".to_owned()], &program_opts()))?;
+    let programs = programs(db)?;
     let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for chunk in &programs.chunks {
         if let (Some(name), Some(by)) = (&chunk.name, chunk.body_value()["served_by"].as_str()) {
@@ -251,7 +275,7 @@ pub fn tools_by_server(db: &Substrate) -> Result<BTreeMap<String, Vec<String>>> 
 /// the agent starts them: `pending`, `disabled`, or `failed` (its
 /// configuration could not be resolved).
 pub fn statuses(db: &Substrate) -> Result<Vec<Value>> {
-    let programs = db.read(|snap| snap.scope(&["engine/program".to_owned()], &program_opts()))?;
+    let programs = programs(db)?;
     Ok(programs
         .chunks
         .iter()
@@ -271,7 +295,7 @@ pub fn statuses(db: &Substrate) -> Result<Vec<Value>> {
 /// The MCP prompts as slash commands (`mcp__SERVER__PROMPT`), of the
 /// servers registered.
 pub fn prompt_commands(db: &Substrate) -> Result<Vec<String>> {
-    let programs = db.read(|snap| snap.scope(&["engine/program".to_owned()], &program_opts()))?;
+    let programs = programs(db)?;
     let mut out = Vec::new();
     for chunk in &programs.chunks {
         let body = chunk.body_value();

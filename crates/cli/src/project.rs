@@ -118,6 +118,7 @@ impl Project {
             config: files.project_mut(),
             dotenv: &mut dotenv,
             mcp_json: &mut mcp_json,
+            granting: crate::trust::granting_files(&self.root),
         };
         let trust = project.settle(ask)?;
         files.trust = trust;

@@ -135,6 +135,7 @@ fn agent_config(resolved: &[Resolved], files: &Files, interactive: bool) -> Resu
         working_dir: std::env::current_dir()
             .ok()
             .map(|d| d.to_string_lossy().into_owned()),
+        project_trusted: matches!(files.trust, crate::config::Trust::Trusted(_)),
         ..AgentConfig::default()
     };
     for r in resolved {

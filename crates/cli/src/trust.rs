@@ -95,6 +95,9 @@ pub struct ProjectFiles<'a> {
     pub dotenv: &'a mut DotEnv,
     /// Its `.mcp.json` (servers it would start).
     pub mcp_json: &'a mut Option<crate::config::McpJson>,
+    /// What its skills and command files allow without asking, in words
+    /// ([`granting_files`]).
+    pub granting: Vec<String>,
 }
 
 impl ProjectFiles<'_> {
@@ -110,10 +113,12 @@ impl ProjectFiles<'_> {
                 .map(|(name, value)| format!("{name}={value} from .env (requests go there)")),
         );
         asked.extend(self.mcp_json.iter().flat_map(crate::config::McpJson::asked));
+        asked.extend(self.granting.iter().cloned());
         asked
     }
 
-    /// The hash trust is recorded with: the two files' bytes.
+    /// The hash trust is recorded with: the files' bytes, and what the
+    /// skills and commands grant.
     fn hash(&self) -> String {
         let mut bytes = Vec::new();
         for name in [".hermitcrab/config.toml", ".env", crate::config::MCP_JSON] {
@@ -123,6 +128,10 @@ impl ProjectFiles<'_> {
                 Ok(content) => bytes.extend_from_slice(&content),
                 Err(_) => bytes.extend_from_slice(b"\xffabsent"),
             }
+            bytes.push(0);
+        }
+        for item in &self.granting {
+            bytes.extend_from_slice(item.as_bytes());
             bytes.push(0);
         }
         let digest = ring::digest::digest(&ring::digest::SHA256, &bytes);
@@ -211,6 +220,37 @@ fn record(root: &str, hash: String) -> Result<()> {
         trusted: now(),
     });
     store.write()
+}
+
+/// The project's skills and command files that allow tools without
+/// asking (`allowed-tools`), in words: what they grant needs trust.
+pub fn granting_files(root: &std::path::Path) -> Vec<String> {
+    let (skills, _) = agent::skills::find(root, None, None);
+    let mut out: Vec<String> = skills
+        .iter()
+        .filter(|s| s.project && !s.allowed_tools.is_empty())
+        .map(|s| {
+            format!(
+                "the skill `{}` allowing {} without asking",
+                s.name,
+                s.allowed_tools.join(", ")
+            )
+        })
+        .collect();
+    let (commands, _) = crate::commands::find(root);
+    out.extend(
+        commands
+            .iter()
+            .filter(|c| c.source == "project" && !c.allowed_tools.is_empty())
+            .map(|c| {
+                format!(
+                    "the command `/{}` allowing {} without asking",
+                    c.name,
+                    c.allowed_tools.join(", ")
+                )
+            }),
+    );
+    out
 }
 
 /// What a project table asks for that needs trust, in words (`user`: the
@@ -386,12 +426,14 @@ pub fn trust(
     let shown = root.to_string_lossy().into_owned();
     let user = files.user_table();
     let mut mcp_json = files.mcp_json.take();
+    let granting = granting_files(&root);
     let trusted = ProjectFiles {
         user,
         root,
         config: files.project_mut(),
         dotenv: &mut dotenv,
         mcp_json: &mut mcp_json,
+        granting,
     };
     let asked = trusted.asked();
     record(&shown, trusted.hash())?;

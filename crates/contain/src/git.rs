@@ -211,7 +211,7 @@ fn header_name(header: &str) -> String {
 }
 
 /// Whether the setting `section[.subsection].key` runs code.
-fn runs_code(name: &str) -> bool {
+pub fn runs_code(name: &str) -> bool {
     let (section, rest) = name.split_once('.').unwrap_or((name, ""));
     let key = rest.rsplit('.').next().unwrap_or(rest);
     let sub = rest.strip_suffix(key).map(|s| s.trim_end_matches('.'));

@@ -95,6 +95,9 @@ pub struct Reach {
     /// Program names (globs) whose program chunks and input types it may
     /// manage outside its tree (a service's `capabilities.programs`).
     pub programs: Vec<String>,
+    /// The service program it is (the only `served_by` the program chunks
+    /// it manages may name).
+    pub service: Option<String>,
 }
 
 impl Reach {

@@ -49,8 +49,9 @@ pub struct EngineConfig {
     /// `Some`: assume so — to exercise and diagnose the refusal path.
     pub assume_landlock: Option<bool>,
     /// Variables the host puts in a program's environment, by program
-    /// name (an MCP server's resolved configuration, its secrets): never
-    /// written to the substrate.
+    /// chunk id (an MCP server's resolved configuration, its secrets):
+    /// never written to the substrate. By id, not name: a name is not
+    /// unique.
     pub env_values: std::collections::BTreeMap<String, Vec<(String, String)>>,
     /// Where a service's stderr is appended, as `NAME.log` (`/` in its
     /// program's name made `-`); none: kept only as the process's tail.

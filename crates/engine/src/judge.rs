@@ -54,6 +54,9 @@ impl<'j, 'a, 's> Judge<'j, 'a, 's> {
             let Some(id) = chunk.id.as_deref() else {
                 continue;
             };
+            if self.reach.manages(id) && id.starts_with("program/") {
+                managed_program(self.reach, id, chunk)?;
+            }
             if !self.view.snap.exists(id)? {
                 new_ids.insert(id.to_owned());
                 continue;
@@ -330,6 +333,44 @@ fn process_change(id: &str, chunk: &ChunkDecl) -> Result<()> {
             "cannot set `{f}` on process `{id}`: only the engine writes {}",
             PROTECTED_FIELDS.join(", ")
         )));
+    }
+    Ok(())
+}
+
+/// A program chunk a service writes as one it manages: whole (not
+/// merged), named after its id, a `vm` program served by that service
+/// with the intrinsic boundary of its own tree — never a program that runs
+/// an executable of the service's choosing, with capabilities, a boundary
+/// or a name (another program's) of its choosing.
+fn managed_program(reach: &Reach, id: &str, chunk: &ChunkDecl) -> Result<()> {
+    let refuse = |why: &str| {
+        Err(EngineError::boundary(format!(
+            "cannot write `{id}` as a program this service manages: {why}"
+        )))
+    };
+    let name = id.trim_start_matches("program/");
+    if chunk.name.clone().flatten().as_deref() != Some(name) {
+        return refuse(&format!("its name must be `{name}`"));
+    }
+    let (Some(body), false) = (&chunk.body, chunk.merge) else {
+        return refuse("it is written whole, with a body");
+    };
+    let body = match protocol::program::ProgramBody::parse(name, body) {
+        Ok(body) => body,
+        Err(why) => return refuse(&why),
+    };
+    let service = reach.service.as_deref().unwrap_or_default();
+    let served = body
+        .served_by
+        .as_deref()
+        .is_some_and(|by| by == service || format!("program/{by}") == service);
+    if !served || body.runtime != protocol::program::Runtime::Vm {
+        return refuse(&format!(
+            "it must be a `vm` program with `served_by` naming `{service}`"
+        ));
+    }
+    if body.boundary != protocol::Boundary::Roots(Vec::new()) {
+        return refuse("its boundary must be its own tree (`[]`)");
     }
     Ok(())
 }

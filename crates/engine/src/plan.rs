@@ -109,7 +109,12 @@ impl Planner<'_> {
             reach: Reach {
                 read: side(&args.read_boundary, &caller.read),
                 write: side(&args.write_boundary, &caller.write),
-                programs: capabilities.programs.clone(),
+                programs: if service {
+                    capabilities.programs.clone()
+                } else {
+                    Vec::new()
+                },
+                service: service.then(|| program_id.clone()),
             },
             service,
             served_by,

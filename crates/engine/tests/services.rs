@@ -24,7 +24,7 @@ fn with_service(config: Value) -> Harness {
     let h = Harness::with(|root| {
         let mut c = common::config(root);
         let value = vec![("FIXTURE_SERVICE".to_owned(), config.to_string())];
-        c.env_values.insert("svc".into(), value);
+        c.env_values.insert("program/svc".into(), value);
         c
     });
     h.commit(vec![
@@ -164,12 +164,24 @@ async fn wait_for_output(h: &Harness, service: &str) -> Value {
 async fn ops_for_a_run_are_judged_against_that_runs_boundaries_not_the_services() {
     let h = echo_service();
     start(&h).await;
+    // a program the host made, whose boundary is open (a service may not
+    // make one so)
     h.commit(vec![
         ChunkDecl::with_id("notes").body(json!({"text": "mine"})),
+        ChunkDecl::with_id("program/svc__wide")
+            .name("svc__wide")
+            .spec(json!({"propagate": true, "accepts": ["input/svc__wide"]}))
+            .body(
+                json!({"executable": "-", "served_by": "svc", "input_type": "input/svc__wide",
+                         "boundary": "open"}),
+            )
+            .on(NewPlacement::instance("engine/program")),
+        ChunkDecl::with_id("input/svc__wide").on(NewPlacement::relates("program/svc__wide")),
     ]);
     // a run whose write boundary is open: the service may write for it
     // what it may not write for itself
-    let open = run(&h, json!({"mode": "outside", "target": "notes"}));
+    let args = served_args("svc__wide", json!({"mode": "outside", "target": "notes"}));
+    let open = h.engine.run(&Context::host(), "svc__wide", args).unwrap();
     assert_eq!(output(&h.wait(&open).await), json!({"outside": null}));
     let mut args = served_args("svc__echo", json!({"mode": "outside", "target": "notes"}));
     args.write_boundary = Some(Boundary::Roots(vec![]));
@@ -284,4 +296,35 @@ async fn a_plain_program_may_end_its_run_with_finish_before_it_exits() {
     );
     let done = h.wait(&p).await;
     assert_eq!(status(&done), ("failed".into(), Some("it said so".into())));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_service_may_write_only_programs_it_serves_named_as_managed_and_closed() {
+    let program = |name: &str, body: Value| {
+        json!({"id": format!("program/{name}"), "name": name, "body": body,
+               "placements": [{"scope": "engine/program", "type": "instance"}]})
+    };
+    let served = json!({"executable": "-", "served_by": "svc"});
+    let h = with_service(json!({"attempt": [
+        // an executable of its choosing, with capabilities of its choosing
+        program("svc__x", json!({"executable": "bash", "capabilities": {"network": true}})),
+        // served by another service
+        program("svc__y", json!({"executable": "-", "served_by": "fixture"})),
+        // another program's name, which would make `shell` ambiguous
+        {"id": "program/svc__z", "name": "shell", "body": served,
+         "placements": [{"scope": "engine/program", "type": "instance"}]},
+        // a boundary beyond the run's own tree
+        program("svc__w", json!({"executable": "-", "served_by": "svc", "boundary": "open"})),
+        // a service of its own
+        program("svc__v", json!({"executable": "-", "served_by": "svc", "runtime": "service"})),
+        // and what it may write
+        program("svc__ok", served),
+    ]}));
+    let service = start(&h).await;
+    let said = wait_for_output(&h, &service).await;
+    let refused = json!("BOUNDARY_VIOLATION");
+    assert_eq!(
+        said["attempts"],
+        json!([refused, refused, refused, refused, refused, null])
+    );
 }

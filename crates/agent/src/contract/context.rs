@@ -42,6 +42,9 @@ pub struct SkillIndex {
     /// Rules allowed without asking once it is loaded.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub allowed_tools: Vec<String>,
+    /// It is the project's (not the person's own).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub project: bool,
 }
 
 /// What the environment section says of a git repository.

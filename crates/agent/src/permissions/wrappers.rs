@@ -420,16 +420,7 @@ const SPECS: &[Spec] = &[
         shell_when_alone: true,
         ..spec(
             "su",
-            &[
-                "-",
-                "-l",
-                "--login",
-                "-m",
-                "-p",
-                "--preserve-environment",
-                "-P",
-                "--pty",
-            ],
+            SU_FLAGS,
             &[
                 "-g",
                 "--group",
@@ -446,16 +437,7 @@ const SPECS: &[Spec] = &[
         shell_when_alone: true,
         ..spec(
             "runuser",
-            &[
-                "-",
-                "-l",
-                "--login",
-                "-m",
-                "-p",
-                "--preserve-environment",
-                "-P",
-                "--pty",
-            ],
+            SU_FLAGS,
             &[
                 "-u",
                 "--user",
@@ -468,6 +450,18 @@ const SPECS: &[Spec] = &[
             ],
         )
     },
+];
+
+/// The flags `su` and `runuser` share.
+const SU_FLAGS: &[&str] = &[
+    "-",
+    "-l",
+    "--login",
+    "-m",
+    "-p",
+    "--preserve-environment",
+    "-P",
+    "--pty",
 ];
 
 /// Commands that run commands in ways hc does not follow.

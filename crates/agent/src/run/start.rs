@@ -199,48 +199,25 @@ fn offered(
     tools
 }
 
-/// The skills and custom agents found, recorded on the context; answers
-/// the agents, and every file skipped.
+/// The skills and custom agents found, recorded on the context (with the
+/// `skill` tool when there are skills); answers the agents, and every file
+/// skipped.
 fn with_files(
     context: &mut ContextBody,
     config: &AgentConfig,
     root: &std::path::Path,
 ) -> (Vec<crate::agents::AgentDef>, Vec<String>) {
-    let mut skipped = with_skills(context, config, root);
-    let (agents, more) = with_agents(context, config, root);
-    skipped.extend(more);
-    (agents, skipped)
-}
-
-/// Finds the custom agents, records their list on the context; answers
-/// them, and what was skipped.
-fn with_agents(
-    context: &mut ContextBody,
-    config: &AgentConfig,
-    root: &std::path::Path,
-) -> (Vec<crate::agents::AgentDef>, Vec<String>) {
     let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
     let user = config.user_config_dir.as_deref().map(std::path::Path::new);
-    let (agents, skipped) = crate::agents::find(root, user, home.as_deref());
-    context.agents = agents.iter().map(crate::agents::AgentDef::index).collect();
-    (agents, skipped)
-}
-
-/// Finds the skills, records their index on the context (with the `skill`
-/// tool when there are any); answers what was skipped.
-fn with_skills(
-    context: &mut ContextBody,
-    config: &AgentConfig,
-    root: &std::path::Path,
-) -> Vec<String> {
-    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-    let user = config.user_config_dir.as_deref().map(std::path::Path::new);
-    let (skills, skipped) = crate::skills::find(root, user, home.as_deref());
+    let (skills, mut skipped) = crate::skills::find(root, user, home.as_deref());
     if !skills.is_empty() {
         context.own_tools.push(crate::skills::definition());
     }
     context.skills = skills;
-    skipped
+    let (agents, more) = crate::agents::find(root, user, home.as_deref());
+    context.agents = agents.iter().map(crate::agents::AgentDef::index).collect();
+    skipped.extend(more);
+    (agents, skipped)
 }
 
 /// Records where the servers stand on the context, with the resource

@@ -126,13 +126,14 @@ impl Toolbox {
     /// now on in this run.
     fn load_skill(&mut self, input: &Value) -> Outcome {
         let name = input["name"].as_str().unwrap_or_default();
-        match crate::skills::load(&self.skills, name) {
+        let trusted = self.config.project_trusted;
+        match crate::skills::load(&self.skills, name, trusted) {
             Ok(text) => {
                 let allowed = self
                     .skills
                     .iter()
                     .find(|s| s.name == name)
-                    .map(|s| s.allowed_tools.clone())
+                    .map(|s| crate::skills::granted(s, trusted).to_vec())
                     .unwrap_or_default();
                 for rule in &allowed {
                     self.permit.allow(rule);

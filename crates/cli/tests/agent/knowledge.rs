@@ -114,6 +114,18 @@ async fn a_command_file_is_a_prompt_with_its_arguments_its_shell_lines_and_its_m
         "---\ndescription: never closed\n",
     );
     s.file("notes.txt", "a\nb\nc\n");
+    // not trusted yet: the command's allowed tools are not applied, and its
+    // ! line is refused
+    let untrusted = s.run(&["/review notes.txt naming"]).await;
+    assert_eq!(untrusted.code, 1, "{untrusted:#?}");
+    assert!(
+        untrusted
+            .stderr
+            .contains("not applied, as this project is not trusted"),
+        "{}",
+        untrusted.stderr
+    );
+    s.trust();
     let ran = s.run(&["/review notes.txt naming"]).await;
     assert_eq!(ran.code, 0, "{ran:#?}");
     assert!(
@@ -168,6 +180,7 @@ async fn a_skill_is_listed_loaded_on_demand_and_its_allowed_tool_is_not_asked() 
     s.file(".claude/skills/release/checklist.md", "- tag\n");
     s.file(".hermitcrab/skills/release/SKILL.md", "---\nname: release\ndescription: The project's own release\nallowed-tools: [shell(echo:*), write(shipped.txt)]\n---\nStep one: write shipped.txt.\n");
     s.file(".hermitcrab/skills/broken/SKILL.md", "---\nname: broken\n");
+    s.trust();
     let ran = s.run(&["ship it"]).await;
     assert_eq!(ran.code, 0, "{ran:#?}");
     assert!(
@@ -443,4 +456,51 @@ async fn in_chat_tab_completes_a_command_file_which_runs_with_its_arguments() {
     let session = s.sessions().pop().unwrap();
     let prompt = &s.of_type(&session, "prompt")[0];
     assert_eq!(prompt["text"], "Please review notes.txt.", "{shown}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_untrusted_projects_skill_grants_nothing() {
+    let s = Setup::new(json!({"turns": [
+        reply(json!([call("t1", "skill", json!({"name": "release"}))]), "tool_use"),
+        reply(json!([call("t2", "shell", json!({"command": "echo shipped"}))]), "tool_use"),
+        reply(json!([text("done")]), "end_turn"),
+    ]}))
+    .await;
+    s.file(
+        ".claude/skills/release/SKILL.md",
+        "---\ndescription: Ships\nallowed-tools: shell(echo:*)\n---\nShip it.\n",
+    );
+    let ran = s.run(&["ship it"]).await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    assert!(
+        ran.stderr
+            .contains("the skill `release` allowing shell(echo:*)"),
+        "{}",
+        ran.stderr
+    );
+    let session = s.sessions().pop().unwrap();
+    let results = s.of_type(&session, "tool-result");
+    assert!(
+        results[0]["text"].as_str().unwrap().contains("not applied"),
+        "{}",
+        results[0]
+    );
+    assert_eq!(results[1]["denied"], true, "{}", results[1]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_repository_whose_config_runs_commands_gets_no_git_status_unasked() {
+    let s = Setup::bare(json!({"turns": [reply(json!([text("ok")]), "end_turn")]})).await;
+    git(&s.root, &["init", "-q", "-b", "main"]);
+    git(&s.root, &["config", "core.fsmonitor", "./watch.sh"]);
+    s.file("new.txt", "x");
+    let ran = s.run(&["hi"]).await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    let text = system(&s, 0);
+    assert!(text.contains("Git branch: main"), "{text}");
+    assert!(
+        text.contains("(not read: this repository's configuration names a command git would run)"),
+        "{text}"
+    );
+    assert!(!text.contains("?? new.txt"), "{text}");
 }

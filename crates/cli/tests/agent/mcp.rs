@@ -790,3 +790,14 @@ async fn http_servers_that_refuse_are_named_with_what_they_answered() {
         ran.stderr
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_name_that_is_not_plain_is_refused() {
+    let s = Setup::new(json!({"turns": [reply(json!([text("unused")]), "end_turn")]})).await;
+    let wild = json!({"mcpServers": {"*": {"command": "x"}}});
+    let ran = s.run(&["--mcp-config", &wild.to_string(), "hi"]).await;
+    assert_eq!(ran.code, 2, "{ran:#?}");
+    assert!(ran.stderr.contains("MCP server name `*`"), "{}", ran.stderr);
+    let added = s.out(&["mcp", "add", "a/b", "--", "x"]).await;
+    assert_eq!(added.code, 2, "{added:#?}");
+}

@@ -55,7 +55,7 @@ pub(super) fn spawn(core: &Core, id: &str, plan: &Plan) -> std::io::Result<Start
 /// What the host gives this program's environment (its configuration's
 /// values, secrets among them, never written to the substrate).
 fn host_values(core: &Core, plan: &Plan) -> Vec<(String, String)> {
-    let values = core.config.env_values.get(&plan.program_name);
+    let values = core.config.env_values.get(&plan.program_id);
     values.cloned().unwrap_or_default()
 }
 

@@ -7,7 +7,8 @@ engine hands it (`{"event":"run"}`) on a thread of its own: it reads the
 run's argument with `scope` on the run's behalf, commits the run's output
 onto the run's process, and ends it with `finish`. `FIXTURE_SERVICE` (JSON,
 from the host) says how it behaves: `{"exit_at_start": CODE}` exits before
-`ready`; `{"tools": [NAME…]}` are the programs it commits.
+`ready`; `{"tools": [NAME…]}` are the programs it commits; `{"attempt":
+[CHUNK…]}` are commits it tries, their error codes its output.
 """
 import json
 import os
@@ -103,12 +104,19 @@ def main():
         chunks.append({"id": "program/" + name, "name": name,
                        "spec": {"propagate": True, "accepts": ["input/" + name]},
                        "body": {"executable": "-", "served_by": "svc", "text": "served",
-                                "input_type": "input/" + name, "boundary": "open"},
+                                "input_type": "input/" + name},
                        "placements": [{"scope": "engine/program", "type": "instance"}]})
         chunks.append({"id": "input/" + name, "body": {"text": name, "schema": {"type": "object"}},
                        "placements": [{"scope": "program/" + name, "type": "relates"}]})
     if chunks:
         result("commit", declaration={"chunks": chunks})
+    # program chunks it tries to write as one it manages: each refusal's code
+    refused = []
+    for chunk in CONFIG.get("attempt", []):
+        answer = send("commit", declaration={"chunks": [chunk]})
+        refused.append(answer.get("error", {}).get("code"))
+    if "attempt" in CONFIG:
+        output(ME, {"attempts": refused})
     result("ready")
     reader.join()
 
