@@ -4,11 +4,12 @@
 //! events arrive on their own stream.
 
 use crate::wire::{
-    Boundary, ErrorBody, ErrorCode, Event, Incoming, Op, Outcome, Request, RunArgs, RunResult,
+    Boundary, ErrorBody, ErrorCode, Event, Op, RawIncoming, Request, RunArgs, RunResult,
     SubscribeOpts, SubscribeResult,
 };
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use serde_json::value::RawValue;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -40,7 +41,11 @@ impl ClientError {
     }
 }
 
-type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Outcome>>>>;
+/// A response as the reader hands it over: the result's JSON text, or
+/// the engine's error.
+type RawOutcome = Result<Box<RawValue>, ErrorBody>;
+
+type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<RawOutcome>>>>;
 
 /// A connection to the engine. Cheap to clone; every clone shares it.
 #[derive(Clone)]
@@ -106,19 +111,19 @@ impl Client {
                     Ok(0) | Err(_) => break,
                     Ok(_) => {}
                 }
-                match Incoming::parse(line.trim_ascii_end()) {
-                    Ok(Incoming::Event(event)) => {
+                match RawIncoming::parse(line.trim_ascii_end()) {
+                    Ok(RawIncoming::Event(event)) => {
                         let _ = event_tx.send(event);
                     }
-                    Ok(Incoming::Response(response)) => {
-                        let waiter = response.id.and_then(|id| {
+                    Ok(RawIncoming::Response { id, outcome }) => {
+                        let waiter = id.and_then(|id| {
                             reading
                                 .lock()
                                 .unwrap_or_else(PoisonError::into_inner)
                                 .remove(&id)
                         });
                         if let Some(waiter) = waiter {
-                            let _ = waiter.send(response.outcome);
+                            let _ = waiter.send(outcome);
                         }
                     }
                     Err(e) => eprintln!("hermitcrab sdk: ignoring a line from the engine: {e}"),
@@ -166,6 +171,11 @@ impl Client {
     /// Sends one request — for the served run `process`, when a service
     /// acts for one — and waits for its answer.
     pub async fn request_for(&self, process: Option<&str>, op: Op) -> Result<Value, ClientError> {
+        self.typed_for(process, op).await
+    }
+
+    /// Sends one request and waits for its answer, as its result's JSON.
+    async fn raw_for(&self, process: Option<&str>, op: Op) -> Result<Box<RawValue>, ClientError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let request = Request {
             id,
@@ -191,8 +201,8 @@ impl Client {
             return Err(ClientError::Closed);
         }
         match rx.await {
-            Ok(Outcome::Result(value)) => Ok(value),
-            Ok(Outcome::Error(body)) => Err(ClientError::Engine(body)),
+            Ok(Ok(raw)) => Ok(raw),
+            Ok(Err(body)) => Err(ClientError::Engine(body)),
             Err(_) => Err(ClientError::Closed),
         }
     }
@@ -201,13 +211,14 @@ impl Client {
         self.typed_for(None, op).await
     }
 
+    /// The answer read straight from its JSON into `T`.
     async fn typed_for<T: DeserializeOwned>(
         &self,
         process: Option<&str>,
         op: Op,
     ) -> Result<T, ClientError> {
-        let value = self.request_for(process, op).await?;
-        serde_json::from_value(value).map_err(|e| ClientError::Decode(e.to_string()))
+        let raw = self.raw_for(process, op).await?;
+        serde_json::from_str(raw.get()).map_err(|e| ClientError::Decode(e.to_string()))
     }
 
     /// Reads the intersection of `scopes`.

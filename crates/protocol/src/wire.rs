@@ -499,27 +499,60 @@ pub enum Incoming {
 
 impl Incoming {
     /// Parses one line from the engine: an `event` key makes it an event.
-    /// A response is read in one pass (its result straight into a
-    /// [`Value`]), not through an intermediate map: results are the large
-    /// lines.
     pub fn parse(line: &[u8]) -> Result<Incoming, String> {
+        Ok(match RawIncoming::parse(line)? {
+            RawIncoming::Event(event) => Incoming::Event(event),
+            RawIncoming::Response { id, outcome } => Incoming::Response(Response {
+                id,
+                outcome: match outcome {
+                    Ok(raw) => Outcome::Result(
+                        serde_json::from_str(raw.get()).map_err(|e| format!("bad result: {e}"))?,
+                    ),
+                    Err(error) => Outcome::Error(error),
+                },
+            }),
+        })
+    }
+}
+
+/// A line from the engine with a response's result left as its JSON
+/// text: whoever waits for it reads it straight into the type it expects
+/// (a scope read of five hundred chunks is not built as a tree of values
+/// first).
+#[derive(Debug)]
+pub enum RawIncoming {
+    /// Answers a request: its result's JSON, or the error.
+    Response {
+        /// The request's id (`None` when the line had none usable).
+        id: Option<u64>,
+        /// The result, or the error.
+        outcome: Result<Box<serde_json::value::RawValue>, ErrorBody>,
+    },
+    /// Unsolicited.
+    Event(Event),
+}
+
+impl RawIncoming {
+    /// Parses one line from the engine in one pass: an `event` key makes
+    /// it an event.
+    pub fn parse(line: &[u8]) -> Result<RawIncoming, String> {
         let parts: LineParts =
             serde_json::from_slice(line).map_err(|e| format!("not a JSON object: {e}"))?;
         if parts.event.is_some() {
             return serde_json::from_slice(line)
-                .map(Incoming::Event)
+                .map(RawIncoming::Event)
                 .map_err(|e| format!("bad event: {e}"));
         }
         let outcome = match (parts.result, parts.error) {
-            (Some(result), None) => Outcome::Result(result),
-            (None, Some(error)) => Outcome::Error(error),
+            (Some(result), None) => Ok(result),
+            (None, Some(error)) => Err(error),
             (Some(_), Some(_)) => return Err("bad response: both `result` and `error`".into()),
             (None, None) => return Err("bad response: neither `result` nor `error`".into()),
         };
-        Ok(Incoming::Response(Response {
+        Ok(RawIncoming::Response {
             id: parts.id,
             outcome,
-        }))
+        })
     }
 }
 
@@ -532,13 +565,15 @@ struct LineParts<'a> {
     id: Option<u64>,
     /// Present (even `null`) or absent.
     #[serde(default, deserialize_with = "present")]
-    result: Option<Value>,
+    result: Option<Box<serde_json::value::RawValue>>,
     #[serde(default)]
     error: Option<ErrorBody>,
 }
 
-fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
-    Value::deserialize(d).map(Some)
+fn present<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Box<serde_json::value::RawValue>>, D::Error> {
+    Box::<serde_json::value::RawValue>::deserialize(d).map(Some)
 }
 
 /// `run`'s result.
