@@ -89,7 +89,7 @@ fn prefix() -> Prefix {
         schema: json!({"type": "object"}),
     })
     .collect();
-    Prefix::new(&config, &context, &[], &tools)
+    Prefix::new(&config, &context, &Default::default(), &tools)
 }
 
 fn bench(c: &mut Criterion) {

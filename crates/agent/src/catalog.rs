@@ -5,7 +5,8 @@
 //! read as of the context event's commit, by the live agent and by a
 //! rebuild alike.
 
-use crate::knowledge::Pinned;
+use crate::contract::{ContextBody, KnowledgeFile};
+use crate::knowledge::{Known, Pinned};
 use crate::request::ToolDef;
 use protocol::program::ProgramBody;
 use protocol::{Client, ClientError, ScopeOpts, ScopeResult};
@@ -138,6 +139,98 @@ pub async fn pinned(client: &Client, event: &str, at: u64) -> Result<Vec<Pinned>
     read_pinned(client, &ids, at).await
 }
 
+/// What context event `event` (whose body is `context`) gives a request
+/// from the substrate: its pins and its memory, read as of its `as_of`.
+pub async fn known(
+    client: &Client,
+    event: &str,
+    context: &ContextBody,
+) -> Result<Known, ClientError> {
+    let (pinned, memory) = futures_util::future::join(
+        pinned(client, event, context.as_of),
+        read_memory(
+            client,
+            &context.memory,
+            context.memory_at.unwrap_or(context.as_of),
+        ),
+    )
+    .await;
+    Ok(Known {
+        pinned: pinned?,
+        memory: memory?,
+    })
+}
+
+/// The memory scopes `scopes`, every entry of each, as of `at`.
+pub async fn read_memory(
+    client: &Client,
+    scopes: &[String],
+    at: u64,
+) -> Result<Vec<Pinned>, ClientError> {
+    read_pinned(client, scopes, at).await
+}
+
+/// The memory scopes of `scopes` this run may read, each whole, as they
+/// are now — the first at head, the rest as of that same commit; answers
+/// those read and the commit.
+pub async fn read_memory_now(
+    client: &Client,
+    scopes: &[&str],
+) -> (Vec<String>, Vec<Pinned>, Option<u64>) {
+    let (mut names, mut read, mut at) = (Vec::new(), Vec::new(), None);
+    for scope in scopes {
+        let opts = ScopeOpts {
+            as_of: at,
+            ..ScopeOpts::default()
+        };
+        let Ok(result) = client.scope(&[*scope], opts).await else {
+            continue; // outside this run's reach: no memory of that kind
+        };
+        at = Some(result.as_of);
+        if let Some(own) = result.scopes.into_iter().next() {
+            names.push((*scope).to_owned());
+            read.push(Pinned {
+                scope: (*own).clone(),
+                members: result.chunks.iter().map(|c| (**c).clone()).collect(),
+            });
+        }
+    }
+    (names, read, at)
+}
+
+/// Fills in the text of each instruction file `context` names by its
+/// `knowledge-file` chunk (read together).
+pub async fn fill_files(client: &Client, context: &mut ContextBody) -> Result<(), ClientError> {
+    let reads = futures_util::future::join_all(context.instructions.iter().map(|file| async {
+        match &file.chunk {
+            Some(id) => client
+                .scope(
+                    &[id.as_str()],
+                    ScopeOpts {
+                        limit: Some(1),
+                        ..ScopeOpts::default()
+                    },
+                )
+                .await
+                .map(Some),
+            None => Ok(None),
+        }
+    }))
+    .await;
+    for (file, read) in context.instructions.iter_mut().zip(reads) {
+        if let Some(read) = read? {
+            let chunk = read
+                .scopes
+                .first()
+                .map(|c| c.body_value())
+                .unwrap_or_default();
+            let recorded: KnowledgeFile = serde_json::from_value(chunk).unwrap_or_default();
+            file.text = recorded.text;
+        }
+    }
+    Ok(())
+}
+
 /// The chunks placed relates on `scope`, in order.
 pub async fn related_ids(client: &Client, scope: &str) -> Result<Vec<String>, ClientError> {
     let related = client
@@ -152,7 +245,7 @@ pub async fn related_ids(client: &Client, scope: &str) -> Result<Vec<String>, Cl
     Ok(related.chunks.iter().map(|c| c.id.clone()).collect())
 }
 
-/// Scopes `ids`, read together, each as of `at`.
+/// Scopes `ids`, read together, each whole as of `at`.
 pub async fn read_pinned(
     client: &Client,
     ids: &[String],
@@ -204,14 +297,16 @@ pub fn own_tools() -> Vec<Value> {
                 gave with --context): scopes by id, or a full-text search with `match` — \
                 within `ids`, or this session's whole history when no ids are given (older \
                 turns stay here after a compaction). A scope you read by id is added to your \
-                knowledge from the next turn on.",
+                knowledge from the next turn on, and stays in it for the session's next \
+                runs until you `unpin` it.",
             "input_schema": {
                 "type": "object",
                 "properties": {
                     "ids": {"type": "array", "items": {"type": "string"}, "description": "Scope ids; several mean their intersection. Default: this session (with `match`)."},
                     "match": {"type": "string", "description": "Full-text query."},
                     "as_of": {"type": "integer", "minimum": 1, "description": "Read as the substrate was at this commit (a number from an earlier answer's `as_of`); default now."},
-                    "limit": {"type": "integer", "minimum": 1, "description": "At most this many members (default 50)."}
+                    "limit": {"type": "integer", "minimum": 1, "description": "At most this many members (default 50)."},
+                    "unpin": {"type": "array", "items": {"type": "string"}, "description": "Scope ids to drop from your knowledge (from the next turn on)."}
                 }
             }
         }),

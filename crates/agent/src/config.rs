@@ -135,6 +135,10 @@ pub struct AgentConfig {
     /// Compact before the first call (a person asked for it).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub compact_first: bool,
+    /// Whether memory (the project's and the person's) is in every
+    /// request and the `memory` tool offered (default true).
+    #[serde(default = "yes", skip_serializing_if = "is_yes")]
+    pub memory: bool,
 }
 
 /// A hook: a command run on an event, given it as JSON on stdin.
@@ -158,6 +162,14 @@ pub const HOOK_EVENTS: &[&str] = &["pre-tool", "post-tool", "user-prompt", "stop
 
 /// The depth sub-agents may nest to when the configuration says nothing.
 pub const DEFAULT_MAX_DEPTH: u32 = 3;
+
+fn yes() -> bool {
+    true
+}
+
+fn is_yes(b: &bool) -> bool {
+    *b
+}
 
 fn one() -> u32 {
     1
@@ -195,6 +207,7 @@ impl Default for AgentConfig {
             compact_at: None,
             compact_first: false,
             hooks: Vec::new(),
+            memory: true,
         }
     }
 }

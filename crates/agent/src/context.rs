@@ -120,7 +120,7 @@ fn read_with_imports(
     let index = out.len();
     out.push(Instructions {
         path: file.to_string_lossy().into_owned(),
-        text: String::new(),
+        ..Instructions::default()
     });
     let mut notes = Vec::new();
     for wanted in imports(&text) {
@@ -199,34 +199,45 @@ fn import_target(file: &Path, wanted: &str, reach: &Reach<'_>) -> Result<PathBuf
 
 /// The repository's branch, its `git status --short` (first 50 lines) and
 /// its last five commits' titles — none when `root` is not in a git
-/// repository (or git is not there).
+/// repository (found without starting git) or git is not there. The
+/// commands run at once, side by side.
 pub fn git_facts(root: &Path) -> Option<GitFacts> {
-    let git = |args: &[&str]| -> Option<String> {
-        let out = std::process::Command::new("git")
+    root.ancestors().find(|d| d.join(".git").exists())?;
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
             .arg("--no-optional-locks")
             .args(args)
             .current_dir(root)
             .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null())
-            .output()
-            .ok()?;
+            .spawn()
+            .ok()
+    };
+    let answer = |child: Option<std::process::Child>| -> Option<String> {
+        let out = child?.wait_with_output().ok()?;
         out.status
             .success()
             .then(|| String::from_utf8_lossy(&out.stdout).trim_end().to_owned())
     };
-    git(&["rev-parse", "--is-inside-work-tree"]).filter(|s| s == "true")?;
-    let branch = git(&["branch", "--show-current"]).unwrap_or_default();
+    let (branch, local, log) = (
+        git(&["branch", "--show-current"]),
+        git(&["config", "--local", "--list", "--name-only"]),
+        git(&["log", "-5", "--format=%h %s"]),
+    );
+    // not a work tree (a bare repository, a `.git` that is not one): no facts
+    let branch = answer(branch)?;
     // `git status` runs what the repository's own configuration names
     // (`core.fsmonitor`, filters, …): a repository that names any gets no
     // status, unasked.
-    let local = git(&["config", "--local", "--list", "--name-only"]).unwrap_or_default();
+    let local = answer(local).unwrap_or_default();
     let status = if local
         .lines()
         .any(|name| contain::git::runs_code(&name.to_lowercase()))
     {
         "(not read: this repository's configuration names a command git would run)".to_owned()
     } else {
-        git(&["status", "--short"]).unwrap_or_default()
+        answer(git(&["status", "--short"])).unwrap_or_default()
     };
     let mut lines: Vec<&str> = status.lines().collect();
     let more = lines.len().saturating_sub(50);
@@ -235,7 +246,7 @@ pub fn git_facts(root: &Path) -> Option<GitFacts> {
     if more > 0 {
         status.push_str(&format!("\n… and {more} more"));
     }
-    let commits = git(&["log", "-5", "--format=%h %s"])
+    let commits = answer(log)
         .map(|l| l.lines().map(str::to_owned).collect())
         .unwrap_or_default();
     Some(GitFacts {

@@ -15,6 +15,16 @@ pub struct Pinned {
     pub members: Vec<ChunkItem>,
 }
 
+/// What a context event gives a request from the substrate: the scopes
+/// it pins and the memory it names, each read as of its `as_of`.
+#[derive(Clone, Debug, Default)]
+pub struct Known {
+    /// The pinned scopes, in order.
+    pub pinned: Vec<Pinned>,
+    /// The memory scopes (`memory`, `user-memory`).
+    pub memory: Vec<Pinned>,
+}
+
 /// The markdown of `pinned`, in order.
 pub fn render(pinned: &[Pinned]) -> String {
     let mut out = String::from(

@@ -16,7 +16,9 @@
 //! ```
 
 use crate::config::AgentConfig;
-use crate::contract::{Body, ContextBody, Prompt, SessionBody};
+use crate::contract::{
+    Body, ContextBody, KNOWLEDGE_FILE, PROJECT_MEMORY, Prompt, SessionBody, USER_MEMORY,
+};
 use protocol::{Boundary, RunArgs};
 use substrate::{ChunkDecl, Declaration, NewPlacement, PlacementDecl, PlacementType, ScopeResult};
 
@@ -105,11 +107,21 @@ impl Launch<'_> {
     /// What the host commits first — when the run pins scopes, the
     /// context event relating them — and the run's arguments: the prompt
     /// and the context event on the session, the configuration; read the
-    /// session, the programs and the pins; write the session.
+    /// session, the programs, the pins, the files requests were given and
+    /// the memory; write the session, those files and (when it is on) the
+    /// memory.
     pub fn plan(&self) -> (Option<Declaration>, RunArgs) {
         let (before, context) = self.context_event();
         let mut read = vec![self.session.to_owned(), "engine/program".to_owned()];
         read.extend(self.pins.iter().cloned());
+        let mut write = vec![self.session.to_owned(), KNOWLEDGE_FILE.to_owned()];
+        read.push(KNOWLEDGE_FILE.to_owned());
+        if self.config.memory {
+            for scope in [PROJECT_MEMORY, USER_MEMORY] {
+                read.push(scope.to_owned());
+                write.push(scope.to_owned());
+            }
+        }
         let prompt = Prompt {
             text: self.prompt.to_owned(),
             from: None,
@@ -126,7 +138,7 @@ impl Launch<'_> {
                     .on(NewPlacement::instance("agent-config")),
             ],
             read_boundary: Some(Boundary::Roots(read)),
-            write_boundary: Some(Boundary::Roots(vec![self.session.to_owned()])),
+            write_boundary: Some(Boundary::Roots(write)),
             session: Some(self.session.to_owned()),
             ..RunArgs::default()
         };

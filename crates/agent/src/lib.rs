@@ -39,7 +39,7 @@
 //! let config = AgentConfig { model: "claude-sonnet-4-5".into(), ..AgentConfig::default() };
 //! let context = ContextBody { system: "You help.".into(), model: config.model.clone(),
 //!     max_tokens: 1024, ..ContextBody::default() };
-//! let mut request = Request::new(Prefix::new(&config, &context, &[], &[]), Conversation::default());
+//! let mut request = Request::new(Prefix::new(&config, &context, &Default::default(), &[]), Conversation::default());
 //! let prompt = agent::contract::Prompt { text: "hello".into(), from: None };
 //! request.push(&Entry::of(&prompt).item());
 //! let next = request.next_call();
@@ -55,6 +55,7 @@ pub mod context;
 pub mod contract;
 pub mod knowledge;
 pub mod launch;
+pub mod memory;
 pub mod permissions;
 mod rebuild;
 pub mod request;

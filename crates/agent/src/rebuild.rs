@@ -69,7 +69,7 @@ pub async fn rebuild_request(
         .await
         .map_err(fail)?;
     let history: Vec<ChunkItem> = history.chunks.iter().map(|c| (**c).clone()).collect();
-    let (event, context) = history
+    let (event, mut context) = history
         .iter()
         .rev()
         .find_map(|c| match SessionItem::of(c) {
@@ -91,11 +91,14 @@ pub async fn rebuild_request(
     let (_, tools) = catalog::program_tools(client, Some(context.as_of), Some(&context.tools), &[])
         .await
         .map_err(fail)?;
-    let pinned = catalog::pinned(client, &event, context.as_of)
+    catalog::fill_files(client, &mut context)
+        .await
+        .map_err(fail)?;
+    let known = catalog::known(client, &event, &context)
         .await
         .map_err(fail)?;
     let defs: Vec<_> = tools.into_iter().map(|t| t.def).collect();
-    let request = Request::of_session(Prefix::new(&config, &context, &pinned, &defs), &history);
+    let request = Request::of_session(Prefix::new(&config, &context, &known, &defs), &history);
     let request = match call.summary {
         true => request.summary(),
         false => request.into_next_call(),

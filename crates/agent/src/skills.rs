@@ -71,17 +71,18 @@ pub fn find(
         let Ok(entries) = std::fs::read_dir(&place) else {
             continue;
         };
+        // the entry's own type (no stat), links followed only when one is
         let mut dirs: Vec<PathBuf> = entries
             .flatten()
+            .filter(|e| {
+                e.file_type()
+                    .is_ok_and(|t| t.is_dir() || (t.is_symlink() && e.path().is_dir()))
+            })
             .map(|e| e.path())
-            .filter(|p| p.is_dir())
             .collect();
         dirs.sort();
         for dir in dirs {
             let file = dir.join("SKILL.md");
-            if !file.is_file() {
-                continue;
-            }
             match index(&file).map(|s| SkillIndex {
                 project: n < 2,
                 ..s
@@ -92,15 +93,24 @@ pub fn find(
                     skill.name
                 )),
                 Ok(skill) => found.push(skill),
-                Err(why) => skipped.push(format!("{}: {why}", file.display())),
+                Err(None) => {} // a folder without SKILL.md
+                Err(Some(why)) => skipped.push(format!("{}: {why}", file.display())),
             }
         }
     }
     (found, skipped)
 }
 
-fn index(file: &Path) -> Result<SkillIndex, String> {
-    let text = std::fs::read_to_string(file).map_err(|_| "it is not UTF-8 text".to_owned())?;
+/// A skill's index line; `Err(None)` when there is no such file.
+fn index(file: &Path) -> Result<SkillIndex, Option<String>> {
+    let text = match std::fs::read_to_string(file) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(None),
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+            return Err(Some("it is not UTF-8 text".to_owned()));
+        }
+        Err(e) => return Err(Some(format!("it cannot be read: {e}"))),
+    };
     let (pairs, _) = front_matter(&text)?;
     let get = |key: &str| pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone());
     let name = get("name")
@@ -111,7 +121,7 @@ fn index(file: &Path) -> Result<SkillIndex, String> {
         })
         .unwrap_or_default();
     let Some(description) = get("description") else {
-        return Err("its front matter has no `description`".into());
+        return Err(Some("its front matter has no `description`".into()));
     };
     Ok(SkillIndex {
         name,

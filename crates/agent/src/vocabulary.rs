@@ -1,5 +1,6 @@
 //! The agent's vocabulary: the chunks `hc init` commits for it.
 
+use crate::contract::{KNOWLEDGE_FILE, PROJECT_MEMORY, USER_MEMORY};
 use protocol::program::{ProgramBody, Runtime};
 use protocol::{Boundary, Capabilities, FilesystemAccess, ReadAccess};
 use serde_json::{Value, json};
@@ -103,7 +104,18 @@ pub fn vocabulary() -> Vec<ChunkDecl> {
         out.push(session_type(id, json!({}), json!({})));
     }
     out.push(archetype("agent-config", json!({})).on(NewPlacement::instance("agent")));
-    out.push(archetype("culture", json!({})));
+    // Culture's own text is the person's (`hc commit` it): bootstrap
+    // leaves its body as it is.
+    out.push(
+        ChunkDecl::with_id("culture")
+            .name("culture")
+            .spec(json!({})),
+    );
+    // What outlives a session: memory (its entries placed instance on it)
+    // and the files requests were given, each a chunk.
+    for id in [PROJECT_MEMORY, USER_MEMORY, KNOWLEDGE_FILE] {
+        out.push(archetype(id, json!({})).on(NewPlacement::instance("agent")));
+    }
     out
 }
 

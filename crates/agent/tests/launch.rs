@@ -112,17 +112,40 @@ fn a_run_reads_its_session_the_programs_and_its_pins_and_writes_its_session() {
         AgentConfig::parse(args.chunks[2].body.as_ref().unwrap()).unwrap(),
         config
     );
+    // It reads the files requests were given and the memory too, and
+    // writes them (memory is on by default).
     assert_eq!(
         args.read_boundary,
         Some(Boundary::Roots(vec![
             "s_1".into(),
             "engine/program".into(),
-            "culture".into()
+            "culture".into(),
+            "knowledge-file".into(),
+            "memory".into(),
+            "user-memory".into(),
         ]))
     );
     assert_eq!(
         args.write_boundary,
-        Some(Boundary::Roots(vec!["s_1".into()]))
+        Some(Boundary::Roots(vec![
+            "s_1".into(),
+            "knowledge-file".into(),
+            "memory".into(),
+            "user-memory".into(),
+        ]))
+    );
+    let off = AgentConfig {
+        memory: false,
+        ..config.clone()
+    };
+    let (_, args) = Launch {
+        config: &off,
+        ..launch
+    }
+    .plan();
+    assert_eq!(
+        args.write_boundary,
+        Some(Boundary::Roots(vec!["s_1".into(), "knowledge-file".into()]))
     );
     assert_eq!(args.session.as_deref(), Some("s_1"));
 }

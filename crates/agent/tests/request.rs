@@ -28,7 +28,7 @@ fn prefix() -> Prefix {
         description: "Reads a file.".into(),
         schema: json!({"type": "object", "properties": {"file_path": {"type": "string"}}}),
     }];
-    Prefix::new(&config, &context, &[], &tools)
+    Prefix::new(&config, &context, &Default::default(), &tools)
 }
 
 fn chunk(n: usize, entry: &Entry) -> ChunkItem {

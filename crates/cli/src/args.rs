@@ -109,6 +109,12 @@ pub enum Command {
         #[command(subcommand)]
         command: McpCommand,
     },
+    /// Memory: facts and rules every later session is given (this project's and yours).
+    #[command(after_help = MEMORY_HELP)]
+    Memory {
+        #[command(subcommand)]
+        command: Option<crate::memory_cmd::MemoryCommand>,
+    },
     /// Commit a declaration (JSON) from a file or stdin, as the host.
     #[command(
         after_help = "Examples:\n  hc commit decl.json\n  echo '{\"chunks\":[{\"id\":\"culture\",\"body\":{\"text\":\"Prefer small commits.\"}}]}' | hc commit"
@@ -191,6 +197,19 @@ impl Command {
         )
     }
 }
+
+const MEMORY_HELP: &str = "\
+Examples:
+  hc memory                                  # list: this project's, then yours
+  hc memory add run the tests with cargo nextest
+  hc memory add --user answer in British English
+  hc memory rm m_01JC                        # an id, or a unique prefix of one
+  hc memory edit                             # all of this project's memory in $EDITOR
+  hc memory list --json
+
+Every request shows the memory under `# Memory` (newest first, 25 KB at most); the
+agent keeps its own with its `memory` tool, and `# TEXT` in hc chat adds to the
+project's. Set `memory = false` in config.toml to leave it out.";
 
 const RUN_HELP: &str = "\
 Examples:

@@ -27,6 +27,8 @@ const HELP: &str = "\
 /trace            this session as a tree (`hc trace` for more)
 /mcp              the MCP servers and their tools (`hc mcp` for more)
 /mcp__S__P ARGS   send MCP server S's prompt P
+/memory           this project's memory and yours (`hc memory` to change it)
+# TEXT            keep TEXT in this project's memory, for every later session
 /exit             leave (also Ctrl-D, or Ctrl-C twice)
 Tab completes a command; end a line with \\ to go on on the next.";
 
@@ -244,6 +246,13 @@ impl Chat {
 
     /// One line: a slash command, or a message for the agent.
     fn line(&mut self, line: &str) -> Result<Step> {
+        if let Some(text) = line.strip_prefix('#') {
+            match crate::memory_cmd::add_to_project(self.engine.db(), text) {
+                Ok(id) => eprintln!("{}", dim(&format!("kept in this project's memory as {id}"))),
+                Err(e) => eprintln!("hc: {}", crate::style::shown(&format!("{e:#}"))),
+            }
+            return Ok(Step::Next);
+        }
         let Some(command) = line.strip_prefix('/') else {
             self.turn(line);
             return Ok(Step::Next);
@@ -269,6 +278,7 @@ impl Chat {
                 None => Ok("no session yet: say something first".to_owned()),
             },
             "mcp" => self.servers(),
+            "memory" => crate::memory_cmd::memory(None).map(|()| String::new()),
             // an MCP server's prompt, or a command file: the prompt it
             // makes goes to the agent
             other if other.starts_with("mcp__") || self.is_command(other) => {

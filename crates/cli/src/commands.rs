@@ -27,6 +27,7 @@ pub const BUILT_IN: &[&str] = &[
     "/sessions",
     "/trace",
     "/mcp",
+    "/memory",
     "/exit",
 ];
 
@@ -218,12 +219,26 @@ async fn run_line(engine: &Engine, config: &AgentConfig, name: &str, cmd: &str) 
         root: &root,
         read_only: false,
     };
-    match permissions.decide(&call) {
-        Decision::Allow => {}
-        Decision::Deny(why) | Decision::Ask(why) => bail!(
+    let refused = |why: &str| {
+        anyhow::anyhow!(
             "/{name} runs `{cmd}`, which is not allowed ({why}); allow it in the command's \
              `allowed-tools`, or with --allow 'shell({cmd})'"
-        ),
+        )
+    };
+    match permissions.decide(&call) {
+        Decision::Allow => {}
+        Decision::Ask(why) if config.interactive => {
+            let question = format!(
+                "/{name} runs `{}` ({}). Run it? [y/N] ",
+                crate::style::shown(cmd),
+                crate::style::shown(&why)
+            );
+            let answer = crate::tty::ask(question).await.unwrap_or_default();
+            if !matches!(answer.trim(), "y" | "Y" | "yes") {
+                bail!("/{name} stopped: you did not allow `{cmd}`, so the command did not run");
+            }
+        }
+        Decision::Deny(why) | Decision::Ask(why) => return Err(refused(&why)),
     }
     let output = run_for_output(engine, "shell", input).await?;
     Ok(output.map(|o| o.text).unwrap_or_default())

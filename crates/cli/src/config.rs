@@ -197,11 +197,17 @@ pub struct Files {
 
 /// The user's configuration file.
 pub fn user_file() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_CONFIG_HOME")
+    Some(xdg_dir("XDG_CONFIG_HOME", ".config")?.join("config.toml"))
+}
+
+/// hermitcrab's directory under the XDG base directory `var` (else
+/// `~/{fallback}`).
+pub fn xdg_dir(var: &str, fallback: &str) -> Option<PathBuf> {
+    let base = std::env::var_os(var)
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
-    Some(base.join("hermitcrab").join("config.toml"))
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(fallback)))?;
+    Some(base.join("hermitcrab"))
 }
 
 /// `safe_directories` is the person's alone (a project listing itself

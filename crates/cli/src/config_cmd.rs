@@ -52,7 +52,7 @@ pub fn config(as_json: bool, edit: bool, flags: Flags) -> Result<()> {
 }
 
 /// Opens `path` in `$VISUAL` or `$EDITOR` (else `vi`) and waits for it.
-fn open_editor(path: &std::path::Path) -> Result<()> {
+pub(crate) fn open_editor(path: &std::path::Path) -> Result<()> {
     let editor = std::env::var("VISUAL")
         .or_else(|_| std::env::var("EDITOR"))
         .unwrap_or_else(|_| "vi".into());
@@ -167,7 +167,8 @@ fn rows(files: &crate::config::Files, flags: &Flags) -> Result<Vec<(String, Valu
     Ok(rows)
 }
 
-/// The instruction files, skills and command files a run here would find,
+/// The instruction files, skills, custom agents and command files a run
+/// here would find,
 /// each with where it is.
 fn knowledge_rows(config: &agent::AgentConfig) -> Result<Vec<(String, Value, String)>> {
     let here = std::env::current_dir().context("cannot read the working directory")?;
@@ -193,6 +194,14 @@ fn knowledge_rows(config: &agent::AgentConfig) -> Result<Vec<(String, Value, Str
             skill.path,
         ));
     }
+    let (agents, odd) = agent::agents::find(&root, user, home.as_deref());
+    for def in agents {
+        rows.push((
+            format!("agents.{}", def.name),
+            json!(def.description),
+            def.path.display().to_string(),
+        ));
+    }
     let (commands, broken) = crate::commands::find(&root);
     for command in commands {
         let from = command.path.display().to_string();
@@ -202,7 +211,7 @@ fn knowledge_rows(config: &agent::AgentConfig) -> Result<Vec<(String, Value, Str
             from,
         ));
     }
-    for why in skipped.into_iter().chain(broken) {
+    for why in skipped.into_iter().chain(odd).chain(broken) {
         rows.push(("skipped".to_owned(), json!(why), "files".to_owned()));
     }
     Ok(rows)

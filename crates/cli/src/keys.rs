@@ -15,6 +15,7 @@ pub const SCALARS: &[(&str, &str)] = &[
     ("context_window", "HC_CONTEXT_WINDOW"),
     ("compact_at", "HC_COMPACT_AT"),
     ("max_depth", "HC_MAX_DEPTH"),
+    ("memory", "HC_MEMORY"),
 ];
 
 /// Rule lists, under `[permissions]` or at the top of a file (lists from

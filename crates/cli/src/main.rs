@@ -14,6 +14,7 @@ mod keys;
 mod mcp_cmd;
 mod mcp_config;
 mod mcp_prompt;
+mod memory_cmd;
 mod output;
 mod project;
 mod render;
@@ -25,6 +26,7 @@ mod trace;
 mod tree;
 mod trust;
 mod tty;
+mod user_memory;
 
 use anyhow::{Context as _, Result};
 use args::{Cli, Command};
@@ -77,6 +79,7 @@ fn main() -> ExitCode {
         Command::Programs { json } => inspect::programs(json),
         Command::Commit { file } => inspect::commit(file.as_deref()),
         Command::Mcp { command } => mcp(command),
+        Command::Memory { command } => memory_cmd::memory(command),
         Command::Config {
             json,
             edit,

@@ -614,6 +614,13 @@ pub fn summary(program: &str, input: &Value) -> String {
         "shell" => pick("command"),
         "web-fetch" => pick("url"),
         "agent" => pick("description").or_else(|| pick("text")),
+        "skill" => pick("name"),
+        // a memory change: what, where, the text or the entry
+        "memory" => pick("action").map(|action| {
+            let scope = pick("scope").unwrap_or_else(|| "project".into());
+            let what = pick("text").or_else(|| pick("id")).unwrap_or_default();
+            format!("{action} ({scope}): {what}")
+        }),
         _ => None,
     }
     .unwrap_or_else(|| input.to_string());

@@ -280,6 +280,9 @@ pub async fn drive(
     let pins = &request.context;
     // A pin that is not there is refused before any session is made.
     let pinned = pins_of(engine, pins)?;
+    if config.memory {
+        sync_memory(engine);
+    }
     check_prompt(prompt)?;
     let session = session_for(engine, prompt, &request.session)?;
     // Before subscribing: what a `lagged` makes the renderer read back
@@ -339,7 +342,21 @@ pub async fn drive(
         }
     }
     sweep_git(engine, since).await;
+    if config.memory {
+        sync_memory(engine);
+    }
     Ok(Finished { code, session })
+}
+
+/// The person's memory mirrored into the project (and what a run changed
+/// in it carried back); a failure is said, and the run goes on without.
+fn sync_memory(engine: &Engine) {
+    if let Err(e) = crate::user_memory::sync(engine.db()) {
+        eprintln!(
+            "hc: your own memory is not synced with this project: {}",
+            crate::style::shown(&format!("{e:#}"))
+        );
+    }
 }
 
 /// The session a run goes on, as `choice` says (a new one made now).

@@ -220,6 +220,7 @@ fn apply(config: &mut AgentConfig, r: &Resolved) -> Result<()> {
             config.compact_at = Some(at);
         }
         "max_depth" => config.max_depth = Some(text.parse().map_err(|_| bad("a whole number"))?),
+        "memory" => config.memory = text.parse().map_err(|_| bad("true or false"))?,
         "allow" => config.allow.push(text),
         "deny" => config.deny.push(text),
         "ask" => config.ask.push(text),

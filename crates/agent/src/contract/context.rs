@@ -10,13 +10,24 @@ use super::bodies::Body;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// An instruction file as it was read.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// An instruction file as it was read. The context event records the
+/// `knowledge-file` chunk that holds its text (`chunk`, `sha256`); the
+/// text itself is filled in from that chunk when the event is read back.
+/// (Events written before files were chunks hold the text itself.)
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Instructions {
     /// Where it was read from.
     pub path: String,
     /// Its text.
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub text: String,
+    /// The `knowledge-file` chunk holding its text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chunk: Option<String>,
+    /// The SHA-256 of its text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
 }
 
 /// A custom agent as the `agent` tool's description lists it.
@@ -100,6 +111,13 @@ pub struct ContextBody {
     /// The custom agents found, listed in the `agent` tool's description.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub agents: Vec<AgentIndex>,
+    /// The memory scopes (`memory`, `user-memory`) rendered under
+    /// `# Memory` (none: memory is off), read as of `memory_at`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub memory: Vec<String>,
+    /// The commit the memory was read at (none: `as_of`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_at: Option<u64>,
 }
 
 impl Body for ContextBody {
@@ -110,5 +128,25 @@ impl ContextBody {
     /// Whether the agent wrote it (a host's placeholder is empty).
     pub fn is_written(&self) -> bool {
         !self.system.is_empty()
+    }
+
+    /// The body as committed: each instruction file named by its chunk,
+    /// its text left to the chunk.
+    pub fn as_recorded(&self) -> ContextBody {
+        let mut out = self.clone();
+        for file in &mut out.instructions {
+            if file.chunk.is_some() {
+                file.text.clear();
+            }
+        }
+        out
+    }
+
+    /// The `knowledge-file` chunks its instruction files are in.
+    pub fn file_chunks(&self) -> Vec<String> {
+        self.instructions
+            .iter()
+            .filter_map(|f| f.chunk.clone())
+            .collect()
     }
 }

@@ -7,6 +7,7 @@
 
 mod bodies;
 mod context;
+mod memory;
 mod notice;
 mod totals;
 
@@ -16,6 +17,10 @@ pub use bodies::{
     UserQuestion,
 };
 pub use context::{AgentIndex, ContextBody, GitFacts, Instructions, SkillIndex};
+pub use memory::{
+    KNOWLEDGE_FILE, KnowledgeFile, MemoryEntry, MemoryScope, PROJECT_MEMORY, USER_MEMORY, now,
+    sha256_hex,
+};
 pub use notice::Notice;
 pub use totals::{ChildTotals, Denial, RunBody, RunOutcome, RunStop, RunTotals, Tokens};
 

@@ -4,7 +4,7 @@
 
 use crate::config::AgentConfig;
 use crate::contract::ContextBody;
-use crate::knowledge::Pinned;
+use crate::knowledge::Known;
 use model::{CacheControl, MessagesRequest, SystemBlock, Thinking, Tool};
 use serde_json::Value;
 
@@ -31,16 +31,20 @@ pub struct Prefix {
 }
 
 impl Prefix {
-    /// The prefix of `context`, for a run configured by `config`.
+    /// The prefix of `context`, for a run configured by `config`, with
+    /// what it pins and the memory it names (`known`).
     pub fn new(
         config: &AgentConfig,
         context: &ContextBody,
-        knowledge: &[Pinned],
+        known: &Known,
         tools: &[ToolDef],
     ) -> Prefix {
         let mut system = vec![SystemBlock::text(base_text(context))];
-        if !knowledge.is_empty() {
-            system.push(SystemBlock::text(crate::knowledge::render(knowledge)));
+        if !known.pinned.is_empty() {
+            system.push(SystemBlock::text(crate::knowledge::render(&known.pinned)));
+        }
+        if let Some(memory) = crate::memory::render(&known.memory) {
+            system.push(SystemBlock::text(memory));
         }
         if let Some(extra) = config.system_append.as_deref().filter(|s| !s.is_empty()) {
             system.push(SystemBlock::text(extra));

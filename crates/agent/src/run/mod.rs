@@ -13,6 +13,7 @@
 
 mod compact;
 mod cycle;
+mod files;
 pub(crate) mod gates;
 pub(crate) mod inbox;
 mod start;
@@ -82,12 +83,18 @@ impl Run {
         }
     }
 
-    /// Adds scopes to the knowledge layer: a new context event pinning them
-    /// after the others, the programs and pins read anew as of one commit,
-    /// and the request's prefix rebuilt from it.
-    async fn pin(&mut self, ids: &[String]) -> Result<(), protocol::ClientError> {
+    /// Changes the knowledge layer: a new context event pinning `add`
+    /// after the others and without `remove`, the programs, pins and
+    /// memory read anew as of one commit, and the request's prefix rebuilt
+    /// from it.
+    async fn repin(
+        &mut self,
+        add: &[String],
+        remove: &[String],
+    ) -> Result<(), protocol::ClientError> {
         let mut pins = self.knowledge.pins.clone();
-        for id in ids {
+        pins.retain(|p| !remove.contains(p));
+        for id in add {
             if !pins.contains(id) {
                 pins.push(id.clone());
             }
@@ -99,31 +106,57 @@ impl Run {
         let (at, tools) = catalog::program_tools(&self.client, None, Some(&names), &[]).await?;
         let mut context = self.knowledge.context.clone();
         context.as_of = at;
-        let pinned = self.writer.write_context(&context, &pins).await?;
+        let scopes: Vec<&str> = context.memory.iter().map(String::as_str).collect();
+        let (_, memory, memory_at) = catalog::read_memory_now(&self.client, &scopes).await;
+        context.memory_at = memory_at;
+        let known = self
+            .writer
+            .write_context(&context, &pins, &[], memory)
+            .await?;
         let defs: Vec<_> = tools.iter().map(|t| t.def.clone()).collect();
         self.request
-            .set_prefix(Prefix::new(&self.config, &context, &pinned, &defs));
+            .set_prefix(Prefix::new(&self.config, &context, &known, &defs));
         self.toolbox.set_tools(tools);
         self.toolbox.set_pins(pins.clone());
         self.knowledge = Knowledge { context, pins };
         Ok(())
     }
 
-    /// Pins the scopes `scope` calls read by id, and says so in their
-    /// results.
+    /// Pins the scopes `scope` calls read by id (and unpins those they
+    /// ask to), and says so in their results.
     async fn pin_read_scopes(&mut self, outcomes: &mut [Outcome]) {
         for outcome in outcomes.iter_mut() {
-            let ids = std::mem::take(&mut outcome.pin);
-            if ids.is_empty() {
+            let (ids, gone): (Vec<_>, Vec<_>) = std::mem::take(&mut outcome.pin)
+                .into_iter()
+                .partition(|(_, add)| *add);
+            let ids: Vec<String> = ids.into_iter().map(|(id, _)| id).collect();
+            let gone: Vec<String> = gone.into_iter().map(|(id, _)| id).collect();
+            if ids.is_empty() && gone.is_empty() {
                 continue;
             }
-            match self.pin(&ids).await {
-                Ok(()) => outcome
+            let before = self.knowledge.pins.clone();
+            match self.repin(&ids, &gone).await {
+                Ok(()) if !ids.is_empty() => outcome
                     .text
                     .push_str("\n(added to your knowledge from the next turn on)"),
+                Ok(()) => {
+                    let missing: Vec<&String> =
+                        gone.iter().filter(|g| !before.contains(g)).collect();
+                    if !missing.is_empty() {
+                        let names: Vec<&str> = missing.iter().map(|s| s.as_str()).collect();
+                        outcome.text.push_str(&format!(
+                            "\n({} {} not pinned)",
+                            names.join(", "),
+                            if names.len() == 1 { "was" } else { "were" }
+                        ));
+                    }
+                    outcome
+                        .text
+                        .push_str("\n(dropped from your knowledge from the next turn on)");
+                }
                 Err(e) => outcome
                     .text
-                    .push_str(&format!("\n(not added to your knowledge: {e})")),
+                    .push_str(&format!("\n(your knowledge is unchanged: {e})")),
             }
         }
     }

@@ -2,13 +2,14 @@
 //! session and that session's history, the tools, the pinned context —
 //! and the context event it writes before its first call.
 
+use super::files::{FromFiles, Inherited};
 use super::gates::{Gates, max_tokens};
 use super::inbox::Inbox;
 use super::writer::SessionWriter;
 use super::{Knowledge, Run};
 use crate::catalog;
 use crate::config::{AgentConfig, ApiKind};
-use crate::contract::{ContextBody, Member, Notice, SessionItem};
+use crate::contract::{ContextBody, Member, Notice, PROJECT_MEMORY, SessionItem, USER_MEMORY};
 use crate::request::{Conversation, Prefix, Request};
 use crate::servers::Servers;
 use crate::toolbox::Toolbox;
@@ -50,7 +51,11 @@ impl Run {
         // Independent reads go out together: the session (then the inbox on
         // it), the programs, the pins — one round trip's wait, not four.
         let context_arg = arg("context").map(|c| (c.id.clone(), c.body_value()));
-        let (found, catalog, pins) = tokio::join!(
+        let inherited = context_arg
+            .as_ref()
+            .and_then(|(_, body)| Inherited::of(body));
+        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+        let (found, catalog, pins, memory, files) = tokio::join!(
             async {
                 let (session, history, as_of) =
                     find_session(&client, &me, &process, config.depth > 1).await?;
@@ -83,6 +88,13 @@ impl Run {
                     None => Ok(Vec::new()),
                 }
             },
+            async {
+                match config.memory {
+                    true => catalog::read_memory_now(&client, &[PROJECT_MEMORY, USER_MEMORY]).await,
+                    false => (Vec::new(), Vec::new(), None),
+                }
+            },
+            FromFiles::read(&client, &config, &root, home, inherited),
         );
         let found = found?;
         let ((read_at, tools), servers) = catalog?;
@@ -90,13 +102,22 @@ impl Run {
         let pins = with_carried(&client, pins?, &found.history).await?;
         let names = tools.iter().map(|t| t.def.name.clone()).collect();
         let mut context = context_body(&config, &root, read_at, names, &me);
+        let files = files?;
+        let (memory_scopes, memory, memory_at) = memory;
+        context.memory = memory_scopes;
+        context.memory_at = memory_at;
+        if !context.memory.is_empty() && config.depth == 1 {
+            context.own_tools.push(crate::memory::definition());
+        }
         let up = with_servers(&mut context, &servers);
-        let (agents, skipped_skills) = with_files(&mut context, &config, &root);
+        let (agents, chunks, skipped) = files.record(&mut context);
         let mut writer = SessionWriter::new(client.clone(), me, found.session, found.as_of);
-        announce(&writer, &servers, &skipped_skills);
-        let pinned = writer.write_context(&context, &pins).await?;
+        announce(&writer, &servers, &skipped);
+        let known = writer
+            .write_context(&context, &pins, &chunks, memory)
+            .await?;
         let defs: Vec<_> = tools.iter().map(|t| t.def.clone()).collect();
-        let prefix = Prefix::new(&config, &context, &pinned, &defs);
+        let prefix = Prefix::new(&config, &context, &known, &defs);
         let history: Vec<Member> = found.history.iter().map(Member::of).collect();
         let mut toolbox = Toolbox::new(
             &writer,
@@ -109,6 +130,16 @@ impl Run {
         .map_err(ProgramError::Other)?;
         toolbox.set_servers(up);
         toolbox.set_pins(pins.clone());
+        toolbox.set_memory(
+            context
+                .own_tools
+                .iter()
+                .any(|t| t["name"] == crate::memory::TOOL),
+        );
+        toolbox.set_inherit(serde_json::json!({
+            "instructions": context.as_recorded().instructions,
+            "git": context.git,
+        }));
         toolbox.set_agents(agents);
         toolbox.set_skills(context.skills.clone());
         Ok(Run {
@@ -199,27 +230,6 @@ fn offered(
     tools
 }
 
-/// The skills and custom agents found, recorded on the context (with the
-/// `skill` tool when there are skills); answers the agents, and every file
-/// skipped.
-fn with_files(
-    context: &mut ContextBody,
-    config: &AgentConfig,
-    root: &std::path::Path,
-) -> (Vec<crate::agents::AgentDef>, Vec<String>) {
-    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-    let user = config.user_config_dir.as_deref().map(std::path::Path::new);
-    let (skills, mut skipped) = crate::skills::find(root, user, home.as_deref());
-    if !skills.is_empty() {
-        context.own_tools.push(crate::skills::definition());
-    }
-    context.skills = skills;
-    let (agents, more) = crate::agents::find(root, user, home.as_deref());
-    context.agents = agents.iter().map(crate::agents::AgentDef::index).collect();
-    skipped.extend(more);
-    (agents, skipped)
-}
-
 /// Records where the servers stand on the context, with the resource
 /// tools when one is up; answers the names of those up.
 fn with_servers(context: &mut ContextBody, servers: &Servers) -> Vec<String> {
@@ -246,7 +256,6 @@ fn context_body(
     tools: Vec<String>,
     me: &str,
 ) -> ContextBody {
-    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
     ContextBody {
         as_of: read_at,
         system: config
@@ -258,19 +267,16 @@ fn context_body(
         platform: std::env::consts::OS.to_owned(),
         model: config.model.clone(),
         max_tokens: max_tokens(config),
-        instructions: crate::context::read_instructions(&crate::context::Places {
-            root,
-            working: config.working_dir.as_deref().map(std::path::Path::new),
-            user_dir: config.user_config_dir.as_deref().map(std::path::Path::new),
-            home: home.as_deref(),
-        }),
+        instructions: Vec::new(),
         tools,
         own_tools: catalog::own_tools(),
         process: me.to_owned(),
         mcp_servers: Vec::new(),
-        git: crate::context::git_facts(root),
+        git: None,
         skills: Vec::new(),
         agents: Vec::new(),
+        memory: Vec::new(),
+        memory_at: None,
     }
 }
 

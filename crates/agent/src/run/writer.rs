@@ -5,8 +5,8 @@
 //! request is built from.
 
 use crate::catalog;
-use crate::contract::{Body, ContextBody, Entry, Notice, RunTotals};
-use crate::knowledge::Pinned;
+use crate::contract::{Body, ContextBody, Entry, KNOWLEDGE_FILE, KnowledgeFile, Notice, RunTotals};
+use crate::knowledge::{Known, Pinned};
 use protocol::{ChunkDecl, Client, ClientError, Declaration, NewPlacement, PlacementType};
 use substrate::{Commit, PlacementDecl};
 use tokio::task::JoinHandle;
@@ -143,22 +143,36 @@ impl SessionWriter {
     }
 
     /// Commits a context event for `context` pinning `pins` (each placed
-    /// relates on it, in order); answers the pinned scopes as of
-    /// `context.as_of`, read as a rebuild reads them.
+    /// relates on it, in order), with the `knowledge-file` chunks of the
+    /// `files` it read (an unchanged one changes nothing); answers the
+    /// pinned scopes as of `context.as_of`, read as a rebuild reads them,
+    /// beside `memory` (read already, at `context.memory_at`).
     pub async fn write_context(
         &mut self,
         context: &ContextBody,
         pins: &[String],
-    ) -> Result<Vec<Pinned>, ClientError> {
+        files: &[KnowledgeFile],
+        memory: Vec<Pinned>,
+    ) -> Result<Known, ClientError> {
         self.settle().await;
         let event = substrate::ids::new_id("c");
-        let chunk = ChunkDecl::with_id(&event)
-            .create_only()
-            .body(to_value(context))
-            .on(NewPlacement::instance(&self.session))
-            .on(NewPlacement::instance(ContextBody::TYPE));
+        let mut chunks: Vec<ChunkDecl> = files
+            .iter()
+            .map(|file| {
+                ChunkDecl::with_id(file.id())
+                    .body(to_value(file))
+                    .on(NewPlacement::instance(KNOWLEDGE_FILE))
+            })
+            .collect();
+        chunks.push(
+            ChunkDecl::with_id(&event)
+                .create_only()
+                .body(to_value(&context.as_recorded()))
+                .on(NewPlacement::instance(&self.session))
+                .on(NewPlacement::instance(ContextBody::TYPE)),
+        );
         let declaration = Declaration {
-            chunks: vec![chunk],
+            chunks,
             placements: pins
                 .iter()
                 .map(|pin| PlacementDecl {
@@ -172,7 +186,10 @@ impl SessionWriter {
         };
         let commit = self.client.commit(declaration).await?;
         self.as_of = self.as_of.max(commit.id);
-        catalog::read_pinned(&self.client, pins, context.as_of).await
+        Ok(Known {
+            pinned: catalog::read_pinned(&self.client, pins, context.as_of).await?,
+            memory,
+        })
     }
 
     /// Writes how the run ended on its process (its totals, why it

@@ -16,6 +16,7 @@ mod hooks;
 mod outcome;
 mod own;
 mod permit;
+mod remember;
 pub(crate) mod resources;
 mod sub;
 
@@ -71,6 +72,11 @@ pub(crate) struct Toolbox {
     pins: Vec<String>,
     /// The custom agents `subagent_type` names.
     agents: Vec<crate::agents::AgentDef>,
+    /// What a sub-agent inherits besides the pins: the instruction files
+    /// (by chunk) and the git facts of this run's request.
+    inherit: Value,
+    /// Whether the `memory` tool is offered.
+    memory: bool,
 }
 
 /// At most this many calls of one reply run at once (a reply of a
@@ -104,6 +110,8 @@ impl Toolbox {
             skills: Vec::new(),
             pins: Vec::new(),
             agents: Vec::new(),
+            inherit: Value::Null,
+            memory: false,
         })
     }
 
@@ -115,6 +123,16 @@ impl Toolbox {
     /// The scopes pinned now (a sub-agent started from here knows them).
     pub fn set_pins(&mut self, pins: Vec<String>) {
         self.pins = pins;
+    }
+
+    /// Offers the `memory` tool.
+    pub fn set_memory(&mut self, offered: bool) {
+        self.memory = offered;
+    }
+
+    /// What a sub-agent inherits besides the pins.
+    pub fn set_inherit(&mut self, inherit: Value) {
+        self.inherit = inherit;
     }
 
     /// The skills the `skill` tool loads.
@@ -248,7 +266,11 @@ impl Toolbox {
         if tool.def.name == SUB_AGENT {
             let kind = input["subagent_type"].as_str();
             let def = kind.and_then(|k| self.agents.iter().find(|a| a.name == k));
-            sub::sub_agent_args(&self.config, &mut args, input, &self.pins, def);
+            let handed = sub::Handed {
+                pins: &self.pins,
+                inherit: &self.inherit,
+            };
+            sub::sub_agent_args(&self.config, &mut args, input, handed, def);
         }
         self.client
             .run(&tool.def.name, args)
@@ -266,6 +288,11 @@ impl Toolbox {
         let input = call.input_value();
         if is_own_tool(&call.name) {
             return Ok(Prepared::Done(self.own.answer(call, &input, turn).await?));
+        }
+        if call.name == "memory" && self.memory {
+            return Ok(Prepared::Done(
+                self.change_memory(call, &input, turn).await?,
+            ));
         }
         if call.name == "skill" && !self.skills.is_empty() {
             return Ok(Prepared::Done(self.load_skill(&input)));

@@ -26,8 +26,9 @@ pub(crate) struct Outcome {
     pub process: Option<String>,
     /// Refused by the permissions.
     pub denied: bool,
-    /// Scopes a `scope` call read, for the run to pin.
-    pub pin: Vec<String>,
+    /// Scopes a `scope` call read, for the run to pin (`true`), and those
+    /// it asked to unpin (`false`).
+    pub pin: Vec<(String, bool)>,
 }
 
 impl Outcome {

@@ -40,6 +40,7 @@ struct ScopeInput {
     query: Option<String>,
     as_of: Option<u64>,
     limit: Option<usize>,
+    unpin: Vec<String>,
 }
 
 /// The input of own tool `tool`, or the error result that says what is
@@ -144,7 +145,14 @@ impl OwnTools {
 
     async fn scope_tool(&mut self, input: ScopeInput, turn: &mut Turn<'_>) -> Outcome {
         if input.ids.is_empty() && input.query.is_none() {
-            return Outcome::error("give `ids` to read, or `match` to search");
+            if !input.unpin.is_empty() {
+                return Outcome {
+                    text: format!("Unpinning {}.", input.unpin.join(", ")),
+                    pin: input.unpin.into_iter().map(|id| (id, false)).collect(),
+                    ..Outcome::default()
+                };
+            }
+            return Outcome::error("give `ids` to read, `match` to search, or `unpin`");
         }
         let opts = ScopeOpts {
             match_: input.query,
@@ -166,7 +174,9 @@ impl OwnTools {
         Outcome {
             text: listing(&read),
             data: json!({"total": read.total, "as_of": read.as_of}),
-            pin: input.ids,
+            pin: (input.ids.into_iter().map(|id| (id, true)))
+                .chain(input.unpin.into_iter().map(|id| (id, false)))
+                .collect(),
             ..Outcome::default()
         }
     }

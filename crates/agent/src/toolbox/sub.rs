@@ -23,13 +23,23 @@ pub(super) fn depth_refusal(config: &AgentConfig) -> Option<String> {
     })
 }
 
+/// What a parent hands its sub-agent of its knowledge.
+pub(super) struct Handed<'a> {
+    /// The scopes it pins (culture among them when pinned).
+    pub pins: &'a [String],
+    /// Its instruction files (by chunk) and git facts.
+    pub inherit: &'a Value,
+}
+
 /// A sub-agent's run: its configuration (the parent's, one level deeper,
-/// with the model the call names), and a write boundary of its own tree.
+/// with the model the call names), its parent's knowledge (a `context`
+/// argument: the pins, the instruction files, the git facts — memory it
+/// reads itself, as its parent did), and a write boundary of its own tree.
 pub(super) fn sub_agent_args(
     parent: &AgentConfig,
     args: &mut RunArgs,
     input: &Value,
-    pins: &[String],
+    handed: Handed<'_>,
     def: Option<&crate::agents::AgentDef>,
 ) {
     let mut config = parent.clone();
@@ -53,14 +63,16 @@ pub(super) fn sub_agent_args(
             .body(serde_json::to_value(&config).unwrap_or_default())
             .on(NewPlacement::instance("agent-config")),
     );
-    // It starts knowing what its parent knows: the parent's pins.
-    if !pins.is_empty() {
-        args.chunks.push(
-            ChunkDecl::generated()
-                .body(serde_json::json!({"pins": pins}))
-                .on(NewPlacement::instance("context")),
-        );
+    // It starts knowing what its parent knows.
+    let mut context = serde_json::json!({"pins": handed.pins});
+    if let (Some(fields), Some(inherit)) = (context.as_object_mut(), handed.inherit.as_object()) {
+        fields.extend(inherit.clone());
     }
+    args.chunks.push(
+        ChunkDecl::generated()
+            .body(context)
+            .on(NewPlacement::instance("context")),
+    );
     args.write_boundary = Some(Boundary::Roots(Vec::new()));
 }
 

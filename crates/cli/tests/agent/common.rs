@@ -83,6 +83,7 @@ impl Setup {
         command
             .env("ANTHROPIC_BASE_URL", self.fake.base_url())
             .env("XDG_CONFIG_HOME", self.root.join(".no-user-config"))
+            .env("XDG_DATA_HOME", self.root.join(".no-user-data"))
             .stdin(Stdio::null())
             .kill_on_drop(true);
         command
@@ -289,11 +290,11 @@ pub fn when(w: &str, content: Value, stop: &str) -> Value {
     turn
 }
 
-/// Bodies of the processes of `program` in `s`'s store.
-pub fn processes_of(s: &Setup, program: &str) -> Vec<Value> {
+/// The chunks placed instance on `scope` in `s`'s store.
+pub fn instances(s: &Setup, scope: &str) -> Vec<substrate::ChunkItem> {
     s.db()
         .scope(
-            &[format!("program/{program}")],
+            &[scope],
             &ScopeOpts {
                 kind: substrate::TypeFilter::Instance,
                 ..ScopeOpts::default()
@@ -302,8 +303,26 @@ pub fn processes_of(s: &Setup, program: &str) -> Vec<Value> {
         .unwrap()
         .chunks
         .iter()
+        .map(|c| (**c).clone())
+        .collect()
+}
+
+/// Bodies of the processes of `program` in `s`'s store.
+pub fn processes_of(s: &Setup, program: &str) -> Vec<Value> {
+    instances(s, &format!("program/{program}"))
+        .iter()
         .filter(|c| c.is_on("engine/process", PlacementType::Instance))
         .map(|c| c.body_value())
+        .collect()
+}
+
+/// The requests the fake received whose first message holds `marker`
+/// (a sub-agent's, by its task), parsed.
+pub fn requests_with(s: &Setup, marker: &str) -> Vec<Value> {
+    s.sent()
+        .iter()
+        .map(|b| serde_json::from_slice::<Value>(b).unwrap())
+        .filter(|b| b["messages"][0].to_string().contains(marker))
         .collect()
 }
 

@@ -92,7 +92,8 @@ async fn a_session_is_rebuilt_byte_for_byte_from_the_substrate() {
             "write",
             "ask_user",
             "scope",
-            "todo"
+            "todo",
+            "memory"
         ]
     );
     let breakpoints = sent[4]

@@ -282,12 +282,7 @@ async fn a_sub_agent_starts_knowing_what_its_parent_pinned() {
     .await;
     let ran = s.run(&["--context", "house-rules", "delegate"]).await;
     assert_eq!(ran.code, 0, "{ran:#?}");
-    let child: Vec<Value> = s
-        .sent()
-        .iter()
-        .map(|b| serde_json::from_slice::<Value>(b).unwrap())
-        .filter(|b| b["messages"][0].to_string().contains("CHILD task"))
-        .collect();
+    let child = requests_with(&s, "CHILD task");
     assert_eq!(child.len(), 1);
     assert!(
         child[0]["system"]
@@ -299,7 +294,7 @@ async fn a_sub_agent_starts_knowing_what_its_parent_pinned() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn hc_config_lists_the_instruction_files_skills_and_commands_found() {
+async fn hc_config_lists_the_instruction_files_skills_agents_and_commands_found() {
     let s = Setup::new(json!({"turns": [reply(json!([text("unused")]), "end_turn")]})).await;
     s.file("AGENTS.md", "rules");
     s.file(
@@ -313,6 +308,10 @@ async fn hc_config_lists_the_instruction_files_skills_and_commands_found() {
     s.file(
         ".claude/skills/broken/SKILL.md",
         "---\ndescription: never closed\n",
+    );
+    s.file(
+        ".claude/agents/tester.md",
+        "---\nname: tester\ndescription: Runs the tests\n---\nYou run tests.\n",
     );
     let ran = s.out(&["config", "--json"]).await;
     assert_eq!(ran.code, 0, "{ran:#?}");
@@ -333,6 +332,13 @@ async fn hc_config_lists_the_instruction_files_skills_and_commands_found() {
     );
     assert_eq!(row("skills.release")["value"], "Ships");
     assert_eq!(row("commands.review")["value"], "Review a file");
+    assert_eq!(row("agents.tester")["value"], "Runs the tests");
+    assert!(
+        row("agents.tester")["source"]
+            .as_str()
+            .unwrap()
+            .ends_with(".claude/agents/tester.md")
+    );
     assert!(
         row("skipped")["value"]
             .as_str()

@@ -16,6 +16,7 @@ mod hooks;
 mod knowledge;
 mod lossless;
 mod mcp;
+mod memory;
 mod permissions;
 mod resume;
 mod subagents;

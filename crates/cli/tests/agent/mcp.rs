@@ -101,6 +101,7 @@ async fn an_mcp_tool_is_a_served_run_and_the_request_is_rebuilt_exactly() {
                 "ask_user",
                 "scope",
                 "todo",
+                "memory",
                 "mcp_list_resources",
                 "mcp_read_resource",
             ]

@@ -28,6 +28,7 @@ pub async fn in_terminal(
         .current_dir(&s.root)
         .env("ANTHROPIC_BASE_URL", s.fake.base_url())
         .env("XDG_CONFIG_HOME", s.root.join(".no-user-config"))
+        .env("XDG_DATA_HOME", s.root.join(".no-user-data"))
         .env_remove("NO_COLOR")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
