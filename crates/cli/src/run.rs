@@ -482,6 +482,10 @@ fn emit_init(
     let user = config.user_config_dir.as_deref().map(std::path::Path::new);
     let (skills, _) = agent::skills::find(root, user, home.as_deref());
     let skills: Vec<String> = skills.into_iter().map(|s| s.name).collect();
+    // the general sub-agent, then the custom ones (`subagent_type`)
+    let (custom, _) = agent::agents::find(root, user, home.as_deref());
+    let mut agents = vec!["agent".to_owned()];
+    agents.extend(custom.into_iter().map(|a| a.name));
     json.init(&crate::output::Init {
         tools: &tool_names(engine),
         cwd: &cwd,
@@ -490,7 +494,7 @@ fn emit_init(
         mcp_servers: &crate::mcp_config::statuses(engine.db())?,
         slash_commands: &slash_commands,
         skills: &skills,
-        agents: &["agent".to_owned()],
+        agents: &agents,
     });
     Ok(())
 }

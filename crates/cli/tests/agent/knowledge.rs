@@ -227,6 +227,10 @@ async fn stream_json_init_lists_the_commands_skills_and_agents() {
     let s = Setup::new(json!({"turns": [reply(json!([text("ok")]), "end_turn")]})).await;
     s.file(".claude/commands/review.md", "Review $1\n");
     s.file(
+        ".claude/agents/tester.md",
+        "---\nname: tester\ndescription: Runs tests\n---\nYou test.\n",
+    );
+    s.file(
         ".claude/skills/release/SKILL.md",
         "---\ndescription: Ships\n---\nShip.\n",
     );
@@ -240,6 +244,7 @@ async fn stream_json_init_lists_the_commands_skills_and_agents() {
     );
     assert!(has("skills", "release"), "{init}");
     assert!(has("agents", "agent"), "{init}");
+    assert!(has("agents", "tester"), "a custom agent: {init}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
