@@ -6,7 +6,41 @@
 //! `subagent_type` names one; the list is recorded on the context event.
 
 use crate::contract::AgentIndex;
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+
+/// A custom agent a program defined (the Agent SDK's `agents`), kept in
+/// the run's configuration: it comes before any file's of the same name.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AgentSpec {
+    /// Its name (`subagent_type`).
+    pub name: String,
+    /// When to use it.
+    pub description: String,
+    /// Its system prompt.
+    pub prompt: String,
+    /// The only tools it is offered (program names; none: all).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<String>>,
+    /// Its model (none: the parent's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}
+
+impl AgentSpec {
+    /// As a definition found in a file is.
+    pub fn def(&self) -> AgentDef {
+        AgentDef {
+            name: self.name.clone(),
+            description: self.description.clone(),
+            tools: self.tools.clone(),
+            model: self.model.clone(),
+            prompt: self.prompt.clone(),
+            path: PathBuf::from("(defined by the program driving the run)"),
+        }
+    }
+}
 
 /// One custom agent's definition.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -95,18 +129,7 @@ fn read(file: &Path) -> Result<AgentDef, String> {
 
 /// A tool as hermitcrab names it, from Claude Code's name or its own.
 pub fn tool_name(name: &str) -> String {
-    match name {
-        "Read" => "read",
-        "Write" => "write",
-        "Edit" | "MultiEdit" => "edit",
-        "Bash" => "shell",
-        "Glob" => "glob",
-        "Grep" => "grep",
-        "WebFetch" => "web-fetch",
-        "Task" => "agent",
-        other => other,
-    }
-    .to_owned()
+    crate::names::program_of(name).to_owned()
 }
 
 #[cfg(test)]

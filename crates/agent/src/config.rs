@@ -19,6 +19,9 @@ pub enum PermissionMode {
     Plan,
     /// Everything is allowed.
     Bypass,
+    /// As the default, but what would ask is refused: only what the rules
+    /// allow runs (Claude Code's `dontAsk`).
+    DontAsk,
 }
 
 impl PermissionMode {
@@ -29,6 +32,18 @@ impl PermissionMode {
             PermissionMode::AcceptEdits => "accept-edits",
             PermissionMode::Plan => "plan",
             PermissionMode::Bypass => "bypass",
+            PermissionMode::DontAsk => "dont-ask",
+        }
+    }
+
+    /// Its name in Claude Code (`acceptEdits`, `bypassPermissions`, …).
+    pub fn claude_name(self) -> &'static str {
+        match self {
+            PermissionMode::Default => "default",
+            PermissionMode::AcceptEdits => "acceptEdits",
+            PermissionMode::Plan => "plan",
+            PermissionMode::Bypass => "bypassPermissions",
+            PermissionMode::DontAsk => "dontAsk",
         }
     }
 
@@ -39,6 +54,7 @@ impl PermissionMode {
             "accept-edits" | "acceptEdits" => PermissionMode::AcceptEdits,
             "plan" => PermissionMode::Plan,
             "bypass" | "bypassPermissions" => PermissionMode::Bypass,
+            "dont-ask" | "dontAsk" => PermissionMode::DontAsk,
             _ => return None,
         })
     }
@@ -135,33 +151,86 @@ pub struct AgentConfig {
     /// Compact before the first call (a person asked for it).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub compact_first: bool,
+    /// Which tool names the model sees (`claude`: Claude Code's `Bash`,
+    /// `Read`, …, as Agent SDK programs expect).
+    #[serde(skip_serializing_if = "is_hermitcrab")]
+    pub tool_names: crate::names::ToolNames,
+    /// Custom agents the program driving the run defined (before any
+    /// file's of the same name).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub agents: Vec<crate::agents::AgentSpec>,
     /// Whether memory (the project's and the person's) is in every
     /// request and the `memory` tool offered (default true).
     #[serde(default = "yes", skip_serializing_if = "is_yes")]
     pub memory: bool,
 }
 
-/// A hook: a command run on an event, given it as JSON on stdin.
+/// A hook: a command run on an event, given it as JSON on stdin — or a
+/// callback an Agent SDK program registered, which its host runs.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HookConfig {
-    /// `pre-tool`, `post-tool`, `user-prompt` or `stop`.
+    /// `pre-tool`, `post-tool`, `user-prompt`, `stop`, `subagent-stop` or
+    /// `pre-compact` (Claude Code's names are read as these).
     pub event: String,
-    /// For tool events: a program name or a rule pattern
-    /// (`shell(git push:*)`); none matches every call.
+    /// For tool events: a program name (either naming; several with `|`),
+    /// or a rule pattern (`shell(git push:*)`); none or `*` matches every
+    /// call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub matcher: Option<String>,
     /// The command (`bash -c`), run in the project root.
+    #[serde(default)]
     pub command: String,
+    /// Instead of a command: the id of a callback the host runs (an Agent
+    /// SDK program's), asked with a `hook-callback` on the session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub callback: Option<String>,
     /// Milliseconds before it is killed (default 60,000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
 }
 
 /// The events a hook may be run on.
-pub const HOOK_EVENTS: &[&str] = &["pre-tool", "post-tool", "user-prompt", "stop"];
+pub const HOOK_EVENTS: &[&str] = &[
+    "pre-tool",
+    "post-tool",
+    "user-prompt",
+    "stop",
+    "subagent-stop",
+    "pre-compact",
+];
+
+/// Each hook event with Claude Code's name for it.
+pub const CLAUDE_HOOK_EVENTS: &[(&str, &str)] = &[
+    ("pre-tool", "PreToolUse"),
+    ("post-tool", "PostToolUse"),
+    ("user-prompt", "UserPromptSubmit"),
+    ("stop", "Stop"),
+    ("subagent-stop", "SubagentStop"),
+    ("pre-compact", "PreCompact"),
+];
+
+/// The hook event named `name` (ours, or Claude Code's), if it is one.
+pub fn hook_event(name: &str) -> Option<&'static str> {
+    CLAUDE_HOOK_EVENTS
+        .iter()
+        .find(|(ours, theirs)| *ours == name || *theirs == name)
+        .map(|(ours, _)| *ours)
+}
+
+/// Claude Code's name of hook event `event` (one of ours).
+pub fn claude_hook_event(event: &str) -> &str {
+    CLAUDE_HOOK_EVENTS
+        .iter()
+        .find(|(ours, _)| *ours == event)
+        .map_or(event, |(_, theirs)| theirs)
+}
 
 /// The depth sub-agents may nest to when the configuration says nothing.
 pub const DEFAULT_MAX_DEPTH: u32 = 3;
+
+fn is_hermitcrab(names: &crate::names::ToolNames) -> bool {
+    *names == crate::names::ToolNames::Hermitcrab
+}
 
 fn yes() -> bool {
     true
@@ -207,6 +276,8 @@ impl Default for AgentConfig {
             compact_at: None,
             compact_first: false,
             hooks: Vec::new(),
+            tool_names: crate::names::ToolNames::Hermitcrab,
+            agents: Vec::new(),
             memory: true,
         }
     }

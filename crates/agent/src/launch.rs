@@ -28,11 +28,17 @@ const TITLE_CHARS: usize = 80;
 /// A new session for `prompt`: its id, and the declaration that makes it
 /// (its title is the prompt's first line, cut; its creation time).
 pub fn new_session(prompt: &str) -> (String, Declaration) {
+    new_named_session(prompt, None)
+}
+
+/// [`new_session`], named by a program (`--session-id`) when `name` is given.
+pub fn new_named_session(prompt: &str, name: Option<&str>) -> (String, Declaration) {
     let id = substrate::ids::new_id("s");
     let title = title(prompt);
     let body = SessionBody {
         title: title.clone(),
         created: humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string(),
+        session_id: name.map(str::to_owned),
     };
     let chunk = ChunkDecl::with_id(&id)
         .name(title)

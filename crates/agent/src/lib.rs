@@ -56,6 +56,7 @@ pub mod contract;
 pub mod knowledge;
 pub mod launch;
 pub mod memory;
+pub mod names;
 pub mod permissions;
 mod rebuild;
 pub mod request;
@@ -66,7 +67,10 @@ mod toolbox;
 mod vocabulary;
 
 pub use compact::recent_turns;
-pub use config::{AgentConfig, ApiKind, HOOK_EVENTS, HookConfig, PermissionMode};
+pub use config::{
+    AgentConfig, ApiKind, CLAUDE_HOOK_EVENTS, HOOK_EVENTS, HookConfig, PermissionMode,
+    claude_hook_event, hook_event,
+};
 pub use rebuild::{calls, is_call, rebuild_request, request_body};
 pub use request::{Conversation, Prefix, Request};
 pub use vocabulary::{

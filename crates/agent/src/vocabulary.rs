@@ -21,6 +21,8 @@ pub const SESSION_ACCEPTS: &[&str] = &[
     "user-answer",
     "todo",
     "interrupt",
+    "hook-callback",
+    "hook-answer",
 ];
 
 /// The default timeout of an agent run: an hour (real coding runs are
@@ -100,6 +102,8 @@ pub fn vocabulary() -> Vec<ChunkDecl> {
         "user-answer",
         "todo",
         "interrupt",
+        "hook-callback",
+        "hook-answer",
     ] {
         out.push(session_type(id, json!({}), json!({})));
     }

@@ -56,6 +56,7 @@ fn each_body_is_the_json_hosts_have_always_read() {
         decision: Choice::Always,
         rule: Some("shell(cargo test:*)".into()),
         message: None,
+        ..PermissionDecision::default()
     };
     assert_eq!(
         Entry::of(&decision).body,

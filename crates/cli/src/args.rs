@@ -26,7 +26,7 @@ Examples:
 pub enum Command {
     /// Run the agent on a prompt and print its answer.
     #[command(after_help = RUN_HELP)]
-    Run(RunFlags),
+    Run(Box<RunFlags>),
     /// Talk with the agent in the terminal: each message is a run on the chat's session.
     #[command(after_help = CHAT_HELP)]
     Chat(ChatFlags),
@@ -299,7 +299,7 @@ pub struct SettingFlags {
     /// Stop once this many dollars are spent.
     #[arg(long)]
     max_budget_usd: Option<f64>,
-    /// default | accept-edits | plan | bypass.
+    /// default | accept-edits | plan | bypass | dont-ask (also Claude Code's acceptEdits, bypassPermissions, dontAsk).
     #[arg(long)]
     permission_mode: Option<String>,
     /// Allow calls matching RULE without asking, e.g. 'shell(git status:*)' (repeatable).
@@ -373,6 +373,9 @@ pub struct RunFlags {
     /// With stream-json: also the model's deltas as `stream_event` lines.
     #[arg(long)]
     include_partial_messages: bool,
+    /// Claude Code's print-mode flags (the Agent SDK's).
+    #[command(flatten)]
+    sdk: crate::compat::SdkFlags,
 }
 
 impl RunFlags {
@@ -386,6 +389,8 @@ impl RunFlags {
             compact: self.compact,
             format: self.output_format,
             partial: self.include_partial_messages,
+            sdk: self.sdk,
+            link: None,
             session: match (self.continue_, self.resume) {
                 (true, _) => run::SessionChoice::Latest,
                 (false, Some(id)) => run::SessionChoice::Resume(id),

@@ -357,6 +357,8 @@ impl Chat {
             compact: config.compact_first,
             format: OutputFormat::Text,
             partial: false,
+            sdk: Default::default(),
+            link: None,
         };
         let started = Instant::now();
         let engine = self.engine.clone();

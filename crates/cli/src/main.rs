@@ -6,6 +6,7 @@ mod args;
 mod builtins;
 mod chat;
 mod commands;
+mod compat;
 mod config;
 mod config_cmd;
 mod exit;
@@ -19,6 +20,7 @@ mod output;
 mod project;
 mod render;
 mod run;
+mod sdk;
 mod settings;
 mod spinner;
 mod style;
@@ -35,6 +37,26 @@ use engine::{Engine, EngineConfig};
 use project::Project;
 use std::process::ExitCode;
 
+/// Every long flag `hc run` takes (aliases too).
+fn run_flags() -> Vec<String> {
+    let command = <Cli as clap::CommandFactory>::command();
+    let Some(run) = command.find_subcommand("run") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for arg in run.get_arguments() {
+        out.extend(arg.get_long().map(str::to_owned));
+        out.extend(
+            arg.get_all_aliases()
+                .into_iter()
+                .flatten()
+                .map(str::to_owned),
+        );
+    }
+    out.extend(["help".to_owned()]);
+    out
+}
+
 fn main() -> ExitCode {
     // The trampoline runs before every contained program: no logging, no
     // argument parser, straight to work.
@@ -46,12 +68,12 @@ fn main() -> ExitCode {
         return contain::trampoline_main(&rest);
     }
     init_logging();
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(compat::rewrite(std::env::args_os().collect(), &run_flags()));
     if cli.command.only_prints() {
         default_sigpipe();
     }
     let outcome = match cli.command {
-        Command::Run(flags) => return exit_code(run::run(flags.into_request())),
+        Command::Run(flags) => return exit_code(run::run((*flags).into_request())),
         Command::Chat(flags) => chat::chat(flags),
         Command::Sessions { json } => inspect::sessions(json),
         Command::Trace {

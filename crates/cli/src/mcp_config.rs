@@ -279,6 +279,10 @@ pub fn statuses(db: &Substrate) -> Result<Vec<Value>> {
     Ok(programs
         .chunks
         .iter()
+        .filter(|c| {
+            c.id.strip_prefix("program/mcp/")
+                .is_some_and(|n| !n.contains('/'))
+        })
         .filter_map(|c| {
             let body = c.body_value();
             let mcp = body.get("mcp")?;

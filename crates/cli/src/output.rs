@@ -9,6 +9,10 @@ use agent::contract::{Answer, Notice, RunBody, ToolResult};
 use serde_json::{Value, json};
 use std::io::Write as _;
 
+/// The version of Claude Code whose print mode and control protocol these
+/// lines follow (what an Agent SDK checks `system/init` for).
+pub const CLAUDE_CODE_LEVEL: &str = "2.1.0";
+
 /// How `hc run` prints.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum OutputFormat {
@@ -123,10 +127,14 @@ impl JsonOut {
     pub fn init(&self, init: &Init<'_>) {
         self.line(json!({
             "type": "system", "subtype": "init", "model": self.model, "tools": init.tools,
-            "cwd": init.cwd, "permission_mode": init.mode, "permissionMode": init.mode,
+            "cwd": init.cwd, "permission_mode": init.mode.as_str(),
+            "permissionMode": init.mode.claude_name(),
             "mcp_servers": init.mcp_servers, "slash_commands": init.slash_commands,
             "skills": init.skills, "agents": init.agents,
             "process": init.process, "hc_version": env!("CARGO_PKG_VERSION"),
+            // the level of Claude Code's print mode these lines follow
+            "claude_code_version": CLAUDE_CODE_LEVEL,
+            "apiKeySource": "none", "output_style": "default",
         }));
     }
 
@@ -325,6 +333,7 @@ pub fn result(
     session: &str,
     calls: usize,
     duration_ms: u128,
+    names: agent::names::ToolNames,
 ) -> Value {
     use agent::contract::RunStop;
     let totals = &body.totals;
@@ -351,7 +360,7 @@ pub fn result(
         "duration_api_ms": totals.duration_api_ms,
         "total_cost_usd": totals.cost_usd,
         "usage": totals.usage,
-        "permission_denials": denials(body),
+        "permission_denials": denials(body, names),
         "stop_reason": totals.stop_reason.map_or("", |s| s.as_str()),
         "error": totals.stop_message.as_deref().or(body.process.error.as_deref()),
         "process": process,
@@ -362,14 +371,15 @@ pub fn result(
     })
 }
 
-/// The run's denials in print mode's shape (`tool_name`, `tool_use_id`,
-/// `tool_input`), with the reason the model was given.
-fn denials(body: &RunBody) -> Vec<Value> {
+/// The run's denials in print mode's shape (`tool_name` as the model
+/// names the tool, `tool_use_id`, `tool_input`), with the reason the
+/// model was given.
+fn denials(body: &RunBody, names: agent::names::ToolNames) -> Vec<Value> {
     body.totals
         .permission_denials
         .iter()
         .map(|d| {
-            json!({"tool_name": d.program, "tool_use_id": d.tool_use_id, "tool_input": d.input, "reason": d.reason})
+            json!({"tool_name": names.show(&d.program), "tool_use_id": d.tool_use_id, "tool_input": d.input, "reason": d.reason})
         })
         .collect()
 }
@@ -443,7 +453,7 @@ pub struct Init<'a> {
     /// The project root.
     pub cwd: &'a str,
     /// The permission mode.
-    pub mode: &'a str,
+    pub mode: agent::PermissionMode,
     /// The agent's process.
     pub process: &'a str,
     /// `[{"name", "status"}]`.

@@ -51,6 +51,9 @@ pub struct Renderer {
     stdout_tty: bool,
     /// JSON lines instead of text (`--output-format json | stream-json`).
     pub json: Option<crate::output::JsonOut>,
+    /// The program driving the run over stdin (an Agent SDK program): it
+    /// interrupts, answers permission questions and runs hook callbacks.
+    pub sdk: Option<std::sync::Arc<crate::sdk::Link>>,
     /// The run's process, once following it.
     root: Option<String>,
     /// The last line a running tool printed.
@@ -86,6 +89,7 @@ impl Renderer {
             gap: false,
             stdout_tty: std::io::stdout().is_terminal(),
             json: None,
+            sdk: None,
             root: None,
             progress: None,
             asked_ctrl_c: false,
@@ -118,6 +122,7 @@ impl Renderer {
         // being rendered; this one keeps it until it is read.
         let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
             .map_err(|e| anyhow::anyhow!("cannot listen for Ctrl-C: {e}"))?;
+        let link = self.sdk.clone();
         let done = loop {
             let deadline = grace
                 .unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(86_400 * 365));
@@ -135,6 +140,11 @@ impl Renderer {
                     }
                 }
                 Some(()) = sigint.recv() => self.ctrl_c(&mut interrupts, &mut grace, process),
+                () = program_interrupts(link.as_deref()) => {
+                    if interrupts == 0 {
+                        self.ctrl_c(&mut interrupts, &mut grace, process);
+                    }
+                }
                 _ = ticks.tick() => self.tick(),
                 () = tokio::time::sleep_until(deadline) => {
                     let _ = self.engine.cancel(&host, process);
@@ -270,7 +280,8 @@ impl Renderer {
         scopes.iter().any(|s| match s.as_str() {
             Answer::TYPE => streaming || self.from_commits,
             ToolResult::TYPE => streaming,
-            PermissionRequest::TYPE | UserQuestion::TYPE => self.interactive,
+            PermissionRequest::TYPE | UserQuestion::TYPE => self.interactive || self.sdk.is_some(),
+            agent::contract::HookCallback::TYPE => self.sdk.is_some(),
             _ => false,
         })
     }
@@ -392,6 +403,26 @@ impl Renderer {
                 None
             }
             SessionItem::ToolResult(result) if own => Some(result),
+            SessionItem::PermissionRequest(request)
+                if self.sdk.as_ref().is_some_and(|l| l.prompts) =>
+            {
+                self.ask_program(id, chunk, Asked::Permission(request));
+                None
+            }
+            SessionItem::HookCallback(callback) if self.sdk.is_some() => {
+                self.ask_program(id, chunk, Asked::Hook(callback));
+                None
+            }
+            SessionItem::UserQuestion(_) if self.sdk.is_some() => {
+                let answer = UserAnswer {
+                    request: id.to_owned(),
+                    text: "(no one can answer questions through the program driving this run: \
+                           decide yourself, and say what you assumed)"
+                        .into(),
+                };
+                self.answer(&asked_on(chunk, &self.session), Entry::of(&answer));
+                None
+            }
             SessionItem::ToolResult(result) if self.json.is_some() => {
                 let parent = self.spawned_by(chunk)?;
                 if let Some(json) = &self.json {
@@ -420,10 +451,36 @@ impl Renderer {
             | SessionItem::UserAnswer(_)
             | SessionItem::Interrupt(_)
             | SessionItem::Todo(_)
+            | SessionItem::HookCallback(_)
+            | SessionItem::HookAnswer(_)
             | SessionItem::Run(_)
             | SessionItem::Unreadable { .. }
             | SessionItem::Other => None,
         }
+    }
+
+    /// Puts a question to the program driving the run, off this loop (the
+    /// turn's other events go on meanwhile), and commits its answer where
+    /// it was asked.
+    fn ask_program(&self, id: &str, chunk: &substrate::ChunkItem, asked: Asked) {
+        let Some(link) = self.sdk.clone() else {
+            return;
+        };
+        let on = asked_on(chunk, &self.session);
+        let (engine, id) = (self.engine.clone(), id.to_owned());
+        tokio::spawn(async move {
+            let entry = match &asked {
+                Asked::Permission(request) => Entry::of(&link.can_use_tool(&id, request).await),
+                Asked::Hook(callback) => Entry::of(&link.hook_callback(&id, callback).await),
+            };
+            let chunk = ChunkDecl::generated()
+                .body(entry.body)
+                .on(NewPlacement::instance(&on))
+                .on(NewPlacement::instance(entry.kind));
+            if let Err(e) = engine.commit(&Context::host(), Declaration::of(vec![chunk])) {
+                eprintln!("hc: the program's answer could not be recorded: {e}");
+            }
+        });
     }
 
     /// Asks the person whether a call may run, and commits the decision
@@ -448,6 +505,7 @@ impl Renderer {
             decision,
             rule: Some(request.rule.clone()),
             message: None,
+            ..PermissionDecision::default()
         };
         self.answer(on, Entry::of(&decision));
     }
@@ -600,6 +658,21 @@ fn edit_diff(input: &Value) -> Vec<String> {
         ));
     }
     lines
+}
+
+/// What is put to the program driving the run.
+enum Asked {
+    Permission(PermissionRequest),
+    Hook(agent::contract::HookCallback),
+}
+
+/// Resolves when the program driving the run asks it to stop (never,
+/// when there is none).
+async fn program_interrupts(link: Option<&crate::sdk::Link>) {
+    match link {
+        Some(link) => link.interrupted().await,
+        None => std::future::pending().await,
+    }
 }
 
 /// A call's input in a few words.

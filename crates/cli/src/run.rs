@@ -18,6 +18,7 @@ use protocol::SubscribeOpts;
 use std::time::Instant;
 
 /// What `hc run` was asked.
+#[derive(Clone)]
 pub struct RunRequest {
     /// The prompt (`None`: read it from stdin).
     pub prompt: Option<String>,
@@ -35,6 +36,10 @@ pub struct RunRequest {
     pub format: crate::output::OutputFormat,
     /// `--include-partial-messages` (with stream-json).
     pub partial: bool,
+    /// Claude Code's print-mode flags.
+    pub sdk: crate::compat::SdkFlags,
+    /// The program driving the run over stdin, when one is.
+    pub link: Option<std::sync::Arc<crate::sdk::Link>>,
 }
 
 /// A new session, or one to go on with.
@@ -66,6 +71,9 @@ pub fn run(request: RunRequest) -> Result<u8> {
 
 /// Everything `run` does but printing an early failure as JSON.
 fn start(request: RunRequest, started: Instant) -> Result<u8> {
+    if request.sdk.streaming() {
+        return crate::sdk::serve(request);
+    }
     let prompt = read_prompt(request.prompt.clone())?;
     let here = std::env::current_dir().context("cannot read the working directory")?;
     let project = Project::find_or_init(&here)?;
@@ -81,6 +89,7 @@ fn start(request: RunRequest, started: Instant) -> Result<u8> {
     // config file) is a usage error: exit 2.
     let (_, mut config) = settings::resolve(&files, &request.flags, interactive)
         .map_err(|e| exit(2, format!("{e:#}")))?;
+    request.sdk.apply(&mut config).map_err(|e| exit(2, e))?;
     config.compact_first = request.compact;
     check_credentials(&config)?;
     let engine_config = crate::engine_config(&project, &files, request.no_contain)?;
@@ -284,7 +293,7 @@ pub async fn drive(
         sync_memory(engine);
     }
     check_prompt(prompt)?;
-    let session = session_for(engine, prompt, &request.session)?;
+    let session = session_for(engine, prompt, request)?;
     // Before subscribing: what a `lagged` makes the renderer read back
     // starts after this.
     let head = engine.db().head()?;
@@ -304,11 +313,16 @@ pub async fn drive(
     };
     let process = start_agent(engine, &launch, request.session == SessionChoice::New)?;
     let mut renderer = Renderer::new(engine.clone(), session.clone(), config.interactive, head);
+    renderer.sdk = request.link.clone();
     if request.format != OutputFormat::Text {
+        let shown = crate::trace::shown_session(engine.db(), &session);
+        if let Some(link) = &request.link {
+            link.set_session(&shown);
+        }
         let json = JsonOut::new(
             request.format == OutputFormat::StreamJson,
             request.partial,
-            session.clone(),
+            shown,
             config.model.clone(),
         );
         emit_init(&json, engine, config, &process)?;
@@ -337,6 +351,7 @@ pub async fn drive(
                 &session,
                 calls,
                 started.elapsed().as_millis(),
+                config.tool_names,
             );
             json.result(result);
         }
@@ -359,10 +374,26 @@ fn sync_memory(engine: &Engine) {
     }
 }
 
-/// The session a run goes on, as `choice` says (a new one made now).
-fn session_for(engine: &Engine, prompt: &str, choice: &SessionChoice) -> Result<String> {
-    Ok(match choice {
-        SessionChoice::New => new_session(engine, prompt)?,
+/// The session a run goes on, as it was asked (a new one made now, named
+/// by `--session-id` when given).
+fn session_for(engine: &Engine, prompt: &str, request: &RunRequest) -> Result<String> {
+    Ok(match &request.session {
+        SessionChoice::New => match &request.sdk.session_id {
+            None => new_session(engine, prompt)?,
+            Some(name) => {
+                if crate::trace::named_session(engine.db(), name)?.is_some() {
+                    return Err(exit(
+                        2,
+                        format!(
+                            "--session-id {name}: a session already has that id; go on with it with --resume {name}"
+                        ),
+                    ));
+                }
+                let (id, declaration) = agent::launch::new_named_session(prompt, Some(name));
+                engine.commit(&Context::host(), declaration)?;
+                id
+            }
+        },
         SessionChoice::Latest => latest_session(engine)?,
         SessionChoice::Known(id) => id.clone(),
         // A session that is not there is a usage error, as `--continue`
@@ -485,11 +516,21 @@ fn emit_init(
     // the general sub-agent, then the custom ones (`subagent_type`)
     let (custom, _) = agent::agents::find(root, user, home.as_deref());
     let mut agents = vec!["agent".to_owned()];
-    agents.extend(custom.into_iter().map(|a| a.name));
+    agents.extend(config.agents.iter().map(|a| a.name.clone()));
+    agents.extend(
+        custom
+            .into_iter()
+            .map(|a| a.name)
+            .filter(|n| !config.agents.iter().any(|a| a.name == *n)),
+    );
+    let tools: Vec<String> = tool_names(engine)
+        .iter()
+        .map(|t| config.tool_names.show(t).to_owned())
+        .collect();
     json.init(&crate::output::Init {
-        tools: &tool_names(engine),
+        tools: &tools,
         cwd: &cwd,
-        mode: config.permission_mode.as_str(),
+        mode: config.permission_mode,
         process,
         mcp_servers: &crate::mcp_config::statuses(engine.db())?,
         slash_commands: &slash_commands,

@@ -207,7 +207,7 @@ fn apply(config: &mut AgentConfig, r: &Resolved) -> Result<()> {
         }
         "permission_mode" => {
             config.permission_mode = PermissionMode::parse(&text)
-                .ok_or_else(|| bad("one of default, accept-edits, plan, bypass"))?
+                .ok_or_else(|| bad("one of default, accept-edits, plan, bypass, dont-ask (or acceptEdits, bypassPermissions, dontAsk)"))?
         }
         "system_append" => config.system_append = Some(text),
         "compact_at" => {
@@ -245,14 +245,28 @@ fn hooks(files: &Files) -> Result<Vec<agent::HookConfig>> {
         for hook in list {
             let hook: agent::HookConfig = serde_json::from_value(hook.clone())
                 .map_err(|e| anyhow::anyhow!("{where_}: a [[hooks]] entry {hook} is not valid: {e} (it takes event, command, matcher, timeout_ms)"))?;
-            if !agent::HOOK_EVENTS.contains(&hook.event.as_str()) {
+            let Some(event) = agent::hook_event(&hook.event) else {
                 bail!(
-                    "{where_}: hook event `{}` is not one of {}",
+                    "{where_}: hook event `{}` is not one of {} (or Claude Code's {})",
                     hook.event,
-                    agent::HOOK_EVENTS.join(", ")
+                    agent::HOOK_EVENTS.join(", "),
+                    agent::CLAUDE_HOOK_EVENTS
+                        .iter()
+                        .map(|(_, c)| *c)
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 );
+            };
+            let mut hook = hook;
+            hook.event = event.to_owned();
+            if hook.callback.is_some() || hook.command.trim().is_empty() {
+                bail!("{where_}: a [[hooks]] entry needs a `command`");
             }
-            if let Some(m) = hook.matcher.as_deref().filter(|m| *m != "*") {
+            if let Some(m) = hook
+                .matcher
+                .as_deref()
+                .filter(|m| *m != "*" && !m.contains('|'))
+            {
                 agent::permissions::Rule::parse(m).map_err(anyhow::Error::msg)?;
             }
             all.push(hook);

@@ -11,7 +11,44 @@ use substrate::Substrate;
 
 /// A session id from a unique prefix of one.
 pub fn resolve_session(db: &Substrate, given: &str) -> Result<String> {
+    if let Some(named) = named_session(db, given)? {
+        return Ok(named);
+    }
     by_prefix(db, "session", given, "session", "`hc sessions` lists them")
+}
+
+/// The session a program named `name` (`--session-id`), if one is.
+pub fn named_session(db: &Substrate, name: &str) -> Result<Option<String>> {
+    if name.starts_with("s_") || name.is_empty() {
+        return Ok(None);
+    }
+    let sessions = db.scope(
+        &["session"],
+        &ScopeOpts {
+            kind: substrate::TypeFilter::Instance,
+            ..ScopeOpts::default()
+        },
+    )?;
+    Ok(sessions
+        .chunks
+        .iter()
+        .find(|c| {
+            agent::contract::SessionBody::parse(&c.body_value())
+                .session_id
+                .as_deref()
+                == Some(name)
+        })
+        .map(|c| c.id.clone()))
+}
+
+/// The name a program gave `session`, else its id: what stream-json lines
+/// call it.
+pub fn shown_session(db: &Substrate, session: &str) -> String {
+    db.read(|s| s.body(session))
+        .ok()
+        .flatten()
+        .and_then(|b| agent::contract::SessionBody::parse(&b).session_id)
+        .unwrap_or_else(|| session.to_owned())
 }
 
 /// A sub-agent's process (its own session) named by id or a unique

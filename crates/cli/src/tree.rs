@@ -83,6 +83,18 @@ enum Node {
     Interrupt { id: String },
     #[serde(rename = "todo")]
     Todo { id: String, items: Vec<TodoItem> },
+    #[serde(rename = "hook-callback")]
+    HookCallback {
+        id: String,
+        event: String,
+        callback_id: String,
+    },
+    #[serde(rename = "hook-answer")]
+    HookAnswer {
+        id: String,
+        output: Value,
+        error: Option<String>,
+    },
 }
 
 /// A tool call with its result, its process's timing, and — for a
@@ -232,6 +244,16 @@ fn plain_node(id: String, item: SessionItem, call: Option<usize>) -> Option<Node
         SessionItem::UserAnswer(a) => Node::AnswerFromPerson { id, text: a.text },
         SessionItem::Interrupt(_) => Node::Interrupt { id },
         SessionItem::Todo(t) => Node::Todo { id, items: t.items },
+        SessionItem::HookCallback(h) => Node::HookCallback {
+            id,
+            event: h.event,
+            callback_id: h.callback_id,
+        },
+        SessionItem::HookAnswer(a) => Node::HookAnswer {
+            id,
+            output: a.output,
+            error: a.error,
+        },
         SessionItem::Context(None)
         | SessionItem::ToolCall(_)
         | SessionItem::ToolResult(_)
@@ -385,6 +407,19 @@ impl Lines {
                 self.text(indent + 2, "→ ".into(), &text_of(text, full))
             }
             Node::Interrupt { .. } => self.push(indent, bad("✗ interrupted by the person")),
+            Node::HookCallback {
+                event, callback_id, ..
+            } => self.push(
+                indent + 1,
+                format!("⚑ {} hook {}", shown(event), dim(&shown(callback_id))),
+            ),
+            Node::HookAnswer { output, error, .. } => {
+                let said = match error {
+                    Some(e) => bad(&format!("failed: {}", shown(e))),
+                    None => cut(&output.to_string(), CUT),
+                };
+                self.push(indent + 2, format!("→ {said}"));
+            }
             Node::Todo { items, .. } => {
                 let done = items
                     .iter()

@@ -359,6 +359,7 @@ fn loosened(table: &toml::Table, user: Option<&toml::Table>) -> Vec<(&'static st
         agent::PermissionMode::Bypass => 0,
         agent::PermissionMode::AcceptEdits => 1,
         agent::PermissionMode::Default => 2,
+        agent::PermissionMode::DontAsk => 3,
         agent::PermissionMode::Plan => 3,
     };
     let yours = mode(user).unwrap_or_default();

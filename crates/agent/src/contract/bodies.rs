@@ -21,6 +21,10 @@ pub struct SessionBody {
     pub title: String,
     /// When it was made (RFC 3339, milliseconds).
     pub created: String,
+    /// The name a program gave it (`--session-id`, a UUID), which
+    /// `--resume` and `hc trace` take and stream-json lines carry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
 }
 
 impl Body for SessionBody {
@@ -229,6 +233,14 @@ pub struct PermissionDecision {
     /// With a denial: what to tell the model.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// With an allowance: the input the call runs with instead (checked
+    /// against the tool's schema), as an Agent SDK program's
+    /// `updatedInput`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub updated_input: Option<Value>,
+    /// With a denial: stop the run too (the SDK's `interrupt`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub interrupt: bool,
 }
 
 impl Body for PermissionDecision {

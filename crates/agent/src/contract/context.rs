@@ -125,9 +125,10 @@ impl Body for ContextBody {
 }
 
 impl ContextBody {
-    /// Whether the agent wrote it (a host's placeholder is empty).
+    /// Whether the agent wrote it (a host's placeholder is empty; the
+    /// base instructions may be, when a program replaced them with none).
     pub fn is_written(&self) -> bool {
-        !self.system.is_empty()
+        !self.model.is_empty()
     }
 
     /// The body as committed: each instruction file named by its chunk,

@@ -7,6 +7,7 @@
 
 mod bodies;
 mod context;
+mod hooks;
 mod memory;
 mod notice;
 mod totals;
@@ -17,6 +18,7 @@ pub use bodies::{
     UserQuestion,
 };
 pub use context::{AgentIndex, ContextBody, GitFacts, Instructions, SkillIndex};
+pub use hooks::{HookAnswer, HookCallback, HookOutput};
 pub use memory::{
     KNOWLEDGE_FILE, KnowledgeFile, MemoryEntry, MemoryScope, PROJECT_MEMORY, USER_MEMORY, now,
     sha256_hex,
@@ -114,6 +116,10 @@ pub enum SessionItem {
     Interrupt(Interrupt),
     /// The agent's plan.
     Todo(Todo),
+    /// The agent asks a host to run a registered hook callback.
+    HookCallback(HookCallback),
+    /// A host's answer to that.
+    HookAnswer(HookAnswer),
     /// A process on the session (an agent's run, its totals on it).
     Run(Box<RunBody>),
     /// A chunk of one of these types whose body does not read as it.
@@ -128,7 +134,7 @@ pub enum SessionItem {
 }
 
 /// The types a session item may be, in the order they are looked for.
-const KINDS: [&str; 13] = [
+const KINDS: [&str; 15] = [
     Prompt::TYPE,
     Answer::TYPE,
     ToolCall::TYPE,
@@ -141,6 +147,8 @@ const KINDS: [&str; 13] = [
     UserAnswer::TYPE,
     Interrupt::TYPE,
     Todo::TYPE,
+    HookCallback::TYPE,
+    HookAnswer::TYPE,
     PROCESS,
 ];
 
@@ -177,6 +185,8 @@ impl SessionItem {
             SessionItem::UserAnswer(_) => UserAnswer::TYPE,
             SessionItem::Interrupt(_) => Interrupt::TYPE,
             SessionItem::Todo(_) => Todo::TYPE,
+            SessionItem::HookCallback(_) => HookCallback::TYPE,
+            SessionItem::HookAnswer(_) => HookAnswer::TYPE,
             SessionItem::Run(_) => PROCESS,
             SessionItem::Unreadable { kind, .. } => kind,
             SessionItem::Other => return None,
@@ -244,6 +254,8 @@ fn read_as(kind: &str, source: &impl Source) -> Result<SessionItem, String> {
         UserQuestion::TYPE => SessionItem::UserQuestion(source.get()?),
         UserAnswer::TYPE => SessionItem::UserAnswer(source.get()?),
         Interrupt::TYPE => SessionItem::Interrupt(source.get()?),
+        HookCallback::TYPE => SessionItem::HookCallback(source.get()?),
+        HookAnswer::TYPE => SessionItem::HookAnswer(source.get()?),
         Todo::TYPE => SessionItem::Todo(source.get()?),
         PROCESS => SessionItem::Run(Box::new(source.get()?)),
         _ => SessionItem::Other,

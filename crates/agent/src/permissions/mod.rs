@@ -60,7 +60,8 @@ impl Rule {
         let words = spec.as_deref().and_then(command_words);
         Ok(Rule {
             text: text.to_owned(),
-            program: program.to_owned(),
+            // Claude Code's names too: `Bash(git status:*)` is `shell(…)`
+            program: crate::names::program_of(program).to_owned(),
             spec,
             words,
         })

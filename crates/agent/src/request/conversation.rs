@@ -50,6 +50,8 @@ impl Conversation {
             | SessionItem::UserAnswer(_)
             | SessionItem::Interrupt(_)
             | SessionItem::Todo(_)
+            | SessionItem::HookCallback(_)
+            | SessionItem::HookAnswer(_)
             | SessionItem::Run(_)
             | SessionItem::Unreadable { .. }
             | SessionItem::Other => {}

@@ -52,9 +52,10 @@ impl Prefix {
         if let Some(last) = system.pop() {
             system.push(last.cached(CacheControl::ephemeral()));
         }
+        let names = config.tool_names;
         let mut all: Vec<Tool> = tools
             .iter()
-            .map(|t| Tool::custom(&t.name, described(t, context), t.schema.clone()))
+            .map(|t| Tool::custom(names.show(&t.name), described(t, context), t.schema.clone()))
             .collect();
         for server in &config.server_tools {
             if let Ok(tool) = serde_json::from_value::<Tool>(server.clone()) {
@@ -62,7 +63,11 @@ impl Prefix {
             }
         }
         for own in &context.own_tools {
-            if let Ok(tool) = serde_json::from_value::<Tool>(own.clone()) {
+            let mut own = own.clone();
+            if let Some(name) = own["name"].as_str().map(|n| names.show(n).to_owned()) {
+                own["name"] = Value::String(name);
+            }
+            if let Ok(tool) = serde_json::from_value::<Tool>(own) {
                 all.push(tool);
             }
         }
@@ -113,9 +118,13 @@ fn context_max_tokens(context: &ContextBody, config: &AgentConfig) -> u32 {
 /// The first system block: the base instructions, the environment, and
 /// the project's instructions.
 fn base_text(context: &ContextBody) -> String {
+    // a program may give no base instructions at all (`--system-prompt ""`)
     let mut text = context.system.clone();
+    if !text.is_empty() {
+        text.push_str("\n\n");
+    }
     text.push_str(&format!(
-        "\n\n# Environment\nWorking directory: {}\nPlatform: {}\nToday's date: {}\nModel: {}",
+        "# Environment\nWorking directory: {}\nPlatform: {}\nToday's date: {}\nModel: {}",
         context.cwd, context.platform, context.date, context.model
     ));
     if let Some(git) = &context.git {

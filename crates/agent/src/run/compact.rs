@@ -13,6 +13,20 @@ use std::time::Instant;
 impl Run {
     /// Summarizes the session and starts the messages over from the summary.
     pub(super) async fn compact(&mut self) -> Result<(), Stop> {
+        if self.toolbox.hooks().any("pre-compact") {
+            let trigger = if self.config.compact_first {
+                "manual"
+            } else {
+                "auto"
+            };
+            let payload = serde_json::json!({"trigger": trigger});
+            let verdict = self.toolbox.hooks().run("pre-compact", None, payload).await;
+            if let Some(why) = verdict.halt {
+                return Err(Stop::Error(format!(
+                    "a pre-compact hook stopped the run: {why}"
+                )));
+            }
+        }
         self.writer.status("compacting the conversation");
         let provider = match &self.provider {
             Ok(p) => std::sync::Arc::clone(p),

@@ -180,7 +180,13 @@ impl Run {
     /// Runs the calls of one reply, batch by batch, recording each
     /// batch's results; every call of the reply gets a result, so the
     /// session stays a conversation the API accepts.
-    async fn run_calls(&mut self, calls: Vec<ToolUseBlock>) -> Result<(), Stop> {
+    async fn run_calls(&mut self, mut calls: Vec<ToolUseBlock>) -> Result<(), Stop> {
+        // the model names tools as it was shown them; calls run programs
+        if self.config.tool_names == crate::names::ToolNames::Claude {
+            for call in &mut calls {
+                call.name = crate::names::program_of(&call.name).to_owned();
+            }
+        }
         for batch in self.toolbox.batches(&calls) {
             if self.inbox.interrupted() {
                 let rest = &calls[batch.start..];
@@ -336,26 +342,39 @@ impl Run {
         }
         let payload = json!({"prompt": self.prompt});
         let verdict = self.toolbox.hooks().run("user-prompt", None, payload).await;
-        verdict
-            .blocked
-            .map(|said| Stop::Error(format!("a user-prompt hook blocked the prompt: {said}")))
+        if let Some(said) = verdict.blocked {
+            return Some(Stop::Error(format!(
+                "a user-prompt hook blocked the prompt: {said}"
+            )));
+        }
+        // what a hook adds for the model goes with the prompt
+        if !verdict.said.is_empty() {
+            let text = format!("[user-prompt hook] {}", verdict.said.join("\n"));
+            self.record_prompt(Prompt {
+                text,
+                from: Some(PromptSource::Hook),
+            })
+            .await;
+        }
+        None
     }
 
     /// The `stop` hooks, when the model would end its turn: one that blocks
     /// (exit 2) sends its stderr to the model as a message (a prompt on the
     /// session), and the run goes on.
     async fn stop_hooks_go_on(&mut self) -> bool {
-        if !self.toolbox.hooks().any("stop") {
+        // a sub-agent's end is `subagent-stop` (Claude Code's SubagentStop)
+        let event = if self.config.depth > 1 {
+            "subagent-stop"
+        } else {
+            "stop"
+        };
+        if !self.toolbox.hooks().any(event) {
             return false;
         }
         let payload = json!({"answer": self.last_answer});
-        let Some(said) = self
-            .toolbox
-            .hooks()
-            .run("stop", None, payload)
-            .await
-            .blocked
-        else {
+        let verdict = self.toolbox.hooks().run(event, None, payload).await;
+        let (None, Some(said)) = (verdict.halt, verdict.blocked) else {
             return false;
         };
         self.record_prompt(Prompt {

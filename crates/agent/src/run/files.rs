@@ -62,11 +62,18 @@ impl FromFiles {
             }
         };
         let own = inherited.is_none();
+        let given: Vec<AgentDef> = config.agents.iter().map(|a| a.def()).collect();
         let files = tokio::task::spawn_blocking(move || {
             let home = home.as_deref();
             let (skills, mut skipped) = crate::skills::find(&root, user.as_deref(), home);
-            let (agents, more) = crate::agents::find(&root, user.as_deref(), home);
+            let (found, more) = crate::agents::find(&root, user.as_deref(), home);
             skipped.extend(more);
+            let mut agents = given;
+            for def in found {
+                if !agents.iter().any(|a| a.name == def.name) {
+                    agents.push(def);
+                }
+            }
             let instructions = match own {
                 true => crate::context::read_instructions(&crate::context::Places {
                     root: &root,

@@ -6,7 +6,7 @@
 //! would have said is read back from the session, so that no answer is
 //! lost and the run never waits for one that came.
 
-use crate::contract::{Body, Interrupt, PermissionDecision, SessionItem, UserAnswer};
+use crate::contract::{Body, HookAnswer, Interrupt, PermissionDecision, SessionItem, UserAnswer};
 use protocol::{ChunkItem, Client, Event, Events, PlacementType, ScopeOpts};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -19,6 +19,8 @@ pub enum Reply {
     Permission(PermissionDecision),
     /// To a `user-question`.
     User(UserAnswer),
+    /// To a `hook-callback`.
+    Hook(HookAnswer),
 }
 
 /// Answers waited for, and answers that came before anyone waited, by
@@ -105,6 +107,7 @@ impl Inbox {
             }
             SessionItem::PermissionDecision(d) => (d.request.clone(), Reply::Permission(d)),
             SessionItem::UserAnswer(a) => (a.request.clone(), Reply::User(a)),
+            SessionItem::HookAnswer(a) => (a.request.clone(), Reply::Hook(a)),
             _ => return,
         };
         let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
@@ -150,9 +153,14 @@ impl Inbox {
 /// Whether `item` is something others commit for a run: an interrupt, a
 /// permission decision or an answer.
 fn routed(item: &ChunkItem) -> bool {
-    [Interrupt::TYPE, PermissionDecision::TYPE, UserAnswer::TYPE]
-        .iter()
-        .any(|kind| item.is_on(kind, PlacementType::Instance))
+    [
+        Interrupt::TYPE,
+        PermissionDecision::TYPE,
+        UserAnswer::TYPE,
+        HookAnswer::TYPE,
+    ]
+    .iter()
+    .any(|kind| item.is_on(kind, PlacementType::Instance))
 }
 
 /// What others have committed on `session` for a run, read back whole (a
@@ -212,6 +220,7 @@ mod tests {
             decision: Choice::Allow,
             rule: None,
             message: None,
+            ..PermissionDecision::default()
         };
         // The answer, then more, all before the relay runs again.
         engine

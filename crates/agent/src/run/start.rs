@@ -126,6 +126,7 @@ impl Run {
             Arc::clone(&config),
             tools,
             &history,
+            &found.inbox,
         )
         .map_err(ProgramError::Other)?;
         toolbox.set_servers(up);
@@ -219,7 +220,9 @@ fn announce(writer: &SessionWriter, servers: &Servers, skipped: &[String]) {
     }
 }
 
-/// The program tools this run is offered: a custom agent's only.
+/// The program tools this run is offered: a custom agent's (or `--tools`)
+/// only, and none a bare deny rule refuses whole (`--disallowedTools
+/// Bash`: the model is not offered what it may never call).
 fn offered(
     mut tools: Vec<catalog::ProgramTool>,
     config: &AgentConfig,
@@ -227,6 +230,13 @@ fn offered(
     if let Some(only) = &config.tools {
         tools.retain(|t| only.contains(&t.def.name));
     }
+    let refused: Vec<&str> = config
+        .deny
+        .iter()
+        .filter(|rule| !rule.contains('('))
+        .map(|rule| crate::names::program_of(rule.trim()))
+        .collect();
+    tools.retain(|t| !refused.contains(&t.def.name.as_str()));
     tools
 }
 

@@ -1,17 +1,23 @@
 //! Hooks: configured commands run on `pre-tool`, `post-tool`,
-//! `user-prompt` and `stop`, each a run of the contained `hook` program —
-//! recorded as a process like everything else — given the event as JSON
-//! on stdin. Exit 0 goes on (a `pre-tool` hook may print JSON that allows,
-//! denies or rewrites the call); exit 2 blocks, and its stderr goes to the
-//! model; any other end is reported and does not block.
+//! `user-prompt`, `stop`, `subagent-stop` and `pre-compact`, each a run of
+//! the contained `hook` program — recorded as a process like everything
+//! else — given the event as JSON on stdin. Exit 0 goes on (a `pre-tool`
+//! hook may print JSON that allows, denies or rewrites the call); exit 2
+//! blocks, and its stderr goes to the model; any other end is reported and
+//! does not block. A hook an Agent SDK program registered is a callback
+//! its host runs: a `hook-callback` on the session with Claude Code's hook
+//! input, answered by a `hook-answer` with Claude Code's hook output.
 
 use super::outcome::{Outcome, outcome_of};
 use crate::catalog::ProgramTool;
 use crate::config::HookConfig;
+use crate::contract::{Entry, HookCallback, HookOutput};
+use crate::names::ToolNames;
 use crate::permissions::{Call, Rule};
+use crate::run::inbox::{Inbox, Reply};
 use crate::run::writer::{Notifier, SessionWriter};
 use model::ToolUseBlock;
-use protocol::{ChunkDecl, Client, NewPlacement, RunArgs};
+use protocol::{ChunkDecl, Client, Declaration, NewPlacement, RunArgs};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 
@@ -35,6 +41,8 @@ pub(crate) struct Verdict {
     pub input: Option<Value>,
     /// What exit-0 hooks printed (post-tool: shown to the model).
     pub said: Vec<String>,
+    /// A callback said the run is not to go on (`continue: false`).
+    pub halt: Option<String>,
 }
 
 /// The run's hooks and what running one takes.
@@ -45,6 +53,11 @@ pub(crate) struct Hooks {
     me: String,
     root: PathBuf,
     hooks: Vec<HookConfig>,
+    /// Where a callback's answer comes.
+    inbox: Inbox,
+    /// The permission mode and the tool names (Claude Code's hook input).
+    mode: &'static str,
+    names: ToolNames,
 }
 
 impl Hooks {
@@ -53,7 +66,8 @@ impl Hooks {
         client: Client,
         writer: &SessionWriter,
         root: PathBuf,
-        hooks: Vec<HookConfig>,
+        config: &crate::config::AgentConfig,
+        inbox: Inbox,
     ) -> Hooks {
         Hooks {
             client,
@@ -61,7 +75,10 @@ impl Hooks {
             session: writer.session().to_owned(),
             me: writer.me().to_owned(),
             root,
-            hooks,
+            hooks: config.hooks.clone(),
+            inbox,
+            mode: config.permission_mode.as_str(),
+            names: config.tool_names,
         }
     }
 
@@ -78,7 +95,11 @@ impl Hooks {
             .filter(|h| h.event == event)
             .filter(|h| match (&h.matcher, call) {
                 (None, _) | (_, None) => true,
-                (Some(m), _) if m == "*" => true,
+                (Some(m), _) if m == "*" || m.is_empty() => true,
+                // Claude Code's `Write|Edit`: names, either naming
+                (Some(m), Some(call)) if m.contains('|') => m
+                    .split('|')
+                    .any(|name| crate::names::program_of(name.trim()) == call.program),
                 (Some(m), Some(call)) => Rule::parse(m).is_ok_and(|r| r.matches(call)),
             })
             .cloned()
@@ -89,6 +110,12 @@ impl Hooks {
     pub async fn run(&self, event: &str, call: Option<&Call<'_>>, payload: Value) -> Verdict {
         let mut verdict = Verdict::default();
         for hook in self.matching(event, call) {
+            if let Some(callback) = &hook.callback {
+                if self.callback(event, callback, &payload, &mut verdict).await {
+                    return verdict;
+                }
+                continue;
+            }
             let mut event_json = payload.clone();
             event_json["event"] = json!(event);
             event_json["session"] = json!(self.session);
@@ -291,5 +318,119 @@ impl Hooks {
                 o.text.push_str(&format!("\n\n[post-tool hook] {said}"));
             }
         }
+    }
+}
+
+impl Hooks {
+    /// Asks the host to run callback `id` for `event` (a `hook-callback`
+    /// on the session) and reads its answer into `verdict`; answers
+    /// whether it blocked. No answer (the run interrupted, the callback
+    /// failed, garbage) decides nothing, with a status line.
+    async fn callback(
+        &self,
+        event: &str,
+        id: &str,
+        payload: &Value,
+        verdict: &mut Verdict,
+    ) -> bool {
+        let asked = HookCallback {
+            callback_id: id.to_owned(),
+            event: crate::config::claude_hook_event(event).to_owned(),
+            input: self.claude_input(event, payload, verdict.input.as_ref()),
+            tool_use_id: payload["tool"]["tool_use_id"].as_str().map(str::to_owned),
+            process: self.me.clone(),
+        };
+        let entry = Entry::of(&asked);
+        let chunk = ChunkDecl::generated()
+            .body(entry.body)
+            .on(NewPlacement::instance(&self.session))
+            .on(NewPlacement::instance(entry.kind));
+        let request = match self.client.commit(Declaration::of(vec![chunk])).await {
+            Ok(commit) => commit.created.first().cloned(),
+            Err(e) => {
+                self.notifier.status(format!(
+                    "the {} hook callback was not asked: {e}",
+                    asked.event
+                ));
+                return false;
+            }
+        };
+        let Some(request) = request else {
+            return false;
+        };
+        let output = match self.inbox.answer_to(&request).await {
+            Some(Reply::Hook(answer)) if answer.error.is_none() => answer.output,
+            Some(Reply::Hook(answer)) => {
+                let why = answer.error.unwrap_or_default();
+                self.notifier.status(format!(
+                    "the {} hook callback failed: {why}; going on",
+                    asked.event
+                ));
+                return false;
+            }
+            _ => return false,
+        };
+        let Some(read) = HookOutput::read(&output) else {
+            self.notifier.status(format!(
+                "the {} hook callback answered something that is not hook output; taken as no decision",
+                asked.event
+            ));
+            return false;
+        };
+        if let Some(input) = read.updated_input {
+            verdict.input = Some(input);
+        }
+        if let Some(decision) = read.permission {
+            verdict.decision = Some(decision);
+        }
+        verdict.said.extend(read.context);
+        if let Some(why) = read.stop {
+            verdict.halt = Some(why.clone());
+            verdict.blocked = Some(why);
+            return true;
+        }
+        if let Some(why) = read.block {
+            verdict.blocked = Some(if why.is_empty() {
+                format!("blocked by the {} hook", asked.event)
+            } else {
+                why
+            });
+            return true;
+        }
+        false
+    }
+
+    /// Claude Code's hook input for `event`, from the agent's `payload`
+    /// (`input`: a call's input as an earlier hook rewrote it).
+    fn claude_input(&self, event: &str, payload: &Value, input: Option<&Value>) -> Value {
+        let mut out = json!({
+            "hook_event_name": crate::config::claude_hook_event(event),
+            "session_id": self.session,
+            "transcript_path": "",
+            "cwd": self.root.to_string_lossy(),
+            "permission_mode": self.mode,
+        });
+        let tool = &payload["tool"];
+        if let Some(program) = tool["program"].as_str() {
+            out["tool_name"] = json!(self.names.show(program));
+            out["tool_input"] = input.cloned().unwrap_or_else(|| tool["input"].clone());
+            out["tool_use_id"] = tool["tool_use_id"].clone();
+        }
+        match event {
+            "post-tool" => {
+                let result = &payload["result"];
+                out["tool_response"] = json!({
+                    "output": result["text"], "is_error": result["is_error"], "data": result["data"],
+                });
+            }
+            "user-prompt" => out["prompt"] = payload["prompt"].clone(),
+            "stop" | "subagent-stop" => out["stop_hook_active"] = json!(false),
+            "pre-compact" => {
+                out["trigger"] = payload["trigger"].clone();
+                out["custom_instructions"] = Value::Null;
+            }
+            _ => {}
+        }
+        out
     }
 }

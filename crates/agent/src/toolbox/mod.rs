@@ -34,7 +34,7 @@ use derived::Derived;
 use model::ToolUseBlock;
 use outcome::outcome_of;
 use own::OwnTools;
-use permit::Permit;
+use permit::{Permit, Permitted};
 use protocol::{ChunkDecl, Client, NewPlacement, RunArgs};
 use serde::Deserialize;
 use serde_json::Value;
@@ -94,11 +94,12 @@ impl Toolbox {
         config: Arc<AgentConfig>,
         tools: Vec<ProgramTool>,
         history: &[crate::contract::Member],
+        inbox: &Inbox,
     ) -> Result<Toolbox, String> {
         let notifier = writer.notifier();
         Ok(Toolbox {
             permit: Permit::new(&config, root.clone(), notifier.clone(), history)?,
-            hooks: Hooks::new(client.clone(), writer, root.clone(), config.hooks.clone()),
+            hooks: Hooks::new(client.clone(), writer, root.clone(), &config, inbox.clone()),
             own: OwnTools::new(client.clone(), notifier.clone(), config.interactive),
             derived: Derived::of(&root, history),
             notifier,
@@ -333,13 +334,26 @@ impl Toolbox {
             Err(outcome) => return Ok(Prepared::Done(outcome)),
         };
         let read_only = tool.body.read_only;
-        if let Some(refusal) = self
+        let input = match self
             .permit
             .check(call, &input, read_only, hooked, turn)
             .await?
         {
-            return Ok(Prepared::Done(refusal));
-        }
+            Permitted::No(refusal) => return Ok(Prepared::Done(refusal)),
+            Permitted::Yes(None) => input,
+            // what the person (or program) gave instead, checked as any
+            Permitted::Yes(Some(instead)) => {
+                match protocol::schema::check(&tool.def.schema, &instead) {
+                    Ok(()) => instead,
+                    Err(why) => {
+                        return Ok(Prepared::Done(Outcome::error(format!(
+                            "the input given with the permission for `{}` is not valid: {why}",
+                            call.name
+                        ))));
+                    }
+                }
+            }
+        };
         let mut input = self.derived.fill(&self.root, &call.name, input);
         let skip = self.permit.exclusions(&call.name);
         if let (false, Some(fields)) = (skip.is_empty(), input.as_object_mut()) {

@@ -135,7 +135,7 @@ impl OwnTools {
         let text = match turn.inbox.answer_to(&request).await {
             None => return Err(Stop::Interrupted),
             Some(Reply::User(answer)) => answer.text,
-            Some(Reply::Permission(_)) => String::new(),
+            Some(Reply::Permission(_) | Reply::Hook(_)) => String::new(),
         };
         Ok(Outcome {
             text,

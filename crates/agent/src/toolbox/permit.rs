@@ -5,7 +5,7 @@
 
 use super::hooks::Hooked;
 use super::outcome::{Outcome, Turn};
-use crate::config::AgentConfig;
+use crate::config::{AgentConfig, PermissionMode};
 use crate::contract::{Choice, Denial, Entry, Member, PermissionRequest, SessionItem};
 use crate::permissions::{Call, Decision, Permissions};
 use crate::run::inbox::Reply;
@@ -15,6 +15,14 @@ use model::ToolUseBlock;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::PathBuf;
+
+/// Whether a call may run.
+pub(super) enum Permitted {
+    /// It may — with the input a person (or program) gave instead, if any.
+    Yes(Option<Value>),
+    /// It may not: its refusal.
+    No(Outcome),
+}
 
 /// The permissions of a run, and asking a person when they say to.
 pub(super) struct Permit {
@@ -71,7 +79,7 @@ impl Permit {
         out
     }
 
-    /// `None` when the call may run; else its refusal.
+    /// Whether the call may run (and with what input); else its refusal.
     pub async fn check(
         &mut self,
         call: &ToolUseBlock,
@@ -79,7 +87,7 @@ impl Permit {
         read_only: bool,
         hooked: Option<Hooked>,
         turn: &mut Turn<'_>,
-    ) -> Result<Option<Outcome>, Stop> {
+    ) -> Result<Permitted, Stop> {
         let probe = Call {
             program: &call.name,
             input,
@@ -95,8 +103,13 @@ impl Permit {
         };
         let rules = probe.suggested_rules();
         let refusal = match decision {
-            Decision::Allow => return Ok(None),
+            Decision::Allow => return Ok(Permitted::Yes(None)),
             Decision::Deny(why) => format!("permission denied: {why}"),
+            Decision::Ask(why) if self.permissions.mode == PermissionMode::DontAsk => format!(
+                "permission denied: `{}` needs permission ({why}) and the permission mode is \
+                 dont-ask: only what the rules allow runs",
+                call.name
+            ),
             Decision::Ask(why) if !self.interactive => {
                 let flags: Vec<String> = rules
                     .iter()
@@ -113,20 +126,29 @@ impl Permit {
                 )
             }
             Decision::Ask(why) => match self.ask(call, input, &why, &rules, turn).await? {
-                None => return Ok(None),
-                Some(refusal) => refusal,
+                Asked::Allowed(instead) => return Ok(Permitted::Yes(instead)),
+                Asked::Refused(refusal, false) => refusal,
+                Asked::Refused(refusal, true) => {
+                    self.denied(call, input, &refusal, turn);
+                    return Err(Stop::Interrupted);
+                }
             },
         };
+        self.denied(call, input, &refusal, turn);
+        Ok(Permitted::No(Outcome::denied(refusal)))
+    }
+
+    /// Counts a refusal on the run.
+    fn denied(&self, call: &ToolUseBlock, input: &Value, refusal: &str, turn: &mut Turn<'_>) {
         turn.gates.deny(Denial {
             tool_use_id: call.id.clone(),
             program: call.name.clone(),
             input: input.clone(),
-            reason: refusal.clone(),
+            reason: refusal.to_owned(),
         });
-        Ok(Some(Outcome::denied(refusal)))
     }
 
-    /// Asks the person; `None` when they allow it.
+    /// Asks the person (or the program driving the run).
     async fn ask(
         &mut self,
         call: &ToolUseBlock,
@@ -134,7 +156,7 @@ impl Permit {
         why: &str,
         rules: &[String],
         turn: &mut Turn<'_>,
-    ) -> Result<Option<String>, Stop> {
+    ) -> Result<Asked, Stop> {
         let rule = rules.first().cloned().unwrap_or_else(|| call.name.clone());
         let request = PermissionRequest {
             tool_use_id: call.id.clone(),
@@ -164,24 +186,40 @@ impl Permit {
         let decision = match turn.inbox.answer_to(&asked).await {
             None => return Err(Stop::Interrupted),
             Some(Reply::Permission(decision)) => decision,
-            Some(Reply::User(_)) => return Ok(Some("permission denied by the person".into())),
+            Some(Reply::User(_) | Reply::Hook(_)) => {
+                return Ok(Asked::Refused(
+                    "permission denied by the person".into(),
+                    false,
+                ));
+            }
         };
         match decision.decision {
-            Choice::Allow => Ok(None),
+            Choice::Allow => Ok(Asked::Allowed(decision.updated_input)),
             Choice::Always => {
                 // The rules asked about (a host may name one of its own).
                 match decision.rule.as_deref() {
                     Some(own) if own != rule => self.permissions.allow_always(own),
                     _ => rules.iter().for_each(|r| self.permissions.allow_always(r)),
                 }
-                Ok(None)
+                Ok(Asked::Allowed(decision.updated_input))
             }
-            Choice::Deny => Ok(Some(match decision.message.as_deref() {
-                Some(m) if !m.is_empty() => format!("permission denied by the person: {m}"),
-                _ => "permission denied by the person".to_owned(),
-            })),
+            Choice::Deny => Ok(Asked::Refused(
+                match decision.message.as_deref() {
+                    Some(m) if !m.is_empty() => format!("permission denied by the person: {m}"),
+                    _ => "permission denied by the person".to_owned(),
+                },
+                decision.interrupt,
+            )),
         }
     }
+}
+
+/// What a person (or program) answered.
+enum Asked {
+    /// Yes — with the input to run instead, if any.
+    Allowed(Option<Value>),
+    /// No, why; and whether the run stops too.
+    Refused(String, bool),
 }
 
 /// The rules a person answered "always" with earlier in the session

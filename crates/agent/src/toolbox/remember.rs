@@ -5,6 +5,7 @@
 
 use super::Toolbox;
 use super::outcome::{Outcome, Turn};
+use super::permit::Permitted;
 use crate::contract::MemoryScope;
 use crate::memory::Change;
 use crate::run::stop::Stop;
@@ -26,7 +27,8 @@ impl Toolbox {
         };
         let scope = change.scope();
         if scope == MemoryScope::User
-            && let Some(refusal) = self.permit.check(call, input, false, None, turn).await?
+            && let Permitted::No(refusal) =
+                self.permit.check(call, input, false, None, turn).await?
         {
             return Ok(refusal);
         }

@@ -19,6 +19,7 @@ mod mcp;
 mod memory;
 mod permissions;
 mod resume;
+mod sdk;
 mod subagents;
 mod terminal;
 mod trust;

@@ -1,0 +1,360 @@
+//! Claude Code's print-mode invocation, as programs on the Agent SDK make
+//! it: `hc --output-format stream-json --verbose --input-format
+//! stream-json …` (print-mode flags and no command) is `hc run …`; every
+//! flag the SDKs send is accepted — applied when hermitcrab has it, said
+//! on one stderr line when it does not yet, never a failure.
+
+use agent::AgentConfig;
+use agent::names::ToolNames;
+use std::ffi::OsString;
+
+/// `--input-format`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum InputFormat {
+    /// The prompt as an argument or on stdin.
+    #[default]
+    Text,
+    /// JSON lines on stdin: user messages and control requests.
+    StreamJson,
+}
+
+/// The flags of Claude Code's print mode that `hc run` takes beside its own.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct SdkFlags {
+    /// Print mode (the only mode of `hc run`; accepted for Claude Code's `-p`).
+    #[arg(short = 'p', long = "print")]
+    pub print: bool,
+    /// Accepted (stream-json always says everything).
+    #[arg(long)]
+    pub verbose: bool,
+    /// text, or stream-json: user messages and control requests as JSON
+    /// lines on stdin, one turn per message (the Agent SDK's way).
+    #[arg(long, value_enum, default_value = "text")]
+    pub input_format: InputFormat,
+    /// The system prompt in place of hermitcrab's base instructions ("" for none).
+    #[arg(long, value_name = "TEXT")]
+    pub system_prompt: Option<String>,
+    /// The system prompt from a file.
+    #[arg(long, value_name = "FILE", conflicts_with = "system_prompt")]
+    pub system_prompt_file: Option<std::path::PathBuf>,
+    /// Text added at the end of the system prompt.
+    #[arg(long, value_name = "TEXT")]
+    pub append_system_prompt: Option<String>,
+    /// The only tools offered (comma-separated, either naming; "" none, "default" all).
+    #[arg(long, value_name = "LIST")]
+    pub tools: Option<String>,
+    /// Rules allowed without asking (comma- or space-separated), e.g. "Read,Bash(git:*)".
+    #[arg(
+        long = "allowedTools",
+        visible_alias = "allowed-tools",
+        value_name = "RULES"
+    )]
+    pub allowed_tools: Vec<String>,
+    /// Rules refused; a bare tool name is not offered at all.
+    #[arg(
+        long = "disallowedTools",
+        visible_alias = "disallowed-tools",
+        value_name = "RULES"
+    )]
+    pub disallowed_tools: Vec<String>,
+    /// Permission questions go to the program driving the run: `stdio`
+    /// (`can_use_tool` control requests).
+    #[arg(long, value_name = "TOOL")]
+    pub permission_prompt_tool: Option<String>,
+    /// A name (a UUID) for a new session, kept on it: `--resume` and `hc
+    /// trace` take it, and stream-json lines carry it as `session_id`.
+    #[arg(long, value_name = "UUID")]
+    pub session_id: Option<String>,
+    /// Extended thinking's budget in tokens.
+    #[arg(long, value_name = "N")]
+    pub max_thinking_tokens: Option<u32>,
+    /// enabled | disabled | adaptive.
+    #[arg(long, value_name = "MODE")]
+    pub thinking: Option<String>,
+    /// The tool names the model sees: claude (Bash, Read, …) or hermitcrab
+    /// (shell, read, …); claude by default with --input-format stream-json.
+    #[arg(long, value_name = "NAMES")]
+    pub tool_names: Option<String>,
+    /// Not honoured yet (said on stderr).
+    #[arg(long, value_name = "MODEL")]
+    pub fallback_model: Option<String>,
+    /// Not honoured yet (said on stderr).
+    #[arg(long, value_name = "FILE_OR_JSON")]
+    pub settings: Option<String>,
+    /// Not honoured yet (said on stderr).
+    #[arg(long = "add-dir", value_name = "DIR")]
+    pub add_dir: Vec<String>,
+    /// Not honoured yet (said on stderr).
+    #[arg(long)]
+    pub fork_session: bool,
+    /// Accepted: hermitcrab reads the user's and the project's settings.
+    #[arg(long, value_name = "LIST")]
+    pub setting_sources: Option<String>,
+    /// Not honoured yet (said on stderr).
+    #[arg(long, value_name = "LEVEL")]
+    pub effort: Option<String>,
+    /// Not honoured yet (said on stderr).
+    #[arg(long, value_name = "SCHEMA")]
+    pub json_schema: Option<String>,
+    /// Accepted (hook runs are in the session: `hc trace`).
+    #[arg(long)]
+    pub include_hook_events: bool,
+    /// Not honoured yet (said on stderr).
+    #[arg(long, value_name = "LIST")]
+    pub betas: Option<String>,
+    /// Accepted.
+    #[arg(long, value_name = "MODE")]
+    pub thinking_display: Option<String>,
+}
+
+/// `hc FLAGS…` with print-mode flags and no command is `hc run FLAGS…`,
+/// as Claude Code's `claude -p …` and the Agent SDK's spawn; and, for
+/// `hc run`, a long flag it does not know is left out with a line on
+/// stderr (with its value, when it has one and no prompt can follow).
+pub fn rewrite(args: Vec<OsString>, known: &[String]) -> Vec<OsString> {
+    let mut args = args;
+    let first = args.get(1).map(|a| a.to_string_lossy().into_owned());
+    if let Some(first) = first
+        && first.starts_with('-')
+        && !["-h", "--help", "-V", "--version"].contains(&first.as_str())
+    {
+        args.insert(1, OsString::from("run"));
+    }
+    if args.get(1).is_none_or(|a| a != "run") {
+        return args;
+    }
+    let streaming = args.iter().any(|a| a == "stream-json")
+        && args
+            .iter()
+            .any(|a| a.to_string_lossy().starts_with("--input-format"));
+    let mut out: Vec<OsString> = args[..2].to_vec();
+    let mut rest = args.into_iter().skip(2).peekable();
+    while let Some(arg) = rest.next() {
+        let text = arg.to_string_lossy().into_owned();
+        if text == "--" {
+            out.push(arg);
+            out.extend(rest);
+            break;
+        }
+        let Some(name) = text
+            .strip_prefix("--")
+            .map(|n| n.split('=').next().unwrap_or(n))
+        else {
+            out.push(arg);
+            continue;
+        };
+        if known.iter().any(|k| k == name) {
+            out.push(arg);
+            continue;
+        }
+        eprintln!("hc: --{name} is not supported by hermitcrab yet; it is ignored");
+        let valued = !text.contains('=')
+            && streaming
+            && rest
+                .peek()
+                .is_some_and(|next| !next.to_string_lossy().starts_with('-'));
+        if valued {
+            rest.next();
+        }
+    }
+    out
+}
+
+/// Splits a list of rules as Claude Code takes them: commas or spaces,
+/// but not inside a rule's parentheses.
+pub fn rules(lists: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    for list in lists {
+        let mut depth = 0usize;
+        let mut current = String::new();
+        for c in list.chars() {
+            match c {
+                '(' => depth += 1,
+                ')' => depth = depth.saturating_sub(1),
+                ',' | ' ' if depth == 0 => {
+                    if !current.trim().is_empty() {
+                        out.push(current.trim().to_owned());
+                    }
+                    current.clear();
+                    continue;
+                }
+                _ => {}
+            }
+            current.push(c);
+        }
+        if !current.trim().is_empty() {
+            out.push(current.trim().to_owned());
+        }
+    }
+    out
+}
+
+impl SdkFlags {
+    /// Whether the run is driven over stdin (`--input-format stream-json`).
+    pub fn streaming(&self) -> bool {
+        self.input_format == InputFormat::StreamJson
+    }
+
+    /// Whether permission questions go to the program (`stdio`).
+    pub fn prompts_over_stdio(&self) -> bool {
+        self.permission_prompt_tool.as_deref() == Some("stdio")
+    }
+
+    /// Applies what hermitcrab honours to `config`; says on stderr what it
+    /// does not yet. An error is a usage error (a file that cannot be read,
+    /// a value that is not one).
+    pub fn apply(&self, config: &mut AgentConfig) -> Result<(), String> {
+        if let Some(text) = &self.system_prompt {
+            config.system = Some(text.clone());
+        }
+        if let Some(path) = &self.system_prompt_file {
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                format!(
+                    "--system-prompt-file {}: cannot be read ({e})",
+                    path.display()
+                )
+            })?;
+            config.system = Some(text);
+        }
+        if let Some(text) = &self.append_system_prompt {
+            config.system_append = Some(match config.system_append.take() {
+                Some(before) => format!("{before}\n\n{text}"),
+                None => text.clone(),
+            });
+        }
+        match self.tools.as_deref().map(str::trim) {
+            None | Some("default") => {}
+            Some(list) => {
+                config.tools = Some(
+                    rules(&[list.to_owned()])
+                        .iter()
+                        .map(|t| agent::names::program_of(t).to_owned())
+                        .collect(),
+                );
+            }
+        }
+        for rule in rules(&self.allowed_tools) {
+            agent::permissions::Rule::parse(&rule)?;
+            config.allow.push(rule);
+        }
+        for rule in rules(&self.disallowed_tools) {
+            agent::permissions::Rule::parse(&rule)?;
+            config.deny.push(rule);
+        }
+        if let Some(budget) = self.max_thinking_tokens {
+            config.thinking = Some(budget).filter(|b| *b > 0);
+        }
+        match self.thinking.as_deref() {
+            None | Some("enabled") => {}
+            Some("disabled") => config.thinking = None,
+            Some("adaptive") => eprintln!(
+                "hc: --thinking adaptive is not supported by hermitcrab yet; give --max-thinking-tokens N"
+            ),
+            Some(other) => {
+                return Err(format!(
+                    "--thinking {other}: give enabled, disabled or adaptive"
+                ));
+            }
+        }
+        config.tool_names = match self.tool_names.as_deref() {
+            Some(name) => ToolNames::parse(name)
+                .ok_or_else(|| format!("--tool-names {name}: give claude or hermitcrab"))?,
+            None if self.streaming() => ToolNames::Claude,
+            None => config.tool_names,
+        };
+        if self.prompts_over_stdio() {
+            config.interactive = true;
+        }
+        self.say_what_is_not_honoured();
+        Ok(())
+    }
+
+    /// One stderr line for each flag given that hermitcrab does not honour yet.
+    fn say_what_is_not_honoured(&self) {
+        let given = [
+            ("--fallback-model", self.fallback_model.is_some()),
+            ("--settings", self.settings.is_some()),
+            ("--add-dir", !self.add_dir.is_empty()),
+            ("--fork-session", self.fork_session),
+            ("--effort", self.effort.is_some()),
+            ("--json-schema", self.json_schema.is_some()),
+            ("--betas", self.betas.is_some()),
+        ];
+        for (flag, _) in given.iter().filter(|(_, on)| *on) {
+            eprintln!("hc: {flag} is not honoured by hermitcrab yet; it is ignored");
+        }
+        if let Some(tool) = self
+            .permission_prompt_tool
+            .as_deref()
+            .filter(|t| *t != "stdio")
+        {
+            eprintln!(
+                "hc: --permission-prompt-tool {tool}: only `stdio` is supported yet; permission questions are answered as without it"
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(args: &[&str]) -> Vec<OsString> {
+        args.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn print_mode_flags_with_no_command_are_run_and_unknown_flags_are_left_out() {
+        let known: Vec<String> = ["output-format", "input-format", "verbose", "model"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let got = rewrite(
+            os(&[
+                "hc",
+                "--output-format",
+                "stream-json",
+                "--some-new",
+                "x",
+                "--input-format",
+                "stream-json",
+                "--other=1",
+                "--verbose",
+            ]),
+            &known,
+        );
+        assert_eq!(
+            got,
+            os(&[
+                "hc",
+                "run",
+                "--output-format",
+                "stream-json",
+                "--input-format",
+                "stream-json",
+                "--verbose"
+            ])
+        );
+        assert_eq!(
+            rewrite(os(&["hc", "--version"]), &known),
+            os(&["hc", "--version"])
+        );
+        assert_eq!(
+            rewrite(os(&["hc", "sessions"]), &known),
+            os(&["hc", "sessions"])
+        );
+        // without stream-json input a prompt may follow an unknown flag: it stays
+        assert_eq!(
+            rewrite(os(&["hc", "-p", "--odd", "say hi"]), &known),
+            os(&["hc", "run", "-p", "say hi"])
+        );
+    }
+
+    #[test]
+    fn rule_lists_split_outside_parentheses() {
+        assert_eq!(
+            rules(&["Read,Bash(git commit -m a,b) Edit".into(), "Grep".into()]),
+            vec!["Read", "Bash(git commit -m a,b)", "Edit", "Grep"]
+        );
+    }
+}

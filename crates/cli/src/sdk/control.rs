@@ -1,0 +1,206 @@
+//! Control requests the driving program sends (`{"type":
+//! "control_request", "request_id", "request": {"subtype", …}}`), each
+//! answered with a `control_response`: `initialize` (its hooks and agents),
+//! `interrupt`, `set_permission_mode`, `set_model`, `mcp_status`,
+//! `get_context_usage`, `rewind_files` (not yet: an error saying so), and
+//! an error naming any other subtype.
+
+use super::link::emit;
+use agent::contract::{Answer, Body, SessionItem};
+use agent::{AgentConfig, HookConfig, PermissionMode};
+use engine::{Context, Engine};
+use serde_json::{Value, json};
+use std::time::Duration;
+
+/// What the loop keeps between turns that control requests change.
+pub struct State {
+    /// The configuration the next turn runs with.
+    pub config: AgentConfig,
+    /// The session, once the first turn made it.
+    pub session: Option<String>,
+    /// Host-level hook callbacks (`SessionStart`, `SessionEnd`): event → ids.
+    pub host_hooks: Vec<(String, String)>,
+    /// Whether a turn is running now.
+    pub running: bool,
+}
+
+/// Answers one control request (`interrupt` is the caller's: it knows
+/// the running turn).
+pub fn answer(engine: &Engine, state: &mut State, link: &super::Link, line: &Value) {
+    let id = line["request_id"].clone();
+    let request = &line["request"];
+    let subtype = request["subtype"].as_str().unwrap_or_default();
+    let outcome = match subtype {
+        "initialize" => initialize(state, link, request),
+        "interrupt" => {
+            if state.running {
+                link.interrupt();
+            }
+            Ok(json!({}))
+        }
+        "set_permission_mode" => set_permission_mode(state, request),
+        "set_model" => {
+            let default = crate::settings::DEFAULTS
+                .iter()
+                .find(|(n, _)| *n == "model")
+                .map_or("", |(_, m)| m);
+            state.config.model = request["model"].as_str().unwrap_or(default).to_owned();
+            Ok(json!({}))
+        }
+        "mcp_status" => crate::mcp_config::statuses(engine.db())
+            .map(|servers| json!({"mcpServers": servers}))
+            .map_err(|e| e.to_string()),
+        "get_context_usage" => Ok(context_usage(engine, state)),
+        "rewind_files" => Err(
+            "rewind_files: file rewind is not supported by hermitcrab yet (it is planned); every \
+             change is in the session: `hc trace` shows each edit"
+                .to_owned(),
+        ),
+        "" => Err("a control_request needs `request.subtype`".to_owned()),
+        other => Err(format!(
+            "unknown control request subtype `{other}`; hermitcrab answers initialize, \
+             interrupt, set_permission_mode, set_model, mcp_status, get_context_usage and \
+             rewind_files"
+        )),
+    };
+    let response = match outcome {
+        Ok(response) => json!({"subtype": "success", "request_id": id, "response": response}),
+        Err(error) => json!({"subtype": "error", "request_id": id, "error": error}),
+    };
+    emit(&json!({"type": "control_response", "response": response}));
+}
+
+/// `initialize`: the program's hook callbacks (by event, each matcher's
+/// callback ids) and its agents; answers the commands and models.
+fn initialize(state: &mut State, link: &super::Link, request: &Value) -> Result<Value, String> {
+    if let Some(events) = request["hooks"].as_object() {
+        for (event, matchers) in events {
+            for matcher in matchers.as_array().into_iter().flatten() {
+                register(state, link, event, matcher);
+            }
+        }
+    }
+    if let Some(agents) = request["agents"].as_object() {
+        for (name, def) in agents {
+            state.config.agents.push(agent::agents::AgentSpec {
+                name: name.clone(),
+                description: def["description"].as_str().unwrap_or_default().to_owned(),
+                prompt: def["prompt"].as_str().unwrap_or_default().to_owned(),
+                tools: def["tools"].as_array().map(|tools| {
+                    tools
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(|t| agent::names::program_of(t).to_owned())
+                        .collect()
+                }),
+                model: def["model"]
+                    .as_str()
+                    .filter(|m| !m.is_empty() && *m != "inherit")
+                    .map(str::to_owned),
+            });
+        }
+    }
+    let commands: Vec<Value> = crate::commands::BUILT_IN
+        .iter()
+        .map(|c| json!({"name": c.trim_start_matches('/'), "description": "", "argumentHint": ""}))
+        .collect();
+    Ok(json!({
+        "commands": commands,
+        "output_style": "default",
+        "available_output_styles": ["default"],
+        "models": [{"value": state.config.model, "displayName": state.config.model, "description": ""}],
+        "account": {},
+        "pid": std::process::id(),
+    }))
+}
+
+/// One hook matcher of `initialize`: each callback a hook of the agent's
+/// (or the host's, for the session's start and end).
+fn register(state: &mut State, link: &super::Link, event: &str, matcher: &Value) {
+    let ids = matcher["hookCallbackIds"].as_array().into_iter().flatten();
+    let timeout = matcher["timeout"].as_f64().filter(|t| *t > 0.0);
+    for id in ids.filter_map(Value::as_str) {
+        if let Some(secs) = timeout {
+            link.set_timeout(id, Duration::from_secs_f64(secs));
+        }
+        match (agent::hook_event(event), event) {
+            (Some(ours), _) => state.config.hooks.push(HookConfig {
+                event: ours.to_owned(),
+                matcher: matcher["matcher"].as_str().map(str::to_owned),
+                command: String::new(),
+                callback: Some(id.to_owned()),
+                timeout_ms: timeout.map(|t| (t * 1000.0) as u64),
+            }),
+            (None, "SessionStart" | "SessionEnd") => {
+                state.host_hooks.push((event.to_owned(), id.to_owned()));
+            }
+            (None, other) => eprintln!(
+                "hc: {other} hooks are not run by hermitcrab yet; callback {id} is ignored"
+            ),
+        }
+    }
+}
+
+/// `set_permission_mode`: from the next turn on.
+fn set_permission_mode(state: &mut State, request: &Value) -> Result<Value, String> {
+    let mode = request["mode"].as_str().unwrap_or_default();
+    state.config.permission_mode = PermissionMode::parse(mode).ok_or_else(|| {
+        format!(
+            "set_permission_mode: `{mode}` is not a mode; give default, acceptEdits, plan, \
+             bypassPermissions or dontAsk"
+        )
+    })?;
+    Ok(json!({}))
+}
+
+/// `get_context_usage`: what the session's last call took of the model's
+/// context window.
+fn context_usage(engine: &Engine, state: &State) -> Value {
+    let model = &state.config.model;
+    let window = state.config.context_window.unwrap_or_else(|| {
+        model::LimitsTable::default()
+            .get(model)
+            .map_or(200_000, |l| l.context_window)
+    });
+    let used = state
+        .session
+        .as_ref()
+        .and_then(|session| last_answer(engine, session))
+        .map_or(0, |a| a.usage.total_input_tokens() + a.usage.output_tokens);
+    let percentage = if window == 0 {
+        0.0
+    } else {
+        (used as f64 * 100.0 / window as f64 * 10.0).round() / 10.0
+    };
+    json!({
+        "categories": [{"name": "Messages", "tokens": used, "color": "purple"}],
+        "totalTokens": used,
+        "maxTokens": window,
+        "rawMaxTokens": window,
+        "percentage": percentage,
+        "model": model,
+        "isAutoCompactEnabled": true,
+        "memoryFiles": [],
+        "mcpTools": [],
+        "agents": [],
+        "gridRows": [],
+    })
+}
+
+/// The session's last answer.
+fn last_answer(engine: &Engine, session: &str) -> Option<Answer> {
+    let read = engine
+        .scope(
+            &Context::host(),
+            &[session.to_owned(), Answer::TYPE.to_owned()],
+            &protocol::ScopeOpts::default(),
+        )
+        .ok()?;
+    read.chunks
+        .iter()
+        .rev()
+        .find_map(|c| match SessionItem::of(c) {
+            SessionItem::Answer(a) => Some(*a),
+            _ => None,
+        })
+}

@@ -1,0 +1,289 @@
+//! `hc run --input-format stream-json`: driven by a program over stdin and
+//! stdout, as the Agent SDK drives Claude Code. One long-lived process,
+//! one session: each `user` line is a turn (a run on the session, as in
+//! `hc chat`), ending with its own `result` line; lines that come during a
+//! turn wait for it, but control requests are answered at once
+//! (`control.rs`), and `hc`'s own requests to the program — permissions,
+//! hook callbacks, its MCP servers' messages — go through the [`Link`].
+//! When stdin closes — which the SDK does right after its prompt when it
+//! has nothing more to answer — the turns already sent run to their end
+//! and the process exits; anything `hc` would still ask the program fails
+//! at once, saying why (a permission is then refused, a hook decides
+//! nothing), as it does in Claude Code.
+
+mod control;
+mod link;
+mod mcp_http;
+
+pub use link::Link;
+
+use crate::exit::exit;
+use crate::run::{RunRequest, SessionChoice};
+use crate::trust::Ask;
+use anyhow::{Context as _, Result};
+use control::State;
+use engine::Engine;
+use serde_json::{Value, json};
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Instant;
+use tokio::io::AsyncBufReadExt;
+
+/// A turn under way.
+type Turn = Pin<Box<dyn Future<Output = Result<crate::run::Finished>>>>;
+
+/// The turn's end (never, when there is none).
+async fn end_of(turn: &mut Option<Turn>) -> Result<crate::run::Finished> {
+    match turn {
+        Some(turn) => turn.await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Serves the driving program until it closes stdin and its turns are
+/// done; answers the exit code: 1 when the last turn ended in an error
+/// (as Claude Code, so the SDK raises it), else 0.
+pub fn serve(mut request: RunRequest) -> Result<u8> {
+    let here = std::env::current_dir().context("cannot read the working directory")?;
+    let project = crate::project::Project::find_or_init(&here)?;
+    let files = project.config(Ask::Never)?;
+    let (_, mut config) = crate::settings::resolve(&files, &request.flags, false)
+        .map_err(|e| exit(2, format!("{e:#}")))?;
+    request.sdk.apply(&mut config).map_err(|e| exit(2, e))?;
+    crate::run::check_credentials(&config)?;
+    let engine_config = crate::engine_config(&project, &files, request.no_contain)?;
+    let (db, _) = project.open()?;
+    crate::runtime()?.block_on(async move {
+        let link = Arc::new(Link::new(
+            request.sdk.prompts_over_stdio(),
+            config.tool_names,
+        ));
+        let bridge = mcp_http::start(Arc::clone(&link), &mut request.flags.mcp_config).await?;
+        let engine_config = crate::with_servers(
+            engine_config,
+            &db,
+            &files,
+            &request.flags,
+            config.interactive,
+        )?;
+        let engine = Engine::open_with(db, engine_config)?;
+        request.link = Some(Arc::clone(&link));
+        let session = match &request.session {
+            SessionChoice::Resume(id) => Some(
+                crate::trace::resolve_session(engine.db(), id)
+                    .map_err(|e| exit(2, format!("{e:#}")))?,
+            ),
+            SessionChoice::Latest => Some(crate::run::latest_session(&engine)?),
+            _ => None,
+        };
+        let driver = Driver {
+            engine: engine.clone(),
+            link,
+            template: request,
+            state: State {
+                config,
+                session,
+                host_hooks: Vec::new(),
+                running: false,
+            },
+            queue: VecDeque::new(),
+        };
+        let code = driver.run().await;
+        crate::close(&engine).await;
+        if let Some(bridge) = bridge {
+            bridge.abort();
+        }
+        Ok(code)
+    })
+}
+
+/// What comes on stdin.
+enum Line {
+    /// A JSON object.
+    Json(Value),
+    /// Not one: why.
+    Bad(String),
+}
+
+/// Reads stdin a line at a time, in a task of its own.
+fn stdin_lines() -> tokio::sync::mpsc::UnboundedReceiver<Line> {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let parsed = match serde_json::from_str::<Value>(&line) {
+                Ok(value) if value.is_object() => Line::Json(value),
+                Ok(_) => Line::Bad("it is not a JSON object".into()),
+                Err(e) => Line::Bad(format!("it is not JSON ({e})")),
+            };
+            if tx.send(parsed).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// The loop: lines in, turns run one after another.
+struct Driver {
+    engine: Engine,
+    link: Arc<Link>,
+    /// What every turn's run is asked, but its prompt and session.
+    template: RunRequest,
+    state: State,
+    /// Prompts waiting for the turn under way.
+    queue: VecDeque<String>,
+}
+
+impl Driver {
+    async fn run(mut self) -> u8 {
+        let mut lines = stdin_lines();
+        let mut turn: Option<Turn> = None;
+        let (mut closed, mut code) = (false, 0);
+        let mut started = false;
+        loop {
+            if turn.is_none() {
+                match self.queue.pop_front() {
+                    Some(prompt) => {
+                        if !started {
+                            started = true;
+                            self.host_hooks("SessionStart", json!({"source": "startup"}))
+                                .await;
+                        }
+                        turn = Some(self.turn(prompt));
+                        self.state.running = true;
+                    }
+                    None if closed => break,
+                    None => {}
+                }
+            }
+            let mut finished = None;
+            tokio::select! {
+                line = lines.recv(), if !closed => match line {
+                    Some(Line::Json(value)) => self.on_line(value),
+                    Some(Line::Bad(why)) => eprintln!("hc: a line on stdin is ignored: {why}"),
+                    None => {
+                        // no more input: what was sent runs to its end, and
+                        // the program can answer nothing more
+                        closed = true;
+                        self.link.close();
+                    }
+                },
+                done = end_of(&mut turn), if turn.is_some() => finished = Some(done),
+            }
+            if let Some(done) = finished {
+                turn = None;
+                self.state.running = false;
+                code = self.ended(done);
+            }
+        }
+        if started {
+            self.host_hooks("SessionEnd", json!({"reason": "other"}))
+                .await;
+        }
+        code
+    }
+
+    /// A line from the program.
+    fn on_line(&mut self, line: Value) {
+        match line["type"].as_str().unwrap_or_default() {
+            "control_request" => {
+                control::answer(&self.engine, &mut self.state, &self.link, &line);
+            }
+            "control_response" => self.link.resolve(&line["response"]),
+            "control_cancel_request" | "keep_alive" => {}
+            "user" => match prompt_of(&line) {
+                Ok(prompt) => self.queue.push_back(prompt),
+                Err(why) => eprintln!("hc: a user line is ignored: {why}"),
+            },
+            other => eprintln!("hc: a line of type `{other}` on stdin is ignored"),
+        }
+    }
+
+    /// Starts a turn on the session (a new one, the first time).
+    fn turn(&mut self, prompt: String) -> Turn {
+        let mut request = self.template.clone();
+        request.prompt = Some(prompt.clone());
+        request.session = match &self.state.session {
+            Some(session) => SessionChoice::Known(session.clone()),
+            None => SessionChoice::New,
+        };
+        let config = self.state.config.clone();
+        let engine = self.engine.clone();
+        Box::pin(async move {
+            crate::run::drive(&engine, &prompt, &config, &request, Instant::now()).await
+        })
+    }
+
+    /// A turn's end: the session kept for the next; a turn that could not
+    /// start is said as an error result. Answers the exit code it means.
+    fn ended(&mut self, done: Result<crate::run::Finished>) -> u8 {
+        match done {
+            Ok(finished) => {
+                self.state.session = Some(finished.session);
+                u8::from(finished.code != 0)
+            }
+            Err(e) => {
+                let code = e.downcast_ref::<crate::exit::Exit>().map_or(1, |x| x.code);
+                crate::output::failed(&format!("{e:#}"), code, 0);
+                1
+            }
+        }
+    }
+
+    /// Runs the program's callbacks for a session event the host keeps
+    /// (`SessionStart`, `SessionEnd`); what they say is not recorded (no
+    /// run is under way).
+    async fn host_hooks(&self, event: &str, extra: Value) {
+        for (_, id) in self.state.host_hooks.iter().filter(|(e, _)| e == event) {
+            let mut input = json!({
+                "hook_event_name": event,
+                "session_id": self.state.session.clone().unwrap_or_default(),
+                "transcript_path": "",
+                "cwd": self.engine.config().project_root.to_string_lossy(),
+            });
+            if let (Some(fields), Some(more)) = (input.as_object_mut(), extra.as_object()) {
+                fields.extend(more.clone());
+            }
+            let request = json!({"subtype": "hook_callback", "callback_id": id, "input": input});
+            if let Err(why) = self
+                .link
+                .request(request, Some(std::time::Duration::from_secs(60)))
+                .await
+            {
+                eprintln!("hc: the {event} hook callback {id} failed: {why}");
+            }
+        }
+    }
+}
+
+/// The prompt of a `user` line: its text, or its text blocks joined.
+fn prompt_of(line: &Value) -> Result<String, String> {
+    let content = &line["message"]["content"];
+    let text = match content {
+        Value::String(text) => text.clone(),
+        Value::Array(blocks) => {
+            let mut texts = Vec::new();
+            for block in blocks {
+                match block["type"].as_str() {
+                    Some("text") => texts.extend(block["text"].as_str().map(str::to_owned)),
+                    Some(other) => eprintln!(
+                        "hc: a `{other}` block in a user message is not supported yet; it is left out"
+                    ),
+                    None => {}
+                }
+            }
+            texts.join("\n\n")
+        }
+        _ => return Err("it has no `message.content`".into()),
+    };
+    if text.trim().is_empty() {
+        return Err("its message is empty".into());
+    }
+    Ok(text)
+}
