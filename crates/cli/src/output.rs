@@ -295,11 +295,37 @@ impl JsonOut {
     }
 }
 
-/// Names the session on a line.
+/// Names the session on a line, and gives the line a `uuid` of its own
+/// (as Claude Code's lines have; the SDK requires it of some).
 fn with_session(line: &mut Value, session: &str) {
     if let Some(fields) = line.as_object_mut() {
         fields.insert("session_id".into(), json!(session));
+        fields.entry("uuid").or_insert_with(|| json!(uuid_v4()));
     }
+}
+
+/// A random UUID (version 4).
+pub fn uuid_v4() -> String {
+    use ring::rand::SecureRandom as _;
+    let mut b = [0u8; 16];
+    if ring::rand::SystemRandom::new().fill(&mut b).is_err() {
+        // no randomness: a time-based one still tells lines apart
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        b.copy_from_slice(&nanos.to_le_bytes());
+    }
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..]
+    )
 }
 
 /// An API stream event as print mode wraps it (the run's own messages).
