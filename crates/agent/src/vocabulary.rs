@@ -150,6 +150,7 @@ pub fn agent_program() -> ChunkDecl {
         executable: "builtin:agent".into(),
         args: Vec::new(),
         runtime: Runtime::Vm,
+        entry: None,
         text: "Runs a sub-agent on a task: it reads, searches, plans, calls tools and answers \
                with its result. Give it the whole task in `text` — it sees nothing else of \
                this conversation. Use it for independent pieces of work (several may run at \

@@ -90,20 +90,7 @@ fn project(full: bool) -> tempfile::TempDir {
                    "placements": [{"scope": "memory", "type": "instance"}]})
         })
         .collect();
-    let mut commit = std::process::Command::new(HC)
-        .arg("commit")
-        .current_dir(root)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    std::io::Write::write_all(
-        commit.stdin.as_mut().unwrap(),
-        json!({ "chunks": chunks }).to_string().as_bytes(),
-    )
-    .unwrap();
-    drop(commit.stdin.take());
-    assert!(commit.wait().unwrap().success());
+    common::commit_chunks(root, &chunks);
     dir
 }
 

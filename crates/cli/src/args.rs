@@ -153,19 +153,9 @@ pub enum Command {
         after_help = "Example:\n  cd my-project && hc init   # `hc run` and `hc chat` do it when needed"
     )]
     Init,
-    /// Speak the protocol with host reach, for editors, scripts and tools.
-    #[command(
-        after_help = "Example:\n  echo '{\"id\":1,\"op\":\"scope\",\"scopes\":[\"engine/program\"]}' | hc serve --stdio"
-    )]
-    Serve {
-        /// On stdin/stdout (the only transport for now).
-        #[arg(long)]
-        stdio: bool,
-        /// Run programs uncontained, with all your privileges (every run
-        /// records it). Also `containment = "off"` in .hermitcrab/config.toml.
-        #[arg(long)]
-        no_contain: bool,
-    },
+    /// Serve the project: the protocol on stdio (--stdio), or the page in a browser (--http).
+    #[command(after_help = SERVE_HELP)]
+    Serve(crate::web::ServeFlags),
     /// Run a built-in program on this process's stdio (the engine does this).
     #[command(
         after_help = "Example:\n  hc program echo   # as the engine starts it; `hc programs` lists them"
@@ -197,6 +187,17 @@ impl Command {
         )
     }
 }
+
+const SERVE_HELP: &str = "\
+Examples:
+  hc serve --http                      # prints http://127.0.0.1:8420/?token=…; open it
+  hc serve --http --open --port 9000
+  hc serve --http --host 0.0.0.0 --token-file ~/.hc-token   # a team's server: still needs the token
+  echo '{\"id\":1,\"op\":\"scope\",\"scopes\":[\"engine/program\"]}' | hc serve --stdio
+
+The page shows everything the substrate holds, live, and drives agents from it; webview
+programs run in it as tiles. Every request needs the token (once in the address, then a
+cookie); only loopback is served unless --host says otherwise.";
 
 const MEMORY_HELP: &str = "\
 Examples:

@@ -2,7 +2,7 @@
 //! every project is bootstrapped with.
 
 use protocol::program::Builtin;
-use substrate::ChunkDecl;
+use substrate::{ChunkDecl, NewPlacement};
 
 /// Every built-in program: the tools, then the agent.
 pub fn all() -> impl Iterator<Item = &'static Builtin> {
@@ -17,13 +17,28 @@ pub fn find(name: &str) -> Option<&'static Builtin> {
     all().find(|b| b.name == name)
 }
 
-/// The bootstrap chunks: the engine's vocabulary, the agent's, and every
-/// built-in program's.
+/// The bootstrap chunks: the engine's vocabulary, the agent's, every
+/// built-in program's, and the webview programs `hc` carries (shown by
+/// `hc serve --http`).
 pub fn vocabulary() -> Vec<ChunkDecl> {
     let mut out = engine::vocabulary();
     out.extend(agent::vocabulary());
     for builtin in all() {
         out.extend((builtin.chunks)());
+    }
+    for (name, _) in crate::web::BUILTIN_VIEWS {
+        out.push(
+            ChunkDecl::with_id(format!("program/{name}"))
+                .name(*name)
+                .body(serde_json::json!({
+                    "runtime": "webview",
+                    "entry": format!("builtin:{name}"),
+                    "text": "Notes kept on the tile's own process (an example webview program: \
+                             examples/webview/notes/index.html)",
+                    "tool": false,
+                }))
+                .on(NewPlacement::instance("engine/program")),
+        );
     }
     out
 }

@@ -29,6 +29,7 @@ mod tree;
 mod trust;
 mod tty;
 mod user_memory;
+mod web;
 
 use anyhow::{Context as _, Result};
 use args::{Cli, Command};
@@ -110,7 +111,8 @@ fn main() -> ExitCode {
         Command::Init => init(),
         Command::Trust { revoke, list } => config_cmd::trust(revoke, list),
         Command::Program { name } => program(&name),
-        Command::Serve { stdio, no_contain } => serve(stdio, no_contain),
+        Command::Serve(flags) if flags.http => web::serve(flags),
+        Command::Serve(flags) => serve(flags.stdio, flags.no_contain),
         Command::Contain { args } => return contain::trampoline_main(&args),
     };
     exit_code(outcome.map(|()| 0))
@@ -297,7 +299,9 @@ pub(crate) fn with_servers(
 
 fn serve(stdio: bool, no_contain: bool) -> Result<()> {
     if !stdio {
-        anyhow::bail!("say how to serve: `hc serve --stdio` (the only transport for now)");
+        anyhow::bail!(
+            "say how to serve: `hc serve --http` (the page) or `hc serve --stdio` (the protocol)"
+        );
     }
     let here = std::env::current_dir().context("cannot read the working directory")?;
     let project = Project::find(&here)?;

@@ -220,7 +220,7 @@ pub fn new_session(engine: &Engine, prompt: &str) -> Result<String> {
 
 /// A prompt larger than a chunk may hold is refused before anything is
 /// made (exit 2), saying what to do instead.
-fn check_prompt(prompt: &str) -> Result<()> {
+pub(crate) fn check_prompt(prompt: &str) -> Result<()> {
     // The prompt's body holds it as a JSON string, with room for the rest.
     let size = serde_json::to_string(prompt).map_or(prompt.len(), |s| s.len()) + 1024;
     if size > substrate::MAX_BODY_BYTES {
@@ -249,7 +249,7 @@ fn forget_session(engine: &Engine, session: &str) {
 
 /// The scopes pinned into the agent's knowledge: culture (when there is
 /// any), then `--context` ids, each checked.
-fn pins_of(engine: &Engine, pins: &[String]) -> Result<Vec<String>> {
+pub(crate) fn pins_of(engine: &Engine, pins: &[String]) -> Result<Vec<String>> {
     let culture = engine
         .scope(
             &Context::host(),
@@ -365,7 +365,7 @@ pub async fn drive(
 
 /// The person's memory mirrored into the project (and what a run changed
 /// in it carried back); a failure is said, and the run goes on without.
-fn sync_memory(engine: &Engine) {
+pub(crate) fn sync_memory(engine: &Engine) {
     if let Err(e) = crate::user_memory::sync(engine.db()) {
         eprintln!(
             "hc: your own memory is not synced with this project: {}",
@@ -407,7 +407,7 @@ fn session_for(engine: &Engine, prompt: &str, request: &RunRequest) -> Result<St
 /// Commits what `launch` needs first and runs the agent; answers its
 /// process. A session made for the run (`made`) is removed when it cannot
 /// start.
-fn start_agent(engine: &Engine, launch: &Launch<'_>, made: bool) -> Result<String> {
+pub(crate) fn start_agent(engine: &Engine, launch: &Launch<'_>, made: bool) -> Result<String> {
     let host = Context::host();
     let (before, args) = launch.plan();
     let begun = before

@@ -514,22 +514,27 @@ impl Lines {
     }
 }
 
-/// `hc trace SESSION [--full] [--json]`.
-pub fn show(db: &Arc<Substrate>, session: &str, full: bool, as_json: bool) -> Result<()> {
+/// The tree of `session` as JSON: `{session, title, created, items}`.
+pub fn json_of(db: &Substrate, session: &str) -> Result<Value> {
     let nodes = tree(db, session, 0)?;
     let body = db.read(|s| s.body(session))?.unwrap_or_default();
     let header = SessionBody::parse(&body);
     let title = Some(header.title).filter(|t| !t.is_empty());
     let created = Some(header.created).filter(|t| !t.is_empty());
+    Ok(json!({"session": session, "title": title, "created": created, "items": nodes}))
+}
+
+/// `hc trace SESSION [--full] [--json]`.
+pub fn show(db: &Arc<Substrate>, session: &str, full: bool, as_json: bool) -> Result<()> {
     if as_json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(
-                &json!({"session": session, "title": title, "created": created, "items": nodes})
-            )?
-        );
+        println!("{}", serde_json::to_string_pretty(&json_of(db, session)?)?);
         return Ok(());
     }
+    let nodes = tree(db, session, 0)?;
+    let body = db.read(|s| s.body(session))?.unwrap_or_default();
+    let header = SessionBody::parse(&body);
+    let title = Some(header.title).filter(|t| !t.is_empty());
+    let created = Some(header.created).filter(|t| !t.is_empty());
     // A sub-agent's session is its process: no title, a start time.
     let title = title.map_or_else(|| "a sub-agent's session".to_owned(), |t| cut(&t, 200));
     let created = created

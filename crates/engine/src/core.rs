@@ -25,6 +25,8 @@ pub(crate) struct Core {
     /// The services started (or tried), by program id.
     pub services: Services,
     pub subs: Arc<Subscriptions>,
+    /// The webview programs' tiles, live.
+    pub tiles: crate::tiles::Tiles,
     /// This engine's id, on every process it runs.
     pub id: String,
     /// Its lease, held while it lives (none when the substrate's directory

@@ -85,6 +85,7 @@ impl Engine {
             subs: Arc::new(Subscriptions::default()),
             slots: Slots::default(),
             services: crate::services::Services::default(),
+            tiles: crate::tiles::Tiles::default(),
             db,
             config,
             id,
@@ -320,6 +321,61 @@ impl Engine {
             slot.ended().await;
         }
         self.core.subs.clear();
+    }
+}
+
+impl Engine {
+    /// A one-time slot token for the tile of webview process `process`
+    /// (a host's to ask: it mounts the tile), and the page it shows.
+    pub fn tile_token(&self, ctx: &Context, process: &str) -> Result<(String, String)> {
+        if ctx.process_id.is_some() {
+            return Err(EngineError::boundary(
+                "slot tokens are for hosts: the host mounts tiles",
+            ));
+        }
+        self.core.tiles.issue(process)
+    }
+
+    /// Closes the tile of `process` as a person closing it does: its run
+    /// completes.
+    pub fn close_tile(&self, ctx: &Context, process: &str) -> Result<()> {
+        if ctx.process_id.is_some() {
+            return Err(EngineError::boundary("a tile is closed by its host"));
+        }
+        let slot = self.core.slots.get(process).ok_or_else(|| {
+            EngineError::not_found(format!("`{process}` is not a running webview program"))
+        })?;
+        slot.request_finish(Ok(()));
+        Ok(())
+    }
+
+    /// Serves the protocol to a tile over `input`/`output`, bound to the
+    /// process `token` was issued for (a token is spent once): every
+    /// request is judged against that process's boundaries; a line that is
+    /// not JSON is answered `INVALID_REQUEST` and the tile goes on. When
+    /// the input ends the tile's socket is gone (its process waits out the
+    /// grace for another). Answers at once with the refusal of a bad token.
+    pub async fn serve_tile<R, W>(&self, token: &str, input: R, output: W) -> Result<()>
+    where
+        R: tokio::io::AsyncRead + Unpin,
+        W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
+        let process = self.core.tiles.attach(token)?;
+        let (out_tx, out_rx) = tokio::sync::mpsc::channel::<String>(crate::connection::OUT_QUEUE);
+        let writer = tokio::spawn(crate::connection::pump(out_rx, output));
+        let connection = Arc::new(crate::connection::Connection::new(
+            self.clone(),
+            Context::process(process.clone()),
+            out_tx,
+            true,
+            None,
+        ));
+        connection.serve(input).await;
+        connection.close();
+        drop(connection);
+        self.core.tiles.detach(&process);
+        let _ = writer.await;
+        Ok(())
     }
 }
 

@@ -75,6 +75,7 @@ mod process;
 mod services;
 mod slot;
 mod subs;
+mod tiles;
 mod vocabulary;
 
 pub use config::{Context, EngineConfig, ProcessId, SubscriptionId};

@@ -28,7 +28,12 @@ pub(crate) struct Plan {
     pub service: bool,
     /// The service program that carries out its runs, when it is served.
     pub served_by: Option<String>,
+    /// A webview program's page (`entry`): its run is a tile a host shows.
+    pub webview: Option<String>,
 }
+
+/// How long a tile may stay open when its program says nothing: a day.
+const WEBVIEW_TIMEOUT_MS: u64 = 24 * 3600 * 1000;
 
 /// How long a service may run: as long as its engine.
 const SERVICE_TIMEOUT_MS: u64 = 100 * 365 * 24 * 3600 * 1000;
@@ -63,12 +68,22 @@ impl Planner<'_> {
             .ok_or_else(|| EngineError::not_found(format!("no program `{program_id}`")))?;
         let name = item.name.clone().unwrap_or_else(|| program_id.clone());
         let body = ProgramBody::parse(&name, &item.body_value()).map_err(EngineError::invalid)?;
-        if body.runtime == Runtime::Webview {
-            return Err(EngineError::invalid(format!(
-                "program `{name}` has runtime `webview`, and no host that can show a webview is \
-                 attached (the browser host comes later); run a `vm` program instead"
-            )));
-        }
+        let webview = match (body.runtime, &body.entry) {
+            (Runtime::Webview, Some(entry)) if !entry.is_empty() => Some(entry.clone()),
+            (Runtime::Webview, _) => {
+                return Err(EngineError::invalid(format!(
+                    "program `{name}` has runtime `webview` and no `entry`: give the HTML file \
+                     its tile shows (relative to the project root)"
+                )));
+            }
+            (_, _) if body.executable.trim().is_empty() => {
+                return Err(EngineError::invalid(format!(
+                    "program `{name}` has no `executable`: say what runs (`builtin:NAME`, a \
+                     path, or a command on PATH)"
+                )));
+            }
+            _ => None,
+        };
         if let Some(session) = &args.session
             && ctx.process_id.is_none()
             && !snap.exists(session)?
@@ -86,7 +101,9 @@ impl Planner<'_> {
             }
         };
         let capabilities = self.capabilities(&name, &body, args)?;
-        let contained = matches!(self.config.containment, Containment::On { .. });
+        // a tile runs in the browser's sandbox: its boundaries are its containment
+        let contained =
+            webview.is_none() && matches!(self.config.containment, Containment::On { .. });
         if contained && !self.landlock {
             return Err(EngineError::internal(contain::NO_LANDLOCK));
         }
@@ -97,6 +114,8 @@ impl Planner<'_> {
         };
         let default_timeout = if service {
             SERVICE_TIMEOUT_MS
+        } else if webview.is_some() {
+            WEBVIEW_TIMEOUT_MS
         } else {
             self.config.default_timeout_ms
         };
@@ -118,6 +137,7 @@ impl Planner<'_> {
             },
             service,
             served_by,
+            webview,
             program_id,
             program_name: name,
             executable: body.executable,

@@ -9,13 +9,15 @@ fn archetype(id: &str, spec: serde_json::Value) -> ChunkDecl {
     ChunkDecl::with_id(id).name(id).spec(spec).body(json!({}))
 }
 
-/// `engine/program` (every program is an instance; `executable` required),
+/// `engine/program` (every program is an instance; `executable` required
+/// of a program that runs as a process, `entry` of a webview program —
+/// the planner says which is missing),
 /// `engine/process` (a template: each process is ordered and accepts child
 /// processes and outputs), `engine/output`, `read-boundary`,
 /// `write-boundary`.
 pub fn vocabulary() -> Vec<ChunkDecl> {
     vec![
-        archetype("engine/program", json!({"required": ["executable"]})),
+        archetype("engine/program", json!({})),
         archetype(
             "engine/process",
             json!({"propagate": true, "ordered": true, "accepts": ["engine/process", "engine/output"]}),

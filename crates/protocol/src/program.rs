@@ -29,7 +29,8 @@ pub enum Runtime {
     /// A process the engine spawns and contains.
     #[default]
     Vm,
-    /// A page in a browser tile (the browser host comes later).
+    /// A page in a browser tile (`hc serve --http`), speaking the protocol
+    /// over a WebSocket.
     Webview,
     /// A long-lived process, started once per engine when first needed,
     /// that serves the runs of programs naming it in `served_by`.
@@ -62,14 +63,19 @@ fn null_as_no_roots<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Boundary, 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ProgramBody {
     /// `builtin:NAME`, a path (relative to the project root, or absolute),
-    /// or a command found on `PATH`.
+    /// or a command found on `PATH` (none for a webview program).
+    #[serde(default)]
     pub executable: String,
     /// Arguments passed to the executable.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
-    /// `vm` (the default) or `webview`.
+    /// `vm` (the default), `webview` or `service`.
     #[serde(default)]
     pub runtime: Runtime,
+    /// A webview program's page: an HTML file relative to the project
+    /// root, or `builtin:NAME` (one `hc` carries).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entry: Option<String>,
     /// What it does: for people, and the tool description a model reads.
     #[serde(default)]
     pub text: String,
@@ -154,6 +160,7 @@ impl ProgramDef {
             executable: format!("builtin:{}", self.name),
             args: Vec::new(),
             runtime: Runtime::Vm,
+            entry: None,
             text: self.text.to_owned(),
             input_type: Some(self.input_type()),
             capabilities: self.capabilities.clone(),

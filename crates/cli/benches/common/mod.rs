@@ -20,3 +20,24 @@ pub fn init(root: &std::path::Path) {
         .unwrap();
     assert!(ok.status.success());
 }
+
+/// `hc commit` in `root` with these chunks, as a script would.
+#[allow(dead_code)] // not every benchmark commits
+pub fn commit_chunks(root: &std::path::Path, chunks: &[serde_json::Value]) {
+    use std::io::Write;
+    let mut commit = std::process::Command::new(HC)
+        .arg("commit")
+        .current_dir(root)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let body = serde_json::json!({ "chunks": chunks }).to_string();
+    commit
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(body.as_bytes())
+        .unwrap();
+    assert!(commit.wait().unwrap().success());
+}

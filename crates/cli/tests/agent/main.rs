@@ -23,3 +23,4 @@ mod sdk;
 mod subagents;
 mod terminal;
 mod trust;
+mod web;

@@ -8,6 +8,7 @@ mod end;
 mod served;
 mod spawn;
 mod supervise;
+mod webview;
 
 use end::{Ending, finish};
 
@@ -128,6 +129,12 @@ fn launch<O: Ops>(
     if let Some(served_by) = &plan.served_by {
         return serve(core, ops, slot, &plan, served_by);
     }
+    if let Some(entry) = &plan.webview {
+        let sockets = core.tiles.add(&id, entry);
+        let budget = Duration::from_millis(plan.timeout_ms);
+        tokio::spawn(webview::carry(Arc::clone(core), slot, sockets, budget));
+        return Ok(id);
+    }
     let child = match spawn::spawn(core, &id, &plan) {
         Ok(child) => child,
         Err(e) => {
@@ -220,11 +227,17 @@ fn declaration(
         "containment": if plan.contained { "on" } else { "off" },
         "engine": engine,
     });
-    // A served run has nothing to spawn: it is running once committed.
+    // A served run has nothing to spawn: it is running once committed;
+    // so is a tile (the host mounts it).
     if let Some(served_by) = &plan.served_by {
         body["status"] = json!("running");
         body["started"] = json!(now());
         body["served_by"] = json!(served_by);
+    }
+    if let Some(entry) = &plan.webview {
+        body["status"] = json!("running");
+        body["started"] = json!(now());
+        body["webview"] = json!(entry);
     }
     let mut process = ChunkDecl::with_id(id)
         .name(plan.program_name.clone())

@@ -65,6 +65,9 @@ pub struct Substrate {
     events: broadcast::Sender<Arc<Commit>>,
     checkpointer: checkpoint::Checkpointer,
     cache: cache::VersionCache,
+    /// Every commit up to this one has been broadcast here (made here, or
+    /// by another process and followed).
+    broadcast_upto: std::sync::atomic::AtomicU64,
 }
 
 impl std::fmt::Debug for Substrate {
@@ -147,6 +150,7 @@ impl Substrate {
             checkpointer.request();
         }
         let cache = cache::VersionCache::new(options.cache_bytes);
+        let upto = head_of(&writer)?;
         Ok(Substrate {
             path,
             options,
@@ -155,6 +159,7 @@ impl Substrate {
             events,
             checkpointer,
             cache,
+            broadcast_upto: std::sync::atomic::AtomicU64::new(upto),
         })
     }
 
@@ -248,10 +253,66 @@ impl Substrate {
         tx.commit().map_err(Error::from)?;
         self.checkpointer.committed();
         let commit = Arc::new(commit);
+        // What another process committed before this one, not yet followed,
+        // goes out first: subscribers see commits in order.
+        self.broadcast_between(&conn, head)?;
         // No receivers is not an error: nobody is listening yet.
         let _ = self.events.send(Arc::clone(&commit));
+        self.broadcast_upto
+            .store(n, std::sync::atomic::Ordering::Release);
         drop(conn);
         Ok(Arc::unwrap_or_clone(commit))
+    }
+
+    /// Broadcasts the commits other processes made on this file since the
+    /// last one broadcast here, in order, as if they were made here — so
+    /// subscribers of one engine see another engine's work (a terminal's
+    /// `hc run` beside `hc serve`). Cheap when there are none (one read of
+    /// the head). Answers how many it broadcast.
+    pub fn follow(&self) -> Result<usize> {
+        let head = self.head()?;
+        if head
+            <= self
+                .broadcast_upto
+                .load(std::sync::atomic::Ordering::Acquire)
+        {
+            return Ok(0);
+        }
+        // Under the writer's lock: no commit of this process is between
+        // its write and its broadcast meanwhile.
+        let conn = lock(&self.writer);
+        let sent = self.broadcast_between(&conn, head)?;
+        self.broadcast_upto
+            .fetch_max(head, std::sync::atomic::Ordering::AcqRel);
+        Ok(sent)
+    }
+
+    /// Broadcasts the commit records after the last one broadcast, up to
+    /// `head` (the writer's lock held by the caller).
+    fn broadcast_between(&self, conn: &Connection, head: CommitId) -> Result<usize> {
+        let upto = self
+            .broadcast_upto
+            .load(std::sync::atomic::Ordering::Acquire);
+        if head <= upto {
+            return Ok(0);
+        }
+        let mut statement = conn
+            .prepare_cached("SELECT record FROM commits WHERE id > ?1 AND id <= ?2 ORDER BY id")
+            .map_err(Error::from)?;
+        let records = statement
+            .query_map([upto as i64, head as i64], |r| r.get::<_, String>(0))
+            .map_err(Error::from)?;
+        let mut sent = 0;
+        for record in records {
+            let record = record.map_err(Error::from)?;
+            let commit: Commit = serde_json::from_str(&record)
+                .map_err(|e| Error::Storage(format!("unreadable commit record: {e}")))?;
+            let _ = self.events.send(Arc::new(commit));
+            sent += 1;
+        }
+        self.broadcast_upto
+            .fetch_max(head, std::sync::atomic::Ordering::AcqRel);
+        Ok(sent)
     }
 
     /// Reads `ids` with `opts` (see the crate docs).
@@ -323,6 +384,29 @@ mod tests {
     use super::*;
     use crate::types::{ChunkDecl, Include, NewPlacement};
     use serde_json::json;
+
+    #[test]
+    fn another_processs_commits_are_followed_in_order_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let ours = Substrate::open(dir.path().join("p.db")).unwrap();
+        let theirs = Substrate::open(dir.path().join("p.db")).unwrap();
+        let mut events = ours.subscribe();
+        let made = |db: &Substrate, id: &str| {
+            db.commit(Declaration::of(vec![ChunkDecl::with_id(id)]), None)
+                .unwrap()
+                .id
+        };
+        let a = made(&theirs, "a");
+        assert_eq!(ours.follow().unwrap(), 1);
+        assert_eq!(ours.follow().unwrap(), 0, "once");
+        let b = made(&theirs, "b");
+        // our own commit after theirs: theirs is broadcast first
+        let c = made(&ours, "c");
+        assert_eq!(ours.follow().unwrap(), 0);
+        let got: Vec<CommitId> = (0..3).map(|_| events.try_recv().unwrap().id).collect();
+        assert_eq!(got, vec![a, b, c]);
+        assert!(events.try_recv().is_err());
+    }
 
     /// Every statement a realistic workload runs must find its rows through
     /// an index: no full scan of `chunks` or `placements` (reads of the

@@ -1,0 +1,234 @@
+//! The page's HTTP calls beside its socket: start a run on a session (as
+//! `hc chat` sends a message), run a program from its form, mount and
+//! close a webview program's tile, and the trace — the tree, a call's
+//! exact request (rebuilt by the agent's own function) and its diff to the
+//! previous one. Everything else the page does is the protocol on `/ws`.
+
+use super::App;
+use axum::Json;
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use engine::Context;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+/// An error as the page shows it.
+fn failed(status: StatusCode, e: impl std::fmt::Display) -> Response {
+    (status, Json(json!({"error": format!("{e:#}")}))).into_response()
+}
+
+/// What the page sends to start a run.
+#[derive(Deserialize)]
+pub struct RunAsked {
+    /// The session to go on with (none: a new one).
+    session: Option<String>,
+    /// The message.
+    prompt: String,
+}
+
+/// `POST /api/run`: a run of the agent on the session (a new one when
+/// none is named), with the prompt — slash commands expanded as in `hc
+/// chat`. Answers `{session, process}`; the page follows the session on
+/// its socket.
+pub async fn run(State(app): State<App>, Json(asked): Json<RunAsked>) -> Response {
+    match start(&app, asked).await {
+        Ok((session, process)) => {
+            Json(json!({"session": session, "process": process})).into_response()
+        }
+        Err(e) => failed(StatusCode::BAD_REQUEST, e),
+    }
+}
+
+async fn start(app: &App, asked: RunAsked) -> anyhow::Result<(String, String)> {
+    let engine = &app.engine;
+    crate::run::check_credentials(&app.config)?;
+    let prompt = asked.prompt;
+    if prompt.trim().is_empty() {
+        anyhow::bail!("the message is empty; say what to do");
+    }
+    let expanded = crate::mcp_prompt::expand(engine, &prompt).await?;
+    let prompt = expanded.unwrap_or(prompt);
+    let commanded = crate::commands::expand(engine, &prompt, &app.config).await?;
+    let (prompt, config) = match commanded {
+        Some((prompt, config)) => (prompt, config),
+        None => (prompt, app.config.clone()),
+    };
+    crate::run::check_prompt(&prompt)?;
+    let pins = crate::run::pins_of(engine, &[])?;
+    if config.memory {
+        crate::run::sync_memory(engine);
+    }
+    let (session, made) = match asked.session {
+        Some(given) => (crate::trace::resolve_session(engine.db(), &given)?, false),
+        None => (crate::run::new_session(engine, &prompt)?, true),
+    };
+    let launch = agent::launch::Launch {
+        session: &session,
+        prompt: &prompt,
+        config: &config,
+        pins: &pins,
+    };
+    let process = crate::run::start_agent(engine, &launch, made)?;
+    Ok((session, process))
+}
+
+/// What the page sends to run a program from its form.
+#[derive(Deserialize)]
+pub struct ProgramAsked {
+    program: String,
+    #[serde(default)]
+    input: Value,
+}
+
+/// `POST /api/program-run`: a run of `program` by the host, its input an
+/// argument chunk of its input type. Answers `{process, webview}`.
+pub async fn program_run(State(app): State<App>, Json(asked): Json<ProgramAsked>) -> Response {
+    let engine = &app.engine;
+    let host = Context::host();
+    let read = engine.scope(
+        &host,
+        &["engine/program".to_owned()],
+        &protocol::ScopeOpts {
+            kind: substrate::TypeFilter::Instance,
+            limit: Some(usize::MAX),
+            ..protocol::ScopeOpts::default()
+        },
+    );
+    let body = read.ok().and_then(|r| {
+        r.chunks
+            .iter()
+            .find(|c| c.id == asked.program || c.name.as_deref() == Some(asked.program.as_str()))
+            .and_then(|c| {
+                let name = c.name.clone().unwrap_or_default();
+                protocol::program::ProgramBody::parse(&name, &c.body_value()).ok()
+            })
+    });
+    let Some(body) = body else {
+        return failed(
+            StatusCode::NOT_FOUND,
+            format!("no program `{}`", asked.program),
+        );
+    };
+    let mut args = protocol::RunArgs::default();
+    if let Some(input_type) = &body.input_type {
+        args.chunks.push(
+            protocol::ChunkDecl::generated()
+                .body(asked.input)
+                .on(protocol::NewPlacement::instance(input_type)),
+        );
+    }
+    match engine.run(&host, &asked.program, args) {
+        Ok(process) => Json(json!({
+            "process": process,
+            "webview": body.runtime == protocol::program::Runtime::Webview,
+        }))
+        .into_response(),
+        Err(e) => failed(StatusCode::BAD_REQUEST, e),
+    }
+}
+
+/// `POST /api/tile/PROCESS`: what mounting the tile of a webview run takes
+/// — a one-time slot token for its socket, and the address of its page
+/// (its files under a key of their own, which a sandboxed frame uses in
+/// place of the cookie it does not have).
+pub async fn mount(State(app): State<App>, Path(process): Path<String>) -> Response {
+    match app.engine.tile_token(&Context::host(), &process) {
+        Ok((token, entry)) => {
+            let key = app
+                .views()
+                .entry(process.clone())
+                .or_insert_with(|| super::auth::random_hex(16))
+                .clone();
+            let page = entry
+                .rsplit('/')
+                .next()
+                .filter(|f| !f.is_empty() && !entry.starts_with("builtin:"))
+                .unwrap_or("index.html")
+                .to_owned();
+            Json(json!({
+                "process": process,
+                "entry": entry,
+                "url": format!("/tile/{process}/{key}/{page}?slot={token}"),
+            }))
+            .into_response()
+        }
+        Err(e) => failed(StatusCode::NOT_FOUND, e),
+    }
+}
+
+/// `POST /api/tile/PROCESS/close`: the person closed the tile; its run
+/// completes.
+pub async fn close(State(app): State<App>, Path(process): Path<String>) -> Response {
+    app.views().remove(&process);
+    match app.engine.close_tile(&Context::host(), &process) {
+        Ok(()) => Json(json!({"closed": process})).into_response(),
+        Err(e) => failed(StatusCode::NOT_FOUND, e),
+    }
+}
+
+/// The session `given` names (an id, a unique prefix, a program's name
+/// for it, or a sub-agent's process).
+fn session_of(app: &App, given: &str) -> anyhow::Result<String> {
+    if given.starts_with("p_") {
+        return Ok(given.to_owned());
+    }
+    crate::trace::resolve_session(app.engine.db(), given)
+}
+
+/// `GET /api/trace/SESSION`: the `hc trace` tree, as JSON.
+pub async fn trace(State(app): State<App>, Path(session): Path<String>) -> Response {
+    let tree = session_of(&app, &session).and_then(|s| crate::tree::json_of(app.engine.db(), &s));
+    match tree {
+        Ok(tree) => Json(tree).into_response(),
+        Err(e) => failed(StatusCode::NOT_FOUND, e),
+    }
+}
+
+/// The bodies of calls `ns` of `session`, rebuilt exactly.
+async fn bodies(app: &App, session: &str, ns: &[usize]) -> anyhow::Result<Vec<Vec<u8>>> {
+    let session = session_of(app, session)?;
+    let (client, _events) = app.engine.host_client();
+    let mut out = Vec::new();
+    for n in ns {
+        out.push(
+            agent::request_body(&client, &session, *n)
+                .await
+                .map_err(anyhow::Error::msg)?,
+        );
+    }
+    Ok(out)
+}
+
+/// `GET /api/request/SESSION/N`: the exact body of call N, as it was sent.
+pub async fn request(
+    State(app): State<App>,
+    Path((session, n)): Path<(String, usize)>,
+) -> Response {
+    match bodies(&app, &session, &[n]).await {
+        Ok(mut body) => Response::builder()
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(body.remove(0)))
+            .unwrap_or_else(|e| failed(StatusCode::INTERNAL_SERVER_ERROR, e)),
+        Err(e) => failed(StatusCode::NOT_FOUND, e),
+    }
+}
+
+/// `GET /api/diff/SESSION/N`: call N's request against call N−1's, a
+/// unified diff of their JSON.
+pub async fn diff(State(app): State<App>, Path((session, n)): Path<(String, usize)>) -> Response {
+    if n < 2 {
+        return failed(
+            StatusCode::BAD_REQUEST,
+            "a diff compares call N with N-1: N is 2 or more",
+        );
+    }
+    let diffed = bodies(&app, &session, &[n - 1, n])
+        .await
+        .and_then(|b| crate::trace::diff_text(&b[0], &b[1], n));
+    match diffed {
+        Ok(text) => ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], text).into_response(),
+        Err(e) => failed(StatusCode::NOT_FOUND, e),
+    }
+}

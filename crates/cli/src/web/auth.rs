@@ -1,0 +1,129 @@
+//! The token gate: the token printed at start opens the page once (in the
+//! address: `/?token=…`), which sets it as an HttpOnly SameSite=Strict
+//! cookie and sends the browser on to `/` without it; every other request
+//! needs that cookie — but a tile's files (their own key in the path) and
+//! a tile's socket (its one-time slot token), which a sandboxed frame has
+//! no cookie for.
+
+use super::App;
+use anyhow::{Context as _, Result};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use std::path::Path;
+
+/// The cookie's name.
+const COOKIE: &str = "hc_token";
+
+/// Random bytes as lowercase hex.
+pub fn random_hex(bytes: usize) -> String {
+    use ring::rand::SecureRandom as _;
+    let mut b = vec![0u8; bytes];
+    let _ = ring::rand::SystemRandom::new().fill(&mut b);
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// The token: kept in `file` when given (made there, private, when
+/// missing), else fresh.
+pub fn token(file: Option<&Path>) -> Result<String> {
+    let Some(file) = file else {
+        return Ok(random_hex(24));
+    };
+    if let Ok(text) = std::fs::read_to_string(file) {
+        let kept = text.trim().to_owned();
+        if kept.len() >= 16 {
+            return Ok(kept);
+        }
+    }
+    let fresh = random_hex(24);
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let mut out = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(file)
+        .with_context(|| format!("cannot write the token to {}", file.display()))?;
+    std::io::Write::write_all(&mut out, fresh.as_bytes())?;
+    Ok(fresh)
+}
+
+/// Equal, in time that does not depend on where they differ.
+fn same(a: &str, b: &str) -> bool {
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            == 0
+}
+
+/// Whether the request carries the token as its cookie.
+pub fn has_cookie(app: &App, headers: &HeaderMap) -> bool {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .any(|(name, value)| name == COOKIE && same(value, &app.token))
+}
+
+/// The gate every request passes.
+pub async fn gate(State(app): State<App>, request: Request, next: Next) -> Response {
+    let path = request.uri().path().to_owned();
+    let query = request.uri().query().unwrap_or_default().to_owned();
+    // a tile's files and socket carry their own proof, checked where served
+    if path.starts_with("/tile/") || (path == "/ws" && query.starts_with("slot=")) {
+        return next.run(request).await;
+    }
+    let given = query
+        .split('&')
+        .filter_map(|p| p.split_once('='))
+        .find(|(k, _)| *k == "token")
+        .map(|(_, v)| v.to_owned());
+    match given {
+        Some(token) if path == "/" && same(&token, &app.token) => {
+            let cookie = format!("{COOKIE}={}; HttpOnly; SameSite=Strict; Path=/", app.token);
+            let mut response = (StatusCode::SEE_OTHER, [(header::LOCATION, "/")]).into_response();
+            if let Ok(value) = HeaderValue::from_str(&cookie) {
+                response.headers_mut().insert(header::SET_COOKIE, value);
+            }
+            response
+        }
+        // a token anywhere but the page's address, or a wrong one
+        Some(_) => refused(),
+        None if has_cookie(&app, request.headers()) => next.run(request).await,
+        None => refused(),
+    }
+}
+
+/// 401, saying what to do, nothing else served.
+pub fn refused() -> Response {
+    (
+        StatusCode::UNAUTHORIZED,
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        "401: open the address `hc serve --http` printed, with its ?token=…\n",
+    )
+        .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_compare_whole() {
+        assert!(same("abc", "abc"));
+        assert!(!same("abc", "abd"));
+        assert!(!same("abc", "abcd"));
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("token");
+        let made = token(Some(&file)).unwrap();
+        assert_eq!(token(Some(&file)).unwrap(), made, "kept");
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o077, 0);
+        assert_ne!(token(None).unwrap(), token(None).unwrap());
+    }
+}

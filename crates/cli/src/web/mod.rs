@@ -1,0 +1,186 @@
+//! `hc serve --http`: the browser host. One engine; one page that shows
+//! everything the substrate holds, live, and drives agents from it; the
+//! protocol over WebSocket (`/ws`: the page's socket is a host, a tile's is
+//! bound to its process by a one-time slot token); webview programs as
+//! sandboxed tiles (`/tile/…`). Every request needs the token printed at
+//! start (once in the address, then an HttpOnly SameSite=Strict cookie);
+//! a WebSocket upgrade is checked for the cookie and its `Origin`. The
+//! page and its views are compiled in (`assets.rs`): it works offline.
+
+mod api;
+mod assets;
+mod auth;
+mod socket;
+
+pub use assets::BUILTIN_VIEWS;
+
+use crate::project::Project;
+use crate::trust::Ask;
+use anyhow::{Context as _, Result};
+use engine::Engine;
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+/// `hc serve`'s flags.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ServeFlags {
+    /// The page, in a browser: an HTTP server on --host:--port.
+    #[arg(long, conflicts_with = "stdio")]
+    pub http: bool,
+    /// The protocol on stdin/stdout, with host reach.
+    #[arg(long)]
+    pub stdio: bool,
+    /// The port (with --http).
+    #[arg(long, default_value_t = 8420)]
+    pub port: u16,
+    /// The address to listen on (with --http). Anything but loopback must
+    /// be said here, and still needs the token.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: String,
+    /// Open the address in the browser.
+    #[arg(long)]
+    pub open: bool,
+    /// Keep the token in FILE (made, 0600, when missing) instead of a fresh
+    /// one each start.
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// Run programs uncontained, with all your privileges (every run
+    /// records it). Also `containment = "off"` in .hermitcrab/config.toml.
+    #[arg(long)]
+    pub no_contain: bool,
+}
+
+/// What every request handler shares.
+#[derive(Clone)]
+pub struct App(Arc<Inner>);
+
+pub struct Inner {
+    engine: Engine,
+    token: String,
+    /// The origins the page is served from (`http://HOST:PORT`).
+    origins: Vec<String>,
+    /// The agent's configuration, resolved at start (as `hc run` would).
+    config: agent::AgentConfig,
+    /// Each mounted tile's view key (for its page's files): by process.
+    views: Mutex<HashMap<String, String>>,
+}
+
+impl std::ops::Deref for App {
+    type Target = Inner;
+    fn deref(&self) -> &Inner {
+        &self.0
+    }
+}
+
+impl Inner {
+    fn views(&self) -> std::sync::MutexGuard<'_, HashMap<String, String>> {
+        self.views.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Serves the page until Ctrl-C.
+pub fn serve(flags: ServeFlags) -> Result<()> {
+    let here = std::env::current_dir().context("cannot read the working directory")?;
+    let project = Project::find_or_init(&here)?;
+    let files = project.config(Ask::Never)?;
+    let (_, mut config) =
+        crate::settings::resolve(&files, &crate::settings::Flags::default(), true)
+            .map_err(|e| crate::exit::exit(2, format!("{e:#}")))?;
+    // the page answers permission questions and the agent's own
+    config.interactive = true;
+    let engine_config = crate::engine_config(&project, &files, flags.no_contain)?;
+    let (db, _) = project.open()?;
+    let engine_config = crate::with_servers(
+        engine_config,
+        &db,
+        &files,
+        &crate::settings::Flags::default(),
+        true,
+    )?;
+    let token = auth::token(flags.token_file.as_deref())?;
+    let host: std::net::IpAddr = flags.host.parse().map_err(|_| {
+        crate::exit::exit(
+            2,
+            format!("--host {}: give an IP address, e.g. 127.0.0.1", flags.host),
+        )
+    })?;
+    crate::runtime()?.block_on(async move {
+        let engine = Engine::open_with(db, engine_config)?;
+        let listener = tokio::net::TcpListener::bind(SocketAddr::new(host, flags.port))
+            .await
+            .with_context(|| format!("cannot listen on {}:{}", flags.host, flags.port))?;
+        let bound = listener.local_addr()?;
+        let mut origins = vec![format!("http://{bound}")];
+        if host.is_loopback() {
+            origins.push(format!("http://localhost:{}", bound.port()));
+        }
+        let address = format!("{}/?token={token}", origins[0]);
+        let app = App(Arc::new(Inner {
+            engine: engine.clone(),
+            token,
+            origins,
+            config,
+            views: Mutex::default(),
+        }));
+        println!("hc: serving {} at {address}", project.root.display());
+        if !host.is_loopback() {
+            eprintln!(
+                "hc: listening on {host}, not only this machine: anyone who can reach it still needs the token"
+            );
+        }
+        if flags.open {
+            let _ = std::process::Command::new("xdg-open").arg(&address).spawn();
+        }
+        let following = tokio::spawn(follow(engine.clone()));
+        // every frame goes at once (no Nagle delay waiting for an ack)
+        let listener = axum::serve::ListenerExt::tap_io(listener, |stream| {
+            let _ = stream.set_nodelay(true);
+        });
+        let served = axum::serve(listener, router(app))
+            .with_graceful_shutdown(async {
+                let _ = tokio::signal::ctrl_c().await;
+            })
+            .await;
+        following.abort();
+        crate::close(&engine).await;
+        served.context("the server stopped")
+    })
+}
+
+/// What another engine commits on the project (a terminal's `hc run`),
+/// broadcast to this one's subscribers as it lands.
+async fn follow(engine: Engine) {
+    let mut tick = tokio::time::interval(Duration::from_millis(50));
+    loop {
+        tick.tick().await;
+        let db = Arc::clone(engine.db());
+        let followed = tokio::task::spawn_blocking(move || db.follow()).await;
+        if let Ok(Err(e)) = followed {
+            tracing::debug!("following other engines' commits: {e}");
+        }
+    }
+}
+
+fn router(app: App) -> axum::Router {
+    use axum::routing::{get, post};
+    axum::Router::new()
+        .route("/", get(assets::page))
+        .route("/assets/{file}", get(assets::asset))
+        .route("/ws", get(socket::upgrade))
+        .route("/tile/{process}/{key}/{*path}", get(assets::tile_file))
+        .route("/api/run", post(api::run))
+        .route("/api/program-run", post(api::program_run))
+        .route("/api/tile/{process}", post(api::mount))
+        .route("/api/tile/{process}/close", post(api::close))
+        .route("/api/trace/{session}", get(api::trace))
+        .route("/api/request/{session}/{n}", get(api::request))
+        .route("/api/diff/{session}/{n}", get(api::diff))
+        .layer(axum::middleware::from_fn_with_state(
+            app.clone(),
+            auth::gate,
+        ))
+        .with_state(app)
+}
