@@ -146,19 +146,43 @@ pub async fn known(
     event: &str,
     context: &ContextBody,
 ) -> Result<Known, ClientError> {
-    let (pinned, memory) = futures_util::future::join(
+    let (pinned, memory, shell) = futures_util::future::join3(
         pinned(client, event, context.as_of),
         read_memory(
             client,
             &context.memory,
             context.memory_at.unwrap_or(context.as_of),
         ),
+        read_shell(client, context.shell.as_ref()),
     )
     .await;
     Ok(Known {
         pinned: pinned?,
         memory: memory?,
+        shell: shell?,
     })
+}
+
+/// A hermitcrab's shell as its context event recorded it: the identity's
+/// blocks and the constitution, as of the commit named (an invalid block
+/// is left out, as it was when the run read it).
+pub async fn read_shell(
+    client: &Client,
+    record: Option<&crate::contract::ShellRecord>,
+) -> Result<Option<crate::blocks::shell::Shell>, ClientError> {
+    let Some(record) = record else {
+        return Ok(None);
+    };
+    let store = crate::block_store::BlockStore::new(client.clone(), &record.identity);
+    let (blocks, constitution) = futures_util::future::join(
+        store.all(Some(record.at)),
+        store.constitution(Some(record.at)),
+    )
+    .await;
+    Ok(Some(crate::blocks::shell::Shell {
+        constitution: constitution?,
+        blocks: blocks?.0.into_iter().filter_map(|s| s.block.ok()).collect(),
+    }))
 }
 
 /// The memory scopes `scopes`, every entry of each, as of `at`.

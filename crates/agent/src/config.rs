@@ -163,6 +163,24 @@ pub struct AgentConfig {
     /// request and the `memory` tool offered (default true).
     #[serde(default = "yes", skip_serializing_if = "is_yes")]
     pub memory: bool,
+    /// Whether the block tools are offered (`block_read`, `write_entry`,
+    /// `call_llm`, …): any agent may keep pscale blocks.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub blocks: bool,
+    /// The hermitcrab preset: its constitution, keystone, aperture and
+    /// focus in the system prompt, its six blocks, history saved after
+    /// every answer.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub hermitcrab: bool,
+    /// Whose blocks (default `hermitcrab`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub identity: Option<String>,
+    /// The model `call_llm` calls `fast` (and compressions use).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fast_model: Option<String>,
+    /// Beta features sent as the `anthropic-beta` header.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub betas: Vec<String>,
 }
 
 /// A hook: a command run on an event, given it as JSON on stdin — or a
@@ -279,11 +297,36 @@ impl Default for AgentConfig {
             tool_names: crate::names::ToolNames::Hermitcrab,
             agents: Vec::new(),
             memory: true,
+            blocks: false,
+            hermitcrab: false,
+            identity: None,
+            fast_model: None,
+            betas: Vec::new(),
         }
     }
 }
 
+/// The model `fast` means when the configuration names none.
+pub const FAST_MODEL: &str = "claude-haiku-4-5";
+
 impl AgentConfig {
+    /// The identity whose blocks the run keeps.
+    pub fn identity(&self) -> &str {
+        self.identity
+            .as_deref()
+            .unwrap_or(crate::blocks::shell::IDENTITY)
+    }
+
+    /// The model `call_llm` calls `fast`.
+    pub fn fast_model(&self) -> &str {
+        self.fast_model.as_deref().unwrap_or(FAST_MODEL)
+    }
+
+    /// Whether the block tools are offered (the preset has them).
+    pub fn has_blocks(&self) -> bool {
+        self.blocks || self.hermitcrab
+    }
+
     /// Whether any hook is configured for `event`.
     pub fn has_hooks(&self, event: &str) -> bool {
         self.hooks.iter().any(|h| h.event == event)

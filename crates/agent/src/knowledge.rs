@@ -23,6 +23,8 @@ pub struct Known {
     pub pinned: Vec<Pinned>,
     /// The memory scopes (`memory`, `user-memory`).
     pub memory: Vec<Pinned>,
+    /// A hermitcrab's shell: its blocks and constitution.
+    pub shell: Option<crate::blocks::shell::Shell>,
 }
 
 /// The markdown of `pinned`, in order.

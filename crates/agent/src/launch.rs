@@ -128,6 +128,18 @@ impl Launch<'_> {
                 write.push(scope.to_owned());
             }
         }
+        // the identity's blocks (their scope made by the host, first)
+        let mut before = before;
+        if self.config.has_blocks() {
+            let identity = self.config.identity();
+            read.push(crate::blocks::scope_of(identity));
+            write.push(crate::blocks::scope_of(identity));
+            read.push(crate::block_store::CONSTITUTION.to_owned());
+            let declaration = before.get_or_insert_with(Declaration::default);
+            declaration
+                .chunks
+                .insert(0, crate::block_store::scope_chunk(identity));
+        }
         let prompt = Prompt {
             text: self.prompt.to_owned(),
             from: None,

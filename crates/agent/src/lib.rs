@@ -48,6 +48,8 @@
 //! ```
 
 pub mod agents;
+pub mod block_store;
+pub mod blocks;
 pub mod catalog;
 mod compact;
 pub mod config;
@@ -74,7 +76,7 @@ pub use config::{
 pub use rebuild::{calls, is_call, rebuild_request, request_body};
 pub use request::{Conversation, Prefix, Request};
 pub use vocabulary::{
-    AGENT_ENV, AGENT_TIMEOUT_MS, SESSION_ACCEPTS, agent_program, prompt_schema, vocabulary,
+    AGENT_ENV, AGENT_TIMEOUT_MS, SESSION_ACCEPTS, agent_program, prompt_schema, seeds, vocabulary,
 };
 
 use protocol::program::{Builtin, Program, ProgramFuture};

@@ -24,7 +24,8 @@ pub fn calls(session: &[std::sync::Arc<ChunkItem>]) -> Vec<&ChunkItem> {
 /// Whether `item` records a model call of its session (its type first:
 /// only an answer's or a compaction's body is read).
 pub fn is_call(item: &ChunkItem) -> bool {
-    matches!(kind_of(item), Some("answer" | "compaction")) && SessionItem::of(item).is_call()
+    matches!(kind_of(item), Some("answer" | "compaction" | "llm-call"))
+        && SessionItem::of(item).is_call()
 }
 
 /// The exact body sent for call `n` (from 1) of `session`, as the API it
@@ -48,6 +49,8 @@ struct Recorded {
     process: String,
     /// Whether it was a compaction's summary call.
     summary: bool,
+    /// A call beside the conversation: its request is its own.
+    side: Option<Box<crate::contract::LlmCall>>,
 }
 
 /// The exact request of call `n` (from 1) of `session`, the
@@ -64,6 +67,11 @@ pub async fn rebuild_request(
         as_of: Some(n),
         ..ScopeOpts::default()
     };
+    if let Some(side) = &call.side {
+        // its configuration never changes: read at head
+        let config = config_of(client, &call.process, None).await?;
+        return Ok((side.request(), config, true));
+    }
     let history = client
         .scope(&[session], as_of(call.as_of))
         .await
@@ -77,17 +85,7 @@ pub async fn rebuild_request(
             _ => None,
         })
         .ok_or_else(|| format!("no context event before call {n} of `{session}`"))?;
-    let run = client
-        .scope(&[call.process.as_str()], as_of(call.as_of))
-        .await
-        .map_err(fail)?;
-    let config = run
-        .chunks
-        .iter()
-        .find(|c| c.is_on("agent-config", PlacementType::Instance))
-        .map(|c| AgentConfig::parse(&c.body_value()))
-        .transpose()?
-        .ok_or_else(|| format!("process `{}` has no agent-config argument", call.process))?;
+    let config = config_of(client, &call.process, Some(call.as_of)).await?;
     let (_, tools) = catalog::program_tools(client, Some(context.as_of), Some(&context.tools), &[])
         .await
         .map_err(fail)?;
@@ -106,6 +104,24 @@ pub async fn rebuild_request(
     Ok((request, config, call.summary))
 }
 
+/// The configuration of agent process `process`, as of `at` (none: head).
+async fn config_of(client: &Client, process: &str, at: Option<u64>) -> Result<AgentConfig, String> {
+    let opts = ScopeOpts {
+        as_of: at,
+        ..ScopeOpts::default()
+    };
+    let run = client
+        .scope(&[process], opts)
+        .await
+        .map_err(|e| e.to_string())?;
+    run.chunks
+        .iter()
+        .find(|c| c.is_on("agent-config", PlacementType::Instance))
+        .map(|c| AgentConfig::parse(&c.body_value()))
+        .transpose()?
+        .ok_or_else(|| format!("process `{process}` has no agent-config argument"))
+}
+
 /// Call `n` of `session`: what its chunk records.
 async fn find_call(client: &Client, session: &str, n: usize) -> Result<Recorded, String> {
     let head = client
@@ -122,15 +138,17 @@ async fn find_call(client: &Client, session: &str, n: usize) -> Result<Recorded,
         ));
     };
     let recorded = match SessionItem::of(chunk) {
-        SessionItem::Answer(a) => a.as_of.map(|at| (at, a.process, false)),
-        SessionItem::Compaction(c) => c.as_of.map(|at| (at, c.process, true)),
+        SessionItem::Answer(a) => a.as_of.map(|at| (at, a.process, false, None)),
+        SessionItem::Compaction(c) => c.as_of.map(|at| (at, c.process, true, None)),
+        SessionItem::LlmCall(c) => Some((0, c.process.clone(), true, Some(c))),
         _ => None,
     };
     match recorded {
-        Some((as_of, process, summary)) if !process.is_empty() => Ok(Recorded {
+        Some((as_of, process, summary, side)) if !process.is_empty() => Ok(Recorded {
             as_of,
             process,
             summary,
+            side,
         }),
         _ => Err(format!(
             "answer `{}` does not record how its request was built",

@@ -23,6 +23,8 @@ pub const SESSION_ACCEPTS: &[&str] = &[
     "interrupt",
     "hook-callback",
     "hook-answer",
+    "llm-call",
+    "block-save",
 ];
 
 /// The default timeout of an agent run: an hour (real coding runs are
@@ -104,6 +106,8 @@ pub fn vocabulary() -> Vec<ChunkDecl> {
         "interrupt",
         "hook-callback",
         "hook-answer",
+        "llm-call",
+        "block-save",
     ] {
         out.push(session_type(id, json!({}), json!({})));
     }
@@ -120,7 +124,26 @@ pub fn vocabulary() -> Vec<ChunkDecl> {
     for id in [PROJECT_MEMORY, USER_MEMORY, KNOWLEDGE_FILE] {
         out.push(archetype(id, json!({})).on(NewPlacement::instance("agent")));
     }
+    // pscale blocks: each a `block`, on its identity's `blocks/NAME` scope
+    out.push(archetype(crate::blocks::BLOCK, json!({})).on(NewPlacement::instance("agent")));
+    out.push(
+        archetype(
+            crate::block_store::BLOCKS,
+            json!({"propagate": true, "accepts": [crate::blocks::BLOCK]}),
+        )
+        .on(NewPlacement::instance("agent")),
+    );
     out
+}
+
+/// Chunks made once, when missing, and then the person's: the
+/// hermitcrab's constitution (`hc commit` or `hc blocks` rewrite it).
+pub fn seeds() -> Vec<ChunkDecl> {
+    vec![
+        ChunkDecl::with_id(crate::block_store::CONSTITUTION)
+            .name(crate::block_store::CONSTITUTION)
+            .body(json!({"text": crate::blocks::shell::CONSTITUTION})),
+    ]
 }
 
 /// The input of the agent as a tool (a sub-agent's task).

@@ -115,6 +115,14 @@ pub enum Command {
         #[command(subcommand)]
         command: Option<crate::memory_cmd::MemoryCommand>,
     },
+    /// pscale blocks: an agent's structured memory (`--agent hermitcrab` keeps them).
+    #[command(after_help = BLOCKS_HELP)]
+    Blocks {
+        #[command(subcommand)]
+        command: Option<crate::blocks_cmd::BlocksCommand>,
+        #[command(flatten)]
+        flags: crate::blocks_cmd::BlocksFlags,
+    },
     /// Commit a declaration (JSON) from a file or stdin, as the host.
     #[command(
         after_help = "Examples:\n  hc commit decl.json\n  echo '{\"chunks\":[{\"id\":\"culture\",\"body\":{\"text\":\"Prefer small commits.\"}}]}' | hc commit"
@@ -184,6 +192,7 @@ impl Command {
                 | Command::Ps { .. }
                 | Command::Programs { .. }
                 | Command::Commit { .. }
+                | Command::Blocks { .. }
         )
     }
 }
@@ -198,6 +207,17 @@ Examples:
 The page shows everything the substrate holds, live, and drives agents from it; webview
 programs run in it as tiles. Every request needs the token (once in the address, then a
 cookie); only loopback is served unless --host says otherwise.";
+
+const BLOCKS_HELP: &str = "\
+Examples:
+  hc blocks                              # list: name, decimal, pscale-0 text
+  hc blocks show history                 # the whole tree, a line per node
+  hc blocks show keystone 2.2            # one node: its spindle and children
+  hc blocks spindle history 0.3          # each text from the root down, with its pscale
+  hc blocks show history --as-of 120 --json
+
+Blocks are kept by `hc run --agent hermitcrab` (and any agent with `blocks = true`):
+history is saved after every answer; every write is a new version.";
 
 const MEMORY_HELP: &str = "\
 Examples:
@@ -315,6 +335,10 @@ pub struct SettingFlags {
     /// Only the servers of --mcp-config, none from the config files.
     #[arg(long)]
     strict_mcp_config: bool,
+    /// Run as an agent preset: `hermitcrab` (its pscale blocks, its
+    /// constitution, history saved after every answer, server tools).
+    #[arg(long, value_name = "NAME")]
+    agent: Option<String>,
 }
 
 impl SettingFlags {
@@ -340,6 +364,7 @@ impl SettingFlags {
             .extend(self.deny.into_iter().map(|r| ("deny", r)));
         flags.mcp_config = self.mcp_config;
         flags.strict_mcp_config = self.strict_mcp_config;
+        flags.agent = self.agent;
         flags
     }
 }

@@ -99,7 +99,7 @@ pub struct SdkFlags {
     /// Accepted (hook runs are in the session: `hc trace`).
     #[arg(long)]
     pub include_hook_events: bool,
-    /// Not honoured yet (said on stderr).
+    /// Beta features for the `anthropic-beta` header (comma or space separated).
     #[arg(long, value_name = "LIST")]
     pub betas: Option<String>,
     /// Accepted.
@@ -241,6 +241,16 @@ impl SdkFlags {
             agent::permissions::Rule::parse(&rule)?;
             config.deny.push(rule);
         }
+        for beta in self
+            .betas
+            .iter()
+            .flat_map(|b| b.split([',', ' ']))
+            .filter(|b| !b.trim().is_empty())
+        {
+            if !config.betas.iter().any(|have| have == beta.trim()) {
+                config.betas.push(beta.trim().to_owned());
+            }
+        }
         if let Some(budget) = self.max_thinking_tokens {
             config.thinking = Some(budget).filter(|b| *b > 0);
         }
@@ -278,7 +288,6 @@ impl SdkFlags {
             ("--fork-session", self.fork_session),
             ("--effort", self.effort.is_some()),
             ("--json-schema", self.json_schema.is_some()),
-            ("--betas", self.betas.is_some()),
         ];
         for (flag, _) in given.iter().filter(|(_, on)| *on) {
             eprintln!("hc: {flag} is not honoured by hermitcrab yet; it is ignored");

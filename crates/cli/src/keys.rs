@@ -16,6 +16,8 @@ pub const SCALARS: &[(&str, &str)] = &[
     ("compact_at", "HC_COMPACT_AT"),
     ("max_depth", "HC_MAX_DEPTH"),
     ("memory", "HC_MEMORY"),
+    ("blocks", "HC_BLOCKS"),
+    ("fast_model", "HC_FAST_MODEL"),
 ];
 
 /// Rule lists, under `[permissions]` or at the top of a file (lists from
@@ -31,7 +33,12 @@ const TABLES: &[&str] = &[
     "server_tools",
     "safe_directories",
     "mcp_servers",
+    "betas",
+    "agents",
 ];
+
+/// The keys of an `[agents.hermitcrab]` table (the preset's settings).
+pub const PRESET_KEYS: &[&str] = &["model", "fast_model", "identity", "server_tools", "betas"];
 
 /// The keys of a `[mcp_servers.NAME]` table (Claude Code's and Codex's
 /// names).
@@ -115,6 +122,7 @@ pub fn unknown(table: &toml::Table, text: &str) -> Option<Unknown> {
         let named = match key.as_str() {
             "programs" => Some(GRANT_KEYS),
             "mcp_servers" => Some(MCP_KEYS),
+            "agents" => Some(PRESET_KEYS),
             _ => None,
         };
         if let (Some(known), toml::Value::Table(entries)) = (named, value) {

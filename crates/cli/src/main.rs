@@ -3,6 +3,7 @@
 //! and carries every built-in program (`hc program NAME`).
 
 mod args;
+mod blocks_cmd;
 mod builtins;
 mod chat;
 mod commands;
@@ -103,6 +104,7 @@ fn main() -> ExitCode {
         Command::Commit { file } => inspect::commit(file.as_deref()),
         Command::Mcp { command } => mcp(command),
         Command::Memory { command } => memory_cmd::memory(command),
+        Command::Blocks { command, flags } => blocks_cmd::blocks(command, flags),
         Command::Config {
             json,
             edit,

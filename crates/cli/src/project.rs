@@ -143,8 +143,30 @@ impl Project {
             .init(crate::builtins::vocabulary())
             .context("cannot bootstrap the substrate")?
             .is_some();
-        Ok((Arc::new(db), changed))
+        let seeded = seed(&db).context("cannot bootstrap the substrate")?;
+        Ok((Arc::new(db), changed || seeded))
     }
+}
+
+/// Commits the chunks made once (the constitution) that are missing;
+/// answers whether it did. One a person changed stays as they left it.
+fn seed(db: &Substrate) -> Result<bool> {
+    let seeds = agent::seeds();
+    let missing = db.read(|snap| -> substrate::Result<Vec<substrate::ChunkDecl>> {
+        let mut out = Vec::new();
+        for decl in seeds {
+            let id = decl.id.clone().unwrap_or_default();
+            if snap.chunk(&id)?.is_none() {
+                out.push(decl);
+            }
+        }
+        Ok(out)
+    })?;
+    if missing.is_empty() {
+        return Ok(false);
+    }
+    db.commit(substrate::Declaration::of(missing), None)?;
+    Ok(true)
 }
 
 /// The directory of the git repository `start` is in, if any — and only

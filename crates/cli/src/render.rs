@@ -447,6 +447,8 @@ impl Renderer {
             | SessionItem::ToolCall(_)
             | SessionItem::Context(_)
             | SessionItem::Compaction(_)
+            | SessionItem::LlmCall(_)
+            | SessionItem::BlockSave(_)
             | SessionItem::PermissionDecision(_)
             | SessionItem::UserAnswer(_)
             | SessionItem::Interrupt(_)
@@ -688,6 +690,15 @@ pub fn summary(program: &str, input: &Value) -> String {
         "web-fetch" => pick("url"),
         "agent" => pick("description").or_else(|| pick("text")),
         "skill" => pick("name"),
+        // a block tool: the block, the address, what is written
+        "block_read" | "block_write" | "write_entry" | "block_create" => pick("name").map(|name| {
+            let at = pick("path").map_or(String::new(), |p| format!(" {p}"));
+            match pick("content").or_else(|| pick("pscale0")) {
+                Some(text) => format!("{name}{at}: {text}"),
+                None => format!("{name}{at}"),
+            }
+        }),
+        "call_llm" => pick("prompt"),
         // a memory change: what, where, the text or the entry
         "memory" => pick("action").map(|action| {
             let scope = pick("scope").unwrap_or_else(|| "project".into());

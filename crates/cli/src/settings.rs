@@ -28,6 +28,8 @@ pub struct Flags {
     pub mcp_config: Vec<String>,
     /// `--strict-mcp-config`.
     pub strict_mcp_config: bool,
+    /// `--agent NAME`: a preset.
+    pub agent: Option<String>,
 }
 
 /// One resolved setting.
@@ -112,8 +114,78 @@ pub fn resolve(
             });
         }
     }
-    let config = agent_config(&resolved, files, interactive)?;
+    let mut config = agent_config(&resolved, files, interactive)?;
+    if let Some(name) = &flags.agent {
+        let model_flag = flags.scalars.iter().any(|(n, _)| *n == "model");
+        preset(&mut config, name, files, model_flag)?;
+    }
     Ok((resolved, config))
+}
+
+/// The server tools the hermitcrab preset turns on (`design/blocks.md`).
+pub fn hermitcrab_server_tools() -> Vec<Value> {
+    vec![
+        json!({"type": "web_search_20260209", "name": "web_search", "max_uses": 5}),
+        json!({"type": "web_fetch_20260209", "name": "web_fetch", "max_uses": 10}),
+        json!({"type": "code_execution_20250825", "name": "code_execution"}),
+    ]
+}
+
+/// The `anthropic-beta` features those server tools need.
+pub const HERMITCRAB_BETAS: &[&str] = &["code-execution-web-tools-2026-02-09"];
+
+/// `--agent NAME`: the preset's settings over the resolved ones —
+/// `[agents.hermitcrab]` in a config file changes them (a `--model` flag
+/// still wins).
+fn preset(config: &mut AgentConfig, name: &str, files: &Files, model_flag: bool) -> Result<()> {
+    if name != "hermitcrab" {
+        bail!(
+            "there is no agent preset `{name}`: the one preset is `hermitcrab` (--agent hermitcrab)"
+        );
+    }
+    config.hermitcrab = true;
+    config.blocks = true;
+    let table = files.files.iter().rev().find_map(|f| {
+        let t = f.table.get("agents")?.get("hermitcrab")?.as_table()?;
+        Some((t.clone(), f.source()))
+    });
+    let anthropic = config.api == ApiKind::Anthropic;
+    let (mut tools, mut betas) = match anthropic {
+        true => (
+            hermitcrab_server_tools(),
+            HERMITCRAB_BETAS.iter().map(|b| (*b).to_owned()).collect(),
+        ),
+        false => (Vec::new(), Vec::new()),
+    };
+    if let Some((table, source)) = table {
+        let text = |key: &str| table.get(key).and_then(|v| v.as_str()).map(str::to_owned);
+        if let Some(model) = text("model").filter(|_| !model_flag) {
+            config.model = model;
+        }
+        if let Some(fast) = text("fast_model") {
+            config.fast_model = Some(fast);
+        }
+        if let Some(identity) = text("identity") {
+            agent::block_store::valid_name(&identity)
+                .map_err(|e| anyhow::anyhow!("{source}: `agents.hermitcrab.identity`: {e}"))?;
+            config.identity = Some(identity);
+        }
+        if let Some(list) = table.get("server_tools") {
+            tools = server_tools(list, &source, "agents.hermitcrab.server_tools")?;
+        }
+        if let Some(list) = table.get("betas") {
+            betas = beta_list(list, &source, "agents.hermitcrab.betas")?;
+        }
+    }
+    if config.server_tools.is_empty() {
+        config.server_tools = tools;
+    }
+    for beta in betas {
+        if !config.betas.contains(&beta) {
+            config.betas.push(beta);
+        }
+    }
+    Ok(())
 }
 
 /// A value given as text (a flag, a variable): a number or a boolean
@@ -146,26 +218,67 @@ fn agent_config(resolved: &[Resolved], files: &Files, interactive: bool) -> Resu
     }
     config.hooks = hooks(files)?;
     if let Some((tools, source)) = files.get("server_tools") {
-        let Value::Array(list) = toml_to_json(tools) else {
-            bail!("{source}: `server_tools` must be a list of tables");
-        };
-        for (n, tool) in list.iter().enumerate() {
-            let named = |k: &str| {
-                tool.get(k)
-                    .and_then(Value::as_str)
-                    .is_some_and(|v| !v.is_empty())
-            };
-            if !(named("type") && named("name")) {
-                bail!(
-                    "{source}: `server_tools` entry {} needs a `type` and a `name`, e.g. \
-                     {{type = \"web_search_20250305\", name = \"web_search\"}} (its other keys go to the API as they are)",
-                    n + 1
-                );
-            }
-        }
-        config.server_tools = list;
+        config.server_tools = server_tools(tools, &source, "server_tools")?;
     }
+    config.betas = betas(files)?;
     Ok(config)
+}
+
+/// A `server_tools` list, each entry checked.
+fn server_tools(tools: &toml::Value, source: &Source, key: &str) -> Result<Vec<Value>> {
+    let Value::Array(list) = toml_to_json(tools) else {
+        bail!("{source}: `{key}` must be a list of tables");
+    };
+    for (n, tool) in list.iter().enumerate() {
+        let named = |k: &str| {
+            tool.get(k)
+                .and_then(Value::as_str)
+                .is_some_and(|v| !v.is_empty())
+        };
+        if !(named("type") && named("name")) {
+            bail!(
+                "{source}: `{key}` entry {} needs a `type` and a `name`, e.g. \
+                 {{type = \"web_search_20250305\", name = \"web_search\"}} (its other keys go to the API as they are)",
+                n + 1
+            );
+        }
+    }
+    Ok(list)
+}
+
+/// The `anthropic-beta` features: `HC_BETAS` (comma separated), else the
+/// config files' `betas` list.
+fn betas(files: &Files) -> Result<Vec<String>> {
+    if let Ok(list) = std::env::var("HC_BETAS") {
+        return Ok(split_list(&list));
+    }
+    match files.get("betas") {
+        None => Ok(Vec::new()),
+        Some((value, source)) => beta_list(value, &source, "betas"),
+    }
+}
+
+fn split_list(text: &str) -> Vec<String> {
+    text.split([',', ' '])
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+fn beta_list(value: &toml::Value, source: &Source, key: &str) -> Result<Vec<String>> {
+    let list = value.as_array().map(|items| {
+        items
+            .iter()
+            .map(|v| v.as_str().map(str::to_owned))
+            .collect::<Option<Vec<_>>>()
+    });
+    match list.flatten() {
+        Some(list) => Ok(list),
+        None => bail!(
+            "{source}: `{key}` must be a list of beta names, e.g. {key} = [\"code-execution-web-tools-2026-02-09\"]"
+        ),
+    }
 }
 
 /// One resolved setting into `config`; a value of the wrong kind is an
@@ -221,6 +334,8 @@ fn apply(config: &mut AgentConfig, r: &Resolved) -> Result<()> {
         }
         "max_depth" => config.max_depth = Some(text.parse().map_err(|_| bad("a whole number"))?),
         "memory" => config.memory = text.parse().map_err(|_| bad("true or false"))?,
+        "blocks" => config.blocks = text.parse().map_err(|_| bad("true or false"))?,
+        "fast_model" => config.fast_model = Some(text),
         "allow" => config.allow.push(text),
         "deny" => config.deny.push(text),
         "ask" => config.ask.push(text),

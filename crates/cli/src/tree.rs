@@ -6,7 +6,7 @@
 
 use crate::style::{bad, bold, cut, dim, ok, shown};
 use agent::contract::{
-    Choice, PromptSource, RunStop, SessionBody, SessionItem, TodoItem, Tokens, ToolCall,
+    Choice, LlmPurpose, PromptSource, RunStop, SessionBody, SessionItem, TodoItem, Tokens, ToolCall,
 };
 use anyhow::Result;
 use model::{StopReason, Usage};
@@ -94,6 +94,32 @@ enum Node {
         id: String,
         output: Value,
         error: Option<String>,
+    },
+    /// A model call beside the conversation (`call_llm`, a compression).
+    #[serde(rename = "llm-call")]
+    LlmCall {
+        id: String,
+        call: Option<usize>,
+        purpose: LlmPurpose,
+        model: String,
+        prompt: String,
+        text: String,
+        error: Option<String>,
+        usage: Usage,
+        cost_usd: f64,
+        block: Option<String>,
+        path: Option<String>,
+    },
+    /// An entry the kernel saved to a block.
+    #[serde(rename = "block-save")]
+    BlockSave {
+        id: String,
+        block: String,
+        path: String,
+        text: String,
+        compressed: Vec<String>,
+        deferred: Vec<String>,
+        grew: bool,
     },
 }
 
@@ -253,6 +279,28 @@ fn plain_node(id: String, item: SessionItem, call: Option<usize>) -> Option<Node
             id,
             output: a.output,
             error: a.error,
+        },
+        SessionItem::LlmCall(c) => Node::LlmCall {
+            id,
+            call,
+            purpose: c.purpose,
+            model: c.model,
+            prompt: c.prompt,
+            text: c.text,
+            error: c.error,
+            usage: c.usage,
+            cost_usd: c.cost_usd,
+            block: c.block,
+            path: c.path,
+        },
+        SessionItem::BlockSave(b) => Node::BlockSave {
+            id,
+            block: b.block,
+            path: b.path,
+            text: b.text,
+            compressed: b.compressed,
+            deferred: b.deferred,
+            grew: b.grew,
         },
         SessionItem::Context(None)
         | SessionItem::ToolCall(_)
@@ -420,6 +468,32 @@ impl Lines {
                 };
                 self.push(indent + 2, format!("→ {said}"));
             }
+            Node::LlmCall { .. } => self.llm_call(n, indent),
+            Node::BlockSave {
+                block,
+                path,
+                text,
+                compressed,
+                deferred,
+                grew,
+                ..
+            } => {
+                let mut notes = String::new();
+                for c in compressed {
+                    notes.push_str(&format!(" · compressed {c}"));
+                }
+                for d in deferred {
+                    notes.push_str(&format!(" · {d} waits for compression"));
+                }
+                if *grew {
+                    notes.push_str(" · grew upward");
+                }
+                let head = format!("{} ", bold(&format!("▤ {} {path} ←", shown(block))));
+                self.text(indent + 1, head, &text_of(text, full));
+                if !notes.is_empty() {
+                    self.push(indent + 3, dim(notes.trim_start_matches(" · ")));
+                }
+            }
             Node::Todo { items, .. } => {
                 let done = items
                     .iter()
@@ -463,6 +537,47 @@ impl Lines {
         let text = text_of(text, self.full);
         if !text.is_empty() {
             self.text(indent + 1, String::new(), &text);
+        }
+    }
+
+    /// A call beside the conversation: what for, its tokens, its text.
+    fn llm_call(&mut self, n: &Node, indent: usize) {
+        let Node::LlmCall {
+            call,
+            purpose,
+            model,
+            prompt,
+            text,
+            error,
+            usage,
+            cost_usd,
+            block,
+            path,
+            ..
+        } = n
+        else {
+            return;
+        };
+        let call = call.map_or(String::new(), |c| format!(" #{c}"));
+        let what = match (purpose, block, path) {
+            (LlmPurpose::Compression, Some(block), Some(path)) => {
+                format!("compression{call} of {} {path}", shown(block))
+            }
+            (LlmPurpose::Compression, ..) => format!("compression{call}"),
+            (LlmPurpose::CallLlm, ..) => format!("call_llm{call}"),
+        };
+        let tokens = tokens(usage.total_input_tokens(), usage.output_tokens);
+        let line = format!("{model} · {tokens} · ${cost_usd:.4}");
+        self.push(
+            indent + 1,
+            format!("{} {}", bold(&format!("◆ {what}")), dim(&line)),
+        );
+        if *purpose == LlmPurpose::CallLlm {
+            self.text(indent + 3, "? ".into(), &text_of(prompt, self.full));
+        }
+        match error {
+            Some(e) => self.push(indent + 3, bad(&format!("✗ {}", shown(e)))),
+            None => self.text(indent + 3, "→ ".into(), &text_of(text, self.full)),
         }
     }
 
@@ -567,6 +682,8 @@ pub fn show(db: &Arc<Substrate>, session: &str, full: bool, as_json: bool) -> Re
 fn numbered(n: &Node) -> bool {
     matches!(
         n,
-        Node::Answer { call: Some(_), .. } | Node::Compaction { call: Some(_), .. }
+        Node::Answer { call: Some(_), .. }
+            | Node::Compaction { call: Some(_), .. }
+            | Node::LlmCall { call: Some(_), .. }
     )
 }

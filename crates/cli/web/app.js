@@ -67,7 +67,8 @@ const api = async (path, body) => {
 // ---- what a chunk is ------------------------------------------------------
 
 const TYPES = ["prompt", "answer", "tool-call", "tool-result", "permission-request", "permission-decision",
-  "user-question", "user-answer", "interrupt", "todo", "context", "compaction", "engine/process", "hook-callback", "hook-answer"];
+  "user-question", "user-answer", "interrupt", "todo", "context", "compaction", "engine/process", "hook-callback", "hook-answer",
+  "llm-call", "block-save"];
 const typeOf = (c) => TYPES.find((t) => c.placements.some((p) => p.scope === t && p.type === "instance"));
 const bodyOf = (c) => c.body || {};
 const short = (s, n = 100) => { s = String(s ?? ""); const line = s.split("\n")[0]; return line.length > n ? line.slice(0, n) + "…" : line; };
@@ -188,6 +189,9 @@ function render(chunk, session) {
     case "todo": box.append(el("div", { class: "item status" }, `☐ plan: ${b.text || ""}`)); break;
     case "compaction": box.append(el("div", { class: "item status" }, "⟳ compacted")); break;
     case "hook-callback": box.append(el("div", { class: "item status", "data-id": chunk.id }, `⚑ ${b.event} hook`)); break;
+    case "llm-call": box.append(el("div", { class: "item status", "data-id": chunk.id },
+      b.purpose === "compression" ? `◆ compressed ${b.block} ${b.path}: ${short(b.text || b.error || "", 120)}` : `◆ call_llm (${b.model}): ${short(b.text || b.error || "", 120)}`)); break;
+    case "block-save": box.append(el("div", { class: "item status", "data-id": chunk.id }, `▤ ${b.block} ${b.path} ← saved`)); break;
     default: break;
   }
   scrollDown();
@@ -290,7 +294,7 @@ async function send(event) {
   if (!prompt.trim()) return;
   $("#prompt").value = "";
   try {
-    const started = await api("/api/run", { session: state.session, prompt });
+    const started = await api("/api/run", { session: state.session, prompt, agent: $("#agent").value || undefined });
     if (started.session !== state.session) { await loadSessions(); await openSession(started.session); }
     state.running.set(started.process, { session: started.session, program: "agent" });
     markRunning();

@@ -70,6 +70,19 @@ pub struct GitFacts {
     pub commits: Vec<String>,
 }
 
+/// What a hermitcrab's system prompt was read from: its identity's
+/// blocks and the constitution, as of `at`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ShellRecord {
+    /// Whose blocks.
+    pub identity: String,
+    /// The commit the blocks and the constitution were read at.
+    pub at: u64,
+    /// The session's first run: the keystone whole, and the focus.
+    pub boot: bool,
+}
+
 /// The body of a `context` event the agent writes. (A host's own event,
 /// the one that pins scopes at a run's start, has an empty body.)
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -118,6 +131,9 @@ pub struct ContextBody {
     /// The commit the memory was read at (none: `as_of`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory_at: Option<u64>,
+    /// The hermitcrab preset's shell, when the run is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shell: Option<ShellRecord>,
 }
 
 impl Body for ContextBody {

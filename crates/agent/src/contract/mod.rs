@@ -5,6 +5,7 @@
 //! what a chunk on a session is; a host matches it exhaustively, so a new
 //! kind of item is a compile error in every host, never a silent drop.
 
+mod blocks;
 mod bodies;
 mod context;
 mod hooks;
@@ -12,12 +13,13 @@ mod memory;
 mod notice;
 mod totals;
 
+pub use blocks::{BlockSave, LlmCall, LlmPurpose};
 pub use bodies::{
     Answer, Body, Choice, Compaction, Interrupt, PermissionDecision, PermissionRequest, Prompt,
     PromptSource, SessionBody, Todo, TodoItem, TodoStatus, ToolCall, ToolResult, UserAnswer,
     UserQuestion,
 };
-pub use context::{AgentIndex, ContextBody, GitFacts, Instructions, SkillIndex};
+pub use context::{AgentIndex, ContextBody, GitFacts, Instructions, ShellRecord, SkillIndex};
 pub use hooks::{HookAnswer, HookCallback, HookOutput};
 pub use memory::{
     KNOWLEDGE_FILE, KnowledgeFile, MemoryEntry, MemoryScope, PROJECT_MEMORY, USER_MEMORY, now,
@@ -120,6 +122,10 @@ pub enum SessionItem {
     HookCallback(HookCallback),
     /// A host's answer to that.
     HookAnswer(HookAnswer),
+    /// A model call beside the conversation (`call_llm`, a compression).
+    LlmCall(Box<LlmCall>),
+    /// An entry the kernel saved to a block.
+    BlockSave(BlockSave),
     /// A process on the session (an agent's run, its totals on it).
     Run(Box<RunBody>),
     /// A chunk of one of these types whose body does not read as it.
@@ -134,7 +140,7 @@ pub enum SessionItem {
 }
 
 /// The types a session item may be, in the order they are looked for.
-const KINDS: [&str; 15] = [
+const KINDS: [&str; 17] = [
     Prompt::TYPE,
     Answer::TYPE,
     ToolCall::TYPE,
@@ -149,6 +155,8 @@ const KINDS: [&str; 15] = [
     Todo::TYPE,
     HookCallback::TYPE,
     HookAnswer::TYPE,
+    LlmCall::TYPE,
+    BlockSave::TYPE,
     PROCESS,
 ];
 
@@ -187,6 +195,8 @@ impl SessionItem {
             SessionItem::Todo(_) => Todo::TYPE,
             SessionItem::HookCallback(_) => HookCallback::TYPE,
             SessionItem::HookAnswer(_) => HookAnswer::TYPE,
+            SessionItem::LlmCall(_) => LlmCall::TYPE,
+            SessionItem::BlockSave(_) => BlockSave::TYPE,
             SessionItem::Run(_) => PROCESS,
             SessionItem::Unreadable { kind, .. } => kind,
             SessionItem::Other => return None,
@@ -194,11 +204,13 @@ impl SessionItem {
     }
 
     /// Whether it records a model call of its session: an answer that
-    /// numbers its call, or a compaction whose summary call is recorded.
+    /// numbers its call, a compaction whose summary call is recorded, or
+    /// a call beside the conversation.
     pub fn is_call(&self) -> bool {
         match self {
             SessionItem::Answer(a) => a.call.is_some(),
             SessionItem::Compaction(c) => c.as_of.is_some(),
+            SessionItem::LlmCall(c) => !c.process.is_empty(),
             _ => false,
         }
     }
@@ -256,6 +268,8 @@ fn read_as(kind: &str, source: &impl Source) -> Result<SessionItem, String> {
         Interrupt::TYPE => SessionItem::Interrupt(source.get()?),
         HookCallback::TYPE => SessionItem::HookCallback(source.get()?),
         HookAnswer::TYPE => SessionItem::HookAnswer(source.get()?),
+        LlmCall::TYPE => SessionItem::LlmCall(Box::new(source.get()?)),
+        BlockSave::TYPE => SessionItem::BlockSave(source.get()?),
         Todo::TYPE => SessionItem::Todo(source.get()?),
         PROCESS => SessionItem::Run(Box::new(source.get()?)),
         _ => SessionItem::Other,

@@ -52,6 +52,8 @@ impl Conversation {
             | SessionItem::Todo(_)
             | SessionItem::HookCallback(_)
             | SessionItem::HookAnswer(_)
+            | SessionItem::LlmCall(_)
+            | SessionItem::BlockSave(_)
             | SessionItem::Run(_)
             | SessionItem::Unreadable { .. }
             | SessionItem::Other => {}

@@ -28,6 +28,7 @@ pub struct Prefix {
     thinking: Option<Thinking>,
     system: Vec<SystemBlock>,
     tools: Vec<Tool>,
+    betas: Vec<String>,
 }
 
 impl Prefix {
@@ -39,7 +40,11 @@ impl Prefix {
         known: &Known,
         tools: &[ToolDef],
     ) -> Prefix {
-        let mut system = vec![SystemBlock::text(base_text(context))];
+        let mut system = Vec::new();
+        if let (Some(shell), Some(record)) = (&known.shell, &context.shell) {
+            system.push(SystemBlock::text(shell.render(record.boot)));
+        }
+        system.push(SystemBlock::text(base_text(context)));
         if !known.pinned.is_empty() {
             system.push(SystemBlock::text(crate::knowledge::render(&known.pinned)));
         }
@@ -83,6 +88,7 @@ impl Prefix {
                 .map(|budget_tokens| Thinking::Enabled { budget_tokens }),
             system,
             tools: all,
+            betas: config.betas.clone(),
         }
     }
 
@@ -92,6 +98,7 @@ impl Prefix {
         request.system = self.system.clone();
         request.tools = self.tools.clone();
         request.thinking = self.thinking;
+        request.betas = self.betas.clone();
         request
     }
 }

@@ -240,6 +240,7 @@ impl Run {
             Ok(p) => std::sync::Arc::clone(p),
             Err(why) => return Err(Failed::Stop(Stop::Error(why.clone()))),
         };
+        self.prefetch_history();
         let started = Instant::now();
         let outcome = {
             let request = self.request.next_call();
@@ -287,7 +288,13 @@ impl Run {
                 &reply.usage,
             )
         };
-        self.record(Entry::of(&answer), true).await?;
+        // a hermitcrab's exchange is saved to history with it
+        match self.config.hermitcrab && !answer.text.trim().is_empty() {
+            true => self.record_saving(Entry::of(&answer), &answer.text).await?,
+            false => {
+                self.record(Entry::of(&answer), true).await?;
+            }
+        }
         if !answer.text.trim().is_empty() {
             self.last_answer = answer.text;
         }

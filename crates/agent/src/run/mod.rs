@@ -16,6 +16,8 @@ mod cycle;
 mod files;
 pub(crate) mod gates;
 pub(crate) mod inbox;
+mod shell;
+pub(crate) mod side;
 mod start;
 pub(crate) mod stop;
 pub(crate) mod writer;
@@ -41,6 +43,8 @@ use writer::SessionWriter;
 struct Knowledge {
     context: ContextBody,
     pins: Vec<String>,
+    /// A hermitcrab's shell, as its context event read it.
+    shell: Option<crate::blocks::shell::Shell>,
 }
 
 /// A run in progress.
@@ -58,6 +62,8 @@ pub struct Run {
     prompt: Option<String>,
     /// The text of the run's last answer.
     last_answer: String,
+    /// A hermitcrab's history, being read while the model answers.
+    history_read: Option<shell::HistoryRead>,
 }
 
 impl Run {
@@ -109,16 +115,21 @@ impl Run {
         let scopes: Vec<&str> = context.memory.iter().map(String::as_str).collect();
         let (_, memory, memory_at) = catalog::read_memory_now(&self.client, &scopes).await;
         context.memory_at = memory_at;
-        let known = self
+        let mut known = self
             .writer
             .write_context(&context, &pins, &[], memory)
             .await?;
+        known.shell = self.knowledge.shell.clone();
         let defs: Vec<_> = tools.iter().map(|t| t.def.clone()).collect();
         self.request
             .set_prefix(Prefix::new(&self.config, &context, &known, &defs));
         self.toolbox.set_tools(tools);
         self.toolbox.set_pins(pins.clone());
-        self.knowledge = Knowledge { context, pins };
+        self.knowledge = Knowledge {
+            context,
+            pins,
+            shell: known.shell,
+        };
         Ok(())
     }
 

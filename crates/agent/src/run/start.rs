@@ -111,11 +111,25 @@ impl Run {
         }
         let up = with_servers(&mut context, &servers);
         let (agents, chunks, skipped) = files.record(&mut context);
+        let shell = match config.hermitcrab {
+            true => {
+                let have = super::shell::operable(&config, &tools);
+                Some(super::shell::prepare(&client, &config, &have, &found.history).await?)
+            }
+            false => None,
+        };
+        if config.has_blocks() {
+            context
+                .own_tools
+                .extend(crate::toolbox::blocks::definitions());
+        }
+        context.shell = shell.as_ref().map(|(_, record)| record.clone());
         let mut writer = SessionWriter::new(client.clone(), me, found.session, found.as_of);
         announce(&writer, &servers, &skipped);
-        let known = writer
+        let mut known = writer
             .write_context(&context, &pins, &chunks, memory)
             .await?;
+        known.shell = shell.map(|(shell, _)| shell);
         let defs: Vec<_> = tools.iter().map(|t| t.def.clone()).collect();
         let prefix = Prefix::new(&config, &context, &known, &defs);
         let history: Vec<Member> = found.history.iter().map(Member::of).collect();
@@ -143,18 +157,32 @@ impl Run {
         }));
         toolbox.set_agents(agents);
         toolbox.set_skills(context.skills.clone());
+        let provider = connect(&config, &client).map(Arc::new);
+        if config.has_blocks() {
+            toolbox.set_blocks(crate::toolbox::blocks::BlockTools {
+                store: crate::block_store::BlockStore::new(client.clone(), config.identity()),
+                provider: provider.clone(),
+                model: config.model.clone(),
+                fast_model: config.fast_model().to_owned(),
+            });
+        }
         Ok(Run {
-            provider: connect(&config, &client).map(Arc::new),
+            provider,
             gates: Gates::new(&config),
             request: Request::new(prefix, Conversation::of_items(&history)),
             prompt: last_prompt(&history),
-            knowledge: Knowledge { context, pins },
+            knowledge: Knowledge {
+                context,
+                pins,
+                shell: known.shell.clone(),
+            },
             inbox: found.inbox,
             client,
             config,
             writer,
             toolbox,
             last_answer: String::new(),
+            history_read: None,
         })
     }
 }
@@ -268,10 +296,12 @@ fn context_body(
 ) -> ContextBody {
     ContextBody {
         as_of: read_at,
-        system: config
-            .system
-            .clone()
-            .unwrap_or_else(|| crate::context::BASE_INSTRUCTIONS.to_owned()),
+        // the hermitcrab's constitution stands in for the base instructions
+        system: match (&config.system, config.hermitcrab) {
+            (Some(system), _) => system.clone(),
+            (None, true) => String::new(),
+            (None, false) => crate::context::BASE_INSTRUCTIONS.to_owned(),
+        },
         date: crate::context::today(),
         cwd: root.to_string_lossy().into_owned(),
         platform: std::env::consts::OS.to_owned(),
@@ -287,6 +317,7 @@ fn context_body(
         agents: Vec::new(),
         memory: Vec::new(),
         memory_at: None,
+        shell: None,
     }
 }
 

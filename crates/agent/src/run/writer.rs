@@ -94,6 +94,25 @@ impl SessionWriter {
         Ok(commit)
     }
 
+    /// Commits `entries` on the session with `beside` (chunks elsewhere:
+    /// a block's new version) and the run's totals, in one commit.
+    pub async fn commit_beside(
+        &mut self,
+        entries: Vec<Entry>,
+        beside: Vec<ChunkDecl>,
+        totals: Option<&RunTotals>,
+    ) -> Result<Commit, ClientError> {
+        self.settle().await;
+        let mut decls = self.decls(entries);
+        decls.extend(beside);
+        if let Some(totals) = totals {
+            decls.push(ChunkDecl::with_id(&self.me).merge_body(to_value(totals)));
+        }
+        let commit = self.client.commit(Declaration::of(decls)).await?;
+        self.as_of = self.as_of.max(commit.id);
+        Ok(commit)
+    }
+
     /// The same, sent now and answered later: the run goes on (a tool
     /// runs, the next model call is made) while the engine commits.
     /// [`settle`](Self::settle) collects it. One still in flight is waited
@@ -126,7 +145,17 @@ impl SessionWriter {
         entries: Vec<Entry>,
         totals: Option<&RunTotals>,
     ) -> impl Future<Output = Result<Commit, ClientError>> + Send + 'static {
-        let mut decls: Vec<ChunkDecl> = entries
+        let mut decls = self.decls(entries);
+        if let Some(totals) = totals {
+            decls.push(ChunkDecl::with_id(&self.me).merge_body(to_value(totals)));
+        }
+        let client = self.client.clone();
+        async move { client.commit(Declaration::of(decls)).await }
+    }
+
+    /// The chunks of `entries` on the session.
+    fn decls(&self, entries: Vec<Entry>) -> Vec<ChunkDecl> {
+        entries
             .into_iter()
             .map(|entry| {
                 ChunkDecl::generated()
@@ -134,12 +163,7 @@ impl SessionWriter {
                     .on(NewPlacement::instance(&self.session))
                     .on(NewPlacement::instance(entry.kind))
             })
-            .collect();
-        if let Some(totals) = totals {
-            decls.push(ChunkDecl::with_id(&self.me).merge_body(to_value(totals)));
-        }
-        let client = self.client.clone();
-        async move { client.commit(Declaration::of(decls)).await }
+            .collect()
     }
 
     /// Commits a context event for `context` pinning `pins` (each placed
@@ -189,6 +213,7 @@ impl SessionWriter {
         Ok(Known {
             pinned: catalog::read_pinned(&self.client, pins, context.as_of).await?,
             memory,
+            shell: None,
         })
     }
 

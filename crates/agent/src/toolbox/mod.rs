@@ -11,6 +11,7 @@
 //! The toolbox never sees the request: it answers results, and the run
 //! records them — so nothing here can change what the model is sent.
 
+pub(crate) mod blocks;
 mod derived;
 mod hooks;
 mod outcome;
@@ -77,6 +78,8 @@ pub(crate) struct Toolbox {
     inherit: Value,
     /// Whether the `memory` tool is offered.
     memory: bool,
+    /// The block tools, when offered.
+    blocks: Option<blocks::BlockTools>,
 }
 
 /// At most this many calls of one reply run at once (a reply of a
@@ -113,6 +116,7 @@ impl Toolbox {
             agents: Vec::new(),
             inherit: Value::Null,
             memory: false,
+            blocks: None,
         })
     }
 
@@ -124,6 +128,11 @@ impl Toolbox {
     /// The scopes pinned now (a sub-agent started from here knows them).
     pub fn set_pins(&mut self, pins: Vec<String>) {
         self.pins = pins;
+    }
+
+    /// Offers the block tools.
+    pub fn set_blocks(&mut self, tools: blocks::BlockTools) {
+        self.blocks = Some(tools);
     }
 
     /// Offers the `memory` tool.
@@ -289,6 +298,11 @@ impl Toolbox {
         let input = call.input_value();
         if is_own_tool(&call.name) {
             return Ok(Prepared::Done(self.own.answer(call, &input, turn).await?));
+        }
+        if let Some(tools) = &self.blocks
+            && blocks::TOOLS.contains(&call.name.as_str())
+        {
+            return Ok(Prepared::Done(tools.answer(call, &input, turn).await));
         }
         if call.name == "memory" && self.memory {
             return Ok(Prepared::Done(

@@ -44,6 +44,9 @@ pub(super) fn sub_agent_args(
 ) {
     let mut config = parent.clone();
     config.depth += 1;
+    // the block tools carry over; the hermitcrab's shell and history are
+    // its top run's
+    config.hermitcrab = false;
     // a custom agent: its prompt, its tools, its model — recorded on the
     // sub-agent's process with the rest of its configuration
     if let Some(def) = def {

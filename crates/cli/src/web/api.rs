@@ -26,6 +26,9 @@ pub struct RunAsked {
     session: Option<String>,
     /// The message.
     prompt: String,
+    /// An agent preset (`hermitcrab`); none: the server's.
+    #[serde(default)]
+    agent: Option<String>,
 }
 
 /// `POST /api/run`: a run of the agent on the session (a new one when
@@ -50,10 +53,15 @@ async fn start(app: &App, asked: RunAsked) -> anyhow::Result<(String, String)> {
     }
     let expanded = crate::mcp_prompt::expand(engine, &prompt).await?;
     let prompt = expanded.unwrap_or(prompt);
-    let commanded = crate::commands::expand(engine, &prompt, &app.config).await?;
+    let base = match asked.agent.as_deref().or(app.agent.as_deref()) {
+        None | Some("") => &app.config,
+        Some("hermitcrab") => &app.hermitcrab,
+        Some(other) => anyhow::bail!("there is no agent preset `{other}`: the one is `hermitcrab`"),
+    };
+    let commanded = crate::commands::expand(engine, &prompt, base).await?;
     let (prompt, config) = match commanded {
         Some((prompt, config)) => (prompt, config),
-        None => (prompt, app.config.clone()),
+        None => (prompt, base.clone()),
     };
     crate::run::check_prompt(&prompt)?;
     let pins = crate::run::pins_of(engine, &[])?;

@@ -51,6 +51,10 @@ pub struct ServeFlags {
     /// records it). Also `containment = "off"` in .hermitcrab/config.toml.
     #[arg(long)]
     pub no_contain: bool,
+    /// Runs from the page use this agent preset (`hermitcrab`) unless the
+    /// page names one.
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
 }
 
 /// What every request handler shares.
@@ -64,6 +68,10 @@ pub struct Inner {
     origins: Vec<String>,
     /// The agent's configuration, resolved at start (as `hc run` would).
     config: agent::AgentConfig,
+    /// The same with the hermitcrab preset (`"agent": "hermitcrab"`).
+    hermitcrab: agent::AgentConfig,
+    /// The preset a run uses when the page names none.
+    agent: Option<String>,
     /// Each mounted tile's view key (for its page's files): by process.
     views: Mutex<HashMap<String, String>>,
 }
@@ -91,6 +99,19 @@ pub fn serve(flags: ServeFlags) -> Result<()> {
             .map_err(|e| crate::exit::exit(2, format!("{e:#}")))?;
     // the page answers permission questions and the agent's own
     config.interactive = true;
+    let preset = crate::settings::Flags {
+        agent: Some("hermitcrab".into()),
+        ..crate::settings::Flags::default()
+    };
+    let (_, mut hermitcrab) = crate::settings::resolve(&files, &preset, true)
+        .map_err(|e| crate::exit::exit(2, format!("{e:#}")))?;
+    hermitcrab.interactive = true;
+    if let Some(name) = flags.agent.as_deref().filter(|n| *n != "hermitcrab") {
+        return Err(crate::exit::exit(
+            2,
+            format!("--agent {name}: the one preset is `hermitcrab`"),
+        ));
+    }
     let engine_config = crate::engine_config(&project, &files, flags.no_contain)?;
     let (db, _) = project.open()?;
     let engine_config = crate::with_servers(
@@ -123,6 +144,8 @@ pub fn serve(flags: ServeFlags) -> Result<()> {
             token,
             origins,
             config,
+            hermitcrab,
+            agent: flags.agent,
             views: Mutex::default(),
         }));
         println!("hc: serving {} at {address}", project.root.display());

@@ -2,6 +2,7 @@
 //! The agent and `hc run` against the fake model server: real contained
 //! tool programs, a real substrate, every request rebuilt byte for byte.
 
+mod blocks;
 mod chat;
 mod cli;
 mod common;
