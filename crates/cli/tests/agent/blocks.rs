@@ -439,3 +439,88 @@ async fn server_tool_blocks_pass_back_verbatim_across_a_pause_turn() {
     let session = &s.sessions()[0];
     all_rebuilt(&s, session).await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_preset_is_configured_under_agents_hermitcrab_and_any_agent_may_keep_blocks() {
+    let s = Setup::new(json!({"turns": [
+        reply(json!([text("configured")]), "end_turn"),
+        reply(json!([call("w1", "block_create", json!({"name": "notes", "pscale0": "a plain agent's notes"}))]), "tool_use"),
+        reply(json!([text("kept")]), "end_turn"),
+    ]}))
+    .await;
+    s.file(
+        ".hermitcrab/config.toml",
+        "[agents.hermitcrab]\nidentity = \"crab2\"\nfast_model = \"claude-haiku-9\"\n\
+         betas = [\"a-beta-2026\"]\nserver_tools = [{type = \"web_search_20260209\", name = \"web_search\", max_uses = 2}]\n",
+    );
+    let ran = s.run(&[PRESET, "who are you?"]).await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    let first = body(&s, 0);
+    let tools = first["tools"].as_array().unwrap();
+    let search = tools.iter().find(|t| t["name"] == "web_search").unwrap();
+    assert_eq!(search["max_uses"], 2);
+    assert!(
+        !tools.iter().any(|t| t["name"] == "code_execution"),
+        "the configured list only"
+    );
+    assert_eq!(
+        s.fake.requests_to("/v1/messages")[0].headers["anthropic-beta"],
+        "a-beta-2026"
+    );
+    let crab2 = s.out(&["blocks", "--identity", "crab2", "--json"]).await;
+    assert_eq!(
+        serde_json::from_str::<Value>(&crab2.stdout)
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .len(),
+        6
+    );
+    let default = s.out(&["blocks", "--json"]).await;
+    assert_eq!(
+        default.stdout.trim(),
+        "[]",
+        "nothing under the default identity"
+    );
+
+    // a plain agent with `blocks = true`: the tools, no shell, no auto-save
+    s.file(".hermitcrab/config.toml", "blocks = true\n");
+    let plain = s.run(&["keep a note"]).await;
+    assert_eq!(plain.code, 0, "{plain:#?}");
+    let second = body(&s, 1);
+    assert!(
+        second["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "write_entry")
+    );
+    assert!(!second["system"].to_string().contains("# Aperture"));
+    let session = s.sessions().pop().unwrap();
+    assert!(s.of_type(&session, "block-save").is_empty());
+    let result = s.of_type(&session, "tool-result").pop().unwrap();
+    assert_eq!(result["is_error"], false, "{result}");
+    let notes = s.out(&["blocks", "show", "notes"]).await;
+    assert!(notes.stdout.contains("a plain agent's notes"), "{notes:#?}");
+
+    // bad configuration is a usage error naming what to fix
+    s.file(
+        ".hermitcrab/config.toml",
+        "[agents.hermitcrab]\nidentiy = \"x\"\n",
+    );
+    let typo = s.run(&[PRESET, "hi"]).await;
+    assert_eq!(typo.code, 2, "{typo:#?}");
+    assert!(
+        typo.stderr.contains("did you mean `identity`"),
+        "{}",
+        typo.stderr
+    );
+    s.file(".hermitcrab/config.toml", "");
+    let unknown = s.run(&["--agent", "lobster", "hi"]).await;
+    assert_eq!(unknown.code, 2, "{unknown:#?}");
+    assert!(
+        unknown.stderr.contains("the one preset is `hermitcrab`"),
+        "{}",
+        unknown.stderr
+    );
+}
