@@ -1,4 +1,4 @@
-//! pscale blocks, the pure part (README, "Performance"): a spindle of
+//! pscale blocks, the pure part (docs/performance.md): a spindle of
 //! depth 9 from a block of 10,000 nodes, literal and semantic; an entry
 //! added to a history of a thousand; reading and writing the 10,000-node
 //! block's chunk body (what each block tool call does once).

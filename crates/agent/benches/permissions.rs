@@ -1,4 +1,4 @@
-//! Judging a command (README, "Performance"): `permissions/shell_100_commands`
+//! Judging a command (docs/performance.md): `permissions/shell_100_commands`
 //! parses a `shell` call of 100 simple commands (lists, pipelines, a
 //! substitution, redirections) and decides it against allow and deny
 //! rules — what the agent does before every `shell` call.

@@ -1,4 +1,4 @@
-//! Building the request of a long session (README, "Performance"):
+//! Building the request of a long session (docs/performance.md):
 //!
 //! * `request/incremental_10k`: what the agent does per call in a session
 //!   of 10,000 chunks — map the chunks committed since the last call (a

@@ -9,7 +9,7 @@
 //! let (session, make) = launch::new_session("fix the failing test\nin src/");
 //! assert_eq!(make.chunks[0].body.as_ref().unwrap()["title"], "fix the failing test");
 //! let config = AgentConfig { model: "claude-sonnet-4-5".into(), ..AgentConfig::default() };
-//! let run = launch::Launch { session: &session, prompt: "fix it", config: &config, pins: &[] };
+//! let run = launch::Launch { session: &session, prompt: "fix it", images: &[], config: &config, pins: &[] };
 //! let (before, args) = run.plan();
 //! assert!(before.is_none()); // nothing pinned: the context event is an argument
 //! assert_eq!(args.session.as_deref(), Some(session.as_str()));
@@ -103,6 +103,8 @@ pub struct Launch<'a> {
     pub session: &'a str,
     /// The prompt.
     pub prompt: &'a str,
+    /// Images sent with it.
+    pub images: &'a [crate::contract::PromptImage],
     /// The resolved configuration.
     pub config: &'a AgentConfig,
     /// The scopes it pins (as [`pins_of`] gives them).
@@ -143,6 +145,7 @@ impl Launch<'_> {
         let prompt = Prompt {
             text: self.prompt.to_owned(),
             from: None,
+            images: self.images.to_vec(),
         };
         let args = RunArgs {
             chunks: vec![

@@ -40,7 +40,7 @@
 //! let context = ContextBody { system: "You help.".into(), model: config.model.clone(),
 //!     max_tokens: 1024, ..ContextBody::default() };
 //! let mut request = Request::new(Prefix::new(&config, &context, &Default::default(), &[]), Conversation::default());
-//! let prompt = agent::contract::Prompt { text: "hello".into(), from: None };
+//! let prompt = agent::contract::Prompt { text: "hello".into(), ..Default::default() };
 //! request.push(&Entry::of(&prompt).item());
 //! let next = request.next_call();
 //! assert_eq!(next.messages.len(), 1);
@@ -75,6 +75,7 @@ pub use config::{
 };
 pub use rebuild::{calls, is_call, rebuild_request, request_body};
 pub use request::{Conversation, Prefix, Request};
+pub use toolbox::plan::TOOL as EXIT_PLAN;
 pub use vocabulary::{
     AGENT_ENV, AGENT_TIMEOUT_MS, SESSION_ACCEPTS, agent_program, prompt_schema, seeds, vocabulary,
 };

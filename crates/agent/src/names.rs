@@ -59,6 +59,7 @@ const TABLE: &[(&str, &str)] = &[
     ("todo", "TodoWrite"),
     ("skill", "Skill"),
     ("ask_user", "AskUserQuestion"),
+    ("exit_plan", "ExitPlanMode"),
 ];
 
 /// The program a tool named `name` is — by Claude Code's name or its own

@@ -25,6 +25,7 @@ pub const SESSION_ACCEPTS: &[&str] = &[
     "hook-answer",
     "llm-call",
     "block-save",
+    "plan",
 ];
 
 /// The default timeout of an agent run: an hour (real coding runs are
@@ -108,6 +109,7 @@ pub fn vocabulary() -> Vec<ChunkDecl> {
         "hook-answer",
         "llm-call",
         "block-save",
+        "plan",
     ] {
         out.push(session_type(id, json!({}), json!({})));
     }

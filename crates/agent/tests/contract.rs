@@ -116,7 +116,8 @@ fn what_a_chunk_is_depends_on_its_type_and_a_wrong_body_is_said() {
         SessionItem::of(&prompt),
         SessionItem::Prompt(Prompt {
             text: "hi".into(),
-            from: None
+            from: None,
+            images: Vec::new(),
         })
     );
     // An older body without the newer fields still reads.

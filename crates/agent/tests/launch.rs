@@ -87,6 +87,7 @@ fn a_run_reads_its_session_the_programs_and_its_pins_and_writes_its_session() {
     let launch = Launch {
         session: "s_1",
         prompt: "go",
+        images: &[],
         config: &config,
         pins: &pins,
     };

@@ -50,6 +50,7 @@ fn prompt(text: &str) -> Entry {
     Entry::of(&Prompt {
         text: text.into(),
         from: None,
+        images: Vec::new(),
     })
 }
 

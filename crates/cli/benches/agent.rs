@@ -1,4 +1,4 @@
-//! The agent's figures through the whole process (README, "Performance"):
+//! The agent's figures through the whole process (docs/performance.md):
 //! the release `hc run` against the fake model answering at once, tools
 //! contained through `hc-contain`.
 //!

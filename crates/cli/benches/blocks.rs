@@ -1,4 +1,4 @@
-//! The hermitcrab's auto-save (README, "Performance"): what saving an
+//! The hermitcrab's auto-save (docs/performance.md): what saving an
 //! exchange to history adds to a turn. `hc run --agent hermitcrab` against
 //! two fakes — one answering text (the kernel saves the exchange), one
 //! answering nothing (no text, nothing saved) — alternating pair by pair;

@@ -1,4 +1,4 @@
-//! The command line's figures (README, "Performance"), each the whole
+//! The command line's figures (docs/performance.md), each the whole
 //! release `hc` process, from start to exit:
 //!
 //! * `cli/trace_1000`: `hc trace` of a session of 1,000 chunks (333 turns

@@ -1,4 +1,4 @@
-//! What the agent knows, at a run's start (README, "Performance"):
+//! What the agent knows, at a run's start (docs/performance.md):
 //! `knowledge/first_request_full` — from starting `hc run` to the fake
 //! receiving the first request, in a project with 50 skills, 20 command
 //! files, 5 instruction files (one importing another), 20 custom agents
@@ -6,7 +6,7 @@
 //! project with none of them. Measured one after the other against the
 //! same fake, so the difference is what knowing costs; and, printed first,
 //! `knowledge/paired`: the two alternating run by run (`PAIRS`, default
-//! 60), the median of their differences — the figure the README gives, as
+//! 60), the median of their differences — the figure docs/performance.md gives, as
 //! the machine's drift falls on both alike. `PARTS` (default `fsam`)
 //! chooses what the full project has: `f` instruction files, `s` skills,
 //! `a` command files and custom agents, `m` memory. The full project's

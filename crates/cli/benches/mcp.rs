@@ -1,4 +1,4 @@
-//! The MCP figures (README, "Performance"), against
+//! The MCP figures (docs/performance.md), against
 //! `@modelcontextprotocol/server-everything` over stdio (installed once by
 //! npm into `target/bench-data/mcp`):
 //!

@@ -1,5 +1,5 @@
 //! An Agent SDK program, whole, on `hc` and on the Claude Code the SDK
-//! bundles (README, "Performance"): Python's `claude-agent-sdk` (its
+//! bundles (docs/performance.md): Python's `claude-agent-sdk` (its
 //! wheel, which carries Claude Code; pinned, in a venv under `target/`,
 //! installed by the first run) runs `query()` of one tool turn — the
 //! model calls `Bash` (`echo hi`, allowed by `allowed_tools`), then

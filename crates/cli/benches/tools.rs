@@ -1,4 +1,4 @@
-//! The tool programs' figures (README, "Performance"), all through the
+//! The tool programs' figures (docs/performance.md), all through the
 //! release `hc`, contained through `hc-contain` as `hc` runs them:
 //!
 //! * `tools/grep_100k_files/{hermitcrab,ripgrep}`: the search itself —

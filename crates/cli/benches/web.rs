@@ -1,4 +1,4 @@
-//! The browser host, measured in a real browser (README, "Performance"):
+//! The browser host, measured in a real browser (docs/performance.md):
 //! the release `hc serve --http` over a project of 1,000 sessions, the
 //! fake model streaming a reply of 300 deltas, Debian's Chromium driven by
 //! Playwright (`benches/web_bench.py`; the Python and Playwright of the

@@ -42,8 +42,8 @@ pub enum Command {
     /// Show a session as a tree; --request N prints the exact body of its N-th model call.
     #[command(after_help = TRACE_HELP)]
     Trace {
-        /// The session id (or a unique prefix of it).
-        session: String,
+        /// The session id (or a unique prefix of it); none: the newest.
+        session: Option<String>,
         /// The model call to rebuild (from 1), printed as the JSON body that was sent.
         #[arg(long, conflicts_with = "diff")]
         request: Option<usize>,
@@ -73,6 +73,9 @@ pub enum Command {
         /// At most this many members.
         #[arg(long)]
         limit: Option<usize>,
+        /// The next page: the cursor a `--limit` read printed after `more:`.
+        #[arg(long)]
+        after: Option<String>,
         /// As JSON (the protocol's ScopeResult).
         #[arg(long)]
         json: bool,
@@ -241,7 +244,7 @@ Examples:
   hc run --output-format stream-json \"list the TODOs\" | jq -c 'select(.type == \"result\")'
 
 Exit codes: 0 success, 1 run error, 2 usage error (a bad flag, an empty prompt, a session that is not there), 3 stopped by a gate (turns, budget), 130 interrupted.
-The API key comes only from the environment (ANTHROPIC_API_KEY, or OPENAI_API_KEY with HC_API=openai).";
+The API key comes from the environment or the project's .env (ANTHROPIC_API_KEY, or OPENAI_API_KEY with HC_API=openai); `hc config` says which.";
 
 const CHAT_HELP: &str = "\
 Examples:
@@ -266,6 +269,8 @@ Examples:
 
 const TRACE_HELP: &str = "\
 Examples:
+  hc trace                   # the newest session
+  hc trace --request 1       # the exact body of its first model call
   hc trace s_01J9            # a unique prefix of the id will do
   hc trace s_01J9 --full     # texts and tool results whole
   hc trace s_01J9 --request 3 | jq .messages
@@ -389,6 +394,10 @@ pub struct RunFlags {
     /// Pin a scope of the substrate into the agent's knowledge (repeatable).
     #[arg(long = "context", value_name = "ID")]
     context: Vec<String>,
+    /// Send an image with the prompt: PNG, JPEG, GIF or WebP, at most
+    /// 3.75 MB (repeatable).
+    #[arg(long = "image", value_name = "FILE")]
+    images: Vec<std::path::PathBuf>,
     /// Run programs uncontained, with all your privileges.
     #[arg(long)]
     no_contain: bool,
@@ -412,6 +421,7 @@ impl RunFlags {
             flags,
             no_contain: self.no_contain,
             context: self.context,
+            images: self.images,
             compact: self.compact,
             format: self.output_format,
             partial: self.include_partial_messages,

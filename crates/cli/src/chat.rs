@@ -11,9 +11,11 @@ use crate::project::{self, Project};
 use crate::run::{self, RunRequest, SessionChoice};
 use crate::style::{bold, dim};
 use crate::{inspect, settings, trace, tree};
+use agent::PermissionMode;
 use anyhow::{Context as _, Result};
 use engine::Engine;
 use rustyline::error::ReadlineError;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 const HELP: &str = "\
@@ -28,6 +30,7 @@ const HELP: &str = "\
 /mcp              the MCP servers and their tools (`hc mcp` for more)
 /mcp__S__P ARGS   send MCP server S's prompt P
 /memory           this project's memory and yours (`hc memory` to change it)
+/plan             plan mode on or off (also Shift-Tab): research, then a plan to approve
 # TEXT            keep TEXT in this project's memory, for every later session
 /exit             leave (also Ctrl-D, or Ctrl-C twice)
 Tab completes a command; end a line with \\ to go on on the next.";
@@ -87,6 +90,29 @@ struct Chat {
     session: Option<String>,
     /// `/compact` asked: the next run starts by compacting.
     compact_next: bool,
+    /// In plan mode: the mode it left, to go back to.
+    before_plan: Option<PermissionMode>,
+}
+
+/// The line typed when Shift-Tab was pressed: plan mode is toggled and
+/// the line read again with it.
+type Toggled = Arc<Mutex<Option<String>>>;
+
+/// Shift-Tab: keeps the line typed and ends the read, for the chat to
+/// toggle plan mode.
+struct ShiftTab(Toggled);
+
+impl rustyline::ConditionalEventHandler for ShiftTab {
+    fn handle(
+        &self,
+        _: &rustyline::Event,
+        _: rustyline::RepeatCount,
+        _: bool,
+        ctx: &rustyline::EventContext,
+    ) -> Option<rustyline::Cmd> {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(ctx.line().to_owned());
+        Some(rustyline::Cmd::Interrupt)
+    }
 }
 
 /// What the person typed, once read.
@@ -118,6 +144,7 @@ pub fn chat(flags: ChatFlags) -> Result<()> {
         config,
         session: None,
         compact_next: false,
+        before_plan: None,
     };
     let start = match (flags.continue_, flags.resume) {
         (true, _) => Some(run::latest_session(&chat.engine)),
@@ -153,19 +180,23 @@ enum Input {
 }
 
 impl Input {
-    fn new(commands: Commands) -> Result<Input> {
+    fn new(commands: Commands, toggled: &Toggled) -> Result<Input> {
         if !std::io::IsTerminal::is_terminal(&std::io::stdout()) {
             return Ok(Input::Plain(std::io::stdin().lock()));
         }
         let mut editor: rustyline::Editor<Commands, rustyline::history::DefaultHistory> =
             rustyline::Editor::new().context("cannot set up line editing")?;
         editor.set_helper(Some(commands));
+        editor.bind_sequence(
+            rustyline::KeyEvent(rustyline::KeyCode::BackTab, rustyline::Modifiers::NONE),
+            rustyline::EventHandler::Conditional(Box::new(ShiftTab(Arc::clone(toggled)))),
+        );
         Ok(Input::Editor(Box::new(editor)))
     }
 
-    fn readline(&mut self, prompt: &str) -> rustyline::Result<String> {
+    fn readline(&mut self, prompt: &str, initial: &str) -> rustyline::Result<String> {
         match self {
-            Input::Editor(editor) => editor.readline(prompt),
+            Input::Editor(editor) => editor.readline_with_initial(prompt, (initial, "")),
             Input::Plain(stdin) => {
                 let mut line = String::new();
                 match std::io::BufRead::read_line(stdin, &mut line)? {
@@ -178,10 +209,10 @@ impl Input {
 
     /// One message: a line, or several when each but the last ends with
     /// `\`.
-    fn message(&mut self) -> rustyline::Result<String> {
-        let mut message = self.readline("› ")?;
+    fn message(&mut self, prompt: &str, initial: &str) -> rustyline::Result<String> {
+        let mut message = self.readline(prompt, initial)?;
         while let Some(open) = message.strip_suffix('\\') {
-            message = format!("{open}\n{}", self.readline("… ")?);
+            message = format!("{open}\n{}", self.readline("… ", "")?);
         }
         Ok(message)
     }
@@ -190,7 +221,8 @@ impl Input {
 impl Chat {
     /// Reads and answers lines until the person leaves.
     fn lines(&mut self, project: &Project) -> Result<()> {
-        let mut input = Input::new(Commands::of(&self.engine.config().project_root))?;
+        let toggled: Toggled = Arc::default();
+        let mut input = Input::new(Commands::of(&self.engine.config().project_root), &toggled)?;
         let history = project.root.join(project::DIR).join("history");
         if let Input::Editor(editor) = &mut input {
             let _ = editor.load_history(&history);
@@ -214,8 +246,23 @@ impl Chat {
             }
         }
         let mut interrupted = false;
+        let mut initial = String::new();
         loop {
-            match input.message() {
+            let prompt = match self.config.permission_mode {
+                PermissionMode::Plan => "plan › ",
+                _ => "› ",
+            };
+            let read = input.message(prompt, &std::mem::take(&mut initial));
+            let shift_tab = toggled
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take();
+            if let Some(line) = shift_tab {
+                eprintln!("{}", dim(&self.toggle_plan()));
+                initial = line;
+                continue;
+            }
+            match read {
                 Ok(line) => {
                     interrupted = false;
                     if line.trim().is_empty() {
@@ -279,6 +326,7 @@ impl Chat {
             },
             "mcp" => self.servers(),
             "memory" => crate::memory_cmd::memory(None).map(|()| String::new()),
+            "plan" => Ok(self.toggle_plan()),
             // an MCP server's prompt, or a command file: the prompt it
             // makes goes to the agent
             other if other.starts_with("mcp__") || self.is_command(other) => {
@@ -350,6 +398,7 @@ impl Chat {
             flags: settings::Flags::default(),
             no_contain: false,
             context: Vec::new(),
+            images: pasted_images(prompt),
             session: match &self.session {
                 Some(s) => SessionChoice::Known(s.clone()),
                 None => SessionChoice::New,
@@ -368,6 +417,34 @@ impl Chat {
         {
             Ok(finished) => self.session = Some(finished.session),
             Err(e) => eprintln!("hc: {}", crate::style::shown(&format!("{e:#}"))),
+        }
+        if self.config.permission_mode == PermissionMode::Plan
+            && let Some(mode) = self.session.as_deref().and_then(|s| approved(&engine, s))
+        {
+            self.config.permission_mode = mode;
+            self.before_plan = None;
+            eprintln!(
+                "{}",
+                dim(&format!("plan approved: permission mode {}", mode.as_str()))
+            );
+        }
+    }
+
+    /// `/plan`, Shift-Tab: plan mode on (the mode before kept) or off.
+    fn toggle_plan(&mut self) -> String {
+        match self.config.permission_mode {
+            PermissionMode::Plan => {
+                let mode = self.before_plan.take().unwrap_or_default();
+                self.config.permission_mode = mode;
+                format!("plan mode off: permission mode {}", mode.as_str())
+            }
+            mode => {
+                self.before_plan = Some(mode);
+                self.config.permission_mode = PermissionMode::Plan;
+                "plan mode on: the agent researches without changing anything and presents a \
+                 plan for you to approve (Shift-Tab or /plan leaves it)"
+                    .to_owned()
+            }
         }
     }
 
@@ -458,4 +535,40 @@ fn recap(db: &substrate::Substrate, session: &str) -> Result<Vec<String>> {
         lines.push(dim(&format!("  {answer}")));
     }
     Ok(lines)
+}
+
+/// The mode the session's last plan was approved in, if it was.
+fn approved(engine: &Engine, session: &str) -> Option<PermissionMode> {
+    use agent::contract::{PLAN_ACCEPT_EDITS, PLAN_APPROVE, SessionItem};
+    let read = engine.db().scope(&[session], &Default::default()).ok()?;
+    let items: Vec<(String, SessionItem)> = (read.chunks.iter())
+        .map(|c| (c.id.clone(), SessionItem::of(c)))
+        .collect();
+    let plan = items.iter().rev().find_map(|(id, i)| match i {
+        SessionItem::Plan(p) if p.ask => Some(id.as_str()),
+        _ => None,
+    })?;
+    items.iter().find_map(|(_, i)| match i {
+        SessionItem::UserAnswer(a) if a.request == plan => match a.text.as_str() {
+            PLAN_APPROVE => Some(PermissionMode::Default),
+            PLAN_ACCEPT_EDITS => Some(PermissionMode::AcceptEdits),
+            _ => None,
+        },
+        _ => None,
+    })
+}
+
+/// The image files a message names (a path pasted or dropped on the
+/// terminal, quoted or with `\ ` for spaces): each is sent as an image.
+fn pasted_images(message: &str) -> Vec<std::path::PathBuf> {
+    const SPACE: char = '\u{1f}';
+    let escaped = message.replace("\\ ", &SPACE.to_string());
+    escaped
+        .split_whitespace()
+        .map(|word| {
+            let word = word.trim_matches(|c| c == '\'' || c == '"');
+            std::path::PathBuf::from(word.replace(SPACE, " "))
+        })
+        .filter(|path| programs::image::named_as_image(path) && path.is_file())
+        .collect()
 }

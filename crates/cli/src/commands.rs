@@ -28,6 +28,7 @@ pub const BUILT_IN: &[&str] = &[
     "/trace",
     "/mcp",
     "/memory",
+    "/plan",
     "/exit",
 ];
 

@@ -8,6 +8,9 @@ use agent::AgentConfig;
 use agent::names::ToolNames;
 use std::ffi::OsString;
 
+/// Extended thinking's budget with `--thinking enabled` and none given.
+const DEFAULT_THINKING: u32 = 10_000;
+
 /// `--input-format`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum InputFormat {
@@ -68,8 +71,9 @@ pub struct SdkFlags {
     /// Extended thinking's budget in tokens.
     #[arg(long, value_name = "N")]
     pub max_thinking_tokens: Option<u32>,
+    /// Extended thinking: a budget in tokens (`--thinking 8000`), or
     /// enabled | disabled | adaptive.
-    #[arg(long, value_name = "MODE")]
+    #[arg(long, value_name = "TOKENS|MODE")]
     pub thinking: Option<String>,
     /// The tool names the model sees: claude (Bash, Read, …) or hermitcrab
     /// (shell, read, …); claude by default with --input-format stream-json.
@@ -108,16 +112,20 @@ pub struct SdkFlags {
 }
 
 /// `hc FLAGS…` with print-mode flags and no command is `hc run FLAGS…`,
-/// as Claude Code's `claude -p …` and the Agent SDK's spawn; and, for
+/// as Claude Code's `claude -p …` and the Agent SDK's spawn; `hc "a
+/// prompt"` (words, not a command) is `hc run "a prompt"`; and, for
 /// `hc run`, a long flag it does not know is left out with a line on
 /// stderr (with its value, when it has one and no prompt can follow).
 pub fn rewrite(args: Vec<OsString>, known: &[String]) -> Vec<OsString> {
     let mut args = args;
     let first = args.get(1).map(|a| a.to_string_lossy().into_owned());
     if let Some(first) = first
-        && first.starts_with('-')
-        && !["-h", "--help", "-V", "--version"].contains(&first.as_str())
+        && ((first.starts_with('-')
+            && !["-h", "--help", "-V", "--version"].contains(&first.as_str()))
+            || (!first.starts_with('-') && first.trim().contains(char::is_whitespace)))
     {
+        // (A single word is left to be a command, so a typo of one is
+        // said, not sent to the model.)
         args.insert(1, OsString::from("run"));
     }
     if args.get(1).is_none_or(|a| a != "run") {
@@ -255,14 +263,21 @@ impl SdkFlags {
             config.thinking = Some(budget).filter(|b| *b > 0);
         }
         match self.thinking.as_deref() {
-            None | Some("enabled") => {}
+            None => {}
+            Some(n) if n.parse::<u32>().is_ok() => {
+                config.thinking = n.parse::<u32>().ok().filter(|b| *b > 0);
+            }
+            Some("enabled") => {
+                config.thinking = config.thinking.or(Some(DEFAULT_THINKING));
+            }
             Some("disabled") => config.thinking = None,
             Some("adaptive") => eprintln!(
                 "hc: --thinking adaptive is not supported by hermitcrab yet; give --max-thinking-tokens N"
             ),
             Some(other) => {
                 return Err(format!(
-                    "--thinking {other}: give enabled, disabled or adaptive"
+                    "--thinking {other}: give a budget in tokens (such as 8000), or enabled, \
+                     disabled or adaptive"
                 ));
             }
         }
@@ -351,6 +366,14 @@ mod tests {
         assert_eq!(
             rewrite(os(&["hc", "sessions"]), &known),
             os(&["hc", "sessions"])
+        );
+        assert_eq!(
+            rewrite(os(&["hc", "fix the failing test"]), &known),
+            os(&["hc", "run", "fix the failing test"])
+        );
+        assert_eq!(
+            rewrite(os(&["hc", "sesions"]), &known),
+            os(&["hc", "sesions"])
         );
         // without stream-json input a prompt may follow an unknown flag: it stays
         assert_eq!(

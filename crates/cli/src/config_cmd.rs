@@ -156,15 +156,23 @@ fn rows(files: &crate::config::Files, flags: &Flags) -> Result<Vec<(String, Valu
         rows.push((
             (*var).to_owned(),
             json!(if set { "set" } else { "not set" }),
-            "environment".into(),
+            env_source(var),
         ));
     }
     for var in PLAIN {
         if let Ok(value) = std::env::var(var) {
-            rows.push(((*var).to_owned(), json!(value), "environment".into()));
+            rows.push(((*var).to_owned(), json!(value), env_source(var)));
         }
     }
     Ok(rows)
+}
+
+/// Where a variable came from: the project's `.env`, or the environment.
+fn env_source(var: &str) -> String {
+    match crate::config::from_dotenv(var) {
+        true => ".env".into(),
+        false => "environment".into(),
+    }
 }
 
 /// The instruction files, skills, custom agents and command files a run

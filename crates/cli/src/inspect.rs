@@ -36,6 +36,7 @@ struct SessionRow {
 fn session_rows(db: &Substrate) -> Result<Vec<SessionRow>> {
     let sessions = instances(db, "session")?;
     let runs = instances(db, "program/agent")?;
+    let mut gone = Gone::new(db);
     let mut by_session: HashMap<&str, Vec<RunBody>> = sessions
         .iter()
         .map(|s| (s.id.as_str(), Vec::new()))
@@ -45,7 +46,13 @@ fn session_rows(db: &Substrate) -> Result<Vec<SessionRow>> {
             p.kind == PlacementType::Instance && by_session.contains_key(p.scope.as_str())
         });
         if let Some(list) = session.and_then(|p| by_session.get_mut(p.scope.as_str())) {
-            list.push(RunBody::parse(&run.body_value()));
+            let mut body = RunBody::parse(&run.body_value());
+            if gone.judge(&body.process) {
+                // As the next engine will record it.
+                body.process.status = protocol::process::ProcessStatus::Failed;
+                body.process.error = Some("hc was killed".into());
+            }
+            list.push(body);
         }
     }
     Ok(sessions
@@ -167,21 +174,10 @@ pub fn print_sessions(db: &Substrate, as_json: bool) -> Result<()> {
     Ok(())
 }
 
-/// `hc scope ID… [--as-of N] [--match Q] [--limit N] [--json]`.
-pub fn scope(
-    ids: &[String],
-    as_of: Option<u64>,
-    query: Option<String>,
-    limit: Option<usize>,
-    as_json: bool,
-) -> Result<()> {
+/// `hc scope ID… [--as-of N] [--match Q] [--limit N] [--after CURSOR]
+/// [--json]`.
+pub fn scope(ids: &[String], opts: ScopeOpts, as_json: bool) -> Result<()> {
     let (_, db) = open_store()?;
-    let opts = ScopeOpts {
-        as_of,
-        match_: query,
-        limit,
-        ..ScopeOpts::default()
-    };
     // A session may be named by a unique prefix of its id, as everywhere.
     let mut whole = Vec::with_capacity(ids.len());
     for id in ids {
@@ -234,7 +230,15 @@ pub fn scope(
         );
     }
     if let Some(next) = &read.next_after {
-        println!("{}", dim(&format!("more: --after {next}")));
+        // The same read, the next page: at the same commit, so nothing
+        // committed meanwhile shifts the pages.
+        println!(
+            "{}",
+            dim(&format!(
+                "more: --after {next} --as-of {} (the same command with these)",
+                read.as_of
+            ))
+        );
     }
     Ok(())
 }
@@ -326,6 +330,10 @@ pub fn ps(as_json: bool) -> Result<()> {
         .map(|c| (c, ProcessBody::parse(&c.body_value())))
         .filter(|(_, b)| matches!(b.status, ProcessStatus::Running | ProcessStatus::Pending))
         .collect();
+    // What an `hc` that is gone (killed) left marked running is not: the
+    // next engine fails it; until then it is left out, and counted.
+    let mut gone = Gone::new(&db);
+    let (live, left): (Vec<_>, Vec<_>) = live.into_iter().partition(|(_, b)| !gone.judge(b));
     let ids: Vec<&str> = live.iter().map(|(c, _)| c.id.as_str()).collect();
     let parent_of = |c: &ChunkItem| {
         c.placements
@@ -345,10 +353,46 @@ pub fn ps(as_json: bool) -> Result<()> {
     }
     if live.is_empty() {
         println!("no process is running");
-        return Ok(());
     }
     show_processes(&live, None, 0, &parent_of);
+    if !left.is_empty() {
+        println!(
+            "{}",
+            dim(&format!(
+                "{} process{} left marked running by an hc that was killed (not running; \
+                 the next hc run marks {} failed)",
+                left.len(),
+                if left.len() == 1 { "" } else { "es" },
+                if left.len() == 1 { "it" } else { "them" }
+            ))
+        );
+    }
     Ok(())
+}
+
+/// Whether processes' engines are gone, each engine judged once.
+struct Gone<'a> {
+    db: &'a Substrate,
+    judged: HashMap<Option<String>, bool>,
+}
+
+impl<'a> Gone<'a> {
+    fn new(db: &'a Substrate) -> Gone<'a> {
+        Gone {
+            db,
+            judged: HashMap::new(),
+        }
+    }
+
+    /// Whether `process` is marked running by an engine that is gone.
+    fn judge(&mut self, process: &ProcessBody) -> bool {
+        if process.status.ended() {
+            return false;
+        }
+        let db = self.db;
+        *(self.judged.entry(process.engine.clone()))
+            .or_insert_with(|| engine::engine_gone(db, process.engine.as_deref()))
+    }
 }
 
 /// The processes under `parent`, each a line, their children below.

@@ -96,8 +96,18 @@ fn main() -> ExitCode {
             as_of,
             query,
             limit,
+            after,
             json,
-        } => inspect::scope(&ids, as_of, query, limit, json),
+        } => {
+            let opts = substrate::ScopeOpts {
+                as_of,
+                match_: query,
+                limit,
+                after,
+                ..Default::default()
+            };
+            inspect::scope(&ids, opts, json)
+        }
         Command::Log { limit, json } => inspect::log(limit, json),
         Command::Ps { json } => inspect::ps(json),
         Command::Programs { json } => inspect::programs(json),

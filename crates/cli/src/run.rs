@@ -10,7 +10,7 @@ use crate::project::Project;
 use crate::render::Renderer;
 use crate::settings::{self, Flags};
 use crate::trust::Ask;
-use agent::contract::{RunBody, RunStop};
+use agent::contract::{PromptImage, RunBody, RunStop};
 use agent::launch::Launch;
 use anyhow::{Context as _, Result};
 use engine::{Context, Engine};
@@ -28,6 +28,8 @@ pub struct RunRequest {
     pub no_contain: bool,
     /// `--context ID`: scopes to pin.
     pub context: Vec<String>,
+    /// `--image FILE`: images sent with the prompt.
+    pub images: Vec<std::path::PathBuf>,
     /// Which session the run goes on.
     pub session: SessionChoice,
     /// `--compact`: summarize the session before going on.
@@ -220,9 +222,41 @@ pub fn new_session(engine: &Engine, prompt: &str) -> Result<String> {
 
 /// A prompt larger than a chunk may hold is refused before anything is
 /// made (exit 2), saying what to do instead.
-pub(crate) fn check_prompt(prompt: &str) -> Result<()> {
+/// The images of `--image` (or a chat message), read; one that cannot be
+/// sent is a usage error saying why.
+pub(crate) fn load_images(paths: &[std::path::PathBuf]) -> Result<Vec<PromptImage>> {
+    paths
+        .iter()
+        .map(|path| {
+            let shown = path.display().to_string();
+            let image = programs::image::load(path, &shown).map_err(|e| exit(2, e))?;
+            Ok(PromptImage {
+                path: shown,
+                media_type: image.media_type.to_owned(),
+                data: image.data,
+            })
+        })
+        .collect()
+}
+
+pub(crate) fn check_prompt(prompt: &str, images: &[PromptImage]) -> Result<()> {
+    let pictures: usize = images
+        .iter()
+        .map(|i| i.data.len() + i.path.len() + 64)
+        .sum();
+    if pictures + 1024 > substrate::MAX_BODY_BYTES {
+        return Err(exit(
+            2,
+            format!(
+                "the images are {:.1} MB together once encoded, and hc keeps at most {} MiB in \
+                 one prompt: send fewer or smaller images",
+                pictures as f64 / 1e6,
+                substrate::MAX_BODY_BYTES >> 20
+            ),
+        ));
+    }
     // The prompt's body holds it as a JSON string, with room for the rest.
-    let size = serde_json::to_string(prompt).map_or(prompt.len(), |s| s.len()) + 1024;
+    let size = serde_json::to_string(prompt).map_or(prompt.len(), |s| s.len()) + 1024 + pictures;
     if size > substrate::MAX_BODY_BYTES {
         return Err(exit(
             2,
@@ -292,7 +326,8 @@ pub async fn drive(
     if config.memory {
         sync_memory(engine);
     }
-    check_prompt(prompt)?;
+    let images = load_images(&request.images)?;
+    check_prompt(prompt, &images)?;
     let session = session_for(engine, prompt, request)?;
     // Before subscribing: what a `lagged` makes the renderer read back
     // starts after this.
@@ -308,6 +343,7 @@ pub async fn drive(
     let launch = Launch {
         session: &session,
         prompt,
+        images: &images,
         config,
         pins: &pinned,
     };
@@ -341,7 +377,11 @@ pub async fn drive(
     }
     let code = body.exit_code();
     match renderer.json {
-        None => summary_line(&body, started),
+        None => {
+            let all_denied = !renderer.changed
+                && (body.totals.permission_denials.iter()).any(|d| !renderer.read_only(&d.program));
+            summary_line(&body, started, all_denied)
+        }
         Some(json) => {
             let calls = model_calls(engine, &session)?;
             let result = crate::output::result(
@@ -540,22 +580,36 @@ fn emit_init(
     Ok(())
 }
 
-/// The closing line of a finished run on stderr, and why it stopped when
-/// it did not finish.
-pub fn summary_line(body: &RunBody, started: Instant) {
+/// The closing line of a finished run on stderr (with its denials
+/// counted), and why it stopped when it did not finish; `all_denied`:
+/// calls that would change things were denied, and none ran.
+pub fn summary_line(body: &RunBody, started: Instant, all_denied: bool) {
     let totals = &body.totals;
     let cost = match totals.cost_usd {
         Some(c) => format!("${c:.4}"),
         None => "cost unknown".to_owned(),
     };
     let turns = totals.turns;
+    let denials = totals.permission_denials.len();
+    let denied = match denials {
+        0 => String::new(),
+        1 => " · 1 call denied".to_owned(),
+        n => format!(" · {n} calls denied"),
+    };
     eprintln!(
-        "— {turns} turn{} · {} in / {} out tokens · {cost} · {:.1} s",
+        "— {turns} turn{} · {} in / {} out tokens · {cost}{denied} · {:.1} s",
         if turns == 1 { "" } else { "s" },
         totals.usage.input(),
         totals.usage.output_tokens,
         started.elapsed().as_secs_f64()
     );
+    if all_denied {
+        eprintln!(
+            "hc: nothing was changed: every call that would have changed something was \
+             denied. Allow it with the --allow flags above, add the rules to [permissions] \
+             in .hermitcrab/config.toml, or run on a terminal to be asked."
+        );
+    }
     if body.exit_code() != 0 {
         let message = totals
             .stop_message

@@ -51,6 +51,11 @@ pub fn ok(text: &str) -> String {
     paint("32", text)
 }
 
+/// Yellow (refused, not failed).
+pub fn warn(text: &str) -> String {
+    paint("33", text)
+}
+
 /// Red (failure).
 pub fn bad(text: &str) -> String {
     paint("31", text)

@@ -3,6 +3,7 @@
 //! substrate by the function the agent built it with; `--diff N` what
 //! changed in it from call N−1.
 
+use crate::exit::exit;
 use crate::project::Project;
 use anyhow::{Context as _, Result, bail};
 use engine::Engine;
@@ -15,6 +16,28 @@ pub fn resolve_session(db: &Substrate, given: &str) -> Result<String> {
         return Ok(named);
     }
     by_prefix(db, "session", given, "session", "`hc sessions` lists them")
+}
+
+/// The newest session of the project.
+fn newest_session(db: &Substrate) -> Result<String> {
+    (instance_ids(db, "session")?.pop())
+        .ok_or_else(|| exit(2, "there is no session yet; start one with `hc run \"…\"`"))
+}
+
+/// The ids of `ty`'s instances, oldest first.
+fn instance_ids(db: &Substrate, ty: &str) -> Result<Vec<String>> {
+    let found = db.scope(
+        &[ty],
+        &ScopeOpts {
+            kind: substrate::TypeFilter::Instance,
+            include: substrate::Include {
+                body: false,
+                dimensions: false,
+            },
+            ..ScopeOpts::default()
+        },
+    )?;
+    Ok(found.chunks.iter().map(|c| c.id.clone()).collect())
 }
 
 /// The session a program named `name` (`--session-id`), if one is.
@@ -63,39 +86,35 @@ fn sub_agent(db: &Substrate, given: &str) -> Result<Option<String>> {
 
 /// The one instance of `ty` whose id is `given` or begins with it.
 fn by_prefix(db: &Substrate, ty: &str, given: &str, what: &str, hint: &str) -> Result<String> {
-    let found = db.scope(
-        &[ty],
-        &ScopeOpts {
-            kind: substrate::TypeFilter::Instance,
-            include: substrate::Include {
-                body: false,
-                dimensions: false,
-            },
-            ..ScopeOpts::default()
-        },
-    )?;
-    let matching: Vec<&str> = found
-        .chunks
+    let ids = instance_ids(db, ty)?;
+    let matching: Vec<&str> = ids
         .iter()
-        .map(|c| c.id.as_str())
+        .map(String::as_str)
         .filter(|id| id.starts_with(given))
         .collect();
     match matching.as_slice() {
         [one] => Ok((*one).to_owned()),
-        [] => bail!("no {what} `{given}` in this project; {hint}"),
+        // A wrong id is a usage error (exit 2) wherever it is given.
+        [] => Err(exit(
+            2,
+            format!("no {what} `{given}` in this project; {hint}"),
+        )),
         many if many.contains(&given) => Ok(given.to_owned()),
-        many => bail!(
-            "`{given}` names {} {what}s ({}…); give more of the id",
-            many.len(),
-            many.iter().take(3).copied().collect::<Vec<_>>().join(", ")
-        ),
+        many => Err(exit(
+            2,
+            format!(
+                "`{given}` names {} {what}s ({}…); give more of the id",
+                many.len(),
+                many.iter().take(3).copied().collect::<Vec<_>>().join(", ")
+            ),
+        )),
     }
 }
 
 /// What `hc trace` was asked.
 pub struct TraceRequest {
-    /// The session (or a unique prefix).
-    pub session: String,
+    /// The session (or a unique prefix); none: the newest.
+    pub session: Option<String>,
     /// `--request N`.
     pub request: Option<usize>,
     /// `--diff N`.
@@ -109,9 +128,12 @@ pub struct TraceRequest {
 /// `hc trace`.
 pub fn trace(asked: TraceRequest) -> Result<()> {
     let (project, db) = crate::project::open_store()?;
-    let session = match sub_agent(&db, &asked.session)? {
-        Some(process) => process,
-        None => resolve_session(&db, &asked.session)?,
+    let session = match &asked.session {
+        None => newest_session(&db)?,
+        Some(given) => match sub_agent(&db, given)? {
+            Some(process) => process,
+            None => resolve_session(&db, given)?,
+        },
     };
     match (asked.request, asked.diff) {
         (None, None) => crate::tree::show(&db, &session, asked.full, asked.json),

@@ -4,9 +4,10 @@
 //! and decisions, context events, compactions, interrupts. `--json` gives
 //! the same tree for machines.
 
-use crate::style::{bad, bold, cut, dim, ok, shown};
+use crate::style::{bad, bold, cut, dim, ok, shown, warn};
 use agent::contract::{
-    Choice, LlmPurpose, PromptSource, RunStop, SessionBody, SessionItem, TodoItem, Tokens, ToolCall,
+    Choice, ContextBody, LlmPurpose, PromptSource, RunBody, RunStop, SessionBody, SessionItem,
+    TodoItem, Tokens, ToolCall,
 };
 use anyhow::Result;
 use model::{StopReason, Usage};
@@ -83,6 +84,8 @@ enum Node {
     Interrupt { id: String },
     #[serde(rename = "todo")]
     Todo { id: String, items: Vec<TodoItem> },
+    #[serde(rename = "plan")]
+    Plan { id: String, text: String, ask: bool },
     #[serde(rename = "hook-callback")]
     HookCallback {
         id: String,
@@ -185,6 +188,15 @@ fn tree(db: &Substrate, scope: &str, depth: usize) -> Result<Vec<Node>> {
             _ => None,
         })
         .collect();
+    // A sub-agent's scope (its process) also holds the processes of its
+    // tools' runs: each is drawn with its call, not as a run of its own.
+    let called: std::collections::HashSet<String> = items
+        .iter()
+        .filter_map(|i| match i {
+            SessionItem::ToolCall(c) => c.process.clone(),
+            _ => None,
+        })
+        .collect();
     let mut call_number = 0;
     let mut out = Vec::new();
     for (chunk, item) in chunks.iter().zip(items) {
@@ -203,24 +215,60 @@ fn tree(db: &Substrate, scope: &str, depth: usize) -> Result<Vec<Node>> {
                 let result = results.remove(&c.tool_use_id);
                 Some(call_node(db, id, c, result, depth)?)
             }
-            SessionItem::Run(run) => Some(Node::Run(Box::new(RunNode {
-                process: id.clone(),
-                id,
-                program: chunk.name.clone(),
-                status: run.process.status,
-                stop_reason: run.totals.stop_reason,
-                turns: run.totals.turns,
-                usage: run.totals.usage,
-                cost_usd: run.totals.cost_usd,
-                started: run.process.started,
-                ended: run.process.ended,
-                model: run.totals.model,
-            }))),
+            SessionItem::Context(Some(c)) => Some(context_node(db, id, *c)),
+            SessionItem::Run(_) if called.contains(&id) => None,
+            SessionItem::Run(run) => Some(run_node(id, chunk.name.clone(), *run)),
             other => plain_node(id, other, call),
         };
         out.extend(node);
     }
     Ok(out)
+}
+
+/// A context event, with every tool its calls were sent: the programs',
+/// the server tools of its run's configuration, the agent's own.
+fn context_node(db: &Substrate, id: String, c: ContextBody) -> Node {
+    let config = db
+        .scope(&[c.process.as_str()], &ScopeOpts::default())
+        .ok()
+        .and_then(|run| {
+            (run.chunks.iter())
+                .find(|x| x.is_on("agent-config", protocol::PlacementType::Instance))
+                .and_then(|x| agent::AgentConfig::parse(&x.body_value()).ok())
+        });
+    let mut tools = c.tools;
+    let servers = config.iter().flat_map(|c| c.server_tools.iter());
+    let own = c.own_tools.iter();
+    tools.extend(
+        servers
+            .chain(own)
+            .filter_map(|t| t["name"].as_str().map(str::to_owned)),
+    );
+    Node::Context {
+        id,
+        model: c.model,
+        tools,
+        as_of: c.as_of,
+        date: c.date,
+        instructions: c.instructions.into_iter().map(|i| i.path).collect(),
+    }
+}
+
+/// A run of the agent, as the tree draws it.
+fn run_node(id: String, program: Option<String>, run: RunBody) -> Node {
+    Node::Run(Box::new(RunNode {
+        process: id.clone(),
+        id,
+        program,
+        status: run.process.status,
+        stop_reason: run.totals.stop_reason,
+        turns: run.totals.turns,
+        usage: run.totals.usage,
+        cost_usd: run.totals.cost_usd,
+        started: run.process.started,
+        ended: run.process.ended,
+        model: run.totals.model,
+    }))
 }
 
 /// The node of an item that needs nothing but itself (`None`: not shown).
@@ -241,14 +289,6 @@ fn plain_node(id: String, item: SessionItem, call: Option<usize>) -> Option<Node
             stop_reason: a.stop_reason,
         },
         // Only an event the agent filled in (the host's placeholder is empty).
-        SessionItem::Context(Some(c)) => Node::Context {
-            id,
-            model: c.model,
-            tools: c.tools,
-            as_of: c.as_of,
-            date: c.date,
-            instructions: c.instructions.into_iter().map(|i| i.path).collect(),
-        },
         SessionItem::Compaction(c) => Node::Compaction {
             id,
             text: c.text,
@@ -270,6 +310,11 @@ fn plain_node(id: String, item: SessionItem, call: Option<usize>) -> Option<Node
         SessionItem::UserAnswer(a) => Node::AnswerFromPerson { id, text: a.text },
         SessionItem::Interrupt(_) => Node::Interrupt { id },
         SessionItem::Todo(t) => Node::Todo { id, items: t.items },
+        SessionItem::Plan(p) => Node::Plan {
+            id,
+            text: p.text,
+            ask: p.ask,
+        },
         SessionItem::HookCallback(h) => Node::HookCallback {
             id,
             event: h.event,
@@ -302,7 +347,7 @@ fn plain_node(id: String, item: SessionItem, call: Option<usize>) -> Option<Node
             deferred: b.deferred,
             grew: b.grew,
         },
-        SessionItem::Context(None)
+        SessionItem::Context(_)
         | SessionItem::ToolCall(_)
         | SessionItem::ToolResult(_)
         | SessionItem::Run(_)
@@ -320,12 +365,19 @@ fn call_node(
     result: Option<ResultNode>,
     depth: usize,
 ) -> Result<Node> {
-    let process = match &call.process {
-        Some(p) => db.read(|s| s.body(p))?.map(|b| ProcessBody::parse(&b)),
+    let body = match &call.process {
+        Some(p) => db.read(|s| s.body(p))?,
         None => None,
     };
-    let children = match (&process, &call.process) {
-        (Some(_), Some(p)) if call.program == "agent" => Some(tree(db, p, depth + 1)?),
+    let process = body.as_ref().map(ProcessBody::parse);
+    // A sub-agent: its own run's header, then its tree.
+    let children = match (&body, &call.process) {
+        (Some(body), Some(p)) if call.program == "agent" => {
+            let own = run_node(p.clone(), Some("agent".into()), RunBody::parse(body));
+            let mut nodes = vec![own];
+            nodes.extend(tree(db, p, depth + 1)?);
+            Some(nodes)
+        }
         _ => None,
     };
     Ok(Node::ToolCall(Box::new(CallNode {
@@ -504,6 +556,13 @@ impl Lines {
                     format!("☐ plan: {done} of {} done", items.len()),
                 );
             }
+            Node::Plan { text, ask, .. } => {
+                let head = match ask {
+                    true => "◆ plan, put to the person: ",
+                    false => "◆ plan (the run's result): ",
+                };
+                self.text(indent + 1, bold(head), &text_of(text, self.full));
+            }
         }
     }
 
@@ -588,6 +647,7 @@ impl Lines {
         let took = millis(started, ended).map_or(String::new(), |ms| format!(" {ms} ms"));
         let (mark, result) = match &n.result {
             None => (dim("…"), String::new()),
+            Some(r) if r.denied => (warn("⊘"), text_of(&r.text, self.full)),
             Some(r) if r.is_error => (bad("✗"), text_of(&r.text, self.full)),
             Some(r) => (ok("✓"), text_of(&r.text, self.full)),
         };
@@ -597,7 +657,11 @@ impl Lines {
             (Some(_), Some(p)) => format!(" · {p}"),
             _ => String::new(),
         };
-        let took = dim(&format!("{took}{own}"));
+        let denied = match &n.result {
+            Some(r) if r.denied => " — denied",
+            _ => "",
+        };
+        let took = dim(&format!("{denied}{took}{own}"));
         self.push(
             indent + 1,
             format!("{mark} {} {input}{took}", bold(&shown(&n.program))),

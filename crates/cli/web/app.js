@@ -68,7 +68,7 @@ const api = async (path, body) => {
 
 const TYPES = ["prompt", "answer", "tool-call", "tool-result", "permission-request", "permission-decision",
   "user-question", "user-answer", "interrupt", "todo", "context", "compaction", "engine/process", "hook-callback", "hook-answer",
-  "llm-call", "block-save"];
+  "llm-call", "block-save", "plan"];
 const typeOf = (c) => TYPES.find((t) => c.placements.some((p) => p.scope === t && p.type === "instance"));
 const bodyOf = (c) => c.body || {};
 const short = (s, n = 100) => { s = String(s ?? ""); const line = s.split("\n")[0]; return line.length > n ? line.slice(0, n) + "…" : line; };
@@ -184,6 +184,7 @@ function render(chunk, session) {
     case "permission-request": renderPermission(box, chunk, b); break;
     case "permission-decision": settle(b.request, `→ ${b.decision}`); break;
     case "user-question": renderQuestion(box, chunk, b); break;
+    case "plan": renderPlan(box, chunk, b); break;
     case "user-answer": settle(b.request, `→ ${b.text}`); break;
     case "interrupt": box.append(el("div", { class: "item status" }, "✗ interrupted")); break;
     case "todo": box.append(el("div", { class: "item status" }, `☐ plan: ${b.text || ""}`)); break;
@@ -236,6 +237,21 @@ function renderQuestion(box, chunk, b) {
   const input = el("input", { placeholder: (b.options || []).join(" / ") });
   const send = () => engine.commit({ chunks: [{ body: { request: chunk.id, text: input.value }, placements: [{ scope: where, type: "instance" }, { scope: "user-answer", type: "instance" }] }] });
   box.append(el("div", { class: "item question", "data-request": chunk.id }, `? ${b.text} `, input, el("button", { onclick: send }, "Answer")));
+}
+
+// A plan mode run's plan: shown; when the agent waits, approved (in the
+// mode chosen) or answered with what to change.
+function renderPlan(box, chunk, b) {
+  const where = chunk.placements.find((p) => p.type === "instance" && p.scope !== "plan").scope;
+  const node = el("div", { class: "item question plan", "data-request": chunk.id }, el("div", { class: "text" }, b.text));
+  if (b.ask) {
+    const send = (text) => engine.commit({ chunks: [{ body: { request: chunk.id, text }, placements: [{ scope: where, type: "instance" }, { scope: "user-answer", type: "instance" }] }] });
+    const input = el("input", { placeholder: "or say what to change" });
+    node.append(el("button", { "data-choice": "default", onclick: () => send("default") }, "Approve"),
+      el("button", { "data-choice": "accept-edits", onclick: () => send("accept-edits") }, "Approve, accept edits"),
+      input, el("button", { onclick: () => send(input.value) }, "Send"));
+  }
+  box.append(node);
 }
 
 function settle(request, said) {

@@ -1,4 +1,4 @@
-//! The engine's figures (README, "Performance"):
+//! The engine's figures (docs/performance.md):
 //!
 //! * `engine/run_await_trivial`: `run` + `await` of a program that commits
 //!   one output, beside `engine/spawn_bin_true` (the OS's own cost of a

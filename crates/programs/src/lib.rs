@@ -21,6 +21,7 @@ mod files;
 mod glob;
 mod grep;
 mod hook;
+pub mod image;
 mod paths;
 mod read;
 mod shell;

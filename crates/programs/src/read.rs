@@ -30,8 +30,9 @@ fn definition() -> ProgramDef {
                `offset` (1-based line number) and `limit` to read another page — the answer \
                says how many lines the file has. Lines over 2000 characters are cut. Read a \
                file before you edit or overwrite it: `edit` and `write` refuse a file that was \
-               not read, or that changed since. Directories and binary files are refused \
-               (use `glob` to list files). Several reads may run at once.",
+               not read, or that changed since. An image file (PNG, JPEG, GIF, WebP) is \
+               returned as the image, for you to see. Directories and other binary files are \
+               refused (use `glob` to list files). Several reads may run at once.",
         schema: schema(),
         capabilities: Capabilities {
             filesystem: FilesystemAccess {
@@ -86,6 +87,9 @@ pub(crate) fn read(paths: &Paths, input: &Input) -> Result<Output, String> {
             "{shown} is a directory, not a file; list it with glob (pattern `*`, path `{shown}`)"
         ));
     }
+    if crate::image::named_as_image(&path) {
+        return read_image(&path, &shown);
+    }
     let file = std::fs::File::open(&path).map_err(|e| format!("cannot read {shown}: {e}"))?;
     let (sha256, page) = scan(file, input).map_err(|e| format!("cannot read {shown}: {e}"))?;
     let page = page.map_err(|why| format!("{shown}: {why}"))?;
@@ -95,6 +99,21 @@ pub(crate) fn read(paths: &Paths, input: &Input) -> Result<Output, String> {
         "total_lines": page.total, "start": page.start, "end": page.end,
     });
     Ok(Output::ok(page.text, data))
+}
+
+/// An image file: the image itself, in `data.images` (which a request
+/// sends as an image block beside the text).
+fn read_image(path: &std::path::Path, shown: &str) -> Result<Output, String> {
+    let image = crate::image::load(path, shown)?;
+    let text = format!(
+        "{shown}: an image ({}, {} bytes), attached for you to see.",
+        image.media_type, image.bytes
+    );
+    let data = json!({
+        "path": shown, "media_type": image.media_type, "bytes": image.bytes,
+        "images": [{"media_type": image.media_type, "data": image.data}],
+    });
+    Ok(Output::ok(text, data))
 }
 
 /// The lines a read returns, numbered, and where they sit in the file.

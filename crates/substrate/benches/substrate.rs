@@ -1,4 +1,4 @@
-//! The substrate's figures (README, "Performance"):
+//! The substrate's figures (docs/performance.md):
 //!
 //! * `append/*`: one chunk appended to an ordered session (chunk + 2
 //!   placements, one commit), through the substrate and as raw rusqlite

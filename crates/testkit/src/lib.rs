@@ -18,7 +18,8 @@
 //!
 //! Main types: [`FakeModel`], [`Script`], [`Turn`], [`Reply`],
 //! [`ErrorReply`], [`Pace`], [`Fault`], [`RecordedRequest`]. The binary
-//! `hc-fake-model SCRIPT.json [--port N]` serves a script file so anyone
+//! `hc-fake-model SCRIPT.json [--port N]` serves a script file (`--demo`: the
+//! built-in demo) so anyone
 //! can run hermitcrab end to end without an API key.
 //!
 //! Invariant: the fake knows the wire formats only — never the types of
@@ -37,8 +38,8 @@
 //!   "turns": [
 //!     {"error": {"status": 529, "message": "Overloaded", "headers": {"retry-after-ms": "50"}}},
 //!     {"reply": {"content": [{"type": "text", "text": "Let me look."},
-//!                            {"type": "tool_use", "id": "toolu_1", "name": "filesystem",
-//!                             "input": {"operation": "read", "path": "README.md"}}],
+//!                            {"type": "tool_use", "id": "toolu_1", "name": "read",
+//!                             "input": {"file_path": "README.md", "limit": 20}}],
 //!                "stop_reason": "tool_use",
 //!                "usage": {"input_tokens": 120, "output_tokens": 30}}},
 //!     {"reply": {"content": [{"type": "text", "text": "It is a README."}]},

@@ -1,5 +1,6 @@
-//! `hc-fake-model`: serves a script file as a fake model API on 127.0.0.1,
-//! so hermitcrab runs end to end without an API key. The script format is
+//! `hc-fake-model`: serves a script file (or, with `--demo`, the built-in
+//! demo) as a fake model API on 127.0.0.1, so hermitcrab runs end to end
+//! without an API key. The script format is
 //! in the testkit crate's documentation.
 
 use anyhow::{Context as _, Result};
@@ -13,9 +14,14 @@ use testkit::{FakeModel, Script};
 /// completions) on 127.0.0.1.
 #[derive(Parser)]
 #[command(name = "hc-fake-model", version, about)]
+#[command(group = clap::ArgGroup::new("source").required(true).args(["script", "demo"]))]
 struct Args {
     /// The script: a JSON file of turns (see the testkit crate docs).
-    script: PathBuf,
+    script: Option<PathBuf>,
+    /// Serve the built-in demo script instead (it lists the project's
+    /// files, reads its README and answers), so `hc` runs without a key.
+    #[arg(long)]
+    demo: bool,
     /// The port to listen on (0 picks a free one).
     #[arg(long, default_value_t = 0)]
     port: u16,
@@ -37,8 +43,17 @@ fn main() -> ExitCode {
     }
 }
 
+/// The demo script, compiled in so the installed binary needs no file.
+const DEMO: &str = include_str!("../scripts/demo.json");
+
 fn run(args: Args) -> Result<()> {
-    let script = Script::load(&args.script)?;
+    let (script, source) = match &args.script {
+        Some(path) => (Script::load(path)?, path.display().to_string()),
+        None => (
+            Script::from_json(DEMO).context("the built-in demo script")?,
+            "the built-in demo".to_owned(),
+        ),
+    };
     let turns = script.turns.len();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -63,8 +78,7 @@ fn run(args: Args) -> Result<()> {
         drop(out);
         let _ = writeln!(
             std::io::stderr(),
-            "serving {turns} turn(s) from {}; Ctrl-C stops",
-            args.script.display()
+            "serving {turns} turn(s) from {source}; Ctrl-C stops"
         );
         tokio::signal::ctrl_c()
             .await

@@ -162,6 +162,46 @@ async fn the_binary_serves_a_script_file() {
 }
 
 #[tokio::test]
+async fn the_binary_serves_its_built_in_demo_from_anywhere() {
+    // Installed, the binary has no clone beside it: `--demo` needs no file.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hc-fake-model"))
+        .arg("--demo")
+        .current_dir(elsewhere.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let base = line
+        .trim()
+        .strip_prefix("hc-fake-model listening on ")
+        .expect(&line)
+        .to_owned();
+    let response = post(&format!("{base}/v1/messages"), &messages_body(false), true).await;
+    let message: Value = response.json().await.unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let file =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/demo.json")).unwrap();
+    let script: Value = serde_json::from_str(&file).unwrap();
+    assert_eq!(message["content"], script["turns"][0]["reply"]["content"]);
+}
+
+#[test]
+fn the_binary_wants_a_script_or_demo_and_says_so() {
+    let out = Command::new(env!("CARGO_BIN_EXE_hc-fake-model"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--demo"), "{err}");
+}
+
+#[tokio::test]
 async fn the_binary_serves_on_with_its_stdout_closed() {
     // Its stdout's reader is gone before it writes a word, as with
     // `hc-fake-model … | head -0`: it still serves.

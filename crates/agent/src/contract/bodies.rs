@@ -55,6 +55,22 @@ pub struct Prompt {
     /// Who sent it, when not the person.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub from: Option<PromptSource>,
+    /// Images sent with it (`--image`, a path in a chat message), before
+    /// its text; kept whole, so a rebuild sends the same bytes.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<PromptImage>,
+}
+
+/// An image a prompt carries.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct PromptImage {
+    /// The file it was read from, as given.
+    pub path: String,
+    /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+    pub media_type: String,
+    /// Its bytes, base64.
+    pub data: String,
 }
 
 impl Body for Prompt {
@@ -264,6 +280,33 @@ pub struct UserQuestion {
 impl Body for UserQuestion {
     const TYPE: &'static str = "user-question";
 }
+
+/// `plan`: the plan a run in plan mode ended its research with
+/// (`exit_plan`). With `ask`, the agent waits for a `user-answer` to it:
+/// [`PLAN_APPROVE`] or [`PLAN_ACCEPT_EDITS`] approves it (the run goes on
+/// in that mode), any other text is the person's feedback; without, no
+/// one can approve it and the run ends with it as its result.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Plan {
+    /// The plan, as the model wrote it (markdown).
+    pub text: String,
+    /// The call that made it.
+    pub tool_use_id: String,
+    /// The agent process.
+    pub process: String,
+    /// Whether the agent waits for a person's answer.
+    pub ask: bool,
+}
+
+impl Body for Plan {
+    const TYPE: &'static str = "plan";
+}
+
+/// The answer to a `plan` that approves it, edits still asked about.
+pub const PLAN_APPROVE: &str = "default";
+/// The answer to a `plan` that approves it, edits accepted.
+pub const PLAN_ACCEPT_EDITS: &str = "accept-edits";
 
 /// `user-answer`: a host's answer to a `user-question`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

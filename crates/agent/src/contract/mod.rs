@@ -15,9 +15,9 @@ mod totals;
 
 pub use blocks::{BlockSave, LlmCall, LlmPurpose};
 pub use bodies::{
-    Answer, Body, Choice, Compaction, Interrupt, PermissionDecision, PermissionRequest, Prompt,
-    PromptSource, SessionBody, Todo, TodoItem, TodoStatus, ToolCall, ToolResult, UserAnswer,
-    UserQuestion,
+    Answer, Body, Choice, Compaction, Interrupt, PLAN_ACCEPT_EDITS, PLAN_APPROVE,
+    PermissionDecision, PermissionRequest, Plan, Prompt, PromptImage, PromptSource, SessionBody,
+    Todo, TodoItem, TodoStatus, ToolCall, ToolResult, UserAnswer, UserQuestion,
 };
 pub use context::{AgentIndex, ContextBody, GitFacts, Instructions, ShellRecord, SkillIndex};
 pub use hooks::{HookAnswer, HookCallback, HookOutput};
@@ -118,6 +118,8 @@ pub enum SessionItem {
     Interrupt(Interrupt),
     /// The agent's plan.
     Todo(Todo),
+    /// A plan mode run's plan, put to the person (`exit_plan`).
+    Plan(Plan),
     /// The agent asks a host to run a registered hook callback.
     HookCallback(HookCallback),
     /// A host's answer to that.
@@ -140,7 +142,7 @@ pub enum SessionItem {
 }
 
 /// The types a session item may be, in the order they are looked for.
-const KINDS: [&str; 17] = [
+const KINDS: [&str; 18] = [
     Prompt::TYPE,
     Answer::TYPE,
     ToolCall::TYPE,
@@ -157,6 +159,7 @@ const KINDS: [&str; 17] = [
     HookAnswer::TYPE,
     LlmCall::TYPE,
     BlockSave::TYPE,
+    Plan::TYPE,
     PROCESS,
 ];
 
@@ -193,6 +196,7 @@ impl SessionItem {
             SessionItem::UserAnswer(_) => UserAnswer::TYPE,
             SessionItem::Interrupt(_) => Interrupt::TYPE,
             SessionItem::Todo(_) => Todo::TYPE,
+            SessionItem::Plan(_) => Plan::TYPE,
             SessionItem::HookCallback(_) => HookCallback::TYPE,
             SessionItem::HookAnswer(_) => HookAnswer::TYPE,
             SessionItem::LlmCall(_) => LlmCall::TYPE,
@@ -271,6 +275,7 @@ fn read_as(kind: &str, source: &impl Source) -> Result<SessionItem, String> {
         LlmCall::TYPE => SessionItem::LlmCall(Box::new(source.get()?)),
         BlockSave::TYPE => SessionItem::BlockSave(source.get()?),
         Todo::TYPE => SessionItem::Todo(source.get()?),
+        Plan::TYPE => SessionItem::Plan(source.get()?),
         PROCESS => SessionItem::Run(Box::new(source.get()?)),
         _ => SessionItem::Other,
     })

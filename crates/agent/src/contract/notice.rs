@@ -51,6 +51,12 @@ pub enum Notice {
         process: Option<String>,
         /// It did not succeed.
         is_error: bool,
+        /// Refused (by the permissions, a person or a hook): it never ran.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        denied: bool,
+        /// Rules that would allow it (`edit(src/**)`), when a rule could.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        allow: Vec<String>,
     },
     /// What the run is doing (retrying, compacting, waiting for a person).
     Status {

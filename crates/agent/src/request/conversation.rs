@@ -38,7 +38,12 @@ impl Conversation {
     /// Maps one session item (those that are not sent are skipped).
     pub fn push(&mut self, item: &SessionItem) {
         match item {
-            SessionItem::Prompt(p) => self.user(None, Some(ContentBlock::text(&p.text))),
+            SessionItem::Prompt(p) => {
+                for image in &p.images {
+                    self.user(None, image_block(&image.media_type, &image.data));
+                }
+                self.user(None, Some(ContentBlock::text(&p.text)));
+            }
             SessionItem::Compaction(c) => self.compacted(c),
             SessionItem::Answer(a) => self.answer(a),
             SessionItem::ToolResult(r) => self.result(r),
@@ -54,6 +59,7 @@ impl Conversation {
             | SessionItem::HookAnswer(_)
             | SessionItem::LlmCall(_)
             | SessionItem::BlockSave(_)
+            | SessionItem::Plan(_)
             | SessionItem::Run(_)
             | SessionItem::Unreadable { .. }
             | SessionItem::Other => {}
@@ -253,9 +259,17 @@ fn images_of(result: &ToolResult) -> Vec<ContentBlock> {
     images
         .iter()
         .filter_map(|image| {
-            let block = serde_json::json!({"type": "image", "source": {
-                "type": "base64", "media_type": image["media_type"], "data": image["data"]}});
-            ContentBlock::from_json(&block.to_string()).ok()
+            image_block(
+                image["media_type"].as_str().unwrap_or_default(),
+                image["data"].as_str().unwrap_or_default(),
+            )
         })
         .collect()
+}
+
+/// An image block of base64 `data`.
+fn image_block(media_type: &str, data: &str) -> Option<ContentBlock> {
+    let block = serde_json::json!({"type": "image", "source": {
+        "type": "base64", "media_type": media_type, "data": data}});
+    ContentBlock::from_json(&block.to_string()).ok()
 }

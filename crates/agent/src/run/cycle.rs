@@ -360,6 +360,7 @@ impl Run {
             self.record_prompt(Prompt {
                 text,
                 from: Some(PromptSource::Hook),
+                images: Vec::new(),
             })
             .await;
         }
@@ -387,6 +388,7 @@ impl Run {
         self.record_prompt(Prompt {
             text: format!("[stop hook] {said}"),
             from: Some(PromptSource::Hook),
+            images: Vec::new(),
         })
         .await
     }

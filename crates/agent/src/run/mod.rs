@@ -26,7 +26,7 @@ pub use stop::Stop;
 
 use crate::catalog;
 use crate::config::AgentConfig;
-use crate::contract::{ContextBody, Entry, Prompt};
+use crate::contract::{ContextBody, Entry, Prompt, RunStop};
 use crate::request::{Prefix, Request};
 use crate::toolbox::{Outcome, Toolbox};
 use gates::Gates;
@@ -73,6 +73,7 @@ impl Run {
         // Its answer, as any program's: what a parent agent reads as the
         // sub-agent's result, and what a host shows.
         let text = match (&stop, stop.message()) {
+            (Stop::Planned(plan), _) => plan.clone(),
             (Stop::EndTurn, _) | (_, None) => self.last_answer.clone(),
             (_, Some(message)) if self.last_answer.is_empty() => message,
             (_, Some(message)) => format!("{}\n\n[{message}]", self.last_answer),
@@ -80,7 +81,7 @@ impl Run {
         let output = Output {
             text,
             data: serde_json::to_value(self.gates.outcome(&stop)).unwrap_or_default(),
-            is_error: stop != Stop::EndTurn,
+            is_error: stop.reason() != RunStop::EndTurn,
         };
         self.writer.finish(&totals, output).await;
         match stop.exit_code() {
@@ -138,6 +139,7 @@ impl Run {
     async fn pin_read_scopes(&mut self, outcomes: &mut [Outcome]) {
         for outcome in outcomes.iter_mut() {
             let (ids, gone): (Vec<_>, Vec<_>) = std::mem::take(&mut outcome.pin)
+                .into_vec()
                 .into_iter()
                 .partition(|(_, add)| *add);
             let ids: Vec<String> = ids.into_iter().map(|(id, _)| id).collect();

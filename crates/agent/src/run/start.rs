@@ -109,6 +109,11 @@ impl Run {
         if !context.memory.is_empty() && config.depth == 1 {
             context.own_tools.push(crate::memory::definition());
         }
+        let planning =
+            config.permission_mode == crate::config::PermissionMode::Plan && config.depth == 1;
+        if planning {
+            context.own_tools.push(crate::toolbox::plan::definition());
+        }
         let up = with_servers(&mut context, &servers);
         let (agents, chunks, skipped) = files.record(&mut context);
         let shell = match config.hermitcrab {
@@ -144,6 +149,7 @@ impl Run {
         )
         .map_err(ProgramError::Other)?;
         toolbox.set_servers(up);
+        toolbox.set_planning(planning);
         toolbox.set_pins(pins.clone());
         toolbox.set_memory(
             context

@@ -17,6 +17,7 @@ mod hooks;
 mod outcome;
 mod own;
 mod permit;
+pub(crate) mod plan;
 mod remember;
 pub(crate) mod resources;
 mod sub;
@@ -80,6 +81,11 @@ pub(crate) struct Toolbox {
     memory: bool,
     /// The block tools, when offered.
     blocks: Option<blocks::BlockTools>,
+    /// Whether the run is in plan mode with `exit_plan` offered (until a
+    /// plan is approved).
+    planning: bool,
+    /// A plan no one could approve: the run ends with it.
+    planned: Option<String>,
 }
 
 /// At most this many calls of one reply run at once (a reply of a
@@ -117,6 +123,8 @@ impl Toolbox {
             inherit: Value::Null,
             memory: false,
             blocks: None,
+            planning: false,
+            planned: None,
         })
     }
 
@@ -133,6 +141,40 @@ impl Toolbox {
     /// Offers the block tools.
     pub fn set_blocks(&mut self, tools: blocks::BlockTools) {
         self.blocks = Some(tools);
+    }
+
+    /// Offers `exit_plan` (a run in plan mode).
+    pub fn set_planning(&mut self, offered: bool) {
+        self.planning = offered;
+    }
+
+    /// `exit_plan`: the plan presented; approved, the run goes on in the
+    /// mode the person chose; with no one to approve it, it ends the run.
+    async fn exit_plan(
+        &mut self,
+        call: &ToolUseBlock,
+        input: &Value,
+        turn: &mut Turn<'_>,
+    ) -> Result<Outcome, Stop> {
+        if !self.planning {
+            return Ok(Outcome::error(
+                "not in plan mode: the plan was approved; carry it out",
+            ));
+        }
+        let interactive = self.config.interactive;
+        let (outcome, verdict) = plan::present(call, input, interactive, turn).await?;
+        match verdict {
+            Some(plan::Verdict::Approved(mode)) => {
+                self.permit.set_mode(mode);
+                self.planning = false;
+            }
+            Some(plan::Verdict::Feedback(_)) => {}
+            None if !outcome.is_error => {
+                self.planned = input["plan"].as_str().map(str::to_owned);
+            }
+            None => {}
+        }
+        Ok(outcome)
     }
 
     /// Offers the `memory` tool.
@@ -259,7 +301,11 @@ impl Toolbox {
             let read_only = |name: &str| self.tool(name).is_some_and(|t| t.body.read_only);
             self.hooks.post_tool(calls, &mut finished, read_only).await;
         }
-        (finished, interrupted.then_some(Stop::Interrupted))
+        let stop = match interrupted {
+            true => Some(Stop::Interrupted),
+            false => self.planned.take().map(Stop::Planned),
+        };
+        (finished, stop)
     }
 
     /// Starts a program run for a call; answers its process id.
@@ -308,6 +354,9 @@ impl Toolbox {
             return Ok(Prepared::Done(
                 self.change_memory(call, &input, turn).await?,
             ));
+        }
+        if call.name == plan::TOOL {
+            return Ok(Prepared::Done(self.exit_plan(call, &input, turn).await?));
         }
         if call.name == "skill" && !self.skills.is_empty() {
             return Ok(Prepared::Done(self.load_skill(&input)));
@@ -477,6 +526,8 @@ impl Toolbox {
                 tool_use_id: call.id.clone(),
                 process: o.process.clone(),
                 is_error: o.is_error,
+                denied: o.denied,
+                allow: o.allow.into_vec(),
             });
             results.push(ToolResult {
                 program: call.name.clone(),

@@ -26,9 +26,12 @@ pub(crate) struct Outcome {
     pub process: Option<String>,
     /// Refused by the permissions.
     pub denied: bool,
+    /// Rules that would have allowed a refused call (boxed: an outcome
+    /// stays small enough to be an error value).
+    pub allow: Box<[String]>,
     /// Scopes a `scope` call read, for the run to pin (`true`), and those
     /// it asked to unpin (`false`).
-    pub pin: Vec<(String, bool)>,
+    pub pin: Box<[(String, bool)]>,
 }
 
 impl Outcome {

@@ -59,6 +59,11 @@ impl Permit {
         })
     }
 
+    /// The permission mode from now on in this run (a plan approved).
+    pub fn set_mode(&mut self, mode: PermissionMode) {
+        self.permissions.mode = mode;
+    }
+
     /// Allows calls `rule` covers from now on in this run (a loaded skill's
     /// `allowed-tools`).
     pub fn allow(&mut self, rule: &str) {
@@ -102,6 +107,9 @@ impl Permit {
             (_, decision) => decision,
         };
         let rules = probe.suggested_rules();
+        // A rule would have allowed what was only asked about, not what a
+        // rule denies.
+        let decision_allows = matches!(decision, Decision::Ask(_));
         let refusal = match decision {
             Decision::Allow => return Ok(Permitted::Yes(None)),
             Decision::Deny(why) => format!("permission denied: {why}"),
@@ -135,7 +143,14 @@ impl Permit {
             },
         };
         self.denied(call, input, &refusal, turn);
-        Ok(Permitted::No(Outcome::denied(refusal)))
+        Ok(Permitted::No(Outcome {
+            allow: if decision_allows {
+                rules.into_boxed_slice()
+            } else {
+                Box::default()
+            },
+            ..Outcome::denied(refusal)
+        }))
     }
 
     /// Counts a refusal on the run.

@@ -63,7 +63,7 @@ async fn start(app: &App, asked: RunAsked) -> anyhow::Result<(String, String)> {
         Some((prompt, config)) => (prompt, config),
         None => (prompt, base.clone()),
     };
-    crate::run::check_prompt(&prompt)?;
+    crate::run::check_prompt(&prompt, &[])?;
     let pins = crate::run::pins_of(engine, &[])?;
     if config.memory {
         crate::run::sync_memory(engine);
@@ -75,6 +75,7 @@ async fn start(app: &App, asked: RunAsked) -> anyhow::Result<(String, String)> {
     let launch = agent::launch::Launch {
         session: &session,
         prompt: &prompt,
+        images: &[],
         config: &config,
         pins: &pins,
     };

@@ -314,7 +314,7 @@ async fn sessions_list_title_turns_cost_status_and_ids_resolve_by_prefix() {
     assert_eq!(scoped.code, 0, "{scoped:#?}");
     assert!(scoped.stdout.contains(id), "{}", scoped.stdout);
     let ambiguous = s.out(&["trace", "s_"]).await;
-    assert_eq!(ambiguous.code, 1);
+    assert_eq!(ambiguous.code, 2);
     assert!(
         ambiguous.stderr.contains("2 sessions"),
         "{}",

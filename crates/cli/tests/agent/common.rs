@@ -268,6 +268,7 @@ pub fn run_args(session: &str, prompt: &str, config: Value) -> protocol::RunArgs
     let launch = agent::launch::Launch {
         session,
         prompt,
+        images: &[],
         config: &config,
         pins: &[],
     };

@@ -60,7 +60,12 @@ struct Served {
 
 impl Served {
     async fn start(s: &Setup) -> Served {
+        Served::start_with(s, &[]).await
+    }
+
+    async fn start_with(s: &Setup, env: &[(&str, &str)]) -> Served {
         let mut command = s.hc(&["serve", "--http", "--port", "0"]);
+        command.envs(env.iter().copied());
         command.stdout(std::process::Stdio::piped());
         let mut child = command.spawn().unwrap();
         let stdout = child.stdout.take().unwrap();
@@ -226,6 +231,28 @@ async fn a_permission_answered_on_the_page_lets_the_tool_run() {
     assert_eq!(
         s.of_type(&session, "permission-decision")[0]["decision"],
         "allow"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_plan_is_approved_on_the_page_and_carried_out() {
+    let s = Setup::new(json!({"turns": [
+        reply(json!([call("p1", "exit_plan", json!({"plan": "Write plan.txt."}))]), "tool_use"),
+        reply(json!([call("w", "write", json!({"file_path": "plan.txt", "content": "done"}))]), "tool_use"),
+        reply(json!([text("carried out")]), "end_turn"),
+    ]}))
+    .await;
+    let served = Served::start_with(&s, &[("HC_PERMISSION_MODE", "plan")]).await;
+    let seen = page(&s, &served, "plan", json!({})).await;
+    assert_eq!(said(&seen, "plan"), "Write plan.txt.", "{seen:#?}");
+    assert_eq!(
+        std::fs::read_to_string(s.root.join("plan.txt")).unwrap(),
+        "done"
+    );
+    let session = s.sessions().pop().unwrap();
+    assert_eq!(
+        s.of_type(&session, "user-answer")[0]["text"],
+        "accept-edits"
     );
 }
 

@@ -321,6 +321,9 @@ impl Outcome {
         if let Some(note) = note {
             text = format!("{}\n{note}", text.trim_end_matches('\n'));
         }
+        if is_error && looks_offline(&text) && !has_network() {
+            text.push_str(NO_NETWORK);
+        }
         let data = json!({
             "exit_code": code,
             "cwd": cwd_string(&self.cwd),
@@ -334,6 +337,41 @@ impl Outcome {
             is_error,
         }
     }
+}
+
+/// Said when a command failed as a download does without network, and
+/// this run has none.
+const NO_NETWORK: &str = "\n[no network: this shell runs without network access. To allow it, \
+    set `network = true` under [programs.shell] in .hermitcrab/config.toml (applies once the \
+    project is trusted: `hc trust`) or in ~/.config/hermitcrab/config.toml]";
+
+/// Whether the output reads like a connection that could not be made.
+fn looks_offline(text: &str) -> bool {
+    const SIGNS: &[&str] = &[
+        "resolve host",
+        "name resolution",
+        "name or service not known",
+        "network is unreachable",
+        "couldn't connect",
+        "could not connect",
+        "failed to connect",
+        "failed to establish a new connection",
+        "getaddrinfo",
+        "eai_again",
+        "enotfound",
+        "no address associated",
+        "dial tcp",
+        "unable to access 'http",
+        "socket: operation not permitted",
+    ];
+    let lower = text.to_lowercase();
+    SIGNS.iter().any(|s| lower.contains(s))
+}
+
+/// Whether this process may open an internet socket (contained without
+/// network, it may not: every socket but a Unix one is refused).
+fn has_network() -> bool {
+    std::net::UdpSocket::bind("0.0.0.0:0").is_ok()
 }
 
 fn cwd_string(path: &Path) -> String {

@@ -6,20 +6,23 @@
 //! Ctrl-C, cancels the run.
 
 use agent::contract::{
-    Answer, Body, Choice, Entry, Interrupt, Notice, PermissionDecision, PermissionRequest,
-    SessionItem, ToolResult, UserAnswer, UserQuestion,
+    Answer, Body, Entry, Interrupt, Notice, PermissionRequest, SessionItem, ToolResult, UserAnswer,
+    UserQuestion,
 };
 use anyhow::Result;
 use engine::{Context, Engine, EventStream};
-use protocol::{ChunkDecl, Declaration, Event, NewPlacement, PlacementType, ScopeOpts};
+use protocol::{Event, PlacementType, ScopeOpts};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
 use substrate::{Commit, CommitId};
 
+mod ask;
+
 use crate::spinner::Spinner;
 use crate::style::{paint_err, shown};
+use ask::{Asked, asked_on};
 
 /// A tool call under way, as the person sees it.
 struct Call {
@@ -72,6 +75,11 @@ pub struct Renderer {
     /// After a `lagged` (deltas may be lost), text comes from the answers
     /// committed instead of the deltas, so that none is missing.
     from_commits: bool,
+    /// A call that changes things (a program not read-only) ran and
+    /// succeeded.
+    pub changed: bool,
+    /// A `shell` call failed: its result is read for what it says of why.
+    failed_shell: bool,
 }
 
 impl Renderer {
@@ -98,6 +106,8 @@ impl Renderer {
             seen: since,
             streamed: String::new(),
             from_commits: false,
+            changed: false,
+            failed_shell: false,
         }
     }
 
@@ -247,8 +257,19 @@ impl Renderer {
                 results.push(result);
             }
         }
-        if let Some(json) = &self.json {
-            json.user(&results, None);
+        match &self.json {
+            Some(json) => json.user(&results, None),
+            // What the person must know to fix a failure (a shell with no
+            // network) is said under its line, not only to the model.
+            None => {
+                self.failed_shell = false;
+                for note in results
+                    .iter()
+                    .filter_map(|r| r.text.lines().find(|l| l.starts_with("[no network:")))
+                {
+                    self.line(&format!("  {}", shown(note)));
+                }
+            }
         }
     }
 
@@ -279,7 +300,9 @@ impl Renderer {
         let streaming = self.json.as_ref().is_some_and(|j| j.stream);
         scopes.iter().any(|s| match s.as_str() {
             Answer::TYPE => streaming || self.from_commits,
-            ToolResult::TYPE => streaming,
+            // (a failed shell's result may say why: no network)
+            ToolResult::TYPE => streaming || self.failed_shell,
+            agent::contract::Plan::TYPE => true,
             PermissionRequest::TYPE | UserQuestion::TYPE => self.interactive || self.sdk.is_some(),
             agent::contract::HookCallback::TYPE => self.sdk.is_some(),
             _ => false,
@@ -312,8 +335,10 @@ impl Renderer {
             Notice::ToolEnd {
                 tool_use_id,
                 is_error,
+                denied,
+                allow,
                 ..
-            } => self.tool_end(tool_use_id, *is_error),
+            } => self.tool_end(tool_use_id, *is_error, denied.then_some(allow.as_slice())),
             Notice::Status { text } => self.line(&format!("· {}", shown(text))),
             Notice::Discard => self.line("· the reply broke off; it is being asked again"),
             Notice::ThinkingDelta { .. }
@@ -355,12 +380,34 @@ impl Renderer {
         self.print(rest);
     }
 
-    /// A call's line, once it ended (an edit with its diff).
-    fn tool_end(&mut self, id: &str, failed: bool) {
+    /// A call's line, once it ended (an edit with its diff); a refused
+    /// call's says so, with the rules that would allow it.
+    fn tool_end(&mut self, id: &str, failed: bool, denied: Option<&[String]>) {
         let Some(call) = self.calls.remove(id) else {
             return;
         };
         self.progress = None;
+        if let Some(allow) = denied {
+            let how = match allow {
+                [] => String::new(),
+                rules => {
+                    let flags: Vec<String> = rules
+                        .iter()
+                        .map(|r| format!("--allow {}", agent::permissions::shell::quote(r)))
+                        .collect();
+                    format!(" (allow it with {})", flags.join(" "))
+                }
+            };
+            let mark = paint_err("33", "⊘");
+            self.line(&format!("{mark} {} — denied{how}", call.line.trim_end()));
+            return;
+        }
+        if !failed && !self.changed && !self.read_only(&call.program) {
+            self.changed = true;
+        }
+        if failed && agent::names::program_of(&call.program) == "shell" {
+            self.failed_shell = true;
+        }
         let mark = if failed {
             paint_err("31", "✗")
         } else {
@@ -372,6 +419,21 @@ impl Renderer {
                 self.line(&format!("  {line}"));
             }
         }
+    }
+
+    /// Whether `program` only reads (by its registration; an own tool or
+    /// one not found counts as reading).
+    pub fn read_only(&self, program: &str) -> bool {
+        let name = agent::names::program_of(program);
+        let read = self.engine.scope(
+            &Context::host(),
+            &[format!("program/{name}")],
+            &ScopeOpts::default(),
+        );
+        read.ok()
+            .and_then(|r| r.scopes.first().map(|c| c.body_value()))
+            .and_then(|body| protocol::program::ProgramBody::parse(name, &body).ok())
+            .is_none_or(|b| b.read_only)
     }
 
     /// A chunk committed under the session: a question is asked on the
@@ -430,6 +492,10 @@ impl Renderer {
                 }
                 None
             }
+            SessionItem::Plan(plan) => {
+                self.plan(id, chunk, plan, own).await;
+                None
+            }
             SessionItem::PermissionRequest(request) if self.interactive => {
                 self.ask_permission(id, &asked_on(chunk, &self.session), &request)
                     .await;
@@ -459,75 +525,6 @@ impl Renderer {
             | SessionItem::Unreadable { .. }
             | SessionItem::Other => None,
         }
-    }
-
-    /// Puts a question to the program driving the run, off this loop (the
-    /// turn's other events go on meanwhile), and commits its answer where
-    /// it was asked.
-    fn ask_program(&self, id: &str, chunk: &substrate::ChunkItem, asked: Asked) {
-        let Some(link) = self.sdk.clone() else {
-            return;
-        };
-        let on = asked_on(chunk, &self.session);
-        let (engine, id) = (self.engine.clone(), id.to_owned());
-        tokio::spawn(async move {
-            let entry = match &asked {
-                Asked::Permission(request) => Entry::of(&link.can_use_tool(&id, request).await),
-                Asked::Hook(callback) => Entry::of(&link.hook_callback(&id, callback).await),
-            };
-            let chunk = ChunkDecl::generated()
-                .body(entry.body)
-                .on(NewPlacement::instance(&on))
-                .on(NewPlacement::instance(entry.kind));
-            if let Err(e) = engine.commit(&Context::host(), Declaration::of(vec![chunk])) {
-                eprintln!("hc: the program's answer could not be recorded: {e}");
-            }
-        });
-    }
-
-    /// Asks the person whether a call may run, and commits the decision
-    /// where it was asked.
-    async fn ask_permission(&mut self, id: &str, on: &str, request: &PermissionRequest) {
-        let what = asked(&request.program, &request.input);
-        let question = format!(
-            "allow {} {what}? ({}) [y]es / [n]o / [a]lways for this session: ",
-            shown(&request.program),
-            shown(&request.reason)
-        );
-        let Some(answer) = self.ask(&question).await else {
-            return;
-        };
-        let decision = match answer.trim().to_lowercase().as_str() {
-            "y" | "yes" => Choice::Allow,
-            "a" | "always" => Choice::Always,
-            _ => Choice::Deny,
-        };
-        let decision = PermissionDecision {
-            request: id.to_owned(),
-            decision,
-            rule: Some(request.rule.clone()),
-            message: None,
-            ..PermissionDecision::default()
-        };
-        self.answer(on, Entry::of(&decision));
-    }
-
-    /// Asks the person the agent's question, and commits the answer where
-    /// it was asked.
-    async fn ask_question(&mut self, id: &str, on: &str, asked: &UserQuestion) {
-        let mut question = format!("? {}", shown(&asked.text));
-        if let Some(options) = &asked.options {
-            question.push_str(&format!(" ({})", shown(&options.join(" / "))));
-        }
-        question.push_str("\n> ");
-        let Some(text) = self.ask(&question).await else {
-            return;
-        };
-        let answer = UserAnswer {
-            request: id.to_owned(),
-            text: text.trim_end().to_owned(),
-        };
-        self.answer(on, Entry::of(&answer));
     }
 
     /// For a sub-agent's chunk: the `tool_use_id` of the call that spawned
@@ -563,36 +560,6 @@ impl Renderer {
         })?;
         self.spawners.insert(child, call.clone());
         Some(call)
-    }
-
-    fn answer(&mut self, on: &str, entry: Entry) {
-        if let Err(e) = self.commit_on(on, entry) {
-            self.line(&format!("cannot answer: {e}"));
-        }
-    }
-
-    /// Commits `entry` on `scope` (the session, or the process that is a
-    /// sub-agent's session), as the host.
-    fn commit_on(&self, scope: &str, entry: Entry) -> engine::Result<substrate::Commit> {
-        let chunk = ChunkDecl::generated()
-            .body(entry.body)
-            .on(NewPlacement::instance(scope))
-            .on(NewPlacement::instance(entry.kind));
-        self.engine
-            .commit(&Context::host(), Declaration::of(vec![chunk]))
-    }
-
-    /// Asks on the terminal; answers the line typed (empty when none), or
-    /// `None` when the person pressed Ctrl-C instead (the run is then
-    /// interrupted, as by a Ctrl-C anywhere else).
-    async fn ask(&mut self, question: &str) -> Option<String> {
-        self.spinner.clear();
-        self.end_line();
-        let answer = crate::tty::ask(question.to_owned()).await;
-        if answer.is_none() {
-            self.asked_ctrl_c = true;
-        }
-        answer
     }
 
     /// The progress line, while nothing else is said.
@@ -662,12 +629,6 @@ fn edit_diff(input: &Value) -> Vec<String> {
     lines
 }
 
-/// What is put to the program driving the run.
-enum Asked {
-    Permission(PermissionRequest),
-    Hook(agent::contract::HookCallback),
-}
-
 /// Resolves when the program driving the run asks it to stop (never,
 /// when there is none).
 async fn program_interrupts(link: Option<&crate::sdk::Link>) {
@@ -709,29 +670,6 @@ pub fn summary(program: &str, input: &Value) -> String {
     }
     .unwrap_or_else(|| input.to_string());
     crate::style::cut(&text, 80)
-}
-
-/// A call's input as a permission question shows it: a shell command
-/// whole (what it does past a cut is asked about too), anything else in a
-/// few words.
-fn asked(program: &str, input: &Value) -> String {
-    match input.get("command").and_then(Value::as_str) {
-        Some(command) if program == "shell" => shown(command).into_owned(),
-        _ => summary(program, input),
-    }
-}
-
-/// Where a question was asked: the session, or the process that is a
-/// sub-agent's session.
-fn asked_on(chunk: &substrate::ChunkItem, session: &str) -> String {
-    chunk
-        .placements
-        .iter()
-        .find(|p| {
-            p.kind == PlacementType::Instance
-                && ![PermissionRequest::TYPE, UserQuestion::TYPE].contains(&p.scope.as_str())
-        })
-        .map_or_else(|| session.to_owned(), |p| p.scope.clone())
 }
 
 /// The process a chunk is an instance of (a sub-agent's session).
