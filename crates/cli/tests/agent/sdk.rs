@@ -654,3 +654,58 @@ async fn print_mode_flags_with_no_command_are_hc_run_and_each_is_honoured_or_sai
         bad.stderr
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_plan_goes_to_the_program_as_exit_plan_mode_and_its_answer_decides() {
+    let s = Setup::new(json!({"turns": [
+        reply(json!([call("p1", "ExitPlanMode", json!({"plan": "Write p.txt."}))]), "tool_use"),
+        reply(json!([call("p2", "ExitPlanMode", json!({"plan": "Write p.txt, then stop."}))]), "tool_use"),
+        reply(json!([text("approved and done")]), "end_turn"),
+    ]}))
+    .await;
+    let mut hc = Raw::start(
+        &s,
+        &[
+            "--permission-prompt-tool",
+            "stdio",
+            "--permission-mode",
+            "plan",
+        ],
+    );
+    hc.user("plan it").await;
+    let answer = |id: &Value, response: Value| {
+        json!({"type": "control_response", "response": {"subtype": "success", "request_id": id, "response": response}})
+            .to_string()
+    };
+    let asked = hc
+        .until("can_use_tool", |l| l["type"] == "control_request")
+        .await;
+    assert_eq!(asked["request"]["tool_name"], "ExitPlanMode", "{asked}");
+    assert_eq!(asked["request"]["input"]["plan"], "Write p.txt.");
+    hc.send(&answer(
+        &asked["request_id"],
+        json!({"behavior": "deny", "message": "say when it stops"}),
+    ))
+    .await;
+    let again = hc
+        .until("can_use_tool", |l| l["type"] == "control_request")
+        .await;
+    assert_eq!(again["request"]["input"]["plan"], "Write p.txt, then stop.");
+    hc.send(&answer(
+        &again["request_id"],
+        json!({"behavior": "allow", "updatedInput": again["request"]["input"]}),
+    ))
+    .await;
+    let result = hc.result().await;
+    assert_eq!(result["subtype"], "success", "{result}");
+    let session = s.sessions().pop().unwrap();
+    let answers: Vec<Value> = s
+        .of_type(&session, "user-answer")
+        .iter()
+        .map(|a| a["text"].clone())
+        .collect();
+    assert_eq!(answers, [json!("say when it stops"), json!("default")]);
+    let second: Value = serde_json::from_slice(&s.sent()[1]).unwrap();
+    assert!(second.to_string().contains("say when it stops"));
+    hc.close().await;
+}
