@@ -22,8 +22,6 @@ use testkit::{FakeModel, Script};
 
 mod common;
 
-use common::HC;
-
 fn write(path: &Path, text: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, text).unwrap();
@@ -98,20 +96,8 @@ fn project(full: bool) -> tempfile::TempDir {
 fn first_request(fake: &FakeModel, root: &Path) -> Duration {
     fake.clear_requests();
     let started = Instant::now();
-    let mut child = std::process::Command::new(HC)
-        .args(["run", "--permission-mode", "bypass", "go"])
-        .current_dir(
-            root.join("a/b/c")
-                .canonicalize()
-                .unwrap_or(root.to_path_buf()),
-        )
-        .env("ANTHROPIC_BASE_URL", fake.base_url())
-        .env("XDG_CONFIG_HOME", root.join(".no-user-config"))
-        .env("XDG_DATA_HOME", root.join(".no-user-data"))
-        .env_remove("ANTHROPIC_API_KEY")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
+    let dir = (root.join("a/b/c").canonicalize()).unwrap_or(root.to_path_buf());
+    let mut child = common::run_go(root, &dir, &fake.base_url())
         .spawn()
         .unwrap();
     while fake.requests_to("/v1/messages").is_empty() {

@@ -129,10 +129,17 @@ struct Setup {
 }
 
 fn setup() -> Setup {
+    setup_with(|_| {})
+}
+
+/// An engine on the project, its configuration changed by `tweak` (to
+/// measure a lever without it).
+fn setup_with(tweak: impl FnOnce(&mut EngineConfig)) -> Setup {
     let root = project();
     let rt = tokio::runtime::Runtime::new().unwrap();
     let db = Arc::new(Substrate::open(root.join(".hermitcrab/substrate.db")).unwrap());
     let mut config = EngineConfig::new(&root);
+    tweak(&mut config);
     config.builtin_exe = PathBuf::from(HC);
     config.containment = engine::contain::Containment::On {
         exe: PathBuf::from(env!("CARGO_BIN_EXE_hc-contain")),
@@ -250,6 +257,27 @@ fn shell(c: &mut Criterion) {
     c.bench_function("tools/echo", |b| {
         b.iter(|| s.run("echo", &json!({"text": "x"})))
     });
+    // The pulse's levers, each against its absence, back to back: a run's
+    // start in one commit (`split_start`: the process committed, then
+    // `running`), and its result with its end (`HC_SPLIT_FINISH`: the
+    // result committed, then the end once the program has exited).
+    let split_start = setup_with(|c| c.split_start = true);
+    c.bench_function("tools/echo_split_start", |b| {
+        b.iter(|| split_start.run("echo", &json!({"text": "x"})))
+    });
+    let split_finish = setup_with(|c| {
+        let on = vec![(protocol::env::SPLIT_FINISH.to_owned(), "1".to_owned())];
+        c.env_values.insert("program/echo".into(), on.clone());
+        c.env_values.insert("program/shell".into(), on);
+    });
+    c.bench_function("tools/echo_split_finish", |b| {
+        b.iter(|| split_finish.run("echo", &json!({"text": "x"})))
+    });
+    c.bench_function("tools/shell_true_split_finish", |b| {
+        b.iter(|| split_finish.run("shell", &json!({"command": "true"})))
+    });
+    paired(&s, &split_start, "split_start");
+    paired(&s, &split_finish, "split_finish");
     c.bench_function("os/bash_c_true", |b| {
         b.iter(|| {
             std::process::Command::new("bash")
@@ -267,6 +295,28 @@ fn shell(c: &mut Criterion) {
                 .unwrap()
         })
     });
+}
+
+/// 100 runs of `echo` with the lever and without, alternating: the
+/// median of the differences (without − with), printed.
+fn paired(with: &Setup, without: &Setup, lever: &str) {
+    let time = |s: &Setup| {
+        let started = std::time::Instant::now();
+        s.run("echo", &json!({"text": "x"}));
+        started.elapsed()
+    };
+    let mut differences: Vec<f64> = (0..100)
+        .map(|_| {
+            let on = time(with);
+            let off = time(without);
+            (off.as_secs_f64() - on.as_secs_f64()) * 1000.0
+        })
+        .collect();
+    differences.sort_by(f64::total_cmp);
+    println!(
+        "tools/echo paired, {lever} − one step: median {:+.3} ms (quartiles {:+.3} … {:+.3})",
+        differences[50], differences[25], differences[75]
+    );
 }
 
 criterion_group!(benches, shell, read, grep);

@@ -56,6 +56,10 @@ pub struct EngineConfig {
     /// Where a service's stderr is appended, as `NAME.log` (`/` in its
     /// program's name made `-`); none: kept only as the process's tail.
     pub log_dir: Option<PathBuf>,
+    /// The order before a run's start was one commit: commit the process
+    /// `pending`, spawn, commit `running`. Only to measure against (the
+    /// paired benchmark `tools/echo_split_start`); `false` everywhere else.
+    pub split_start: bool,
 }
 
 impl EngineConfig {
@@ -74,6 +78,7 @@ impl EngineConfig {
             assume_landlock: None,
             env_values: std::collections::BTreeMap::new(),
             log_dir: None,
+            split_start: false,
         }
     }
 }

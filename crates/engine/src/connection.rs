@@ -217,11 +217,16 @@ impl<O: Ops> Connection<O> {
                 Op::Await { processes } => {
                     response_line(id, engine.await_processes(&ctx, &processes).await)
                 }
-                Op::Finish { status, error } => {
-                    let how = match status {
+                Op::Finish {
+                    status,
+                    error,
+                    output,
+                } => {
+                    let result = match status {
                         FinishStatus::Completed => Ok(()),
                         FinishStatus::Failed => Err(error.unwrap_or_else(|| "failed".into())),
                     };
+                    let how = Finish { result, output };
                     let done = engine.finish(&ctx, how).await;
                     response_line(id, done.map(|()| serde_json::json!({})))
                 }

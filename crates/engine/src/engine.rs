@@ -345,7 +345,7 @@ impl Engine {
         let slot = self.core.slots.get(process).ok_or_else(|| {
             EngineError::not_found(format!("`{process}` is not a running webview program"))
         })?;
-        slot.request_finish(Ok(()));
+        slot.request_finish(crate::slot::Finish::completed());
         Ok(())
     }
 

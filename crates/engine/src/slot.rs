@@ -24,8 +24,23 @@ pub(crate) struct Slot {
 }
 
 /// How a program (or the service serving its run) says the run ended:
-/// `Ok` completed, `Err` failed with the reason.
-pub(crate) type Finish = std::result::Result<(), String>;
+/// `Ok` completed, `Err` failed with the reason; with its result (an
+/// `engine/output` body) to commit with the end.
+#[derive(Clone, Debug)]
+pub(crate) struct Finish {
+    pub result: std::result::Result<(), String>,
+    pub output: Option<serde_json::Value>,
+}
+
+impl Finish {
+    /// Completed, with no result of its own.
+    pub fn completed() -> Finish {
+        Finish {
+            result: Ok(()),
+            output: None,
+        }
+    }
+}
 
 impl Slot {
     /// The slot of process `id`, started by `parent`, reaching `reach`.

@@ -299,6 +299,58 @@ async fn a_plain_program_may_end_its_run_with_finish_before_it_exits() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn finish_with_its_output_commits_the_result_and_the_end_at_once() {
+    let h = Harness::new();
+    // It lingers after `finish`: its awaiter is answered without waiting
+    // for it to exit.
+    let p = h.run(
+        "fixture",
+        json!({"mode": "finish_with_output", "linger": 1.5}),
+    );
+    let started = std::time::Instant::now();
+    let done = h.wait(&p).await;
+    assert!(
+        started.elapsed() < Duration::from_millis(1400),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(status(&done), ("completed".into(), None));
+    assert_eq!(output(&done), json!({"fused": true}));
+    let result = done
+        .chunks
+        .iter()
+        .find(|c| c.is_on("engine/output", substrate::PlacementType::Instance))
+        .unwrap();
+    let commits = h
+        .engine
+        .db()
+        .scope(&["commits_root"], &substrate::ScopeOpts::default())
+        .unwrap();
+    let made: Vec<substrate::Commit> = commits
+        .chunks
+        .iter()
+        .filter_map(|c| serde_json::from_value(c.body_value()).ok())
+        .filter(|c: &substrate::Commit| c.created.contains(&result.id))
+        .collect();
+    assert_eq!(made.len(), 1);
+    assert!(
+        made[0].chunks_modified.contains(&p),
+        "the result and the end are one commit: {:?}",
+        made[0]
+    );
+    // A result over the body limit fails the run, saying so; nothing is
+    // left unended.
+    let big = h.run(
+        "fixture",
+        json!({"mode": "finish_with_output", "size": 9_000_000}),
+    );
+    let done = h.wait(&big).await;
+    let (state, error) = status(&done);
+    assert_eq!(state, "failed");
+    assert!(error.unwrap().contains("could not be recorded"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_service_may_write_only_programs_it_serves_named_as_managed_and_closed() {
     let program = |name: &str, body: Value| {
         json!({"id": format!("program/{name}"), "name": name, "body": body,

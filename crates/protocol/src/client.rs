@@ -355,17 +355,27 @@ impl Client {
 
     /// Ends this program's own run: `error` for a failure.
     pub async fn finish(&self, error: Option<String>) -> Result<(), ClientError> {
-        self.request(finish_op(error)).await.map(drop)
+        self.request(finish_op(error, None)).await.map(drop)
+    }
+
+    /// Ends this program's own run, completed, with its result: the
+    /// `engine/output` body and the end in one commit.
+    pub async fn finish_with(&self, output: Value) -> Result<(), ClientError> {
+        self.request(finish_op(None, Some(output))).await.map(drop)
     }
 }
 
-fn finish_op(error: Option<String>) -> Op {
+fn finish_op(error: Option<String>, output: Option<Value>) -> Op {
     let status = if error.is_some() {
         crate::FinishStatus::Failed
     } else {
         crate::FinishStatus::Completed
     };
-    Op::Finish { status, error }
+    Op::Finish {
+        status,
+        error,
+        output,
+    }
 }
 
 impl ServedRun<'_> {
@@ -402,7 +412,7 @@ impl ServedRun<'_> {
     /// Ends the run: `error` for a failure.
     pub async fn finish(&self, error: Option<String>) -> Result<(), ClientError> {
         self.client
-            .request_for(Some(&self.process), finish_op(error))
+            .request_for(Some(&self.process), finish_op(error, None))
             .await
             .map(drop)
     }

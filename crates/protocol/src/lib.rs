@@ -48,6 +48,11 @@ pub mod env {
     /// a program can refuse a path itself, with a message, before
     /// containment would.
     pub const CAPABILITIES: &str = "HC_CAPABILITIES";
+    /// Set (to anything): a typed program commits its result and then
+    /// exits, for the engine to commit its end — the two steps `finish`
+    /// with its output makes one. Only to measure that lever against (the
+    /// paired benchmark `tools/echo_split_finish`); nothing sets it.
+    pub const SPLIT_FINISH: &str = "HC_SPLIT_FINISH";
 
     /// `$HC_PROCESS_ID`, when the engine started this program.
     pub fn process_id() -> Option<String> {

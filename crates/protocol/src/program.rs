@@ -373,6 +373,12 @@ impl Program {
         Ok(())
     }
 
+    /// Ends its run with its result: the result and the end in one commit
+    /// (the process may exit any time after).
+    pub async fn finish(&self, output: &Output) -> Result<(), ClientError> {
+        self.client.finish_with(output.body()).await
+    }
+
     /// Sends progress to live subscribers (never stored), without waiting
     /// for the engine's answer: progress is for display, and a program's
     /// last progress would otherwise cost a round trip before its result.
@@ -406,6 +412,10 @@ where
             Ok(input) => work(&program, input).await,
         },
     };
-    program.answer(&output).await?;
+    if std::env::var_os(crate::env::SPLIT_FINISH).is_some() {
+        program.answer(&output).await?;
+    } else {
+        program.finish(&output).await?;
+    }
     Ok(())
 }

@@ -218,6 +218,10 @@ pub enum Op {
         /// How it failed.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<String>,
+        /// The run's result (an `engine/output` body), committed with its
+        /// end in one commit.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        output: Option<Value>,
     },
     /// Start the service `program` (once per engine) and wait until it says
     /// it is ready, at most `timeout_ms`; answers its process.

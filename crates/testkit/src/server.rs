@@ -202,6 +202,9 @@ enum Api {
 
 impl Shared {
     fn record(&self, path: &str, headers: &HeaderMap, body: &Bytes) -> usize {
+        // Arrival, before the fake's own work on the body (parsing a long
+        // session's body takes milliseconds that are not the client's).
+        let received = Instant::now();
         let headers = headers
             .iter()
             .map(|(k, v)| {
@@ -221,7 +224,7 @@ impl Shared {
             headers,
             body: serde_json::from_slice(body).unwrap_or(Value::Null),
             raw_body: body.clone(),
-            received: Instant::now(),
+            received,
             served_in: None,
             turn: None,
         });

@@ -41,3 +41,26 @@ pub fn commit_chunks(root: &std::path::Path, chunks: &[serde_json::Value]) {
         .unwrap();
     assert!(commit.wait().unwrap().success());
 }
+
+/// `hc run --permission-mode bypass go` in `dir` of the project at `root`,
+/// against the model at `base_url`, quiet, with a user directory of its
+/// own.
+#[allow(dead_code)] // not every benchmark runs the agent this way
+pub fn run_go(
+    root: &std::path::Path,
+    dir: &std::path::Path,
+    base_url: &str,
+) -> std::process::Command {
+    let mut command = std::process::Command::new(HC);
+    command
+        .args(["run", "--permission-mode", "bypass", "go"])
+        .current_dir(dir)
+        .env("ANTHROPIC_BASE_URL", base_url)
+        .env("XDG_CONFIG_HOME", root.join(".no-user-config"))
+        .env("XDG_DATA_HOME", root.join(".no-user-data"))
+        .env_remove("ANTHROPIC_API_KEY")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    command
+}

@@ -8,7 +8,7 @@ use crate::slot::Slot;
 use serde_json::json;
 use std::os::unix::process::ExitStatusExt;
 use std::sync::Arc;
-use substrate::{ChunkDecl, Declaration};
+use substrate::{ChunkDecl, Declaration, NewPlacement};
 
 /// How a process ended.
 pub(crate) struct Ending {
@@ -18,6 +18,8 @@ pub(crate) struct Ending {
     pub(super) error: Option<String>,
     /// Its program's exit code.
     pub(super) exit_code: Option<i32>,
+    /// Its result, committed with the end (a `finish` that carried one).
+    pub(super) output: Option<serde_json::Value>,
 }
 
 impl Ending {
@@ -27,18 +29,24 @@ impl Ending {
             status: "failed",
             error: Some(error.into()),
             exit_code: None,
+            output: None,
         }
     }
 
     /// A run its program (or its service) ended with `finish`.
     pub(super) fn finished(how: crate::slot::Finish) -> Ending {
-        match how {
+        let ending = match how.result {
             Ok(()) => Ending {
                 status: "completed",
                 error: None,
                 exit_code: None,
+                output: None,
             },
             Err(error) => Ending::failed(error),
+        };
+        Ending {
+            output: how.output,
+            ..ending
         }
     }
 
@@ -49,11 +57,13 @@ impl Ending {
                 status: "completed",
                 error: None,
                 exit_code: Some(0),
+                output: None,
             },
             (Some(code), _) => Ending {
                 status: "failed",
                 error: Some(format!("exit code {code}")),
                 exit_code: Some(code),
+                output: None,
             },
             (None, Some(signal)) => Ending::failed(format!("killed by signal {signal}")),
             (None, None) => Ending::failed("killed"),
@@ -65,6 +75,7 @@ impl Ending {
 /// subscriptions, fail its live children (`"parent ended"`, recursively),
 /// then wake its awaiters and forget the slot.
 pub(crate) async fn finish(core: &Core, slot: &Arc<Slot>, ending: Ending, stderr_tail: String) {
+    let mut ending = ending;
     let mut body = json!({"status": ending.status, "ended": now(), "exit_code": ending.exit_code});
     if let Some(error) = &ending.error {
         body["error"] = json!(error);
@@ -72,8 +83,28 @@ pub(crate) async fn finish(core: &Core, slot: &Arc<Slot>, ending: Ending, stderr
     if !stderr_tail.is_empty() {
         body["stderr_tail"] = json!(stderr_tail);
     }
-    let decl = Declaration::of(vec![ChunkDecl::with_id(&slot.id).merge_body(body)]);
-    if let Err(e) = core.db.commit(decl, None) {
+    let end = ChunkDecl::with_id(&slot.id).merge_body(body);
+    // The result and the end in one commit; a result that cannot be kept
+    // (too large, say) fails the run rather than leaving it unended.
+    let committed = match ending.output.take() {
+        Some(output) => {
+            let result = ChunkDecl::generated()
+                .body(output)
+                .on(NewPlacement::instance(&slot.id))
+                .on(NewPlacement::instance("engine/output"));
+            core.db
+                .commit(Declaration::of(vec![result, end.clone()]), None)
+                .or_else(|e| {
+                    let why = format!("its result could not be recorded: {e}");
+                    ending.status = "failed";
+                    ending.error = Some(why.clone());
+                    let failed = end.merge_body(json!({"status": "failed", "error": why}));
+                    core.db.commit(Declaration::of(vec![failed]), None)
+                })
+        }
+        None => core.db.commit(Declaration::of(vec![end]), None),
+    };
+    if let Err(e) = committed {
         tracing::error!(process = %slot.id, "cannot record the end of the process: {e}");
     }
     if let Some(service) = &slot.service {

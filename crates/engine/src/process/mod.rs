@@ -96,7 +96,18 @@ fn launch<O: Ops>(
             "`session` is for host runs: a program's runs are placed on its own process",
         ));
     }
-    let (decl, arguments) = declaration(&id, &core.id, ctx, &plan, &args);
+    // A program is started before its process is committed, so that the
+    // one commit that creates it says it is `running`, with its pid: it
+    // cannot act before then — nothing reads its stdout until it is
+    // supervised, after the commit — and a commit refused kills it.
+    let split = core.config.split_start;
+    let spawned = (plan.served_by.is_none() && plan.webview.is_none() && !split)
+        .then(|| spawn::spawn(core, &id, &plan));
+    let pid = match &spawned {
+        Some(Ok(child)) => Some(child.pid()),
+        _ => None,
+    };
+    let (decl, arguments) = declaration(&id, &core.id, ctx, &plan, &args, pid);
     let slot = Arc::new(Slot::new(
         id.clone(),
         ctx.process_id.clone(),
@@ -124,6 +135,11 @@ fn launch<O: Ops>(
         });
     if let Err(e) = committed {
         core.slots.remove(&id);
+        if let Some(Ok(mut child)) = spawned {
+            contain::kill_group(child.pid());
+            tokio::spawn(async move { child.end.wait().await });
+            let _ = std::fs::remove_dir_all(contain::temp_dir(&id));
+        }
         return Err(e);
     }
     if let Some(served_by) = &plan.served_by {
@@ -135,9 +151,13 @@ fn launch<O: Ops>(
         tokio::spawn(webview::carry(Arc::clone(core), slot, sockets, budget));
         return Ok(id);
     }
-    let child = match spawn::spawn(core, &id, &plan) {
-        Ok(child) => child,
-        Err(e) => {
+    let spawned = match spawned {
+        None if split => Some(split_start(core, &id, &plan)),
+        spawned => spawned,
+    };
+    let child = match spawned {
+        Some(Ok(child)) => child,
+        Some(Err(e)) => {
             let core = Arc::clone(core);
             let reason = format!("spawn failed: {e}");
             tokio::spawn(async move {
@@ -145,20 +165,28 @@ fn launch<O: Ops>(
             });
             return Ok(id);
         }
+        None => {
+            return Err(EngineError::internal("a program to spawn was not spawned"));
+        }
     };
-    let pid = child.pid();
-    core.db.commit(
-        Declaration::of(vec![
-            ChunkDecl::with_id(&id)
-                .merge_body(json!({"status": "running", "started": now(), "pid": pid})),
-        ]),
-        None,
-    )?;
     tracing::debug!(process = %id, program = %plan.program_name, ?pid, ?arguments, "running");
     let core = Arc::clone(core);
     let budget = Duration::from_millis(plan.timeout_ms);
     tokio::spawn(async move { supervise(core, ops, slot, child, budget).await });
     Ok(id)
+}
+
+/// The start as it was before it was one commit (`split_start`): spawn,
+/// then commit `running` with the pid.
+fn split_start(core: &Core, id: &str, plan: &Plan) -> std::io::Result<spawn::Started> {
+    let child = spawn::spawn(core, id, plan)?;
+    let running = json!({"status": "running", "started": now(), "pid": child.pid()});
+    let decl = Declaration::of(vec![ChunkDecl::with_id(id).merge_body(running)]);
+    if let Err(e) = core.db.commit(decl, None) {
+        contain::kill_group(child.pid());
+        return Err(std::io::Error::other(e));
+    }
+    Ok(child)
 }
 
 /// A served run, committed `running`: handed to its service.
@@ -206,6 +234,7 @@ fn declaration(
     ctx: &Context,
     plan: &Plan,
     args: &RunArgs,
+    spawned: Option<Option<u32>>,
 ) -> (Declaration, Vec<String>) {
     let parent = ctx.process_id.as_deref().or(args.session.as_deref());
     let mut arguments = Vec::new();
@@ -238,6 +267,12 @@ fn declaration(
         body["status"] = json!("running");
         body["started"] = json!(now());
         body["webview"] = json!(entry);
+    }
+    // Spawned already: running, with its pid.
+    if let Some(pid) = spawned {
+        body["status"] = json!("running");
+        body["started"] = json!(now());
+        body["pid"] = json!(pid);
     }
     let mut process = ChunkDecl::with_id(id)
         .name(plan.program_name.clone())

@@ -303,6 +303,13 @@ def main():
     elif mode == "notify":
         engine.result("notify", data={"kind": "text_delta", "text": task.get("text", "Hel")})
         output({"notified": True})
+    elif mode == "finish_with_output":
+        # its result and its end in one op: the engine commits both at once
+        text = "x" * task.get("size", 5)
+        engine.result("finish", status="completed",
+                      output={"text": text, "data": {"fused": True}, "is_error": False})
+        time.sleep(task.get("linger", 0))
+        sys.exit(3)
     elif mode == "finish":
         # its output, then its end, before it exits (with a code that would
         # fail it, were the end not already committed)
