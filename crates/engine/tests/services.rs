@@ -299,6 +299,24 @@ async fn a_plain_program_may_end_its_run_with_finish_before_it_exits() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_run_that_finishes_with_a_child_still_running_ends_the_child() {
+    let h = Harness::new();
+    let p = h.run(
+        "fixture",
+        json!({"mode": "finish_leaving_a_child", "program": "fixture", "task": {"mode": "hang"}}),
+    );
+    let done = tokio::time::timeout(Duration::from_secs(10), h.wait(&p))
+        .await
+        .expect("the parent's end was answered");
+    assert_eq!(status(&done).0, "completed");
+    let child = output(&done)["child"].as_str().unwrap().to_owned();
+    let ended = tokio::time::timeout(Duration::from_secs(10), h.wait(&child))
+        .await
+        .expect("the child was ended");
+    assert_eq!(status(&ended), ("failed".into(), Some("parent ended".into())));
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn finish_with_its_output_commits_the_result_and_the_end_at_once() {
     let h = Harness::new();
     // It lingers after `finish`: its awaiter is answered without waiting

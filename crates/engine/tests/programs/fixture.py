@@ -303,6 +303,12 @@ def main():
     elif mode == "notify":
         engine.result("notify", data={"kind": "text_delta", "text": task.get("text", "Hel")})
         output({"notified": True})
+    elif mode == "finish_leaving_a_child":
+        # a child still running when its parent finishes (and lingers)
+        child = engine.result("run", program=task["program"], args=child_args(task))["process"]
+        engine.result("finish", status="completed",
+                      output={"text": child, "data": {"child": child}, "is_error": False})
+        time.sleep(30)
     elif mode == "finish_with_output":
         # its result and its end in one op: the engine commits both at once
         text = "x" * task.get("size", 5)
