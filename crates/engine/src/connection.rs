@@ -221,12 +221,17 @@ impl<O: Ops> Connection<O> {
                     status,
                     error,
                     output,
+                    body,
                 } => {
                     let result = match status {
                         FinishStatus::Completed => Ok(()),
                         FinishStatus::Failed => Err(error.unwrap_or_else(|| "failed".into())),
                     };
-                    let how = Finish { result, output };
+                    let how = Finish {
+                        result,
+                        output,
+                        body,
+                    };
                     let done = engine.finish(&ctx, how).await;
                     response_line(id, done.map(|()| serde_json::json!({})))
                 }

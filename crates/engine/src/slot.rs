@@ -30,6 +30,8 @@ pub(crate) struct Slot {
 pub(crate) struct Finish {
     pub result: std::result::Result<(), String>,
     pub output: Option<serde_json::Value>,
+    /// Fields merged into the process chunk's body with the end.
+    pub body: Option<serde_json::Value>,
 }
 
 impl Finish {
@@ -38,6 +40,7 @@ impl Finish {
         Finish {
             result: Ok(()),
             output: None,
+            body: None,
         }
     }
 }

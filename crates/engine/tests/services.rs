@@ -313,7 +313,10 @@ async fn a_run_that_finishes_with_a_child_still_running_ends_the_child() {
     let ended = tokio::time::timeout(Duration::from_secs(10), h.wait(&child))
         .await
         .expect("the child was ended");
-    assert_eq!(status(&ended), ("failed".into(), Some("parent ended".into())));
+    assert_eq!(
+        status(&ended),
+        ("failed".into(), Some("parent ended".into()))
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -365,6 +365,23 @@ impl Client {
     }
 }
 
+impl Client {
+    /// Ends this program's own run in one commit: its result, `body`
+    /// merged into its process chunk, and its end (`error`: failed).
+    pub async fn finish_run(
+        &self,
+        output: Value,
+        body: Value,
+        error: Option<String>,
+    ) -> Result<(), ClientError> {
+        let mut op = finish_op(error, Some(output));
+        if let Op::Finish { body: merged, .. } = &mut op {
+            *merged = Some(body);
+        }
+        self.request(op).await.map(drop)
+    }
+}
+
 fn finish_op(error: Option<String>, output: Option<Value>) -> Op {
     let status = if error.is_some() {
         crate::FinishStatus::Failed
@@ -375,6 +392,7 @@ fn finish_op(error: Option<String>, output: Option<Value>) -> Op {
         status,
         error,
         output,
+        body: None,
     }
 }
 

@@ -222,6 +222,11 @@ pub enum Op {
         /// end in one commit.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         output: Option<Value>,
+        /// Fields merged into its own process chunk's body with the end
+        /// (a program's totals; the engine's `status`, `ended` and `error`
+        /// win).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        body: Option<Value>,
     },
     /// Start the service `program` (once per engine) and wait until it says
     /// it is ready, at most `timeout_ms`; answers its process.

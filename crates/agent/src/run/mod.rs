@@ -83,7 +83,7 @@ impl Run {
             data: serde_json::to_value(self.gates.outcome(&stop)).unwrap_or_default(),
             is_error: stop.reason() != RunStop::EndTurn,
         };
-        self.writer.finish(&totals, output).await;
+        self.writer.finish(&totals, output, stop.exit_code()).await;
         match stop.exit_code() {
             0 => Ok(()),
             code => Err(ProgramError::Exit(code, stop.message().unwrap_or_default())),

@@ -220,8 +220,23 @@ impl SessionWriter {
     /// Writes how the run ended on its process (its totals, why it
     /// stopped) with its answer, as any program's: what a parent agent
     /// reads as a sub-agent's result, and what a host shows.
-    pub async fn finish(&mut self, totals: &RunTotals, output: protocol::program::Output) {
+    pub async fn finish(
+        &mut self,
+        totals: &RunTotals,
+        output: protocol::program::Output,
+        exit: i32,
+    ) {
         self.settle().await;
+        // The totals, the answer and the run's end in one commit, and the
+        // awaiter answered before this process has exited.
+        let mut body = to_value(totals);
+        body["exit_code"] = serde_json::json!(exit);
+        let error = (exit != 0).then(|| format!("exit code {exit}"));
+        let ended = self.client.finish_run(output.body(), body, error).await;
+        let Err(why) = ended else {
+            return;
+        };
+        eprintln!("agent: cannot end the run in one commit ({why}); recording it apart");
         let done = self
             .client
             .commit(Declaration::of(vec![

@@ -20,6 +20,8 @@ pub(crate) struct Ending {
     pub(super) exit_code: Option<i32>,
     /// Its result, committed with the end (a `finish` that carried one).
     pub(super) output: Option<serde_json::Value>,
+    /// Fields its `finish` merges into its process chunk with the end.
+    pub(super) body: Option<serde_json::Value>,
 }
 
 impl Ending {
@@ -30,6 +32,7 @@ impl Ending {
             error: Some(error.into()),
             exit_code: None,
             output: None,
+            body: None,
         }
     }
 
@@ -41,11 +44,13 @@ impl Ending {
                 error: None,
                 exit_code: None,
                 output: None,
+                body: None,
             },
             Err(error) => Ending::failed(error),
         };
         Ending {
             output: how.output,
+            body: how.body,
             ..ending
         }
     }
@@ -58,12 +63,14 @@ impl Ending {
                 error: None,
                 exit_code: Some(0),
                 output: None,
+                body: None,
             },
             (Some(code), _) => Ending {
                 status: "failed",
                 error: Some(format!("exit code {code}")),
                 exit_code: Some(code),
                 output: None,
+                body: None,
             },
             (None, Some(signal)) => Ending::failed(format!("killed by signal {signal}")),
             (None, None) => Ending::failed("killed"),
@@ -76,7 +83,16 @@ impl Ending {
 /// then wake its awaiters and forget the slot.
 pub(crate) async fn finish(core: &Core, slot: &Arc<Slot>, ending: Ending, stderr_tail: String) {
     let mut ending = ending;
-    let mut body = json!({"status": ending.status, "ended": now(), "exit_code": ending.exit_code});
+    // What the program merged (its totals), then the engine's fields.
+    let mut body = match ending.body.take() {
+        Some(serde_json::Value::Object(own)) => serde_json::Value::Object(own),
+        _ => json!({}),
+    };
+    body["status"] = json!(ending.status);
+    body["ended"] = json!(now());
+    if ending.exit_code.is_some() || body.get("exit_code").is_none() {
+        body["exit_code"] = json!(ending.exit_code);
+    }
     if let Some(error) = &ending.error {
         body["error"] = json!(error);
     }

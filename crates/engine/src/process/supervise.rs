@@ -81,8 +81,14 @@ pub(super) async fn supervise<O: Ops>(
                 // Its own `finish`: the end committed now; it has the
                 // drain grace to exit.
                 finished = true;
+                // On a task of its own: ending it waits for its children
+                // to end, and this loop must go on serving the program
+                // meanwhile (it may still be answering them).
                 if let Some(how) = how {
-                    finish(&core, &slot, Ending::finished(how), String::new()).await;
+                    let (core, slot) = (Arc::clone(&core), Arc::clone(&slot));
+                    tokio::spawn(async move {
+                        finish(&core, &slot, Ending::finished(how), String::new()).await;
+                    });
                 }
                 exited_at.get_or_insert_with(Instant::now);
             }
