@@ -169,6 +169,7 @@ fn launch<O: Ops>(
             return Err(EngineError::internal("a program to spawn was not spawned"));
         }
     };
+    let pid = child.pid();
     tracing::debug!(process = %id, program = %plan.program_name, ?pid, ?arguments, "running");
     let core = Arc::clone(core);
     let budget = Duration::from_millis(plan.timeout_ms);
