@@ -65,9 +65,21 @@ fn main() -> ExitCode {
     // Arguments as the OS gives them: one that is not UTF-8 is clap's
     // usage error (exit 2) below, not a panic here.
     let mut raw = std::env::args_os().skip(1);
-    if raw.next().is_some_and(|first| first == "__contain") {
-        let rest: Vec<String> = raw.map(|a| a.to_string_lossy().into_owned()).collect();
-        return contain::trampoline_main(&rest);
+    match raw.next() {
+        Some(first) if first == "__contain" => {
+            let rest: Vec<String> = raw.map(|a| a.to_string_lossy().into_owned()).collect();
+            return contain::trampoline_main(&rest);
+        }
+        // The engine starts a built-in as `hc program NAME` on every tool
+        // call: straight to it, without building the whole command line's
+        // parser (twice: the print-mode rewrite reads it too).
+        Some(first) if first == "program" => {
+            if let (Some(name), None) = (raw.next(), raw.next()) {
+                init_logging();
+                return exit_code(program(&name.to_string_lossy()).map(|()| 0));
+            }
+        }
+        _ => {}
     }
     init_logging();
     let cli = Cli::parse_from(compat::rewrite(std::env::args_os().collect(), &run_flags()));
