@@ -228,13 +228,12 @@ fn tree(db: &Substrate, scope: &str, depth: usize) -> Result<Vec<Node>> {
 /// A context event, with every tool its calls were sent: the programs',
 /// the server tools of its run's configuration, the agent's own.
 fn context_node(db: &Substrate, id: String, c: ContextBody) -> Node {
+    // Only the run's configuration: its process and `agent-config`, met.
     let config = db
-        .scope(&[c.process.as_str()], &ScopeOpts::default())
+        .scope(&[c.process.as_str(), "agent-config"], &ScopeOpts::default())
         .ok()
         .and_then(|run| {
-            (run.chunks.iter())
-                .find(|x| x.is_on("agent-config", protocol::PlacementType::Instance))
-                .and_then(|x| agent::AgentConfig::parse(&x.body_value()).ok())
+            (run.chunks.first()).and_then(|x| agent::AgentConfig::parse(&x.body_value()).ok())
         });
     let mut tools = c.tools;
     let servers = config.iter().flat_map(|c| c.server_tools.iter());

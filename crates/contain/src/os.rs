@@ -9,9 +9,19 @@ use std::path::{Path, PathBuf};
 /// program.
 pub fn temp_dir(process: &str) -> PathBuf {
     let uid = nix::unistd::getuid();
+    // One plain name under the user's directory, whatever the id says: a
+    // process id read from a store someone else made (`../../home/me`)
+    // must never name a directory the engine would then remove.
+    let name: String = process
+        .chars()
+        .map(|c| match c {
+            'a'..='z' | 'A'..='Z' | '0'..='9' | '_' | '-' => c,
+            _ => '_',
+        })
+        .collect();
     std::env::temp_dir()
         .join(format!("hermitcrab-{uid}"))
-        .join(process)
+        .join(name)
 }
 
 /// Makes a temp dir (and the user's directory above it) private.
@@ -31,5 +41,25 @@ pub fn kill_group(pid: Option<u32>) {
             nix::unistd::Pid::from_raw(pid),
             nix::sys::signal::Signal::SIGKILL,
         );
+    }
+}
+
+#[cfg(test)]
+mod temp_dir_tests {
+    use super::temp_dir;
+
+    #[test]
+    fn a_process_id_names_one_directory_under_the_users() {
+        let base = temp_dir("p_01ABC");
+        let parent = base.parent().unwrap().to_path_buf();
+        for hostile in ["../../home/me", "/etc", "..", "a/../../b"] {
+            let dir = temp_dir(hostile);
+            assert_eq!(dir.parent(), Some(parent.as_path()), "{hostile}: {dir:?}");
+            assert!(
+                !dir.components()
+                    .any(|c| c == std::path::Component::ParentDir)
+            );
+        }
+        assert!(base.ends_with("p_01ABC"));
     }
 }

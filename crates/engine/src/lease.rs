@@ -47,6 +47,14 @@ impl Drop for Lease {
 /// Whether the engine `id`, whose lease would be in `dir`, is gone: its
 /// lease file is missing, or nobody holds it (then the file is removed).
 pub(crate) fn gone(dir: &Path, id: &str) -> bool {
+    // An engine's id is letters, digits, `_` and `-`; anything else (a
+    // store from elsewhere naming `../../x`) names no lease here, and no
+    // file outside `dir` is opened or removed for it.
+    let plain =
+        !id.is_empty() && (id.bytes()).all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if !plain {
+        return true;
+    }
     let path = dir.join(format!("{id}.lock"));
     let Ok(file) = OpenOptions::new().write(true).open(&path) else {
         return true;
@@ -80,6 +88,20 @@ mod tests {
         drop(lease);
         assert!(gone(dir.path(), "e1"));
         assert!(gone(dir.path(), "never-was"));
+    }
+
+    #[test]
+    fn an_id_that_is_not_an_engines_touches_no_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let leases = dir.path().join("engines");
+        std::fs::create_dir_all(&leases).unwrap();
+        let outside = dir.path().join("Cargo.lock");
+        std::fs::write(&outside, "kept").unwrap();
+        assert!(gone(&leases, "../Cargo"));
+        assert!(
+            outside.exists(),
+            "a lease name never reaches outside its directory"
+        );
     }
 
     #[test]

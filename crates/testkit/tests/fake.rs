@@ -134,11 +134,11 @@ async fn unknown_paths_are_404_in_the_api_shape() {
     assert_eq!(body["error"]["type"], "not_found_error");
 }
 
-#[tokio::test]
-async fn the_binary_serves_a_script_file() {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/demo.json");
+/// `hc-fake-model ARG` started in `dir`; the child and the base URL it says.
+fn serving(arg: &str, dir: &std::path::Path) -> (std::process::Child, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_hc-fake-model"))
-        .arg(script)
+        .arg(arg)
+        .current_dir(dir)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -152,6 +152,13 @@ async fn the_binary_serves_a_script_file() {
         .strip_prefix("hc-fake-model listening on ")
         .expect(&line)
         .to_owned();
+    (child, base)
+}
+
+#[tokio::test]
+async fn the_binary_serves_a_script_file() {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/demo.json");
+    let (mut child, base) = serving(script, std::path::Path::new(env!("CARGO_MANIFEST_DIR")));
     assert!(base.starts_with("http://127.0.0.1:"), "{base}");
     let response = post(&format!("{base}/v1/messages"), &messages_body(false), true).await;
     let message: Value = response.json().await.unwrap();
@@ -165,22 +172,7 @@ async fn the_binary_serves_a_script_file() {
 async fn the_binary_serves_its_built_in_demo_from_anywhere() {
     // Installed, the binary has no clone beside it: `--demo` needs no file.
     let elsewhere = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hc-fake-model"))
-        .arg("--demo")
-        .current_dir(elsewhere.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let base = line
-        .trim()
-        .strip_prefix("hc-fake-model listening on ")
-        .expect(&line)
-        .to_owned();
+    let (mut child, base) = serving("--demo", elsewhere.path());
     let response = post(&format!("{base}/v1/messages"), &messages_body(false), true).await;
     let message: Value = response.json().await.unwrap();
     child.kill().unwrap();
