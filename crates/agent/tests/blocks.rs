@@ -181,6 +181,17 @@ fn a_key_that_is_not_a_digit_is_refused() {
 }
 
 #[test]
+fn an_address_deeper_than_any_block_is_refused_before_it_is_walked() {
+    let block = spatial(1);
+    let deep = vec!["1"; 10_000].join(".");
+    for address in [deep.as_str(), &"1".repeat(10_000)] {
+        let err = block.locate(address).unwrap_err();
+        assert!(matches!(err, AddressError::TooDeep { .. }), "{err:?}");
+        assert!(err.to_string().contains("deeper than 32 levels"), "{err}");
+    }
+}
+
+#[test]
 fn a_spindle_renders_as_the_model_reads_it() {
     let block = spatial(2);
     let nodes = block.spindle("23.4").unwrap();

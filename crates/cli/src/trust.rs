@@ -268,6 +268,16 @@ pub fn widening(table: &toml::Table, user: Option<&toml::Table>) -> Vec<String> 
         }
     }
     out.extend(loosened(table, user).into_iter().map(|(_, said)| said));
+    if let Some(toml::Value::Table(agents)) = table.get("agents") {
+        for (name, agent) in agents {
+            if agent.get("server_tools").is_some() {
+                out.push(format!(
+                    "server tools for the `{name}` agent (the API fetches or runs code on its \
+                     side, beyond your rules)"
+                ));
+            }
+        }
+    }
     if let Some(toml::Value::Array(tools)) = table.get("server_tools")
         && !tools.is_empty()
     {
@@ -387,6 +397,14 @@ fn strip(table: &mut toml::Table, user: Option<&toml::Table>) {
         table.remove(key);
     }
     table.remove("server_tools");
+    // A preset's server tools too (`[agents.hermitcrab] server_tools`).
+    if let Some(toml::Value::Table(agents)) = table.get_mut("agents") {
+        for (_, agent) in agents.iter_mut() {
+            if let toml::Value::Table(agent) = agent {
+                agent.remove("server_tools");
+            }
+        }
+    }
     table.remove("hooks");
     table.remove("programs");
     table.remove("mcp_servers");

@@ -19,6 +19,11 @@ pub enum AddressError {
         /// The key at fault.
         key: String,
     },
+    /// More levels than any block may have ([`MAX_DEPTH`]).
+    TooDeep {
+        /// The address as given.
+        address: String,
+    },
     /// More levels before the point than the block has above pscale 0.
     TooHigh {
         /// The address as given.
@@ -46,6 +51,11 @@ impl fmt::Display for AddressError {
                 f,
                 "`{address}` has the key `{key}`, which is not a digit: an address is digits \
                  and points, literal (`1.4`) or a pscale number (`21.34`)"
+            ),
+            AddressError::TooDeep { address } => write!(
+                f,
+                "`{}…` is deeper than {MAX_DEPTH} levels, more than any block may have",
+                address.chars().take(40).collect::<String>()
             ),
             AddressError::TooHigh { address, decimal } => write!(
                 f,
@@ -102,8 +112,17 @@ fn digits(part: &str) -> Path {
 
 /// Reads `address` for `block`: what it means literally, what it means
 /// as a pscale number.
+/// The most levels an address may walk: a tree is built (and written, and
+/// read back) recursively, so its depth is bounded.
+pub const MAX_DEPTH: usize = 32;
+
 fn parse(block: &Block, address: &str) -> Result<Parsed, AddressError> {
     let address = address.trim();
+    if address.bytes().filter(u8::is_ascii_digit).count() > MAX_DEPTH {
+        return Err(AddressError::TooDeep {
+            address: address.to_owned(),
+        });
+    }
     for key in address.split('.') {
         if !key.bytes().all(|b| b.is_ascii_digit()) {
             return Err(AddressError::NotDigit {
@@ -202,8 +221,9 @@ impl Block {
     /// [`Block::locate`] finds it, else the literal path (on a rendition
     /// block a leading `0.` is notation), else the semantic one.
     pub fn locate_for_write(&self, address: &str) -> Result<Path, AddressError> {
-        if let Ok(path) = self.locate(address) {
-            return Ok(path);
+        let found = self.locate(address);
+        if found.is_ok() {
+            return found;
         }
         let parsed = parse(self, address)?;
         let notation = self.is_rendition() && address.trim().starts_with("0.");
@@ -211,7 +231,8 @@ impl Block {
             (Some(_), Some(semantic)) if notation => semantic,
             (Some(literal), _) => literal,
             (None, Some(semantic)) => semantic,
-            (None, None) => Vec::new(),
+            // read as neither (`12.34.5`): not the root, but refused
+            (None, None) => return found,
         };
         Ok(path)
     }

@@ -28,6 +28,9 @@ pub const TOOLS: &[&str] = &[
 /// The most tokens a `call_llm` reply may have.
 const CALL_TOKENS: u32 = 4096;
 
+/// The most characters a `call_llm` prompt and system may have together.
+const MAX_CALL_CHARS: usize = 200_000;
+
 /// What the block tools work with.
 pub(crate) struct BlockTools {
     pub store: BlockStore,
@@ -272,6 +275,23 @@ impl BlockTools {
         tool_use_id: &str,
         turn: &mut Turn<'_>,
     ) -> Result<Outcome, Outcome> {
+        // A call beside the conversation spends as a turn does: not past
+        // the budget, not after an interrupt, not on an unbounded prompt.
+        if turn.inbox.interrupted() {
+            return Err(refused("the run was interrupted".to_owned()));
+        }
+        if let Some(crate::run::stop::Stop::MaxBudget(usd)) = turn.gates.check() {
+            return Err(refused(format!(
+                "the run's budget of ${} is spent",
+                crate::run::stop::dollars(usd)
+            )));
+        }
+        let asked_chars = asked.prompt.len() + asked.system.as_deref().map_or(0, str::len);
+        if asked_chars > MAX_CALL_CHARS {
+            return Err(refused(format!(
+                "`prompt` and `system` are {asked_chars} characters; at most {MAX_CALL_CHARS}"
+            )));
+        }
         let model = match asked.model.as_deref() {
             None | Some("default") => self.model.clone(),
             Some("fast") => self.fast_model.clone(),

@@ -443,6 +443,7 @@ async fn server_tool_blocks_pass_back_verbatim_across_a_pause_turn() {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_preset_is_configured_under_agents_hermitcrab_and_any_agent_may_keep_blocks() {
     let s = Setup::new(json!({"turns": [
+        reply(json!([text("untrusted")]), "end_turn"),
         reply(json!([text("configured")]), "end_turn"),
         reply(json!([call("w1", "block_create", json!({"name": "notes", "pscale0": "a plain agent's notes"}))]), "tool_use"),
         reply(json!([text("kept")]), "end_turn"),
@@ -453,9 +454,21 @@ async fn the_preset_is_configured_under_agents_hermitcrab_and_any_agent_may_keep
         "[agents.hermitcrab]\nidentity = \"crab2\"\nfast_model = \"claude-haiku-9\"\n\
          betas = [\"a-beta-2026\"]\nserver_tools = [{type = \"web_search_20260209\", name = \"web_search\", max_uses = 2}]\n",
     );
+    // A checkout's own file may not give the API's server tools to its
+    // agent until the person trusts it: the preset's own list runs.
+    let untrusted = s.run(&[PRESET, "who are you?"]).await;
+    assert_eq!(untrusted.code, 0, "{untrusted:#?}");
+    let sent = body(&s, 0);
+    let search = (sent["tools"].as_array().unwrap().iter()).find(|t| t["name"] == "web_search");
+    assert_eq!(
+        search.unwrap()["max_uses"],
+        5,
+        "the preset's, not the file's"
+    );
+    s.trust();
     let ran = s.run(&[PRESET, "who are you?"]).await;
     assert_eq!(ran.code, 0, "{ran:#?}");
-    let first = body(&s, 0);
+    let first = body(&s, 1);
     let tools = first["tools"].as_array().unwrap();
     let search = tools.iter().find(|t| t["name"] == "web_search").unwrap();
     assert_eq!(search["max_uses"], 2);
@@ -487,7 +500,7 @@ async fn the_preset_is_configured_under_agents_hermitcrab_and_any_agent_may_keep
     s.file(".hermitcrab/config.toml", "blocks = true\n");
     let plain = s.run(&["keep a note"]).await;
     assert_eq!(plain.code, 0, "{plain:#?}");
-    let second = body(&s, 1);
+    let second = body(&s, 2);
     assert!(
         second["tools"]
             .as_array()
