@@ -359,6 +359,16 @@ async fn finish_with_its_output_commits_the_result_and_the_end_at_once() {
         "the result and the end are one commit: {:?}",
         made[0]
     );
+    // Its result may not carry a field only the engine writes.
+    let forged = h.run(
+        "fixture",
+        json!({"mode": "finish_with_output", "forge": true}),
+    );
+    let done = h.wait(&forged).await;
+    let body = done.scopes[0].body_value();
+    assert_eq!(body["status"], "completed");
+    assert_ne!(body["pid"], 1, "a program cannot set its pid: {body}");
+    assert_eq!(body["totals"], "kept", "its own fields are merged: {body}");
     // A result over the body limit fails the run, saying so; nothing is
     // left unended.
     let big = h.run(

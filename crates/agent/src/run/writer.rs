@@ -229,8 +229,7 @@ impl SessionWriter {
         self.settle().await;
         // The totals, the answer and the run's end in one commit, and the
         // awaiter answered before this process has exited.
-        let mut body = to_value(totals);
-        body["exit_code"] = serde_json::json!(exit);
+        let body = to_value(totals);
         let error = (exit != 0).then(|| format!("exit code {exit}"));
         let ended = self.client.finish_run(output.body(), body, error).await;
         let Err(why) = ended else {

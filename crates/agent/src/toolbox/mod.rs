@@ -158,7 +158,7 @@ impl Toolbox {
     ) -> Result<Outcome, Stop> {
         if !self.planning {
             return Ok(Outcome::error(
-                "not in plan mode: the plan was approved; carry it out",
+                "not in plan mode (or the plan was approved already): carry out the work",
             ));
         }
         let interactive = self.config.interactive;

@@ -223,7 +223,8 @@ pub(super) fn asked_on(chunk: &substrate::ChunkItem, session: &str) -> String {
         .iter()
         .find(|p| {
             p.kind == PlacementType::Instance
-                && ![PermissionRequest::TYPE, UserQuestion::TYPE].contains(&p.scope.as_str())
+                && ![PermissionRequest::TYPE, UserQuestion::TYPE, Plan::TYPE]
+                    .contains(&p.scope.as_str())
         })
         .map_or_else(|| session.to_owned(), |p| p.scope.clone())
 }

@@ -83,16 +83,19 @@ impl Ending {
 /// then wake its awaiters and forget the slot.
 pub(crate) async fn finish(core: &Core, slot: &Arc<Slot>, ending: Ending, stderr_tail: String) {
     let mut ending = ending;
-    // What the program merged (its totals), then the engine's fields.
+    // What the program merged (its totals) — never a field only the
+    // engine writes, as a commit of its own would be refused them — then
+    // the engine's fields.
     let mut body = match ending.body.take() {
-        Some(serde_json::Value::Object(own)) => serde_json::Value::Object(own),
+        Some(serde_json::Value::Object(mut own)) => {
+            own.retain(|k, _| !crate::boundary::PROTECTED_FIELDS.contains(&k.as_str()));
+            serde_json::Value::Object(own)
+        }
         _ => json!({}),
     };
     body["status"] = json!(ending.status);
     body["ended"] = json!(now());
-    if ending.exit_code.is_some() || body.get("exit_code").is_none() {
-        body["exit_code"] = json!(ending.exit_code);
-    }
+    body["exit_code"] = json!(ending.exit_code);
     if let Some(error) = &ending.error {
         body["error"] = json!(error);
     }
