@@ -86,7 +86,10 @@ pub async fn tile_file(
     let is_entry = file.as_ref().is_none_or(|f| f.ends_with(&entry)) || path.ends_with(".html");
     match (params.get("slot"), is_entry) {
         (Some(slot), true) => {
-            let setup = serde_json::json!({"process": process, "slot": slot});
+            // (`<` escaped: a slot given as `</script>…` stays a string)
+            let setup = serde_json::json!({"process": process, "slot": slot})
+                .to_string()
+                .replace('<', "\\u003c");
             let injected =
                 format!("<script>window.__hc = {setup};</script><script>{HC_JS}</script>");
             let html = match html.find("<head>") {
@@ -97,6 +100,8 @@ pub async fn tile_file(
                 [
                     (header::CONTENT_TYPE, "text/html; charset=utf-8"),
                     (header::CACHE_CONTROL, "no-store"),
+                    (header::CONTENT_SECURITY_POLICY, TILE_SANDBOX),
+                    (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
                 ],
                 html,
             )
@@ -104,10 +109,22 @@ pub async fn tile_file(
         }
         _ => {
             let content_type = content_type(&path);
-            ([(header::CONTENT_TYPE, content_type)], html).into_response()
+            (
+                [
+                    (header::CONTENT_TYPE, content_type),
+                    (header::CONTENT_SECURITY_POLICY, TILE_SANDBOX),
+                    (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+                ],
+                html,
+            )
+                .into_response()
         }
     }
 }
+
+/// A tile's files are sandboxed wherever they are opened (a tile's frame
+/// opened in a tab of its own must not run as the page).
+const TILE_SANDBOX: &str = "sandbox allow-scripts";
 
 /// The file `path` of the tile whose entry is `entry` (relative to the
 /// project root): its text, and where it is. Only files under the entry's
@@ -120,6 +137,10 @@ fn project_file(
     let root = &app.engine.config().project_root;
     let not_found =
         || Box::new((StatusCode::NOT_FOUND, "no such file for this tile").into_response());
+    // No hidden file or directory (`.env`, `.git`, `.hermitcrab`).
+    if path.split('/').any(|segment| segment.starts_with('.')) {
+        return Err(not_found());
+    }
     let entry_path = root.join(entry);
     let dir = entry_path.parent().ok_or_else(not_found)?;
     let wanted = if path.is_empty() || path.ends_with(".html") && !dir.join(path).exists() {
