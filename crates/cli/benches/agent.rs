@@ -124,7 +124,24 @@ fn user_config() -> &'static Path {
 }
 
 fn hc_run(root: &Path, base_url: &str, prompt: &str) -> std::process::Child {
-    std::process::Command::new(HC)
+    hc_run_with(root, base_url, prompt, None)
+}
+
+/// The same without a lever: `HC_EXEC_BUILTINS` (built-ins exec'd by the
+/// init of a zygote that carries none, as before they were forked from
+/// `hc`'s own zygote) or `HC_INDEX_TEXT_INLINE` (each commit indexing its
+/// own text, as before the indexing thread).
+fn hc_run_with(
+    root: &Path,
+    base_url: &str,
+    prompt: &str,
+    without: Option<&str>,
+) -> std::process::Child {
+    let mut command = std::process::Command::new(HC);
+    if let Some(lever) = without {
+        command.env(lever, "1");
+    }
+    command
         .args(["run", "--permission-mode", "bypass", prompt])
         .current_dir(root)
         .env("ANTHROPIC_BASE_URL", base_url)
@@ -199,8 +216,17 @@ fn tree_rss_kb(root: u32) -> (u64, u64) {
 /// `sample` — the peak RSS of its process tree (sampling costs CPU, so
 /// timed runs do not sample).
 fn one_run(fake: &FakeModel, root: &Path, sample: bool) -> (Duration, (u64, u64)) {
+    one_run_with(fake, root, sample, None)
+}
+
+fn one_run_with(
+    fake: &FakeModel,
+    root: &Path,
+    sample: bool,
+    without: Option<&str>,
+) -> (Duration, (u64, u64)) {
     fake.clear_requests();
-    let mut child = hc_run(root, &fake.base_url(), "go");
+    let mut child = hc_run_with(root, &fake.base_url(), "go", without);
     let mut peak = (0, 0);
     if sample {
         while child.try_wait().unwrap().is_none() {
@@ -231,6 +257,13 @@ fn agent(c: &mut Criterion) {
         let run = one_run(&fake, &root, true).1;
         peak = (peak.0.max(run.0), peak.1.max(run.1));
     }
+    lever_paired(&fake, &root, "forked built-ins", "HC_EXEC_BUILTINS");
+    lever_paired(
+        &fake,
+        &root,
+        "text indexed off the commit path",
+        "HC_INDEX_TEXT_INLINE",
+    );
     let mut group = c.benchmark_group("agent");
     group
         .sample_size(10)
@@ -266,6 +299,40 @@ fn agent(c: &mut Criterion) {
         "agent/peak_memory_of_the_process_tree: RSS {:.1} MiB, PSS {:.1} MiB (the most of five 20-turn runs)",
         peak.0 as f64 / 1024.0,
         peak.1 as f64 / 1024.0
+    );
+}
+
+/// A lever against its absence (`without`: the variable that turns it
+/// off), run by run, alternating (ten pairs, then ten more unsampled): the
+/// median turn gaps, and the most memory of each, printed.
+fn lever_paired(fake: &FakeModel, root: &Path, lever: &str, without: &str) {
+    let mut gaps = (Vec::new(), Vec::new());
+    let mut peaks = ((0, 0), (0, 0));
+    for n in 0..20 {
+        let sample = n < 10;
+        let (gap, peak) = one_run_with(fake, root, sample, None);
+        gaps.0.push(gap);
+        peaks.0 = (peaks.0.0.max(peak.0), peaks.0.1.max(peak.1));
+        let (gap, peak) = one_run_with(fake, root, sample, Some(without));
+        gaps.1.push(gap);
+        peaks.1 = (peaks.1.0.max(peak.0), peaks.1.1.max(peak.1));
+    }
+    // The gaps of the unsampled runs (sampling the tree's memory every
+    // millisecond takes a core's share).
+    let median = |v: &[Duration]| {
+        let mut v = v[10..].to_vec();
+        v.sort();
+        v[v.len() / 2].as_secs_f64() * 1000.0
+    };
+    let mib = |kb: u64| kb as f64 / 1024.0;
+    println!(
+        "agent/turn_gap paired, {lever} vs without ({without}): {:.2} vs {:.2} ms; peak RSS {:.1} vs {:.1} MiB, PSS {:.1} vs {:.1} MiB (ten alternating pairs each)",
+        median(&gaps.0),
+        median(&gaps.1),
+        mib(peaks.0.0),
+        mib(peaks.1.0),
+        mib(peaks.0.1),
+        mib(peaks.1.1)
     );
 }
 

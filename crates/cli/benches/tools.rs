@@ -13,6 +13,8 @@
 //!   where the time goes: `tools/echo` (engine commits, zygote fork, `hc`
 //!   start-up and the protocol — everything but bash), `os/bash_c_true`
 //!   and `os/hc_version` (the OS's cost of starting bash, and `hc`).
+//! * the pulse's levers, each against its absence (`*_split_start`,
+//!   `*_split_finish`, `*_exec_builtins`), with a paired median printed.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -135,16 +137,25 @@ fn setup() -> Setup {
 /// An engine on the project, its configuration changed by `tweak` (to
 /// measure a lever without it).
 fn setup_with(tweak: impl FnOnce(&mut EngineConfig)) -> Setup {
+    setup_of(substrate::Options::default(), tweak)
+}
+
+/// The same on a store opened with `options`.
+fn setup_of(options: substrate::Options, tweak: impl FnOnce(&mut EngineConfig)) -> Setup {
     let root = project();
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let db = Arc::new(Substrate::open(root.join(".hermitcrab/substrate.db")).unwrap());
+    let db =
+        Arc::new(Substrate::open_with(root.join(".hermitcrab/substrate.db"), options).unwrap());
     let mut config = EngineConfig::new(&root);
-    tweak(&mut config);
     config.builtin_exe = PathBuf::from(HC);
     config.containment = engine::contain::Containment::On {
         exe: PathBuf::from(env!("CARGO_BIN_EXE_hc-contain")),
         args: Vec::new(),
     };
+    // As `hc` runs them: the zygote is `hc` itself, which forks the
+    // built-ins it carries.
+    config.zygote = Some((PathBuf::from(HC), vec!["__contain".into()]));
+    tweak(&mut config);
     let engine = rt.block_on(async { Engine::open_with(db, config).unwrap() });
     Setup { rt, engine, root }
 }
@@ -247,6 +258,20 @@ fn read(c: &mut Criterion) {
     c.bench_function("tools/read_2000_lines_of_10mb", |b| {
         b.iter(|| s.run("read", &input))
     });
+    // The full-text index written by a thread off the commit's path,
+    // against each commit indexing its own text before it returns.
+    let inline = setup_of(
+        substrate::Options {
+            index_text_inline: true,
+            ..substrate::Options::default()
+        },
+        |_| {},
+    );
+    c.bench_function("tools/read_2000_lines_of_10mb_text_inline", |b| {
+        b.iter(|| inline.run("read", &input))
+    });
+    paired(&s, &inline, "text_inline", ("read", &input));
+    paired(&s, &inline, "text_inline", ("echo", &json!({"text": "x"})));
 }
 
 fn shell(c: &mut Criterion) {
@@ -276,8 +301,19 @@ fn shell(c: &mut Criterion) {
     c.bench_function("tools/shell_true_split_finish", |b| {
         b.iter(|| split_finish.run("shell", &json!({"command": "true"})))
     });
-    paired(&s, &split_start, "split_start");
-    paired(&s, &split_finish, "split_finish");
+    // Built-ins forked from the zygote (`hc` itself), against exec'd by
+    // the init of a zygote that carries none (`hc-contain`).
+    let exec_builtins = setup_with(|c| c.zygote = None);
+    c.bench_function("tools/echo_exec_builtins", |b| {
+        b.iter(|| exec_builtins.run("echo", &json!({"text": "x"})))
+    });
+    c.bench_function("tools/shell_true_exec_builtins", |b| {
+        b.iter(|| exec_builtins.run("shell", &json!({"command": "true"})))
+    });
+    let echo = json!({"text": "x"});
+    paired(&s, &exec_builtins, "exec_builtins", ("echo", &echo));
+    paired(&s, &split_start, "split_start", ("echo", &echo));
+    paired(&s, &split_finish, "split_finish", ("echo", &echo));
     c.bench_function("os/bash_c_true", |b| {
         b.iter(|| {
             std::process::Command::new("bash")
@@ -297,12 +333,12 @@ fn shell(c: &mut Criterion) {
     });
 }
 
-/// 100 runs of `echo` with the lever and without, alternating: the
+/// 100 runs of `program` with the lever and without, alternating: the
 /// median of the differences (without − with), printed.
-fn paired(with: &Setup, without: &Setup, lever: &str) {
+fn paired(with: &Setup, without: &Setup, lever: &str, (program, input): (&str, &Value)) {
     let time = |s: &Setup| {
         let started = std::time::Instant::now();
-        s.run("echo", &json!({"text": "x"}));
+        s.run(program, input);
         started.elapsed()
     };
     let mut differences: Vec<f64> = (0..100)
@@ -314,7 +350,7 @@ fn paired(with: &Setup, without: &Setup, lever: &str) {
         .collect();
     differences.sort_by(f64::total_cmp);
     println!(
-        "tools/echo paired, {lever} − one step: median {:+.3} ms (quartiles {:+.3} … {:+.3})",
+        "tools/{program} paired, {lever} − one step: median {:+.3} ms (quartiles {:+.3} … {:+.3})",
         differences[50], differences[25], differences[75]
     );
 }

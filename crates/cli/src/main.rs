@@ -68,7 +68,7 @@ fn main() -> ExitCode {
     match raw.next() {
         Some(first) if first == "__contain" => {
             let rest: Vec<String> = raw.map(|a| a.to_string_lossy().into_owned()).collect();
-            return contain::trampoline_main(&rest);
+            return contain::trampoline_main(&rest, Some(CARRIED));
         }
         // The engine starts a built-in as `hc program NAME` on every tool
         // call: straight to it, without building the whole command line's
@@ -137,7 +137,7 @@ fn main() -> ExitCode {
         Command::Program { name } => program(&name),
         Command::Serve(flags) if flags.http => web::serve(flags),
         Command::Serve(flags) => serve(flags.stdio, flags.no_contain),
-        Command::Contain { args } => return contain::trampoline_main(&args),
+        Command::Contain { args } => return contain::trampoline_main(&args, Some(CARRIED)),
     };
     exit_code(outcome.map(|()| 0))
 }
@@ -155,14 +155,18 @@ fn mcp(command: args::McpCommand) -> Result<()> {
 }
 
 fn exit_code(outcome: Result<u8>) -> ExitCode {
+    ExitCode::from(exit_status(outcome))
+}
+
+/// The exit status of `outcome`, its error said on stderr.
+fn exit_status(outcome: Result<u8>) -> u8 {
     match outcome {
-        Ok(code) => ExitCode::from(code),
+        Ok(code) => code,
         Err(e) => {
-            let code = e.downcast_ref::<exit::Exit>().map_or(1, |x| x.code);
             // An error may quote a file, the model API or a tool: shown,
             // never acted on by the terminal.
             eprintln!("hc: {}", style::shown(&format!("{e:#}")));
-            ExitCode::from(code)
+            e.downcast_ref::<exit::Exit>().map_or(1, |x| x.code)
         }
     }
 }
@@ -221,6 +225,18 @@ fn init() -> Result<()> {
     );
     Ok(())
 }
+
+/// The programs `hc` runs itself when it is a run's trampoline or zygote:
+/// the built-ins, forked from it (contained already) instead of exec'ing
+/// `hc program NAME`.
+const CARRIED: contain::Carried = contain::Carried {
+    carries: |args| matches!(args, [verb, name] if verb == "program" && builtins::find(name).is_some()),
+    run: |args| {
+        init_logging();
+        let name = args.get(1).map_or("", String::as_str);
+        exit_status(program(name).map(|()| 0))
+    },
+};
 
 fn program(name: &str) -> Result<()> {
     let Some(builtin) = builtins::find(name) else {
@@ -297,6 +313,12 @@ pub(crate) fn engine_config(
 ) -> Result<EngineConfig> {
     let mut config = EngineConfig::new(&project.root);
     config.containment = containment_beside_hc(config.containment);
+    // The zygote is `hc` itself, which forks the built-ins it carries
+    // (`HC_EXEC_BUILTINS`, set only by the paired benchmark, exec's them
+    // as before, to measure against).
+    if std::env::var_os("HC_EXEC_BUILTINS").is_none() {
+        config.zygote = Some((config.builtin_exe.clone(), vec!["__contain".into()]));
+    }
     if no_contain || files.containment_off()? {
         eprintln!("hc: containment is off: programs run with all of your privileges");
         config.containment = contain::Containment::Off;

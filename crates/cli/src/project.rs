@@ -136,8 +136,8 @@ impl Project {
     /// built-in programs) up to date. Returns whether that committed anything.
     pub fn open(&self) -> Result<(Arc<Substrate>, bool)> {
         let path = self.database();
-        let db =
-            Substrate::open(&path).with_context(|| format!("cannot open {}", path.display()))?;
+        let db = Substrate::open_with(&path, substrate_options())
+            .with_context(|| format!("cannot open {}", path.display()))?;
         keep_private(&path);
         let changed = db
             .init(crate::builtins::vocabulary())
@@ -151,10 +151,12 @@ impl Project {
 /// Commits the chunks made once (the constitution) that are missing;
 /// answers whether it did. One a person changed stays as they left it.
 fn seed(db: &Substrate) -> Result<bool> {
-    let seeds = agent::seeds();
+    let mut seeds = agent::seeds();
+    // Taken on the first call: this read never searches, so is never run
+    // again.
     let missing = db.read(|snap| -> substrate::Result<Vec<substrate::ChunkDecl>> {
         let mut out = Vec::new();
-        for decl in seeds {
+        for decl in std::mem::take(&mut seeds) {
             let id = decl.id.clone().unwrap_or_default();
             if snap.chunk(&id)?.is_none() {
                 out.push(decl);
@@ -273,5 +275,16 @@ fn write_new(path: &Path, text: &str) -> std::io::Result<()> {
     match linked {
         Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => Err(e),
         _ => Ok(()),
+    }
+}
+
+/// How `hc` opens a project's store: the defaults, but for
+/// `HC_INDEX_TEXT_INLINE` (set only by the paired benchmark), which makes
+/// each commit index its own text as before the indexing thread, to
+/// measure against.
+fn substrate_options() -> substrate::Options {
+    substrate::Options {
+        index_text_inline: std::env::var_os("HC_INDEX_TEXT_INLINE").is_some(),
+        ..substrate::Options::default()
     }
 }

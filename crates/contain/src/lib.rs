@@ -17,6 +17,9 @@
 //! * [`Zygote`] — the pre-forked trampoline: started once, it forks one
 //!   trampoline per run, over a `SOCK_SEQPACKET` socket carrying each
 //!   program's stdio descriptors;
+//! * [`Carried`] — the programs the trampoline's own executable carries
+//!   (`hc program NAME`): forked by the namespace's init, after Landlock
+//!   and seccomp, instead of exec'ing the same file again;
 //! * [`NetHolder`] — the one empty network namespace programs without
 //!   `network` share;
 //! * [`BUILD_ID`] — a hash of every source file of this crate, so a
@@ -31,6 +34,7 @@
 
 /// How [`BUILD_ID`] is computed (by `build.rs`, and by tests that check it).
 pub mod build_id;
+mod carried;
 mod entry;
 pub mod git;
 pub mod grant;
@@ -40,6 +44,7 @@ pub mod policy;
 mod sandbox;
 mod zygote;
 
+pub use carried::Carried;
 pub use entry::{trampoline, trampoline_main};
 pub use holder::NetHolder;
 pub use os::{kill_group, make_temp_dir, temp_dir};

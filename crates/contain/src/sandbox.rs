@@ -21,6 +21,7 @@
 //!    program ended. When it dies, the kernel kills all left in the namespace.
 //! 4. the parent relays that ending: the same exit code, or the same signal.
 
+use crate::carried::{self, Carrier};
 use crate::policy::{Policy, SYSTEM_READ};
 use landlock::{
     ABI, Access, AccessFs, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset, RulesetAttr,
@@ -75,8 +76,8 @@ fn landlock_creates(
 pub const HOLD_NETNS: &str = "--hold-netns";
 
 /// Contains and runs the program `policy` names; the exit status.
-pub(crate) fn contain_policy(policy: &Policy) -> u8 {
-    match contain(policy) {
+pub(crate) fn contain_policy(policy: &Policy, carrier: Option<&Carrier>) -> u8 {
+    match contain(policy, carrier) {
         Ok(code) => code,
         Err(e) => fail(&e),
     }
@@ -106,7 +107,7 @@ pub(crate) fn fail(why: &str) -> u8 {
     CONTAIN_FAILED
 }
 
-fn contain(policy: &Policy) -> Result<u8, String> {
+fn contain(policy: &Policy, carrier: Option<&Carrier>) -> Result<u8, String> {
     let namespaces = enter_namespaces(policy);
     if namespaces.is_none() && !policy.protect.is_empty() {
         return Err(format!(
@@ -130,7 +131,7 @@ fn contain(policy: &Policy) -> Result<u8, String> {
     match forked {
         ForkResult::Child => {
             drop(from_init);
-            let code = init(policy, namespaces.is_some(), to_parent);
+            let code = init(policy, namespaces.is_some(), to_parent, carrier);
             std::process::exit(code);
         }
         ForkResult::Parent { child } => {
@@ -213,7 +214,7 @@ fn protect(policy: &Policy) -> Result<(), String> {
 }
 
 /// PID 1 of the namespace: sandbox, run, reap, report. Returns the exit code.
-fn init(policy: &Policy, own_mounts: bool, report: OwnedFd) -> i32 {
+fn init(policy: &Policy, own_mounts: bool, report: OwnedFd, carrier: Option<&Carrier>) -> i32 {
     let mut report = std::fs::File::from(report);
     let _ = nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL);
     if own_mounts {
@@ -229,17 +230,9 @@ fn init(policy: &Policy, own_mounts: bool, report: OwnedFd) -> i32 {
     }
     let outcome = landlock(policy)
         .and_then(|()| seccomp(policy))
-        .and_then(|()| {
-            std::process::Command::new(&policy.program)
-                .args(&policy.args)
-                .env_clear()
-                .envs(policy.env.iter().map(|(k, v)| (k, v)))
-                .current_dir(&policy.cwd)
-                .spawn()
-                .map_err(|e| format!("cannot start `{}`: {e}", policy.program))
-        });
+        .and_then(|()| start(policy, carrier));
     let child = match outcome {
-        Ok(child) => Pid::from_raw(child.id() as i32),
+        Ok(child) => child,
         Err(e) => {
             let _ = write!(report, "fail {e}");
             return 0;
@@ -263,6 +256,30 @@ fn init(policy: &Policy, own_mounts: bool, report: OwnedFd) -> i32 {
             }
         }
     }
+}
+
+/// Starts the program, sandboxed already: forked, when this executable
+/// carries it, else exec'd.
+fn start(policy: &Policy, carrier: Option<&Carrier>) -> Result<Pid, String> {
+    if let Some(run) = carrier.and_then(|c| c.entry(policy)) {
+        // SAFETY: the init is single-threaded (a fork of the trampoline).
+        #[allow(unsafe_code)]
+        let forked = unsafe { nix::unistd::fork() }.map_err(|e| format!("fork: {e}"))?;
+        return match forked {
+            ForkResult::Child => {
+                std::process::exit(i32::from(carried::become_program(policy, run)))
+            }
+            ForkResult::Parent { child } => Ok(child),
+        };
+    }
+    std::process::Command::new(&policy.program)
+        .args(&policy.args)
+        .env_clear()
+        .envs(policy.env.iter().map(|(k, v)| (k, v)))
+        .current_dir(&policy.cwd)
+        .spawn()
+        .map(|child| Pid::from_raw(child.id() as i32))
+        .map_err(|e| format!("cannot start `{}`: {e}", policy.program))
 }
 
 /// The trampoline's own ending mirrors the program's.

@@ -11,6 +11,7 @@
 //! `exit N STATUS` (the raw wait status). The zygote ends when the engine
 //! closes its end.
 
+use crate::carried::Carrier;
 use crate::policy::Policy;
 use nix::sys::signal::{SigSet, SigmaskHow, Signal, sigprocmask};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
@@ -43,8 +44,8 @@ const MAX_REQUEST: usize = 1 << 20;
 // ---------------------------------------------------------------- zygote side
 
 /// The zygote's `main`: serve fork requests on stdin until it closes.
-pub(crate) fn zygote_main() -> u8 {
-    match serve() {
+pub(crate) fn zygote_main(carrier: Option<&Carrier>) -> u8 {
+    match serve(carrier) {
         Ok(()) => 0,
         Err(why) => {
             eprintln!("hermitcrab containment zygote: {why}");
@@ -53,7 +54,7 @@ pub(crate) fn zygote_main() -> u8 {
     }
 }
 
-fn serve() -> Result<(), String> {
+fn serve(carrier: Option<&Carrier>) -> Result<(), String> {
     // SAFETY of what follows: this process is single-threaded (the zygote is
     // started fresh and starts no threads), so forking it is sound.
     let sock = std::io::stdin()
@@ -83,21 +84,23 @@ fn serve() -> Result<(), String> {
             reap(&sock);
         }
         if request {
-            let Some((policy, stdio)) = receive(&sock, &mut buf)? else {
+            let Some((len, stdio)) = receive(&sock, &mut buf)? else {
                 return Ok(()); // the engine is gone
             };
-            let answer = match policy {
-                Ok(policy) => fork_trampoline(&policy, stdio, &chld),
-                Err(why) => format!("fail {why}"),
-            };
+            let answer = fork_trampoline(&buf[..len], stdio, &chld, carrier);
+            // A policy carries its program's environment (a host's secrets
+            // among it), and a carried program runs in a fork of this
+            // process: no later fork may find an earlier request's bytes.
+            buf[..len].fill(0);
             let _ = send(&sock, answer.as_bytes());
         }
     }
 }
 
-/// A request: its policy (or why it is not one), and the program's stdin,
-/// stdout and stderr.
-type Request = (Result<Policy, String>, Vec<OwnedFd>);
+/// A request: its policy's length in the buffer (read as a policy only in
+/// the fork, so this process never holds one parsed), and the program's
+/// stdin, stdout and stderr.
+type Request = (usize, Vec<OwnedFd>);
 
 /// One request. `None` when the engine has closed its end.
 fn receive(sock: &OwnedFd, buf: &mut [u8]) -> Result<Option<Request>, String> {
@@ -133,9 +136,7 @@ fn receive(sock: &OwnedFd, buf: &mut [u8]) -> Result<Option<Request>, String> {
     if len == 0 && fds.is_empty() {
         return Ok(None);
     }
-    let policy =
-        serde_json::from_slice::<Policy>(&buf[..len]).map_err(|e| format!("bad policy: {e}"));
-    Ok(Some((policy, fds)))
+    Ok(Some((len, fds)))
 }
 
 fn send(sock: &OwnedFd, bytes: &[u8]) -> nix::Result<usize> {
@@ -148,8 +149,14 @@ fn send(sock: &OwnedFd, bytes: &[u8]) -> nix::Result<usize> {
     )
 }
 
-/// Forks a trampoline for `policy` on `stdio`; the answer line.
-fn fork_trampoline(policy: &Policy, stdio: Vec<OwnedFd>, blocked: &SigSet) -> String {
+/// Forks a trampoline for the policy in `request` on `stdio`; the answer
+/// line.
+fn fork_trampoline(
+    request: &[u8],
+    stdio: Vec<OwnedFd>,
+    blocked: &SigSet,
+    carrier: Option<&Carrier>,
+) -> String {
     let [stdin, stdout, stderr]: [OwnedFd; 3] = match stdio.try_into() {
         Ok(fds) => fds,
         Err(_) => return "fail a request carries exactly three descriptors".into(),
@@ -160,7 +167,7 @@ fn fork_trampoline(policy: &Policy, stdio: Vec<OwnedFd>, blocked: &SigSet) -> St
     match forked {
         Err(e) => format!("fail fork: {e}"),
         Ok(ForkResult::Child) => {
-            let code = become_trampoline(policy, stdin, stdout, stderr, blocked);
+            let code = become_trampoline(request, [stdin, stdout, stderr], blocked, carrier);
             std::process::exit(i32::from(code));
         }
         Ok(ForkResult::Parent { child }) => {
@@ -173,13 +180,12 @@ fn fork_trampoline(policy: &Policy, stdio: Vec<OwnedFd>, blocked: &SigSet) -> St
 }
 
 /// In the forked child: its own process group, the program's stdio, the
-/// signal mask a program expects; then contain.
+/// signal mask a program expects; then the policy read and applied.
 fn become_trampoline(
-    policy: &Policy,
-    stdin: OwnedFd,
-    stdout: OwnedFd,
-    stderr: OwnedFd,
+    request: &[u8],
+    [stdin, stdout, stderr]: [OwnedFd; 3],
     blocked: &SigSet,
+    carrier: Option<&Carrier>,
 ) -> u8 {
     let _ = nix::unistd::setpgid(Pid::from_raw(0), Pid::from_raw(0));
     if nix::unistd::dup2_stdin(&stdin).is_err()
@@ -190,7 +196,10 @@ fn become_trampoline(
     }
     drop((stdin, stdout, stderr));
     let _ = sigprocmask(SigmaskHow::SIG_UNBLOCK, Some(blocked), None);
-    crate::sandbox::contain_policy(policy)
+    match serde_json::from_slice::<Policy>(request) {
+        Ok(policy) => crate::sandbox::contain_policy(&policy, carrier),
+        Err(e) => crate::sandbox::fail(&format!("bad policy: {e}")),
+    }
 }
 
 /// Reaps every ended trampoline and reports it.

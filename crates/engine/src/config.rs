@@ -60,6 +60,12 @@ pub struct EngineConfig {
     /// `pending`, spawn, commit `running`. Only to measure against (the
     /// paired benchmark `tools/echo_split_start`); `false` everywhere else.
     pub split_start: bool,
+    /// The zygote's executable and arguments when they are not the
+    /// trampoline's: `hc __contain`, which carries the built-ins and forks
+    /// them contained instead of exec'ing `hc program NAME` (the small
+    /// `hc-contain` stays the namespace holder and the trampoline of a run
+    /// the zygote cannot take). `None`: the trampoline's.
+    pub zygote: Option<(PathBuf, Vec<String>)>,
 }
 
 impl EngineConfig {
@@ -79,6 +85,7 @@ impl EngineConfig {
             env_values: std::collections::BTreeMap::new(),
             log_dir: None,
             split_start: false,
+            zygote: None,
         }
     }
 }

@@ -70,12 +70,18 @@ impl Engine {
             tracing::warn!("containment is off: programs run with all of this user's privileges");
         }
         let (net_holder, zygote) = match &config.containment {
-            Containment::On { exe, args } if landlock => (
-                contain::landlock_scopes_available()
-                    .then(|| contain::NetHolder::start(exe, args))
-                    .flatten(),
-                contain::Zygote::start(exe, args),
-            ),
+            Containment::On { exe, args } if landlock => {
+                let (zygote_exe, zygote_args) = match &config.zygote {
+                    Some((exe, args)) => (exe, args),
+                    None => (exe, args),
+                };
+                (
+                    contain::landlock_scopes_available()
+                        .then(|| contain::NetHolder::start(exe, args))
+                        .flatten(),
+                    contain::Zygote::start(zygote_exe, zygote_args),
+                )
+            }
             _ => (None, None),
         };
         let core = Arc::new(Core {

@@ -15,6 +15,7 @@ use std::io::Read;
 use std::net::{TcpListener, UdpSocket};
 use std::path::Path;
 use std::time::{Duration, Instant};
+use substrate::{ChunkDecl, NewPlacement};
 
 struct Places {
     work: tempfile::TempDir,
@@ -544,4 +545,85 @@ async fn without_network_no_socket_file_outside_is_reachable() {
             assert!(r[1].starts_with("denied") && !heard_dgram, "{r:?}");
         }
     }
+}
+
+/// A program the zygote's own executable carries — as `hc` carries its
+/// built-ins — is forked contained from the zygote instead of exec'd: it
+/// holds nothing of the zygote's (no descriptor but its stdio, so never the
+/// socket that asks the zygote for trampolines; the policy's environment
+/// and no other; the project root as its directory), and Landlock holds it
+/// as it holds any program.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_carried_program_is_forked_contained_holding_nothing_of_the_zygote() {
+    let exe = std::path::PathBuf::from(env!("CARGO_BIN_EXE_hc-contain-test"));
+    let h = Harness::with(|root| {
+        let mut c = config(root);
+        c.builtin_exe = exe.clone();
+        c.zygote = Some((exe.clone(), Vec::new()));
+        c
+    });
+    let p = places();
+    let inside = h.dir.path().join("made-inside");
+    let outside = p.outside.path().join("made-outside");
+    h.commit(vec![
+        ChunkDecl::with_id("program/inside")
+            .name("inside")
+            .body(json!({
+                "executable": "builtin:inside",
+                "args": [path(&inside), path(&outside)],
+                "runtime": "vm",
+                "text": "says what it holds",
+                "capabilities": {"filesystem": {"read": "all", "write": ["."]}},
+            }))
+            .on(NewPlacement::instance("engine/program")),
+    ]);
+    let id = h
+        .engine
+        .run(&Context::host(), "inside", RunArgs::default())
+        .unwrap();
+    let done = h.wait(&id).await;
+    let body = done.scopes[0].body_value();
+    let tail = body["stderr_tail"].as_str().unwrap_or_default();
+    let said: Value = serde_json::from_str(tail.trim()).unwrap_or_else(|e| panic!("{e}: {body:#}"));
+    assert!(
+        said["cmdline"].as_str().unwrap().ends_with("--zygote"),
+        "forked from the zygote, never exec'd: {said}"
+    );
+    let fds: Vec<&str> = said["fds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap())
+        .collect();
+    // Its stdio, and the directory it was listing.
+    assert_eq!(fds.len(), 4, "{fds:?}");
+    for fd in ["0=pipe:", "1=pipe:", "2=pipe:", "3=/proc/"] {
+        assert!(fds.iter().any(|f| f.starts_with(fd)), "{fd} in {fds:?}");
+    }
+    assert!(!fds.iter().any(|f| f.contains("socket:")), "{fds:?}");
+    let mut env: Vec<&str> = said["env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    env.sort_unstable();
+    for name in [
+        "HC_CAPABILITIES",
+        "HC_PROCESS_ID",
+        "HC_PROJECT_ROOT",
+        "HC_PROTOCOL",
+        "TMPDIR",
+    ] {
+        assert!(env.contains(&name), "{name} in {env:?}");
+    }
+    let allowed = ["PATH", "HOME", "LANG", "LC_ALL", "TERM", "TZ", "USER"];
+    assert!(
+        env.iter()
+            .all(|n| n.starts_with("HC_") || *n == "TMPDIR" || allowed.contains(n)),
+        "nothing but the policy's environment: {env:?}"
+    );
+    assert_eq!(said["cwd"].as_str().unwrap(), path(h.dir.path()));
+    assert_eq!(said["created"], json!([path(&inside)]), "{said}");
+    assert!(inside.exists() && !outside.exists());
 }

@@ -13,10 +13,12 @@ mod init {
         /// differs from what is stored: a second call with the same chunks
         /// commits nothing and returns `None`; a call with newer
         /// definitions upgrades them. Placements are only ever added.
-        pub fn init(&self, chunks: Vec<ChunkDecl>) -> Result<Option<Commit>> {
+        pub fn init(&self, mut chunks: Vec<ChunkDecl>) -> Result<Option<Commit>> {
+            // Taken on the first call: this read never searches, so is never
+            // run again.
             let missing = self.read(|snap| {
                 let mut out = Vec::new();
-                for mut decl in chunks {
+                for mut decl in std::mem::take(&mut chunks) {
                     let Some(id) = decl.id.clone() else {
                         return Err(Error::InvalidRequest(
                             "bootstrap chunks need explicit ids".into(),

@@ -24,5 +24,5 @@ extern "C" fn main(
     _argv: *const *const std::ffi::c_char,
 ) -> std::ffi::c_int {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    std::ffi::c_int::from(contain::trampoline(&args))
+    std::ffi::c_int::from(contain::trampoline(&args, None))
 }

@@ -144,3 +144,29 @@ async fn escape_sequences_from_files_or_the_api_are_shown_written_out_too() {
     assert_eq!(refused.code, 2, "{refused:?}");
     clean("unknown key", &refused.stderr);
 }
+
+/// A built-in tool is not exec'd: `hc`'s own zygote forks it, contained
+/// (its command line is the zygote's), and it is held to the tool's
+/// boundaries as before: `shell` writes in the project, not outside it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_built_in_tool_is_forked_from_hcs_zygote_and_still_contained() {
+    let outside = tempfile::tempdir().unwrap();
+    let out = outside.path().join("escaped");
+    let command = format!(
+        "tr '\\0' ' ' < /proc/$PPID/cmdline; echo; touch inside; touch {} || echo refused",
+        out.display()
+    );
+    let s = Setup::new(json!({"turns": [
+        reply(json!([call("t1", "shell", json!({"command": command}))]), "tool_use"),
+        reply(json!([text("done")]), "end_turn"),
+    ]}))
+    .await;
+    let ran = s.run(&["--permission-mode", "bypass", "go"]).await;
+    assert_eq!(ran.code, 0, "{ran:?}");
+    let session = s.sessions().pop().unwrap();
+    let result = &s.of_type(&session, "tool-result")[0];
+    let text = result["text"].as_str().unwrap();
+    assert!(text.contains("hc __contain --zygote"), "{text}");
+    assert!(text.contains("refused"), "{text}");
+    assert!(s.root.join("inside").exists() && !out.exists());
+}

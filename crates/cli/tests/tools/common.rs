@@ -57,8 +57,8 @@ pub fn trust(dir: &Path) {
     assert!(out.status.success(), "hc trust: {out:?}");
 }
 
-/// The engine configuration `hc` would use: built-ins through `hc`,
-/// containment through `hc-contain`.
+/// The engine configuration `hc` would use: built-ins through `hc` (forked
+/// by its zygote, `hc __contain`), containment through `hc-contain`.
 pub fn config(root: &Path) -> EngineConfig {
     let mut config = EngineConfig::new(root);
     config.builtin_exe = PathBuf::from(HC);
@@ -66,6 +66,7 @@ pub fn config(root: &Path) -> EngineConfig {
         exe: PathBuf::from(env!("CARGO_BIN_EXE_hc-contain")),
         args: Vec::new(),
     };
+    config.zygote = Some((PathBuf::from(HC), vec!["__contain".into()]));
     config
 }
 

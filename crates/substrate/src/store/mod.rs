@@ -6,6 +6,7 @@ mod checkpoint;
 mod read;
 mod schema;
 mod snapshot;
+mod text;
 mod write;
 
 pub use read::DEFAULT_LIMIT;
@@ -43,6 +44,11 @@ pub struct Options {
     /// Bytes of assembled chunk versions kept in memory (0: none). Versions
     /// never change, so the cache is exact for every read.
     pub cache_bytes: usize,
+    /// Whether a commit indexes its text for full-text search itself,
+    /// before it returns, instead of leaving it to the indexing thread
+    /// (`text.rs`). Searches find the same either way; `false` everywhere
+    /// but the benchmark that measures the difference.
+    pub index_text_inline: bool,
 }
 
 impl Default for Options {
@@ -52,6 +58,7 @@ impl Default for Options {
             broadcast_capacity: 4096,
             max_idle_readers: 8,
             cache_bytes: 64 * 1024 * 1024,
+            index_text_inline: false,
         }
     }
 }
@@ -60,10 +67,11 @@ impl Default for Options {
 pub struct Substrate {
     path: PathBuf,
     options: Options,
-    writer: Mutex<Connection>,
+    writer: Arc<Mutex<Connection>>,
     readers: Mutex<Vec<Connection>>,
     events: broadcast::Sender<Arc<Commit>>,
     checkpointer: checkpoint::Checkpointer,
+    indexer: text::Indexer,
     cache: cache::VersionCache,
     /// Every commit up to this one has been broadcast here (made here, or
     /// by another process and followed).
@@ -151,13 +159,16 @@ impl Substrate {
         }
         let cache = cache::VersionCache::new(options.cache_bytes);
         let upto = head_of(&writer)?;
+        let writer = Arc::new(Mutex::new(writer));
+        let indexer = text::Indexer::start(Arc::downgrade(&writer))?;
         Ok(Substrate {
             path,
             options,
-            writer: Mutex::new(writer),
+            writer,
             readers: Mutex::new(Vec::new()),
             events,
             checkpointer,
+            indexer,
             cache,
             broadcast_upto: std::sync::atomic::AtomicU64::new(upto),
         })
@@ -170,6 +181,9 @@ impl Substrate {
     /// recover its index, and the log would grow across processes that
     /// each commit less than a checkpoint's worth.
     pub fn checkpoint(&self) -> Result<()> {
+        // Text still queued for the index goes in first: the next process
+        // would otherwise index it on its first search or commit.
+        text::catch_up(&self.writer)?;
         let writer = self
             .writer
             .lock()
@@ -221,15 +235,10 @@ impl Substrate {
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(Error::from)?;
         let head = head_of(&tx)?;
-        guard(&Snapshot {
-            conn: &tx,
-            at: At::Head,
-            head,
-            cache: None,
-        })?;
+        guard(&Snapshot::writing(&tx, head))?;
         let n = head + 1;
         let timestamp = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
-        let commit = write::Apply::new(&tx, n)?.run(
+        let (commit, text_queued) = write::Apply::new(&tx, n)?.run(
             decl,
             (head > 0).then_some(head),
             timestamp,
@@ -250,8 +259,16 @@ impl Substrate {
             ])
         })
         .map_err(Error::from)?;
+        if self.options.index_text_inline {
+            for key in &text_queued {
+                text::index_key(&tx, *key)?;
+            }
+        }
         tx.commit().map_err(Error::from)?;
         self.checkpointer.committed();
+        if !text_queued.is_empty() && !self.options.index_text_inline {
+            self.indexer.wake();
+        }
         let commit = Arc::new(commit);
         // What another process committed before this one, not yet followed,
         // goes out first: subscribers see commits in order.
@@ -323,11 +340,16 @@ impl Substrate {
     }
 
     /// Runs `f` on one consistent snapshot at head: several reads (and the
-    /// checks that guard them) see the same state.
+    /// checks that guard them) see the same state. A search in `f` that
+    /// found the full-text index behind (text a commit queued, not yet
+    /// indexed) has `f` run again inside a write transaction, where the
+    /// search indexes the queue first: it finds everything committed before
+    /// it, and the index and the state it reads are one.
     pub fn read<T, E: From<Error>>(
         &self,
-        f: impl FnOnce(&Snapshot<'_>) -> Result<T, E>,
+        mut f: impl FnMut(&Snapshot<'_>) -> Result<T, E>,
     ) -> Result<T, E> {
+        let behind = std::cell::Cell::new(false);
         let conn = self.reader()?;
         let result = (|| {
             let tx = conn.unchecked_transaction().map_err(Error::from)?;
@@ -337,12 +359,23 @@ impl Substrate {
                 at: At::Head,
                 head,
                 cache: Some(&self.cache),
+                behind: Some(&behind),
             })?;
             tx.finish().map_err(Error::from)?;
             Ok(out)
         })();
         self.give_back(conn);
-        result
+        if !behind.get() {
+            return result;
+        }
+        let mut conn = lock(&self.writer);
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(Error::from)?;
+        let head = head_of(&tx)?;
+        let out = f(&Snapshot::writing(&tx, head))?;
+        tx.commit().map_err(Error::from)?;
+        Ok(out)
     }
 
     /// The latest commit id (0 when nothing was committed).

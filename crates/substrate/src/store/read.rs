@@ -469,6 +469,17 @@ impl Snapshot<'_> {
     /// with their creation commits. A query that is not valid FTS5 syntax is
     /// searched as plain words.
     fn search(&self, query: &str) -> Result<Vec<i64>> {
+        if super::text::behind(self.conn)? {
+            match self.behind {
+                // A write transaction: index the queue here, then search.
+                None => super::text::index_all(self.conn)?,
+                // A read: the store indexes it and reads again.
+                Some(flag) => {
+                    flag.set(true);
+                    return Ok(Vec::new());
+                }
+            }
+        }
         // The index holds current text only: every hit is a live chunk's key.
         let sql = "SELECT rowid FROM chunk_text WHERE chunk_text MATCH ?1";
         let run = |q: &str| rows(self.conn, sql, &[&q], At::Head, |r| r.get(0));

@@ -93,6 +93,11 @@ const MIGRATIONS: &[&str] = &[
         UPDATE scope_counts SET members = members - 1 WHERE scope = NEW.scope;
     END;
     "#,
+    // 3: keys whose text the full-text index has yet to take (`text.rs`):
+    // a commit queues them, a thread indexes them off the commit's path.
+    r#"
+    CREATE TABLE text_queue (key INTEGER PRIMARY KEY);
+    "#,
 ];
 
 /// The schema version this build writes.

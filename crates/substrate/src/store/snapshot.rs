@@ -141,9 +141,27 @@ pub struct Snapshot<'c> {
     /// `None` inside a write transaction: versions written there are not
     /// committed yet and must not be remembered.
     pub(crate) cache: Option<&'c VersionCache>,
+    /// Set when a search found the full-text index behind the queue: a
+    /// read outside any write transaction cannot index, so
+    /// [`Substrate::read`](super::Substrate::read) does, and reads again.
+    /// `None` inside a write transaction, which indexes inline.
+    pub(crate) behind: Option<&'c std::cell::Cell<bool>>,
 }
 
 impl<'c> Snapshot<'c> {
+    /// The view inside a write transaction on `conn`, at `head`: nothing
+    /// cached (what it reads may not be committed yet), and a search
+    /// indexes queued text inline.
+    pub(crate) fn writing(conn: &'c Connection, head: CommitId) -> Snapshot<'c> {
+        Snapshot {
+            conn,
+            at: At::Head,
+            head,
+            cache: None,
+            behind: None,
+        }
+    }
+
     /// The commit this view reflects (0 on an empty substrate).
     pub fn commit_id(&self) -> CommitId {
         match self.at {
@@ -175,6 +193,7 @@ impl<'c> Snapshot<'c> {
             at,
             head: self.head,
             cache: self.cache,
+            behind: self.behind,
         })
     }
 

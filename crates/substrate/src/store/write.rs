@@ -91,6 +91,8 @@ pub(crate) struct Apply<'c> {
     new_rows: Vec<NewRow>,
     composed: HashMap<String, ComposedSpec>,
     next_vid: i64,
+    /// The keys whose text it queued for the index.
+    text_queued: Vec<i64>,
 }
 
 impl<'c> Apply<'c> {
@@ -113,27 +115,23 @@ impl<'c> Apply<'c> {
             new_rows: Vec::new(),
             composed: HashMap::new(),
             next_vid,
+            text_queued: Vec::new(),
         })
     }
 
     fn snapshot(&self) -> Snapshot<'c> {
-        Snapshot {
-            conn: self.conn,
-            at: At::Head,
-            head: self.n,
-            cache: None,
-        }
+        Snapshot::writing(self.conn, self.n)
     }
 
     /// Applies the whole declaration and returns the commit record (not yet
-    /// stored).
+    /// stored), and the keys whose text it queued for the index.
     pub(crate) fn run(
         mut self,
         decl: Declaration,
         parent: Option<CommitId>,
         timestamp: String,
         dispatch_id: Option<String>,
-    ) -> Result<Commit> {
+    ) -> Result<(Commit, Vec<i64>)> {
         for key in &decl.remove.placements {
             self.remove_placement(&key.chunk, &key.scope, key.kind)?;
         }
@@ -157,7 +155,7 @@ impl<'c> Apply<'c> {
         self.sync_placements()?;
         self.check_rules()?;
         let touched_scopes = self.touched_scopes()?;
-        Ok(Commit {
+        let commit = Commit {
             id: self.n,
             parent_id: parent,
             timestamp,
@@ -167,7 +165,8 @@ impl<'c> Apply<'c> {
             removed: self.removed,
             placements_modified: self.changes,
             touched_scopes,
-        })
+        };
+        Ok((commit, self.text_queued))
     }
 
     fn mark_replaced(&mut self, id: &str) {
@@ -218,9 +217,7 @@ impl<'c> Apply<'c> {
             |r| r.get::<_, i64>(0),
         )?
         .ok_or_else(|| Error::NotFound(format!("cannot remove chunk `{id}`: it does not exist")))?;
-        self.conn
-            .prepare_cached("DELETE FROM chunk_text WHERE rowid = ?1")?
-            .execute([key])?;
+        self.queue_text(key)?;
         let ended = rows(
             self.conn,
             "UPDATE placements SET ended = ?2 WHERE (chunk = ?1 OR scope = ?1) AND ended IS NULL \
@@ -329,16 +326,13 @@ impl<'c> Apply<'c> {
                 self.insert_version(id, old.key, v)?;
             }
             if text_changed {
-                self.conn
-                    .prepare_cached("DELETE FROM chunk_text WHERE rowid = ?1")?
-                    .execute([old.key])?;
-                self.index_text(old.key, v.name, v.body)?;
+                self.queue_text(old.key)?;
             }
             return Ok(());
         }
         let key = self.next_vid;
         self.insert_version(id, key, v)?;
-        self.index_text(key, v.name, v.body)
+        self.queue_text(key)
     }
 
     fn insert_version(&mut self, id: &str, key: i64, v: &Version<'_>) -> Result<()> {
@@ -362,17 +356,11 @@ impl<'c> Apply<'c> {
         Ok(())
     }
 
-    fn index_text(&self, key: i64, name: &Option<String>, body: &str) -> Result<()> {
-        let mut text = name.clone().unwrap_or_default();
-        let value: Value = serde_json::from_str(body).unwrap_or_default();
-        collect_strings(&value, &mut text);
-        if text.is_empty() {
-            return Ok(());
-        }
-        self.conn
-            .prepare_cached("INSERT INTO chunk_text (rowid, text) VALUES (?1, ?2)")?
-            .execute(rusqlite::params![key, text])?;
-        Ok(())
+    /// Queues `key`'s text for the index (`text.rs`): indexed after the
+    /// commit, off its path.
+    fn queue_text(&mut self, key: i64) -> Result<()> {
+        self.text_queued.push(key);
+        super::text::queue(self.conn, key)
     }
 
     /// Brings the placements column of every chunk whose placements changed
@@ -704,20 +692,4 @@ struct Version<'a> {
 /// A JSON path naming one object key, quoted so any key works.
 fn field_path(field: &str) -> String {
     format!("$.{}", Value::String(field.to_owned()))
-}
-
-/// Appends every string in `value` (names of chunks and string values of
-/// bodies are what full-text search covers).
-fn collect_strings(value: &Value, out: &mut String) {
-    match value {
-        Value::String(s) => {
-            if !out.is_empty() {
-                out.push('\n');
-            }
-            out.push_str(s);
-        }
-        Value::Array(items) => items.iter().for_each(|v| collect_strings(v, out)),
-        Value::Object(map) => map.values().for_each(|v| collect_strings(v, out)),
-        _ => {}
-    }
 }
