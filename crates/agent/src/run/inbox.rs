@@ -70,7 +70,15 @@ impl Inbox {
                         if commit.dispatch_id.as_deref() == Some(me.as_str()) {
                             continue; // its own
                         }
-                        for id in &commit.created {
+                        // Only what the commit placed on the session itself
+                        // is read (its record says so; what the run waits
+                        // for is put there): a tool's output, on its
+                        // process, costs no round trip.
+                        for id in commit
+                            .created
+                            .iter()
+                            .filter(|id| placed_on(&commit, id, &session))
+                        {
                             if seen.insert(id.clone()) {
                                 routing.route(&client, id, &flag).await;
                             }
@@ -161,6 +169,18 @@ fn routed(item: &ChunkItem) -> bool {
     ]
     .iter()
     .any(|kind| item.is_on(kind, PlacementType::Instance))
+}
+
+/// Whether `commit` placed `id` as an instance on `session`. (Not its
+/// type: a subscriber's copy of a record leaves out placements on scopes
+/// outside its read boundary, the types among them.)
+fn placed_on(commit: &substrate::Commit, id: &str, session: &str) -> bool {
+    commit.placements_modified.iter().any(|p| {
+        p.chunk == id
+            && p.scope == session
+            && p.op == substrate::PlacementOp::Added
+            && p.kind == PlacementType::Instance
+    })
 }
 
 /// What others have committed on `session` for a run, read back whole (a
