@@ -76,11 +76,7 @@ impl Tiles {
             .ok_or_else(|| {
                 EngineError::not_found(format!("`{process}` is not a running webview program"))
             })?;
-        let token = format!(
-            "{}{}",
-            substrate::ids::new_id("slot"),
-            substrate::ids::new_id("")
-        );
+        let token = unguessable()?;
         inner.tokens.insert(token.clone(), process.to_owned());
         Ok((token, entry))
     }
@@ -109,4 +105,20 @@ impl Tiles {
             tile.sockets.send_modify(|n| *n = n.saturating_sub(1));
         }
     }
+}
+
+/// A token no one can guess from anything else the engine hands out: 128
+/// bits from the OS's random source. (Ids are ULIDs made monotonic within
+/// a millisecond — one seen, the next is the same plus one — so never a
+/// capability.)
+fn unguessable() -> Result<String> {
+    use std::io::Read as _;
+    let mut bytes = [0u8; 16];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .map_err(|e| EngineError::internal(format!("cannot read random bytes for a slot: {e}")))?;
+    Ok(format!(
+        "slot_{}",
+        bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()
+    ))
 }

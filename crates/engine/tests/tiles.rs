@@ -164,3 +164,23 @@ async fn a_tile_finishes_its_own_run_and_a_malformed_line_is_answered() {
     // a program that is not a webview program has no tile
     assert!(h.engine.tile_token(&host, "p_nothing").is_err());
 }
+
+/// A slot token is a capability: nothing else the engine hands out (ids
+/// are ULIDs, the next one made in a millisecond the last plus one) says
+/// what the next token is. Tokens issued back to back share no prefix
+/// past their kind.
+#[tokio::test(flavor = "multi_thread")]
+async fn slot_tokens_cannot_be_guessed_from_one_another() {
+    let h = with_tile_program();
+    let host = Context::host();
+    let process = h.engine.run(&host, "notes", RunArgs::default()).unwrap();
+    let tokens: Vec<String> = (0..20)
+        .map(|_| h.engine.tile_token(&host, &process).unwrap().0)
+        .collect();
+    for pair in tokens.windows(2) {
+        let (a, b) = (&pair[0]["slot_".len()..], &pair[1]["slot_".len()..]);
+        assert_eq!(a.len(), 32, "128 bits: {a}");
+        let shared = a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
+        assert!(shared < 8, "{a} and {b} share {shared} leading digits");
+    }
+}

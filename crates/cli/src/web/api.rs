@@ -145,11 +145,11 @@ pub async fn program_run(State(app): State<App>, Json(asked): Json<ProgramAsked>
 pub async fn mount(State(app): State<App>, Path(process): Path<String>) -> Response {
     match app.engine.tile_token(&Context::host(), &process) {
         Ok((token, entry)) => {
-            let key = app
-                .views()
-                .entry(process.clone())
-                .or_insert_with(|| super::auth::random_hex(16))
-                .clone();
+            let fresh = match super::auth::random_hex(16) {
+                Ok(key) => key,
+                Err(e) => return failed(StatusCode::INTERNAL_SERVER_ERROR, e),
+            };
+            let key = app.views().entry(process.clone()).or_insert(fresh).clone();
             let page = entry
                 .rsplit('/')
                 .next()

@@ -16,19 +16,22 @@ use std::path::Path;
 /// The cookie's name.
 const COOKIE: &str = "hc_token";
 
-/// Random bytes as lowercase hex.
-pub fn random_hex(bytes: usize) -> String {
+/// Random bytes as lowercase hex; an error when the OS gives none (never
+/// a token of zeros).
+pub fn random_hex(bytes: usize) -> Result<String> {
     use ring::rand::SecureRandom as _;
     let mut b = vec![0u8; bytes];
-    let _ = ring::rand::SystemRandom::new().fill(&mut b);
-    b.iter().map(|x| format!("{x:02x}")).collect()
+    ring::rand::SystemRandom::new()
+        .fill(&mut b)
+        .map_err(|_| anyhow::anyhow!("the OS gave no random bytes for a token"))?;
+    Ok(b.iter().map(|x| format!("{x:02x}")).collect())
 }
 
 /// The token: kept in `file` when given (made there, private, when
 /// missing), else fresh.
 pub fn token(file: Option<&Path>) -> Result<String> {
     let Some(file) = file else {
-        return Ok(random_hex(24));
+        return random_hex(24);
     };
     if let Ok(text) = std::fs::read_to_string(file) {
         let kept = text.trim().to_owned();
@@ -36,7 +39,7 @@ pub fn token(file: Option<&Path>) -> Result<String> {
             return Ok(kept);
         }
     }
-    let fresh = random_hex(24);
+    let fresh = random_hex(24)?;
     use std::os::unix::fs::OpenOptionsExt as _;
     let mut out = std::fs::OpenOptions::new()
         .write(true)
