@@ -382,3 +382,58 @@ async fn subscribing_running_and_cancelling_need_reach() {
     assert!(results[3]["message"].as_str().unwrap().contains("program"));
     h.engine.cancel(&engine::Context::host(), &sibling).unwrap();
 }
+
+/// A run the judge refuses never starts: it is judged before anything is
+/// spawned, not only in the commit after the spawn (a program can act
+/// before it reads a byte from the engine — here, one that makes a file
+/// as it starts). The same program, allowed, does make its file.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_refused_run_never_starts_its_program() {
+    let (h, ..) = world();
+    let marks = tempfile::tempdir().unwrap();
+    let marker = |name: &str| {
+        h.commit(vec![
+            ChunkDecl::with_id(format!("program/{name}"))
+                .name(name)
+                .body(json!({
+                    "executable": "sh",
+                    "args": ["-c", format!(": > '{}'", marks.path().join(name).display())],
+                    "runtime": "vm",
+                    "text": "makes a file as it starts",
+                    "capabilities": {"filesystem": {"read": "all", "write": [marks.path()]}},
+                }))
+                .on(NewPlacement::instance("engine/program")),
+        ]);
+    };
+    marker("refused");
+    marker("allowed");
+    // Many arguments the caller may place, then one it may not: judging
+    // them takes long enough that a program spawned first would act.
+    let mut arguments: Vec<Value> = (0..3000)
+        .map(|n| json!({"body": {"text": format!("argument {n}")}, "placements": [{"scope": "s_in", "type": "instance"}]}))
+        .collect();
+    arguments.push(json!({"body": {"text": "an argument placed outside"}, "placements": [{"scope": "s_out", "type": "instance"}]}));
+    let results = ops(
+        &h,
+        "fixture",
+        Some(Boundary::Open),
+        roots(&["s_in"]),
+        json!([
+            {"op": "run", "program": "refused", "args": {"chunks": arguments}},
+            {"op": "run", "program": "allowed", "args": {}}
+        ]),
+    )
+    .await;
+    assert_eq!(codes(&results), ["BOUNDARY_VIOLATION", "ok"], "{results:?}");
+    let allowed = marks.path().join("allowed");
+    let started = std::time::Instant::now();
+    while !allowed.exists() && started.elapsed() < std::time::Duration::from_secs(10) {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(allowed.exists(), "the allowed run made its file");
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    assert!(
+        !marks.path().join("refused").exists(),
+        "the refused run never started"
+    );
+}

@@ -100,21 +100,7 @@ fn launch<O: Ops>(
     // one commit that creates it says it is `running`, with its pid: it
     // cannot act before then — nothing reads its stdout until it is
     // supervised, after the commit — and a commit refused kills it.
-    let split = core.config.split_start;
-    let spawned = (plan.served_by.is_none() && plan.webview.is_none() && !split)
-        .then(|| spawn::spawn(core, &id, &plan));
-    let pid = match &spawned {
-        Some(Ok(child)) => Some(child.pid()),
-        _ => None,
-    };
-    let (decl, arguments) = declaration(&id, &core.id, ctx, &plan, &args, pid);
-    let slot = Arc::new(Slot::new(
-        id.clone(),
-        ctx.process_id.clone(),
-        plan.reach.clone(),
-        service.then(|| core.services.get(&plan.program_id)),
-    ));
-    core.slots.insert(Arc::clone(&slot));
+    let (mut decl, arguments) = declaration(&id, &core.id, ctx, &plan, &args);
     // The caller is judged for its arguments as placed — on the new process
     // (inside its own tree) and typed — with the process's own placements
     // being the engine's.
@@ -128,11 +114,27 @@ fn launch<O: Ops>(
             .cloned()
             .collect(),
     );
-    let committed = core
-        .db
-        .commit_with(decl, ctx.process_id.as_deref(), |snap| {
-            Judge::new(&mut View::new(snap), &caller, &[id.as_str()]).judge(&judged)
-        });
+    let judge = |snap: &substrate::Snapshot<'_>| {
+        Judge::new(&mut View::new(snap), &caller, &[id.as_str()]).judge(&judged)
+    };
+    // Judged before anything is spawned — a run the caller may not make
+    // never starts, not even until its commit is refused — and again in
+    // the commit, on the state it lands on.
+    core.db.read(judge)?;
+    let slot = Arc::new(Slot::new(
+        id.clone(),
+        ctx.process_id.clone(),
+        plan.reach.clone(),
+        service.then(|| core.services.get(&plan.program_id)),
+    ));
+    core.slots.insert(Arc::clone(&slot));
+    let split = core.config.split_start;
+    let spawned = (plan.served_by.is_none() && plan.webview.is_none() && !split)
+        .then(|| spawn::spawn(core, &id, &plan));
+    if let Some(Ok(child)) = &spawned {
+        mark_running(&mut decl, &id, child.pid());
+    }
+    let committed = core.db.commit_with(decl, ctx.process_id.as_deref(), judge);
     if let Err(e) = committed {
         core.slots.remove(&id);
         if let Some(Ok(mut child)) = spawned {
@@ -175,6 +177,16 @@ fn launch<O: Ops>(
     let budget = Duration::from_millis(plan.timeout_ms);
     tokio::spawn(async move { supervise(core, ops, slot, child, budget).await });
     Ok(id)
+}
+
+/// The process of `decl` spawned already: `running`, with its pid.
+fn mark_running(decl: &mut Declaration, id: &str, pid: Option<u32>) {
+    let process = decl.chunks.iter_mut().find(|c| c.id.as_deref() == Some(id));
+    if let Some(body) = process.and_then(|c| c.body.as_mut()) {
+        body["status"] = json!("running");
+        body["started"] = json!(now());
+        body["pid"] = json!(pid);
+    }
 }
 
 /// The start as it was before it was one commit (`split_start`): spawn,
@@ -235,7 +247,6 @@ fn declaration(
     ctx: &Context,
     plan: &Plan,
     args: &RunArgs,
-    spawned: Option<Option<u32>>,
 ) -> (Declaration, Vec<String>) {
     let parent = ctx.process_id.as_deref().or(args.session.as_deref());
     let mut arguments = Vec::new();
@@ -268,12 +279,6 @@ fn declaration(
         body["status"] = json!("running");
         body["started"] = json!(now());
         body["webview"] = json!(entry);
-    }
-    // Spawned already: running, with its pid.
-    if let Some(pid) = spawned {
-        body["status"] = json!("running");
-        body["started"] = json!(now());
-        body["pid"] = json!(pid);
     }
     let mut process = ChunkDecl::with_id(id)
         .name(plan.program_name.clone())
