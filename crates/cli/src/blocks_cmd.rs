@@ -82,7 +82,7 @@ pub fn blocks(command: Option<BlocksCommand>, flags: BlocksFlags) -> Result<()> 
             match flags.json {
                 true => print(&json!(nodes)),
                 false => {
-                    println!("{}", render_spindle(&name, &address, &nodes));
+                    println!("{}", shown(&render_spindle(&name, &address, &nodes)));
                     Ok(())
                 }
             }
@@ -172,17 +172,17 @@ fn list(read: &Read<'_>, as_json: bool) -> Result<()> {
         match row["invalid"].as_str() {
             Some(why) => println!(
                 "{}  {}",
-                bold(name),
-                crate::style::bad(&format!("invalid: {why}"))
+                bold(&shown(name)),
+                crate::style::bad(&shown(&format!("invalid: {why}")))
             ),
             None => println!(
                 "{}  {}  {}",
-                bold(name),
+                bold(&shown(name)),
                 dim(&format!(
                     "decimal {} · {} nodes",
                     row["decimal"], row["nodes"]
                 )),
-                cut(row["pscale0"].as_str().unwrap_or_default(), 80)
+                cut(&shown(row["pscale0"].as_str().unwrap_or_default()), 80)
             ),
         }
     }
@@ -197,7 +197,7 @@ fn print_tree(block: &Block) {
     };
     println!(
         "{}  {}",
-        bold(&block.name),
+        bold(&shown(&block.name)),
         dim(&format!("decimal {} · {kind}", block.decimal))
     );
     fn walk(block: &Block, node: &Node, path: &mut Vec<u8>) {
@@ -242,7 +242,7 @@ fn show_node(block: &Block, address: &str, as_json: bool) -> Result<()> {
         return print(&json!({"path": dotted(&path), "content": node.text(),
                              "spindle": spindle, "children": children}));
     }
-    println!("{}", render_spindle(&block.name, address, &spindle));
+    println!("{}", shown(&render_spindle(&block.name, address, &spindle)));
     for (d, child) in node.children() {
         let more = if child.is_branch() { " …" } else { "" };
         let mut at = path.clone();

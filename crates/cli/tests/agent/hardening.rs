@@ -170,3 +170,25 @@ async fn a_built_in_tool_is_forked_from_hcs_zygote_and_still_contained() {
     assert!(text.contains("refused"), "{text}");
     assert!(s.root.join("inside").exists() && !out.exists());
 }
+
+/// A block's text is the model's: `hc blocks` writes its control
+/// characters out instead of sending them to the terminal.
+#[tokio::test(flavor = "multi_thread")]
+async fn hc_blocks_shows_escape_sequences_written_out() {
+    let s = Setup::new(json!({"turns": [reply(json!([text("ok")]), "end_turn")]})).await;
+    s.commit(json!({"chunks": [{"id": "block/hermitcrab/notes",
+        "body": {"name": "notes", "decimal": 1, "tree": {"_": format!("top {NASTY}"), "1": {"_": format!("child {NASTY}")}}}}]}))
+        .await;
+    for args in [
+        &["blocks", "show", "notes"][..],
+        &["blocks", "show", "notes", "1"][..],
+    ] {
+        let out = s.out(args).await;
+        assert_eq!(out.code, 0, "{out:?}");
+        assert!(
+            !out.stdout.contains('\x1b') && !out.stdout.contains('\u{202e}'),
+            "{out:?}"
+        );
+        assert!(out.stdout.contains("\\x1b]0;owned"), "{out:?}");
+    }
+}
