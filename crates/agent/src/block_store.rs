@@ -96,6 +96,15 @@ impl BlockStore {
             .on(NewPlacement::instance(scope_of(&self.identity)))
     }
 
+    /// Commits `block` as a new one: refused by the store when a block of
+    /// its name exists (made meanwhile by another run), never overwriting it.
+    pub async fn create(&self, block: &Block) -> Result<substrate::Commit, ClientError> {
+        let chunk = self.chunk(block).create_only();
+        self.client
+            .commit(substrate::Declaration::of(vec![chunk]))
+            .await
+    }
+
     /// Commits `blocks` in one commit.
     pub async fn put(&self, blocks: &[&Block]) -> Result<substrate::Commit, ClientError> {
         let chunks: Vec<ChunkDecl> = blocks.iter().map(|b| self.chunk(b)).collect();

@@ -234,9 +234,14 @@ impl BlockTools {
             Err(e) => return Err(refused(format!("cannot read the blocks: {e}"))),
         }
         let block = Block::new(&create.name, decimal, &create.pscale0);
-        let commit = self.save(&block).await?;
+        let commit = self.store.create(&block).await.map_err(|e| {
+            refused(format!(
+                "block `{}` was not made (made meanwhile by another run? block_read reads                  it): {e}",
+                block.name
+            ))
+        })?;
         Ok(answered(
-            json!({"created": block.name, "decimal": decimal, "commit": commit}),
+            json!({"created": block.name, "decimal": decimal, "commit": commit.id}),
         ))
     }
 
