@@ -336,3 +336,28 @@ fn a_failed_commit_publishes_nothing() {
     );
     assert!(matches!(rx.try_recv(), Err(TryRecvError::Empty)));
 }
+
+/// A commit that landed is answered as landed, even when a commit another
+/// process made before it (broadcast first, to keep the order) has a
+/// record that cannot be read: its caller would otherwise make it again.
+#[test]
+fn a_commit_that_landed_is_answered_whatever_another_processs_record_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.db");
+    let db = substrate::Substrate::open(&path).unwrap();
+    let first = db
+        .commit(Declaration::of(vec![ChunkDecl::with_id("a")]), None)
+        .unwrap();
+    let raw = rusqlite::Connection::open(&path).unwrap();
+    raw.execute(
+        "INSERT INTO commits (id, parent_id, timestamp, dispatch_id, record) \
+         VALUES (?1, ?2, '2026-11-25T00:00:00.000Z', NULL, 'not a record')",
+        [first.id as i64 + 1, first.id as i64],
+    )
+    .unwrap();
+    let landed = db
+        .commit(Declaration::of(vec![ChunkDecl::with_id("b")]), None)
+        .expect("landed, so answered");
+    assert_eq!(landed.id, first.id + 2);
+    assert!(db.read(|s| s.chunk("b")).unwrap().is_some());
+}

@@ -271,8 +271,13 @@ impl Substrate {
         }
         let commit = Arc::new(commit);
         // What another process committed before this one, not yet followed,
-        // goes out first: subscribers see commits in order.
-        self.broadcast_between(&conn, head)?;
+        // goes out first: subscribers see commits in order. This commit has
+        // landed whatever happens here: a record of another's that cannot
+        // be read is said, never this commit's failure (its caller would
+        // take it for not made, and make it again).
+        if let Err(e) = self.broadcast_between(&conn, head) {
+            tracing::warn!("commits other processes made could not be broadcast: {e}");
+        }
         // No receivers is not an error: nobody is listening yet.
         let _ = self.events.send(Arc::clone(&commit));
         self.broadcast_upto
