@@ -444,3 +444,29 @@ async fn search_the_palette_and_a_programs_form_work_from_the_keyboard() {
     let runs = processes_of(&s, "echo");
     assert_eq!(runs[0]["status"], "completed");
 }
+
+/// A change asked with the cookie but from another origin (a page on
+/// another site, in a browser that sent the cookie anyway) is refused
+/// with nothing run; the same from the page's own origin runs.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_change_from_another_origin_is_refused() {
+    let s = Setup::new(json!({"turns": [reply(json!([text("ran")]), "end_turn")]})).await;
+    let served = Served::start(&s).await;
+    let body = json!({"prompt": "go"}).to_string();
+    let post = |origin: &str| {
+        format!(
+            "POST /api/run HTTP/1.1\r\nHost: {}\r\nOrigin: {origin}\r\nCookie: hc_token={}\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            served.addr(),
+            served.token(),
+            body.len()
+        )
+    };
+    let (code, response) = http(&served.addr(), &post("http://evil.example")).await;
+    assert_eq!(code, 403, "{response}");
+    assert!(s.sessions().is_empty(), "nothing ran");
+    let own = format!("http://{}", served.addr());
+    let (code, response) = http(&served.addr(), &post(&own)).await;
+    assert_eq!(code, 200, "{response}");
+    wait_for("the run's session", || !s.sessions().is_empty()).await;
+}
