@@ -4,7 +4,8 @@
 //! bound to its process by a one-time slot token); webview programs as
 //! sandboxed tiles (`/tile/…`). Every request needs the token printed at
 //! start (once in the address, then an HttpOnly SameSite=Strict cookie);
-//! a WebSocket upgrade is checked for the cookie and its `Origin`. The
+//! a WebSocket upgrade, and any request that changes something, is
+//! checked for the cookie and its `Origin`. The
 //! page and its views are compiled in (`assets.rs`): it works offline.
 
 mod api;
