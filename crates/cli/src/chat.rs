@@ -411,6 +411,9 @@ impl Chat {
         };
         let started = Instant::now();
         let engine = self.engine.clone();
+        // What the session held before this run: a plan approved in an
+        // earlier run does not end plan mode now.
+        let held = self.session.as_deref().map_or(0, |s| members(&engine, s));
         match self
             .rt
             .block_on(run::drive(&engine, prompt, &config, &request, started))
@@ -419,7 +422,7 @@ impl Chat {
             Err(e) => eprintln!("hc: {}", crate::style::shown(&format!("{e:#}"))),
         }
         if self.config.permission_mode == PermissionMode::Plan
-            && let Some(mode) = self.session.as_deref().and_then(|s| approved(&engine, s))
+            && let Some(mode) = (self.session.as_deref()).and_then(|s| approved(&engine, s, held))
         {
             self.config.permission_mode = mode;
             self.before_plan = None;
@@ -538,13 +541,14 @@ fn recap(db: &substrate::Substrate, session: &str) -> Result<Vec<String>> {
 }
 
 /// The mode the session's last plan was approved in, if it was.
-fn approved(engine: &Engine, session: &str) -> Option<PermissionMode> {
+fn approved(engine: &Engine, session: &str, held: usize) -> Option<PermissionMode> {
     use agent::contract::{PLAN_ACCEPT_EDITS, PLAN_APPROVE, SessionItem};
     let read = engine.db().scope(&[session], &Default::default()).ok()?;
     let items: Vec<(String, SessionItem)> = (read.chunks.iter())
         .map(|c| (c.id.clone(), SessionItem::of(c)))
         .collect();
-    let plan = items.iter().rev().find_map(|(id, i)| match i {
+    // (a session is ordered: what this run added follows what it held)
+    let plan = items.iter().skip(held).rev().find_map(|(id, i)| match i {
         SessionItem::Plan(p) if p.ask => Some(id.as_str()),
         _ => None,
     })?;
@@ -556,6 +560,18 @@ fn approved(engine: &Engine, session: &str) -> Option<PermissionMode> {
         },
         _ => None,
     })
+}
+
+/// How many chunks `session` holds.
+fn members(engine: &Engine, session: &str) -> usize {
+    let opts = substrate::ScopeOpts {
+        limit: Some(1),
+        ..Default::default()
+    };
+    engine
+        .db()
+        .scope(&[session], &opts)
+        .map_or(0, |r| r.total as usize)
 }
 
 /// The image files a message names (a path pasted or dropped on the

@@ -301,3 +301,42 @@ async fn a_path_pasted_in_chat_sends_the_image() {
     let first: Value = serde_json::from_slice(&s.sent()[0]).unwrap();
     assert_eq!(images_in(&first).len(), 1, "{first:#}");
 }
+
+/// A plan approved in one run of a chat does not end plan mode when it is
+/// turned on again later: only a plan approved in the run just ended does.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_earlier_runs_approved_plan_does_not_end_plan_mode_again() {
+    let s = Setup::new(json!({"turns": [
+        reply(json!([call("p1", "exit_plan", json!({"plan": PLAN}))]), "tool_use"),
+        reply(json!([text("Done.")]), "end_turn"),
+        reply(json!([text("Noted.")]), "end_turn"),
+        reply(json!([text("Noted again.")]), "end_turn"),
+    ]}))
+    .await;
+    let (code, shown) = in_terminal(
+        &s,
+        "chat",
+        &[],
+        vec![
+            (always(), b"/plan\r"),
+            (always(), b"first\r"),
+            (has("plan", 1), b"y\r"),
+            (runs_ended(1), b"/plan\r"),
+            (always(), b"second\r"),
+            (runs_ended(2), b"third\r"),
+            (runs_ended(3), b"\x03"),
+            (always(), b"\x03"),
+        ],
+    )
+    .await;
+    assert_eq!(code, 0, "{shown}");
+    let modes: Vec<Value> = configs(&s)
+        .iter()
+        .map(|c| c["permission_mode"].clone())
+        .collect();
+    assert_eq!(
+        modes,
+        [json!("plan"), json!("plan"), json!("plan")],
+        "{shown}"
+    );
+}
