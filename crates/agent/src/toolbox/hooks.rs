@@ -82,6 +82,11 @@ impl Hooks {
         }
     }
 
+    /// The permission mode hooks are told from now on (a plan approved).
+    pub fn set_mode(&mut self, mode: crate::config::PermissionMode) {
+        self.mode = mode.as_str();
+    }
+
     /// Whether any hook is configured for `event`.
     pub fn any(&self, event: &str) -> bool {
         self.hooks.iter().any(|h| h.event == event)

@@ -165,7 +165,12 @@ impl Toolbox {
         let (outcome, verdict) = plan::present(call, input, interactive, turn).await?;
         match verdict {
             Some(plan::Verdict::Approved(mode)) => {
+                // From now on in this run: its own calls, the sub-agents it
+                // starts (their configuration is a copy of its) and what its
+                // hooks are told.
                 self.permit.set_mode(mode);
+                Arc::make_mut(&mut self.config).permission_mode = mode;
+                self.hooks.set_mode(mode);
                 self.planning = false;
             }
             Some(plan::Verdict::Feedback(_)) => {}

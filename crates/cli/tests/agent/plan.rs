@@ -340,3 +340,29 @@ async fn an_earlier_runs_approved_plan_does_not_end_plan_mode_again() {
         "{shown}"
     );
 }
+
+/// Once a plan is approved, the run goes on in the mode chosen all the
+/// way down: a sub-agent it starts after is in that mode, not in plan mode.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sub_agent_started_after_the_plan_is_approved_is_in_the_mode_chosen() {
+    let s = Setup::new(json!({"turns": [
+        reply(json!([call("p1", "exit_plan", json!({"plan": PLAN}))]), "tool_use"),
+        reply(json!([call("a1", "agent", json!({"text": "carry out step 1"}))]), "tool_use"),
+        reply(json!([text("step 1 done")]), "end_turn"),
+        reply(json!([text("Carried out.")]), "end_turn"),
+    ]}))
+    .await;
+    let (code, shown) = in_terminal(
+        &s,
+        "run --permission-mode plan 'fix add'",
+        &[],
+        vec![(has("plan", 1), b"y\r")],
+    )
+    .await;
+    assert_eq!(code, 0, "{shown}");
+    let modes: Vec<Value> = configs(&s)
+        .iter()
+        .map(|c| c["permission_mode"].clone())
+        .collect();
+    assert_eq!(modes, [json!("plan"), json!("default")], "{shown}");
+}
