@@ -347,31 +347,22 @@ impl Substrate {
     /// Runs `f` on one consistent snapshot at head: several reads (and the
     /// checks that guard them) see the same state. A search in `f` that
     /// found the full-text index behind (text a commit queued, not yet
-    /// indexed) has `f` run again inside a write transaction, where the
-    /// search indexes the queue first: it finds everything committed before
-    /// it, and the index and the state it reads are one.
+    /// indexed) has the queue indexed — a batch per transaction, so
+    /// commits go on between — and `f` run again; should text have been
+    /// queued again meanwhile, `f` runs inside a write transaction, where
+    /// the search indexes it first. Either way it finds everything
+    /// committed before it.
     pub fn read<T, E: From<Error>>(
         &self,
         mut f: impl FnMut(&Snapshot<'_>) -> Result<T, E>,
     ) -> Result<T, E> {
-        let behind = std::cell::Cell::new(false);
-        let conn = self.reader()?;
-        let result = (|| {
-            let tx = conn.unchecked_transaction().map_err(Error::from)?;
-            let head = head_of(&tx)?;
-            let out = f(&Snapshot {
-                conn: &tx,
-                at: At::Head,
-                head,
-                cache: Some(&self.cache),
-                behind: Some(&behind),
-            })?;
-            tx.finish().map_err(Error::from)?;
-            Ok(out)
-        })();
-        self.give_back(conn);
-        if !behind.get() {
-            return result;
+        for _ in 0..2 {
+            let behind = std::cell::Cell::new(false);
+            let result = self.read_once(&mut f, &behind);
+            if !behind.get() {
+                return result;
+            }
+            text::catch_up(&self.writer)?;
         }
         let mut conn = lock(&self.writer);
         let tx = conn
@@ -381,6 +372,31 @@ impl Substrate {
         let out = f(&Snapshot::writing(&tx, head))?;
         tx.commit().map_err(Error::from)?;
         Ok(out)
+    }
+
+    /// `f` on a reader's snapshot at head; `behind` set when a search in
+    /// it found the index behind.
+    fn read_once<T, E: From<Error>>(
+        &self,
+        f: &mut impl FnMut(&Snapshot<'_>) -> Result<T, E>,
+        behind: &std::cell::Cell<bool>,
+    ) -> Result<T, E> {
+        let conn = self.reader()?;
+        let result = (|| {
+            let tx = conn.unchecked_transaction().map_err(Error::from)?;
+            let head = head_of(&tx)?;
+            let out = f(&Snapshot {
+                conn: &tx,
+                at: At::Head,
+                head,
+                cache: Some(&self.cache),
+                behind: Some(behind),
+            })?;
+            tx.finish().map_err(Error::from)?;
+            Ok(out)
+        })();
+        self.give_back(conn);
+        result
     }
 
     /// The latest commit id (0 when nothing was committed).
