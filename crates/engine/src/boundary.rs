@@ -27,6 +27,9 @@ pub const PROTECTED_FIELDS: &[&str] = &[
     "arguments",
     "program",
     "engine",
+    "containment",
+    "served_by",
+    "webview",
 ];
 
 /// One side (read or write) of a caller's effective boundary.

@@ -48,12 +48,14 @@
 //! engine.commit(&host, Declaration::of(vec![ChunkDecl::with_id("program/true")
 //!     .name("true").body(body).on(NewPlacement::instance("engine/program"))]))?;
 //!
-//! let process = engine.run(&host, "true", RunArgs::default())?;
-//! let sub = engine.subscribe(&host, &[process.clone()], SubscribeOpts::default())?;
+//! // Subscribed first to the program's runs: a run of `true` may end
+//! // before a subscription to its process alone could be made.
+//! let sub = engine.subscribe(&host, &["program/true".to_owned()], SubscribeOpts::default())?;
 //! let mut events = engine.events(&sub).expect("a new subscription's events");
+//! let process = engine.run(&host, "true", RunArgs::default())?;
 //! let done = engine.await_processes(&host, &[process.clone()]).await?;
 //! assert_eq!(done[&process].scopes[0].body_value()["status"], "completed");
-//! // Its end reached the subscriber as a commit touching the process.
+//! // Its runs reached the subscriber as commits touching the program.
 //! let wait = std::time::Duration::from_secs(10);
 //! let event = tokio::time::timeout(wait, events.recv()).await?;
 //! assert!(matches!(event, Some(Event::ScopeChanged { .. })));

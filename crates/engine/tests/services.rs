@@ -359,6 +359,11 @@ async fn finish_with_its_output_commits_the_result_and_the_end_at_once() {
         "the result and the end are one commit: {:?}",
         made[0]
     );
+    assert_eq!(
+        made[0].dispatch_id.as_deref(),
+        Some(p.as_str()),
+        "the commit of its result is its own"
+    );
     // Its result may not carry a field only the engine writes.
     let forged = h.run(
         "fixture",
@@ -368,6 +373,11 @@ async fn finish_with_its_output_commits_the_result_and_the_end_at_once() {
     let body = done.scopes[0].body_value();
     assert_eq!(body["status"], "completed");
     assert_ne!(body["pid"], 1, "a program cannot set its pid: {body}");
+    assert_eq!(body["containment"], "on", "nor say how it ran: {body}");
+    assert!(
+        body.get("webview").is_none(),
+        "nor what a tile shows: {body}"
+    );
     assert_eq!(body["totals"], "kept", "its own fields are merged: {body}");
     // A result over the body limit fails the run, saying so; nothing is
     // left unended.

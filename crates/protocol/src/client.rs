@@ -355,17 +355,17 @@ impl Client {
 
     /// Ends this program's own run: `error` for a failure.
     pub async fn finish(&self, error: Option<String>) -> Result<(), ClientError> {
-        self.request(finish_op(error, None)).await.map(drop)
+        self.request(finish_op(error, None, None)).await.map(drop)
     }
 
     /// Ends this program's own run, completed, with its result: the
     /// `engine/output` body and the end in one commit.
     pub async fn finish_with(&self, output: Value) -> Result<(), ClientError> {
-        self.request(finish_op(None, Some(output))).await.map(drop)
+        self.request(finish_op(None, Some(output), None))
+            .await
+            .map(drop)
     }
-}
 
-impl Client {
     /// Ends this program's own run in one commit: its result, `body`
     /// merged into its process chunk, and its end (`error`: failed).
     pub async fn finish_run(
@@ -374,15 +374,13 @@ impl Client {
         body: Value,
         error: Option<String>,
     ) -> Result<(), ClientError> {
-        let mut op = finish_op(error, Some(output));
-        if let Op::Finish { body: merged, .. } = &mut op {
-            *merged = Some(body);
-        }
-        self.request(op).await.map(drop)
+        self.request(finish_op(error, Some(output), Some(body)))
+            .await
+            .map(drop)
     }
 }
 
-fn finish_op(error: Option<String>, output: Option<Value>) -> Op {
+fn finish_op(error: Option<String>, output: Option<Value>, body: Option<Value>) -> Op {
     let status = if error.is_some() {
         crate::FinishStatus::Failed
     } else {
@@ -392,7 +390,7 @@ fn finish_op(error: Option<String>, output: Option<Value>) -> Op {
         status,
         error,
         output,
-        body: None,
+        body,
     }
 }
 
@@ -430,7 +428,7 @@ impl ServedRun<'_> {
     /// Ends the run: `error` for a failure.
     pub async fn finish(&self, error: Option<String>) -> Result<(), ClientError> {
         self.client
-            .request_for(Some(&self.process), finish_op(error, None))
+            .request_for(Some(&self.process), finish_op(error, None, None))
             .await
             .map(drop)
     }

@@ -236,7 +236,7 @@ impl BlockTools {
         let block = Block::new(&create.name, decimal, &create.pscale0);
         let commit = self.store.create(&block).await.map_err(|e| {
             refused(format!(
-                "block `{}` was not made (made meanwhile by another run? block_read reads                  it): {e}",
+                "block `{}` was not made (made meanwhile by another run? block_read reads it): {e}",
                 block.name
             ))
         })?;

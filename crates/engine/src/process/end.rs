@@ -25,27 +25,26 @@ pub(crate) struct Ending {
 }
 
 impl Ending {
-    /// A process that failed for `error`.
-    pub(super) fn failed(error: impl Into<String>) -> Ending {
+    /// A process that ended `status`, for `error`, with `exit_code`.
+    fn of(status: &'static str, error: Option<String>, exit_code: Option<i32>) -> Ending {
         Ending {
-            status: "failed",
-            error: Some(error.into()),
-            exit_code: None,
+            status,
+            error,
+            exit_code,
             output: None,
             body: None,
         }
     }
 
+    /// A process that failed for `error`.
+    pub(super) fn failed(error: impl Into<String>) -> Ending {
+        Ending::of("failed", Some(error.into()), None)
+    }
+
     /// A run its program (or its service) ended with `finish`.
     pub(super) fn finished(how: crate::slot::Finish) -> Ending {
         let ending = match how.result {
-            Ok(()) => Ending {
-                status: "completed",
-                error: None,
-                exit_code: None,
-                output: None,
-                body: None,
-            },
+            Ok(()) => Ending::of("completed", None, None),
             Err(error) => Ending::failed(error),
         };
         Ending {
@@ -58,23 +57,58 @@ impl Ending {
     /// A process whose program exited with `status`.
     pub(super) fn exited(status: std::process::ExitStatus) -> Ending {
         match (status.code(), status.signal()) {
-            (Some(0), _) => Ending {
-                status: "completed",
-                error: None,
-                exit_code: Some(0),
-                output: None,
-                body: None,
-            },
-            (Some(code), _) => Ending {
-                status: "failed",
-                error: Some(format!("exit code {code}")),
-                exit_code: Some(code),
-                output: None,
-                body: None,
-            },
+            (Some(0), _) => Ending::of("completed", None, Some(0)),
+            (Some(code), _) => Ending::of("failed", Some(format!("exit code {code}")), Some(code)),
             (None, Some(signal)) => Ending::failed(format!("killed by signal {signal}")),
             (None, None) => Ending::failed("killed"),
         }
+    }
+
+    /// The fields its end merges into the process chunk: what its program
+    /// merged (its totals) — never a field only the engine writes, as a
+    /// commit of its own would be refused them — then the engine's.
+    fn body(&mut self, stderr_tail: &str) -> serde_json::Value {
+        let mut body = match self.body.take() {
+            Some(serde_json::Value::Object(mut own)) => {
+                own.retain(|k, _| !crate::boundary::PROTECTED_FIELDS.contains(&k.as_str()));
+                serde_json::Value::Object(own)
+            }
+            _ => json!({}),
+        };
+        body["status"] = json!(self.status);
+        body["ended"] = json!(now());
+        body["exit_code"] = json!(self.exit_code);
+        if let Some(error) = &self.error {
+            body["error"] = json!(error);
+        }
+        if !stderr_tail.is_empty() {
+            body["stderr_tail"] = json!(stderr_tail);
+        }
+        body
+    }
+
+    /// Commits the end of `slot`'s process, and the result its program's
+    /// `finish` carried in the same commit — the program's commit, as its
+    /// own result always was. A result that cannot be kept (too large,
+    /// say) fails the run rather than leaving it unended.
+    fn commit(&mut self, core: &Core, slot: &Slot, stderr_tail: &str) -> substrate::Result<()> {
+        let end = ChunkDecl::with_id(&slot.id).merge_body(self.body(stderr_tail));
+        let Some(output) = self.output.take() else {
+            return core.db.commit(Declaration::of(vec![end]), None).map(drop);
+        };
+        let result = ChunkDecl::generated()
+            .body(output)
+            .on(NewPlacement::instance(&slot.id))
+            .on(NewPlacement::instance("engine/output"));
+        let both = Declaration::of(vec![result, end.clone()]);
+        if let Err(e) = core.db.commit(both, Some(&slot.id)) {
+            let why = format!("its result could not be recorded: {e}");
+            self.status = "failed";
+            self.error = Some(why.clone());
+            let failed = end.merge_body(json!({"status": "failed", "error": why}));
+            core.db.commit(Declaration::of(vec![failed]), None)?;
+        }
+        Ok(())
     }
 }
 
@@ -83,47 +117,7 @@ impl Ending {
 /// then wake its awaiters and forget the slot.
 pub(crate) async fn finish(core: &Core, slot: &Arc<Slot>, ending: Ending, stderr_tail: String) {
     let mut ending = ending;
-    // What the program merged (its totals) — never a field only the
-    // engine writes, as a commit of its own would be refused them — then
-    // the engine's fields.
-    let mut body = match ending.body.take() {
-        Some(serde_json::Value::Object(mut own)) => {
-            own.retain(|k, _| !crate::boundary::PROTECTED_FIELDS.contains(&k.as_str()));
-            serde_json::Value::Object(own)
-        }
-        _ => json!({}),
-    };
-    body["status"] = json!(ending.status);
-    body["ended"] = json!(now());
-    body["exit_code"] = json!(ending.exit_code);
-    if let Some(error) = &ending.error {
-        body["error"] = json!(error);
-    }
-    if !stderr_tail.is_empty() {
-        body["stderr_tail"] = json!(stderr_tail);
-    }
-    let end = ChunkDecl::with_id(&slot.id).merge_body(body);
-    // The result and the end in one commit; a result that cannot be kept
-    // (too large, say) fails the run rather than leaving it unended.
-    let committed = match ending.output.take() {
-        Some(output) => {
-            let result = ChunkDecl::generated()
-                .body(output)
-                .on(NewPlacement::instance(&slot.id))
-                .on(NewPlacement::instance("engine/output"));
-            core.db
-                .commit(Declaration::of(vec![result, end.clone()]), None)
-                .or_else(|e| {
-                    let why = format!("its result could not be recorded: {e}");
-                    ending.status = "failed";
-                    ending.error = Some(why.clone());
-                    let failed = end.merge_body(json!({"status": "failed", "error": why}));
-                    core.db.commit(Declaration::of(vec![failed]), None)
-                })
-        }
-        None => core.db.commit(Declaration::of(vec![end]), None),
-    };
-    if let Err(e) = committed {
+    if let Err(e) = ending.commit(core, slot, &stderr_tail) {
         tracing::error!(process = %slot.id, "cannot record the end of the process: {e}");
     }
     if let Some(service) = &slot.service {

@@ -312,7 +312,7 @@ def main():
     elif mode == "finish_with_output":
         # its result and its end in one op: the engine commits both at once
         text = "x" * task.get("size", 5)
-        extra = {"body": {"pid": 1, "status": "failed", "totals": "kept"}} if task.get("forge") else {}
+        extra = {"body": {"pid": 1, "status": "failed", "containment": "forged", "webview": "elsewhere.html", "totals": "kept"}} if task.get("forge") else {}
         engine.result("finish", status="completed",
                       output={"text": text, "data": {"fused": True}, "is_error": False}, **extra)
         time.sleep(task.get("linger", 0))
