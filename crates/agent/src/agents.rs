@@ -4,6 +4,8 @@
 //! `name`, `description`, `tools` (the only tools offered), `model`; the
 //! body is the sub-agent's system prompt. The `agent` tool's
 //! `subagent_type` names one; the list is recorded on the context event.
+//! A project's definitions reach only the project, as its skills do
+//! ([`crate::skills`]): one that leads outside it is skipped and said.
 
 use crate::contract::AgentIndex;
 use serde::{Deserialize, Serialize};
@@ -76,15 +78,28 @@ pub fn find(
     user_dir: Option<&Path>,
     home: Option<&Path>,
 ) -> (Vec<AgentDef>, Vec<String>) {
-    let mut dirs = vec![root.join(".hermitcrab/agents"), root.join(".claude/agents")];
-    dirs.extend(user_dir.map(|d| d.join("agents")));
-    dirs.extend(home.map(|h| h.join(".claude/agents")));
+    // (folder, the project's): a project's reach only the project
+    let mut dirs = vec![
+        (root.join(".hermitcrab/agents"), true),
+        (root.join(".claude/agents"), true),
+    ];
+    dirs.extend(user_dir.map(|d| (d.join("agents"), false)));
+    dirs.extend(home.map(|h| (h.join(".claude/agents"), false)));
     let mut found: Vec<AgentDef> = Vec::new();
     let mut skipped = Vec::new();
-    for dir in dirs {
+    let mut budget = crate::skills::Budget::default();
+    for (dir, project) in dirs {
+        let project = project.then_some(root);
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
+        if let Some(root) = project
+            && !crate::context::within(root, &dir)
+        {
+            let why = crate::context::LEADS_OUT;
+            skipped.push(format!("{}: {why}", dir.display()));
+            continue;
+        }
         let mut files: Vec<PathBuf> = entries
             .flatten()
             .map(|e| e.path())
@@ -92,8 +107,12 @@ pub fn find(
             .collect();
         files.sort();
         for file in files {
-            match read(&file) {
+            match read(&file, project) {
                 Ok(def) if found.iter().any(|f| f.name == def.name) => {}
+                Ok(def) if !budget.take(&def.name, &def.description) => {
+                    let why = crate::skills::OVER_BUDGET;
+                    skipped.push(format!("{}: {why}", file.display()));
+                }
                 Ok(def) => found.push(def),
                 Err(why) => skipped.push(format!("{}: {why}", file.display())),
             }
@@ -102,8 +121,11 @@ pub fn find(
     (found, skipped)
 }
 
-fn read(file: &Path) -> Result<AgentDef, String> {
-    let text = std::fs::read_to_string(file).map_err(|_| "it is not UTF-8 text".to_owned())?;
+/// A definition from `file`; `project`: the project's root when the file
+/// is the project's.
+fn read(file: &Path, project: Option<&Path>) -> Result<AgentDef, String> {
+    let text = crate::skills::read_text(file, project)
+        .map_err(|why| why.unwrap_or_else(|| "there is no such file".to_owned()))?;
     let (pairs, body) = crate::skills::front_matter(&text)?;
     let get = |key: &str| pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone());
     let name = get("name")
@@ -112,6 +134,7 @@ fn read(file: &Path) -> Result<AgentDef, String> {
     let Some(description) = get("description") else {
         return Err("its front matter has no `description`".into());
     };
+    let (name, description) = crate::skills::indexed(name, &description)?;
     Ok(AgentDef {
         name,
         description,
@@ -141,7 +164,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("reviewer.md");
         std::fs::write(&file, "---\nname: reviewer\ndescription: Reviews code\ntools: Read, Grep, glob\nmodel: inherit\n---\nYou review.\n").unwrap();
-        let def = read(&file).unwrap();
+        let def = read(&file, None).unwrap();
         assert_eq!(
             def.tools,
             Some(vec!["read".into(), "grep".into(), "glob".into()])

@@ -146,10 +146,15 @@ pub fn valid_name(name: &str) -> Result<(), String> {
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    // a long name is not echoed whole
+    let shown = match name.chars().nth(64) {
+        Some(_) => format!("{}…", name.chars().take(64).collect::<String>()),
+        None => name.to_owned(),
+    };
     match ok {
         true => Ok(()),
         false => Err(format!(
-            "`{name}` is not a block name: use 1–64 letters, digits, `-` or `_`"
+            "`{shown}` is not a block name: use 1–64 letters, digits, `-` or `_`"
         )),
     }
 }

@@ -20,6 +20,29 @@ pub struct ProgramTool {
     pub def: ToolDef,
     /// The program chunk's body (`concurrency_safe`, `read_only`, …).
     pub body: ProgramBody,
+    /// The program chunk's id.
+    pub id: String,
+    /// Declared by a substrate made elsewhere and not trusted yet
+    /// ([`protocol::origin`]): it runs only when the person says yes.
+    pub untrusted: bool,
+}
+
+impl ProgramTool {
+    /// One of the agent's own tools as permissions see it: it changes
+    /// things, and its input is checked against `schema`.
+    pub fn own(name: &str, schema: Value) -> Result<ProgramTool, String> {
+        let body = json!({"executable": "own", "read_only": false, "tool": false});
+        Ok(ProgramTool {
+            def: ToolDef {
+                name: name.to_owned(),
+                description: String::new(),
+                schema,
+            },
+            body: ProgramBody::parse(name, &body)?,
+            id: String::new(),
+            untrusted: false,
+        })
+    }
 }
 
 /// The program tools as of `as_of` (head when `None`): the built-ins by
@@ -51,6 +74,29 @@ pub async fn programs(client: &Client, as_of: Option<u64>) -> Result<ScopeResult
             },
         )
         .await
+}
+
+/// Where the substrate was made and what in it is not trusted
+/// ([`protocol::origin::ORIGIN`]); none recorded: nothing distrusted.
+pub async fn origin(client: &Client) -> Result<protocol::origin::Origin, ClientError> {
+    let read = client
+        .scope(
+            &[protocol::origin::ORIGIN],
+            ScopeOpts {
+                limit: Some(1),
+                ..ScopeOpts::default()
+            },
+        )
+        .await;
+    match read {
+        Ok(read) => Ok(read
+            .scopes
+            .first()
+            .map(|c| protocol::origin::Origin::parse(&c.body_value()))
+            .unwrap_or_default()),
+        Err(e) if e.code() == Some(protocol::ErrorCode::NotFound) => Ok(Default::default()),
+        Err(e) => Err(e),
+    }
 }
 
 /// The tools among `programs` (a read of `engine/program`), as
@@ -88,7 +134,7 @@ pub async fn tools_of(
     )
     .await;
     let mut tools = Vec::new();
-    for ((_, name, _, body), schema) in wanted.into_iter().zip(schemas) {
+    for ((id, name, _, body), schema) in wanted.into_iter().zip(schemas) {
         if let Some(schema) = schema? {
             tools.push(ProgramTool {
                 def: ToolDef {
@@ -97,6 +143,8 @@ pub async fn tools_of(
                     schema,
                 },
                 body,
+                id,
+                untrusted: false,
             });
         }
     }

@@ -102,6 +102,10 @@ pub struct AgentConfig {
     /// Rules that ask first.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ask: Vec<String>,
+    /// Directories beside the project the tools may read without asking
+    /// (`--add-dir`), absolute.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub add_dirs: Vec<String>,
     /// Server-side tools, as the API takes them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub server_tools: Vec<Value>,
@@ -279,6 +283,7 @@ impl Default for AgentConfig {
             allow: Vec::new(),
             deny: Vec::new(),
             ask: Vec::new(),
+            add_dirs: Vec::new(),
             server_tools: Vec::new(),
             system_append: None,
             interactive: false,

@@ -46,11 +46,35 @@ pub fn read_instructions(places: &Places<'_>) -> Vec<Instructions> {
     for (file, own) in files {
         let reach = Reach { places, own };
         if !own && !reach.admits(&file) {
-            continue; // a link out of the project
+            // a link out of the project: said, never read
+            out.push(Instructions {
+                path: file.to_string_lossy().into_owned(),
+                text: format!("[hermitcrab: this file is not read: {LEADS_OUT}]"),
+                ..Instructions::default()
+            });
+            continue;
         }
         read_with_imports(&file, 0, &reach, &mut seen, &mut out);
     }
     out
+}
+
+/// Why a project's file or folder that leads out of the project is not
+/// read.
+pub const LEADS_OUT: &str = "it leads outside the project (a link), and a project's own files \
+    reach only the project, trusted or not";
+
+/// Whether `path` — links followed — is inside `root`: all a project's
+/// own files (its instruction files and their imports, its commands,
+/// skills and custom agents) may reach, whether the person trusts the
+/// project or not. Trust is judged on the project's configuration, not on
+/// where its links lead (which may change after); a path that cannot be
+/// resolved is not inside.
+pub fn within(root: &Path, path: &Path) -> bool {
+    match (root.canonicalize(), path.canonicalize()) {
+        (Ok(root), Ok(real)) => real.starts_with(root),
+        _ => false,
+    }
 }
 
 /// The root, then each directory down to `working` (when inside the root).
@@ -76,14 +100,8 @@ struct Reach<'a> {
 impl Reach<'_> {
     /// Whether `path` (resolved, links followed) is inside what it may read.
     fn admits(&self, path: &Path) -> bool {
-        let Ok(real) = path.canonicalize() else {
-            return false;
-        };
-        let inside = |dir: Option<&Path>| {
-            dir.and_then(|d| d.canonicalize().ok())
-                .is_some_and(|d| real.starts_with(d))
-        };
-        inside(Some(self.places.root)) || (self.own && inside(self.places.home))
+        within(self.places.root, path)
+            || (self.own && self.places.home.is_some_and(|home| within(home, path)))
     }
 }
 
@@ -364,9 +382,14 @@ mod tests {
             all.contains("a project's file imports only files in the project"),
             "{all}"
         );
+        let linked = read
+            .iter()
+            .find(|r| r.path.ends_with("sub/AGENTS.md"))
+            .unwrap();
         assert!(
-            !read.iter().any(|r| r.path.ends_with("sub/AGENTS.md")),
-            "a link out is not read"
+            linked.text.contains("leads outside the project"),
+            "a link out is not read, and said: {}",
+            linked.text
         );
     }
 }

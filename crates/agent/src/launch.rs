@@ -120,7 +120,11 @@ impl Launch<'_> {
     /// memory.
     pub fn plan(&self) -> (Option<Declaration>, RunArgs) {
         let (before, context) = self.context_event();
-        let mut read = vec![self.session.to_owned(), "engine/program".to_owned()];
+        let mut read = vec![
+            self.session.to_owned(),
+            "engine/program".to_owned(),
+            protocol::origin::ORIGIN.to_owned(),
+        ];
         read.extend(self.pins.iter().cloned());
         let mut write = vec![self.session.to_owned(), KNOWLEDGE_FILE.to_owned()];
         read.push(KNOWLEDGE_FILE.to_owned());

@@ -54,11 +54,25 @@ fn configured(name: &str, body: &Value) -> Option<Configured> {
 
 /// Starts every enabled server the host configured among `programs` (a
 /// read of `engine/program`), together.
-pub async fn start(client: &Client, programs: &ScopeResult) -> Servers {
+pub async fn start(
+    client: &Client,
+    programs: &ScopeResult,
+    origin: &protocol::origin::Origin,
+) -> Servers {
     let all: Vec<Configured> = programs
         .chunks
         .iter()
-        .filter_map(|c| configured(c.name.as_deref()?, &c.body_value()))
+        .filter_map(|c| {
+            let mut server = configured(c.name.as_deref()?, &c.body_value())?;
+            if origin.distrusts(&c.id) {
+                server.error = Some(
+                    "not started: untrusted — it comes from a substrate made elsewhere \
+                     (shipped with the project); `hc trust` to allow it"
+                        .into(),
+                );
+            }
+            Some(server)
+        })
         .collect();
     let started = futures_util::future::join_all(all.iter().map(|s| start_one(client, s))).await;
     let mut servers = Servers::default();

@@ -100,18 +100,20 @@ pub fn vocabulary() -> Vec<ChunkDecl> {
     ];
     for id in [
         "permission-request",
-        "permission-decision",
         "user-question",
-        "user-answer",
         "todo",
         "interrupt",
         "hook-callback",
-        "hook-answer",
         "llm-call",
         "block-save",
         "plan",
     ] {
         out.push(session_type(id, json!({}), json!({})));
+    }
+    // One answer per question, whoever answers: the store refuses a
+    // second answer to the same request.
+    for id in ["permission-decision", "user-answer", "hook-answer"] {
+        out.push(session_type(id, json!({"unique": ["request"]}), json!({})));
     }
     out.push(archetype("agent-config", json!({})).on(NewPlacement::instance("agent")));
     // Culture's own text is the person's (`hc commit` it): bootstrap

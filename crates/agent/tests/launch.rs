@@ -113,13 +113,15 @@ fn a_run_reads_its_session_the_programs_and_its_pins_and_writes_its_session() {
         AgentConfig::parse(args.chunks[2].body.as_ref().unwrap()).unwrap(),
         config
     );
-    // It reads the files requests were given and the memory too, and
+    // It reads where the substrate was made (what in it is not trusted),
+    // the files requests were given and the memory too, and
     // writes them (memory is on by default).
     assert_eq!(
         args.read_boundary,
         Some(Boundary::Roots(vec![
             "s_1".into(),
             "engine/program".into(),
+            "engine/origin".into(),
             "culture".into(),
             "knowledge-file".into(),
             "memory".into(),

@@ -576,3 +576,170 @@ fn mcp_tools_ask_in_default_mode_whatever_their_annotation_and_rules_name_the_se
         Decision::Ask(_)
     ));
 }
+
+#[test]
+fn reads_outside_the_project_and_fetches_to_new_hosts_ask() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().canonicalize().unwrap();
+    let root = base.join("proj");
+    let home = base.join("home");
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::write(home.join(".ssh/id_rsa"), "key").unwrap();
+    std::fs::write(root.join("src/a.rs"), "fn a() {}").unwrap();
+    // a link inside the project to a directory outside it
+    std::os::unix::fs::symlink(home.join(".ssh"), root.join("innocent")).unwrap();
+    let key = home.join(".ssh/id_rsa").to_string_lossy().into_owned();
+    let on = |p: &Permissions, program: &str, input: Value, read_only: bool| {
+        p.decide(&Call {
+            program,
+            input: &input,
+            root: &root,
+            read_only,
+        })
+    };
+    let asks = |d: Decision| matches!(d, Decision::Ask(_));
+    let default = rules(PermissionMode::Default, &[], &[]);
+    assert_eq!(
+        on(&default, "read", json!({"file_path": "src/a.rs"}), true),
+        Decision::Allow
+    );
+    assert!(asks(on(&default, "read", json!({"file_path": key}), true)));
+    assert!(asks(on(
+        &default,
+        "read",
+        json!({"file_path": "innocent/id_rsa"}),
+        true
+    )));
+    assert!(asks(on(
+        &default,
+        "read",
+        json!({"file_path": "../home/.ssh/id_rsa"}),
+        true
+    )));
+    let ssh = home.join(".ssh").to_string_lossy().into_owned();
+    assert!(asks(on(
+        &default,
+        "grep",
+        json!({"pattern": "BEGIN", "path": ssh}),
+        true
+    )));
+    assert!(asks(on(
+        &default,
+        "glob",
+        json!({"pattern": format!("{ssh}/*")}),
+        true
+    )));
+    assert_eq!(
+        on(&default, "glob", json!({"pattern": "src/**/*.rs"}), true),
+        Decision::Allow
+    );
+    // a command naming a file outside asks even when the command is allowed
+    let cat = rules(PermissionMode::Default, &["shell(cat:*)"], &[]);
+    assert!(asks(on(
+        &cat,
+        "shell",
+        json!({"command": format!("cat {key}")}),
+        false
+    )));
+    assert_eq!(
+        on(&cat, "shell", json!({"command": "cat src/a.rs"}), false),
+        Decision::Allow
+    );
+    assert_eq!(
+        on(
+            &cat,
+            "shell",
+            json!({"command": "cat src/a.rs > /dev/null"}),
+            false
+        ),
+        Decision::Allow
+    );
+    // allowed by a rule, by --add-dir; plan mode refuses; bypass runs
+    let ruled = rules(
+        PermissionMode::Default,
+        &["read(~/x/**)", &format!("read({ssh}/**)")],
+        &[],
+    );
+    assert_eq!(
+        on(&ruled, "read", json!({"file_path": key}), true),
+        Decision::Allow
+    );
+    let added =
+        rules(PermissionMode::Default, &[], &[]).with_dirs(&root, std::slice::from_ref(&ssh));
+    assert_eq!(
+        on(&added, "read", json!({"file_path": key}), true),
+        Decision::Allow
+    );
+    let plan = rules(PermissionMode::Plan, &[], &[]);
+    assert!(matches!(
+        on(&plan, "read", json!({"file_path": key}), true),
+        Decision::Deny(_)
+    ));
+    let bypass = rules(PermissionMode::Bypass, &[], &[]);
+    assert_eq!(
+        on(&bypass, "read", json!({"file_path": key}), true),
+        Decision::Allow
+    );
+    // a fetch asks per host, in every mode but bypass; a domain rule allows
+    let fetch = |p: &Permissions, url: &str| on(p, "web-fetch", json!({"url": url}), true);
+    assert!(asks(fetch(&default, "http://any-host/?k=1")));
+    assert!(asks(fetch(&plan, "http://any-host/")));
+    assert_eq!(fetch(&bypass, "http://any-host/"), Decision::Allow);
+    let docs = rules(PermissionMode::Default, &["web-fetch(domain:docs.rs)"], &[]);
+    assert_eq!(fetch(&docs, "https://docs.rs/serde"), Decision::Allow);
+    assert!(asks(fetch(&docs, "https://evil.test/")));
+    let call = Call {
+        program: "web-fetch",
+        input: &json!({"url": "https://evil.test/"}),
+        root: &root,
+        read_only: true,
+    };
+    assert_eq!(call.suggested_rule(), "web-fetch(domain:evil.test)");
+}
+
+#[test]
+fn input_given_instead_is_judged_by_the_rules_alone() {
+    let p = rules(PermissionMode::Default, &[], &["shell(rm:*)"]);
+    let root = Path::new("/proj");
+    let given = |command: &str| {
+        p.judge_given(&Call {
+            program: "shell",
+            input: &json!({"command": command}),
+            root,
+            read_only: false,
+        })
+    };
+    // the mode would ask about both: an answer already allowed the call
+    assert_eq!(given("echo hi"), Decision::Allow);
+    match given("rm -f important") {
+        Decision::Deny(why) => assert!(why.contains("shell(rm:*)"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        given("echo hi; rm -f important"),
+        Decision::Deny(_)
+    ));
+    let asking = Permissions::new(
+        PermissionMode::Default,
+        &[],
+        &[],
+        &["shell(git push:*)".into()],
+    )
+    .unwrap();
+    let push = asking.judge_given(&Call {
+        program: "shell",
+        input: &json!({"command": "git push origin main"}),
+        root,
+        read_only: false,
+    });
+    assert!(matches!(push, Decision::Ask(_)), "{push:?}");
+    let plan = rules(PermissionMode::Plan, &[], &[]);
+    let write = plan.judge_given(&Call {
+        program: "write",
+        input: &json!({"file_path": "a", "content": "x"}),
+        root,
+        read_only: false,
+    });
+    assert!(matches!(write, Decision::Deny(_)), "{write:?}");
+}

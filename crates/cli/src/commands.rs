@@ -6,6 +6,10 @@
 //! the body is the prompt, `$ARGUMENTS` and `$1`…`$9` filled; a
 //! `` !`cmd` `` line is run as the `shell` program runs, if the run's
 //! permissions allow it without asking, and its output put in its place.
+//! A project's command files reach only the project (`agent::skills`): a
+//! file or subfolder that leads outside it is skipped and said, trusted or
+//! not; subfolders are read one level deep, links to folders never walked
+//! further.
 
 use agent::AgentConfig;
 use agent::permissions::{Call, Decision, Permissions};
@@ -75,11 +79,13 @@ pub fn find(root: &Path) -> (Vec<Command>, Vec<String>) {
     let mut found: Vec<Command> = Vec::new();
     let mut skipped = Vec::new();
     for (dir, source) in dirs(root) {
-        for (path, name) in markdown_files(&dir) {
+        // a project's files reach only the project
+        let project = (source == "project").then_some(root);
+        for (path, name) in markdown_files(&dir, project, &mut skipped) {
             if found.iter().any(|c| c.name == name) {
                 continue;
             }
-            match read(&path, &name, source) {
+            match read(&path, &name, source, project) {
                 Ok(command) => found.push(command),
                 Err(why) => skipped.push(format!("{}: {why}", path.display())),
             }
@@ -89,35 +95,61 @@ pub fn find(root: &Path) -> (Vec<Command>, Vec<String>) {
     (found, skipped)
 }
 
-/// `*.md` files of `dir` and of its subfolders (one level), with their names.
-fn markdown_files(dir: &Path) -> Vec<(PathBuf, String)> {
-    let mut out = Vec::new();
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return out;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            let sub = entry.file_name().to_string_lossy().into_owned();
-            for (inner, name) in markdown_files(&path) {
-                if !name.contains(':') {
-                    out.push((inner, format!("{sub}:{name}")));
-                }
-            }
-        } else if path.extension().is_some_and(|e| e == "md")
-            && let Some(stem) = path.file_stem()
-        {
-            out.push((path.clone(), stem.to_string_lossy().into_owned()));
+/// `*.md` files of `dir` and of its subfolders (one level: `sub:name`),
+/// with their names; a project's folders leading outside `project` are
+/// skipped and said.
+fn markdown_files(
+    dir: &Path,
+    project: Option<&Path>,
+    skipped: &mut Vec<String>,
+) -> Vec<(PathBuf, String)> {
+    if let Some(root) = project
+        && dir.exists()
+        && !agent::context::within(root, dir)
+    {
+        skipped.push(format!("{}: {}", dir.display(), agent::context::LEADS_OUT));
+        return Vec::new();
+    }
+    let mut out = md_files(dir);
+    for sub in agent::skills::folders(dir, project, skipped) {
+        let prefix = sub
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        for (inner, name) in md_files(&sub) {
+            out.push((inner, format!("{prefix}:{name}")));
         }
     }
     out.sort();
     out
 }
 
-/// A command file: its front matter (simple `key: value` lines) and body.
-fn read(path: &Path, name: &str, source: &'static str) -> Result<Command, String> {
-    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
-    let text = String::from_utf8(bytes).map_err(|_| "it is not UTF-8".to_owned())?;
+/// The `*.md` entries of `dir` that are not folders, with their stems.
+fn md_files(dir: &Path) -> Vec<(PathBuf, String)> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| !p.is_dir() && p.extension().is_some_and(|e| e == "md"))
+        .filter_map(|p| {
+            let stem = p.file_stem()?.to_string_lossy().into_owned();
+            Some((p, stem))
+        })
+        .collect()
+}
+
+/// A command file: its front matter (simple `key: value` lines) and body;
+/// `project`: the project's root when the file is the project's.
+fn read(
+    path: &Path,
+    name: &str,
+    source: &'static str,
+    project: Option<&Path>,
+) -> Result<Command, String> {
+    let text = agent::skills::read_text(path, project)
+        .map_err(|why| why.unwrap_or_else(|| "there is no such file".to_owned()))?;
     let mut command = Command {
         name: name.to_owned(),
         path: path.to_owned(),
@@ -292,14 +324,14 @@ mod tests {
             "---\ndescription: Review a file\nallowed-tools: [read, \"shell(git diff:*)\"]\nmodel: m\n---\nReview $1\n",
         )
         .unwrap();
-        let c = read(&path, "review", "project").unwrap();
+        let c = read(&path, "review", "project", None).unwrap();
         assert_eq!(c.description, "Review a file");
         assert_eq!(c.allowed_tools, vec!["read", "shell(git diff:*)"]);
         assert_eq!(c.model.as_deref(), Some("m"));
         assert_eq!(c.body, "Review $1\n");
         std::fs::write(&path, "---\ndescription: x\n").unwrap();
         assert!(
-            read(&path, "review", "project")
+            read(&path, "review", "project", None)
                 .unwrap_err()
                 .contains("no closing")
         );

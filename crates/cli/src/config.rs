@@ -378,6 +378,12 @@ fn merge(into: &mut Grant, more: Grant) {
     if more.timeout_ms.is_some() {
         into.timeout_ms = more.timeout_ms;
     }
+    if more.processes.is_some() {
+        into.processes = more.processes;
+    }
+    if more.memory.is_some() {
+        into.memory = more.memory;
+    }
 }
 
 fn strings(value: &toml::Value, key: &str, where_: &str) -> Result<Vec<String>> {
@@ -416,9 +422,26 @@ fn parse_grant(section: &toml::Value, where_: &str) -> Result<Grant> {
                 Some(ms) if ms > 0 => grant.timeout_ms = Some(ms as u64),
                 _ => bail!("{where_}: `timeout_ms` is a number of milliseconds, not {value}"),
             },
+            "processes" => match value.as_integer() {
+                Some(n) if n > 0 => grant.processes = Some(n as u64),
+                _ => bail!(
+                    "{where_}: `processes` is how many processes a run may have at once (a \
+                     number above 0), not {value}"
+                ),
+            },
+            "memory" => {
+                let parsed = match value {
+                    toml::Value::String(text) => contain::bounds::parse_size(text),
+                    toml::Value::Integer(n) if *n > 0 => Ok(*n as u64),
+                    other => Err(format!("{other} is not a size")),
+                };
+                grant.memory = Some(parsed.map_err(|why| {
+                    anyhow::anyhow!("{where_}: `memory`: {why} (e.g. memory = \"2GiB\")")
+                })?);
+            }
             other => bail!(
                 "{where_}: unknown setting `{other}`; a program may be given `read`, `write`, \
-                 `network`, `env` and `timeout_ms`"
+                 `network`, `env`, `timeout_ms`, `processes` and `memory`"
             ),
         }
     }

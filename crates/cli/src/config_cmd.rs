@@ -134,12 +134,25 @@ fn rows(files: &crate::config::Files, flags: &Flags) -> Result<Vec<(String, Valu
     };
     let source = files.get("containment").map_or(Source::Default, |(_, s)| s);
     rows.push(("containment".into(), json!(containment), source.to_string()));
+    let cgroups = contain::bounds::Cgroups::detect();
+    rows.push((
+        "bounds".into(),
+        json!({
+            "processes": contain::bounds::DEFAULT_PROCESSES,
+            "memory": contain::bounds::show_size(contain::bounds::default_memory()),
+            "by": contain::bounds::Cgroups::describe(cgroups.as_ref()),
+        }),
+        "default (per program: processes, memory under [programs.NAME])".into(),
+    ));
     for (program, grant) in &files.grants()? {
         let read = grant
             .read
             .as_ref()
             .map(|r| serde_json::to_value(r).unwrap_or_default());
-        let value = json!({"read": read, "write": grant.write, "network": grant.network, "env": grant.env, "timeout_ms": grant.timeout_ms});
+        let memory = grant.memory.map(contain::bounds::show_size);
+        let value = json!({"read": read, "write": grant.write, "network": grant.network,
+            "env": grant.env, "timeout_ms": grant.timeout_ms, "processes": grant.processes,
+            "memory": memory});
         rows.push((format!("programs.{program}"), value, "config files".into()));
     }
     for server in crate::mcp_config::servers(files, &flags.mcp_config, flags.strict_mcp_config)? {
@@ -236,5 +249,14 @@ pub fn trust(revoke: bool, list: bool) -> Result<()> {
         return crate::trust::revoke(&project.root);
     }
     let (files, dotenv) = project.read_files()?;
-    crate::trust::trust(&project.root, files, dotenv)
+    crate::trust::trust(&project.root, files, dotenv)?;
+    let (db, _) = project.open()?;
+    if let Some(was) = crate::origin::trust(&db, &project.database())? {
+        println!("  · its substrate, made elsewhere, is yours now:");
+        for item in crate::origin::ignored(&was) {
+            println!("    {}", crate::style::shown(&item));
+        }
+        println!("    and its memory from then on is carried into yours");
+    }
+    Ok(())
 }

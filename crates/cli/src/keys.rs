@@ -64,7 +64,15 @@ pub const MCP_KEYS: &[&str] = &[
 const HOOK_KEYS: &[&str] = &["event", "command", "matcher", "timeout_ms"];
 
 /// The keys of a `[programs.NAME]` table.
-const GRANT_KEYS: &[&str] = &["read", "write", "network", "env", "timeout_ms"];
+const GRANT_KEYS: &[&str] = &[
+    "read",
+    "write",
+    "network",
+    "env",
+    "timeout_ms",
+    "processes",
+    "memory",
+];
 
 /// A key a file may not hold: where, and what was probably meant.
 #[derive(Debug, PartialEq, Eq)]

@@ -17,6 +17,7 @@ mod mcp_cmd;
 mod mcp_config;
 mod mcp_prompt;
 mod memory_cmd;
+mod origin;
 mod output;
 mod project;
 mod render;
@@ -340,6 +341,16 @@ pub(crate) fn with_servers(
 ) -> Result<EngineConfig> {
     let servers = mcp_config::servers(files, &flags.mcp_config, flags.strict_mcp_config)?;
     config.env_values = mcp_config::register(db, &servers, interactive)?;
+    let ignored = origin::recorded(db)?
+        .map(|o| origin::ignored(&o))
+        .unwrap_or_default();
+    if !ignored.is_empty() {
+        eprintln!(
+            "hc: this project's substrate was made elsewhere (shipped with it, not made by hc \
+             here), and is not trusted: {}. To trust it: hc trust",
+            style::shown(&ignored.join("; "))
+        );
+    }
     Ok(config)
 }
 

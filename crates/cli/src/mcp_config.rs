@@ -26,20 +26,25 @@ pub struct Configured {
 }
 
 /// A server's name: letters, digits, `-` and `_` (it is part of program
-/// names and of the globs its service manages).
+/// names and of the globs its service manages), never `__` nor a last
+/// `_` — `__` ends the server's part of `mcp__NAME__TOOL`: a server
+/// `gh__x` (or `gh_`) would have its tools (`mcp__gh__x__TOOL`,
+/// `mcp__gh___TOOL`) covered by a rule for `gh` (`mcp__gh`), and could
+/// name its tools as `gh`'s.
 pub fn check_name(name: &str) -> Result<()> {
     let fine = !name.is_empty()
         && name.len() <= 48
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-    if fine {
+    if fine && !name.contains("__") && !name.ends_with('_') {
         return Ok(());
     }
     Err(crate::exit::exit(
         2,
         format!(
-            "MCP server name `{}`: use letters, digits, `-` and `_` (at most 48)",
+            "MCP server name `{}`: use letters, digits, `-` and `_` (at most 48), never `__` \
+             nor a last `_` (`__` ends the server's part of `mcp__NAME__TOOL`)",
             crate::style::shown(name)
         ),
     ))
@@ -198,7 +203,12 @@ pub fn register(
         let error = match server.entry.resolve(&server.name, &lookup) {
             Ok(mut resolved) => {
                 resolved.interactive = interactive;
-                let config = serde_json::to_string(&resolved).context("cannot encode a server")?;
+                // the service shows each secret as written, never its value
+                let handed = mcp::config::Handed {
+                    server: resolved,
+                    redact: server.entry.redactions(&lookup),
+                };
+                let config = serde_json::to_string(&handed).context("cannot encode a server")?;
                 let id = format!("program/{program}");
                 values.insert(id, vec![(mcp::SERVER_ENV.to_owned(), config)]);
                 None
@@ -235,6 +245,13 @@ pub fn register(
         db.commit(decl, None)
             .context("cannot record the MCP servers")?;
     }
+    // the person's own configuration names these: theirs, wherever the
+    // chunk came from
+    let ids: Vec<String> = servers
+        .iter()
+        .map(|s| format!("program/{}", service_name(&s.name)))
+        .collect();
+    crate::origin::vouch(db, &ids)?;
     Ok(values)
 }
 

@@ -76,6 +76,7 @@ impl Project {
     /// the substrate. Returns the project and whether anything was committed.
     pub fn init(root: &Path) -> Result<(Project, bool)> {
         let dir = root.join(DIR);
+        refuse_links(&dir)?;
         // Only its owner reads it: the substrate holds all the tools read.
         std::fs::DirBuilder::new()
             .recursive(true)
@@ -134,16 +135,25 @@ impl Project {
 
     /// Opens the substrate, bringing its bootstrap chunks (archetypes and
     /// built-in programs) up to date. Returns whether that committed anything.
+    ///
+    /// What `.hermitcrab/` holds is checked first: hc never follows a link
+    /// in it ([`refuse_links`]). Then where the file was made is settled
+    /// ([`crate::origin`]): a file this open made is the person's; one
+    /// found without this machine's stamp is a stranger's until trusted.
     pub fn open(&self) -> Result<(Arc<Substrate>, bool)> {
+        refuse_links(&self.root.join(DIR))?;
         let path = self.database();
+        let fresh = std::fs::symlink_metadata(&path).is_err();
         let db = Substrate::open_with(&path, substrate_options())
             .with_context(|| format!("cannot open {}", path.display()))?;
         keep_private(&path);
+        let head_before = db.head().context("cannot read the substrate")?;
         let changed = db
             .init(crate::builtins::vocabulary())
             .context("cannot bootstrap the substrate")?
             .is_some();
         let seeded = seed(&db).context("cannot bootstrap the substrate")?;
+        crate::origin::settle(&db, &path, fresh, head_before)?;
         Ok((Arc::new(db), changed || seeded))
     }
 }
@@ -239,6 +249,46 @@ pub fn owned(root: &Path) -> Result<()> {
     Ok(())
 }
 
+/// What hc writes inside `.hermitcrab/` besides the store (which the
+/// substrate checks itself): none may be a symbolic link.
+const WRITTEN: &[&str] = &[
+    "logs",
+    "engines",
+    "user-memory.synced",
+    "history",
+    "worktrees",
+];
+
+/// Refuses a `.hermitcrab/` that is a symbolic link, or holds one where
+/// hc writes (or in `logs/`): hc, outside containment, would write
+/// through it — a checkout shipping `logs/mcp-x.log -> ~/.bashrc` would
+/// have your own server's output appended to that file.
+pub fn refuse_links(dir: &Path) -> Result<()> {
+    let mut paths = vec![dir.to_path_buf()];
+    paths.extend(WRITTEN.iter().map(|name| dir.join(name)));
+    if let Ok(logs) = std::fs::read_dir(dir.join("logs")) {
+        paths.extend(logs.flatten().map(|e| e.path()));
+    }
+    for path in paths {
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if meta.file_type().is_symlink() {
+            let target = std::fs::read_link(&path)
+                .map(|t| format!(" (to {})", t.display()))
+                .unwrap_or_default();
+            bail!(
+                "{} is a symbolic link{target}: hc never writes through a link in its own \
+                 directory (a checkout could point one at your files), so it will not use this \
+                 project as it is. Remove the link (rm {}) and run hc again",
+                path.display(),
+                path.display()
+            );
+        }
+    }
+    Ok(())
+}
+
 /// The project here and its substrate, brought up to date.
 pub fn open_store() -> Result<(Project, Arc<Substrate>)> {
     let here = std::env::current_dir().context("cannot read the working directory")?;
@@ -268,8 +318,14 @@ fn keep_private(db: &Path) {
 /// Writes `text` to `path` unless it exists, all at once: whoever makes
 /// the project at the same moment sees the file whole or not at all.
 fn write_new(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write as _;
     let draft = path.with_extension(format!("new-{}", std::process::id()));
-    std::fs::write(&draft, text)?;
+    // made new: never written through a link left at its name
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&draft)?
+        .write_all(text.as_bytes())?;
     let linked = std::fs::hard_link(&draft, path);
     let _ = std::fs::remove_file(&draft);
     match linked {

@@ -15,16 +15,36 @@ const POLL: Duration = Duration::from_millis(50);
 /// Asks `question`; answers the line typed (without its newline; empty
 /// when there is no terminal or it closed), or `None` at Ctrl-C.
 pub async fn ask(question: String) -> Option<String> {
+    ask_until(question, std::future::pending::<()>())
+        .await
+        .unwrap_or_default()
+}
+
+/// [`ask`], called off when `stop` ends first (another host answered):
+/// its output then, and the read is taken back — no line typed later is
+/// taken for this question's.
+pub async fn ask_until<T>(
+    question: String,
+    stop: impl std::future::Future<Output = T>,
+) -> Result<Option<String>, T> {
     let cancelled = Arc::new(AtomicBool::new(false));
     let cancel = Arc::clone(&cancelled);
     let reading = tokio::task::spawn_blocking(move || read_answer(&question, &cancelled));
     tokio::pin!(reading);
     tokio::select! {
-        answer = &mut reading => answer.unwrap_or(Some(String::new())),
+        answer = &mut reading => Ok(answer.unwrap_or(Some(String::new()))),
         _ = tokio::signal::ctrl_c() => {
             cancel.store(true, Ordering::Relaxed);
             let _ = reading.await;
-            None
+            Ok(None)
+        }
+        stopped = stop => {
+            cancel.store(true, Ordering::Relaxed);
+            let _ = reading.await;
+            if let Ok(mut tty) = std::fs::OpenOptions::new().write(true).open("/dev/tty") {
+                let _ = tty.write_all(b"\n");
+            }
+            Err(stopped)
         }
     }
 }

@@ -136,10 +136,18 @@ pub fn sync(project: &Substrate) -> Result<()> {
 /// [`sync`] with the person's substrate `user`.
 pub fn sync_with(project: &Substrate, user: &Substrate) -> Result<()> {
     let marker = marker(project);
-    let since = std::fs::read_to_string(&marker)
+    let read = read_nofollow(&marker)
         .ok()
         .and_then(|t| t.trim().parse::<u64>().ok())
         .filter(|n| *n <= project.head().unwrap_or(0));
+    // A substrate made elsewhere: what it held when hc found it is a
+    // stranger's, never carried into the person's memory (whatever a
+    // marker shipped beside it says).
+    let adopted = crate::origin::recorded(project)?.and_then(|o| o.adopted_at);
+    let since = match (read, adopted) {
+        (Some(read), Some(adopted)) => Some(read.max(adopted)),
+        (read, adopted) => read.or(adopted),
+    };
     // never synced: everything in the mirror is the project's doing
     let before = match since {
         Some(since) => by_id(project, USER_MEMORY, Some(since))?,
@@ -164,11 +172,38 @@ pub fn sync_with(project: &Substrate, user: &Substrate) -> Result<()> {
     let theirs = by_id(user, USER_MEMORY, None)?;
     apply(project, changes(project, &now, &theirs)?)?;
     let head = project.head()?;
-    if since != Some(head) {
-        std::fs::write(&marker, format!("{head}\n"))
+    if read != Some(head) {
+        write_nofollow(&marker, &format!("{head}\n"))
             .with_context(|| format!("cannot write {}", marker.display()))?;
     }
     Ok(())
+}
+
+/// Reads `path`, refusing a symbolic link.
+fn read_nofollow(path: &std::path::Path) -> std::io::Result<String> {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let mut text = String::new();
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)?
+        .read_to_string(&mut text)?;
+    Ok(text)
+}
+
+/// Writes `text` to `path`, never through a symbolic link.
+fn write_nofollow(path: &std::path::Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)?
+        .write_all(text.as_bytes())
 }
 
 #[cfg(test)]

@@ -182,10 +182,10 @@ function render(chunk, session) {
     case "tool-call": renderCall(box, chunk, b); break;
     case "tool-result": renderResult(b); break;
     case "permission-request": renderPermission(box, chunk, b); break;
-    case "permission-decision": settle(b.request, `→ ${b.decision}`); break;
+    case "permission-decision": settle(b.request, `→ ${b.decision}${answeredBy(b)}`); break;
     case "user-question": renderQuestion(box, chunk, b); break;
     case "plan": renderPlan(box, chunk, b); break;
-    case "user-answer": settle(b.request, `→ ${b.text}`); break;
+    case "user-answer": settle(b.request, `→ ${b.text}${answeredBy(b)}`); break;
     case "interrupt": box.append(el("div", { class: "item status" }, "✗ interrupted")); break;
     case "todo": box.append(el("div", { class: "item status" }, `☐ plan: ${b.text || ""}`)); break;
     case "compaction": box.append(el("div", { class: "item status" }, "⟳ compacted")); break;
@@ -224,7 +224,7 @@ function renderResult(b) {
 
 function renderPermission(box, chunk, b) {
   const where = chunk.placements.find((p) => p.type === "instance" && p.scope !== "permission-request").scope;
-  const answer = (decision) => engine.commit({ chunks: [{ body: { request: chunk.id, decision, rule: b.rule }, placements: [{ scope: where, type: "instance" }, { scope: "permission-decision", type: "instance" }] }] });
+  const answer = (decision) => engine.commit({ chunks: [{ body: { request: chunk.id, decision, rule: b.rule, by: "the page" }, placements: [{ scope: where, type: "instance" }, { scope: "permission-decision", type: "instance" }] }] });
   box.append(el("div", { class: "item permission", "data-request": chunk.id },
     `Allow ${b.program} ${short(summary(b.program, b.input), 200)}? (${b.reason}) `,
     el("button", { "data-choice": "allow", onclick: () => answer("allow") }, "Allow"),
@@ -235,7 +235,7 @@ function renderPermission(box, chunk, b) {
 function renderQuestion(box, chunk, b) {
   const where = chunk.placements.find((p) => p.type === "instance" && p.scope !== "user-question").scope;
   const input = el("input", { placeholder: (b.options || []).join(" / ") });
-  const send = () => engine.commit({ chunks: [{ body: { request: chunk.id, text: input.value }, placements: [{ scope: where, type: "instance" }, { scope: "user-answer", type: "instance" }] }] });
+  const send = () => engine.commit({ chunks: [{ body: { request: chunk.id, text: input.value, by: "the page" }, placements: [{ scope: where, type: "instance" }, { scope: "user-answer", type: "instance" }] }] });
   box.append(el("div", { class: "item question", "data-request": chunk.id }, `? ${b.text} `, input, el("button", { onclick: send }, "Answer")));
 }
 
@@ -245,13 +245,19 @@ function renderPlan(box, chunk, b) {
   const where = chunk.placements.find((p) => p.type === "instance" && p.scope !== "plan").scope;
   const node = el("div", { class: "item question plan", "data-request": chunk.id }, el("div", { class: "text" }, b.text));
   if (b.ask) {
-    const send = (text) => engine.commit({ chunks: [{ body: { request: chunk.id, text }, placements: [{ scope: where, type: "instance" }, { scope: "user-answer", type: "instance" }] }] });
+    const send = (text) => engine.commit({ chunks: [{ body: { request: chunk.id, text, by: "the page" }, placements: [{ scope: where, type: "instance" }, { scope: "user-answer", type: "instance" }] }] });
     const input = el("input", { placeholder: "or say what to change" });
     node.append(el("button", { "data-choice": "default", onclick: () => send("default") }, "Approve"),
       el("button", { "data-choice": "accept-edits", onclick: () => send("accept-edits") }, "Approve, accept edits"),
       input, el("button", { onclick: () => send(input.value) }, "Send"));
   }
   box.append(node);
+}
+
+// Who answered, when it was not this page: one answer per question,
+// whichever host gave it.
+function answeredBy(b) {
+  return b.by && b.by !== "the page" ? ` (answered by ${b.by})` : "";
 }
 
 function settle(request, said) {

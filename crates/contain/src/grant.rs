@@ -21,6 +21,11 @@ pub struct Grant {
     /// The program's timeout, over its declaration's (a run's own still
     /// wins): e.g. how long an `agent` run may take (default one hour).
     pub timeout_ms: Option<u64>,
+    /// Processes (and threads) a run may have at once (default
+    /// [`DEFAULT_PROCESSES`](crate::bounds::DEFAULT_PROCESSES)).
+    pub processes: Option<u64>,
+    /// Bytes of memory a run may hold (default half the machine's).
+    pub memory: Option<u64>,
 }
 
 impl Grant {
@@ -88,6 +93,8 @@ mod tests {
             network: Some(true),
             env: vec!["GOPATH".into()],
             timeout_ms: None,
+            processes: None,
+            memory: None,
         };
         let applied = grant.apply(&declared);
         assert_eq!(

@@ -32,6 +32,7 @@
 //! descriptor passing are here. It knows nothing of the engine, the
 //! substrate or agents: only the protocol's capability types.
 
+pub mod bounds;
 /// How [`BUILD_ID`] is computed (by `build.rs`, and by tests that check it).
 pub mod build_id;
 mod carried;

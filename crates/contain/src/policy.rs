@@ -46,6 +46,9 @@ pub struct Policy {
     pub env: Vec<(String, String)>,
     /// Its working directory: the project root.
     pub cwd: PathBuf,
+    /// How many processes and how much memory it may take.
+    #[serde(default)]
+    pub bounds: crate::bounds::Bounds,
 }
 
 /// Narrows `program`'s capabilities by `run`'s; widening is an error that
@@ -184,6 +187,7 @@ pub fn policy(
         args,
         env: Vec::new(),
         cwd: root.to_path_buf(),
+        bounds: crate::bounds::Bounds::default(),
     }
 }
 

@@ -108,6 +108,8 @@ pub(crate) fn fail(why: &str) -> u8 {
 }
 
 fn contain(policy: &Policy, carrier: Option<&Carrier>) -> Result<u8, String> {
+    // First: everything this trampoline starts is in the run's groups.
+    let grouped = !policy.bounds.cgroups.is_empty() && crate::bounds::join(&policy.bounds);
     let namespaces = enter_namespaces(policy);
     if namespaces.is_none() && !policy.protect.is_empty() {
         return Err(format!(
@@ -131,6 +133,9 @@ fn contain(policy: &Policy, carrier: Option<&Carrier>) -> Result<u8, String> {
     match forked {
         ForkResult::Child => {
             drop(from_init);
+            if !grouped {
+                crate::bounds::limit(&policy.bounds);
+            }
             let code = init(policy, namespaces.is_some(), to_parent, carrier);
             std::process::exit(code);
         }

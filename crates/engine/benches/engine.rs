@@ -258,10 +258,57 @@ fn containment(c: &mut Criterion) {
     group.finish();
 }
 
+/// What a run's bounds add where the machine gives hc control groups:
+/// making the run's groups with their limits, a process joining them, and
+/// removing them once it is gone — against the same process without.
+fn bounds(c: &mut Criterion) {
+    use engine::contain::bounds::{Bounds, Cgroups, remove};
+    let Some(cgroups) = Cgroups::detect() else {
+        eprintln!("contain/bounds_paired: no control groups here; bounded by rlimits");
+        return;
+    };
+    let bounds = Bounds {
+        processes: 4096,
+        memory: 1 << 30,
+        cgroups: Vec::new(),
+    };
+    // a shell that joins the groups first, as the trampoline does, or not
+    let child = |join: &[std::path::PathBuf]| {
+        let mut script = ":".to_owned();
+        for dir in join {
+            script.push_str(&format!("; echo 0 > {}/cgroup.procs", dir.display()));
+        }
+        std::process::Command::new("sh")
+            .args(["-c", &script])
+            .status()
+            .map(drop)
+    };
+    let mut n = 0u64;
+    c.benchmark_group("contain")
+        .bench_function("bounds_paired", |b| {
+            b.iter_custom(|iters| {
+                let mut added = Duration::ZERO;
+                for _ in 0..iters {
+                    n += 1;
+                    let start = Instant::now();
+                    let dirs = cgroups.make(&format!("hc-bench-{n}"), &bounds).unwrap();
+                    child(&dirs).unwrap();
+                    remove(&dirs);
+                    let with = start.elapsed();
+                    let start = Instant::now();
+                    child(&[]).unwrap();
+                    added += with.saturating_sub(start.elapsed());
+                }
+                added
+            })
+        });
+}
+
 criterion_group!(
     benches,
     processes,
     scope_over_stdio,
     subscriptions,
-    containment
+    containment,
+    bounds
 );

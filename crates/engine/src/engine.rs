@@ -84,10 +84,13 @@ impl Engine {
             }
             _ => (None, None),
         };
+        let cgroups = landlock.then(contain::bounds::Cgroups::detect).flatten();
         let core = Arc::new(Core {
             landlock,
             net_holder,
             zygote,
+            cgroups,
+            default_memory: contain::bounds::default_memory(),
             subs: Arc::new(Subscriptions::default()),
             slots: Slots::default(),
             services: crate::services::Services::default(),

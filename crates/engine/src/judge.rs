@@ -54,6 +54,11 @@ impl<'j, 'a, 's> Judge<'j, 'a, 's> {
             let Some(id) = chunk.id.as_deref() else {
                 continue;
             };
+            if id == protocol::origin::ORIGIN {
+                return Err(EngineError::boundary(format!(
+                    "cannot change `{id}`: only a host records where the substrate was made"
+                )));
+            }
             if self.reach.manages(id) && id.starts_with("program/") {
                 managed_program(self.reach, id, chunk)?;
             }
@@ -238,6 +243,11 @@ impl<'j, 'a, 's> Judge<'j, 'a, 's> {
         for id in &decl.remove.chunks {
             if !self.view.snap.exists(id)? {
                 continue;
+            }
+            if id == protocol::origin::ORIGIN {
+                return Err(EngineError::boundary(format!(
+                    "cannot remove `{id}`: only a host records where the substrate was made"
+                )));
             }
             if !self.reach.write.admits(self.view, id)? {
                 return Err(EngineError::boundary(format!(

@@ -11,6 +11,7 @@
 //! lease.
 
 use std::fs::{File, OpenOptions, TryLockError};
+use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
 
 /// A lease held: the lock stays until this is dropped.
@@ -56,7 +57,11 @@ pub(crate) fn gone(dir: &Path, id: &str) -> bool {
         return true;
     }
     let path = dir.join(format!("{id}.lock"));
-    let Ok(file) = OpenOptions::new().write(true).open(&path) else {
+    let opened = OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&path);
+    let Ok(file) = opened else {
         return true;
     };
     match file.try_lock() {

@@ -92,18 +92,29 @@ impl Planner<'_> {
                 "no session `{session}` to run on"
             )));
         }
+        let foreign = snap
+            .body(protocol::origin::ORIGIN)?
+            .is_some_and(|b| protocol::origin::Origin::parse(&b).distrusts(&program_id));
+        // a stranger's program reaches only its own tree in the substrate
+        let own = match foreign {
+            true => Boundary::Roots(Vec::new()),
+            false => body.boundary.clone(),
+        };
         let side = |run: &Option<Boundary>, caller: &EffectiveBoundary| {
-            let mut levels = vec![body.boundary.clone(), run.clone().unwrap_or(Boundary::Open)];
+            let mut levels = vec![own.clone(), run.clone().unwrap_or(Boundary::Open)];
             levels.extend(caller.inherited());
             EffectiveBoundary {
                 own: Some(id.to_owned()),
                 levels,
             }
         };
-        let capabilities = self.capabilities(&name, &body, args)?;
+        let mut capabilities = self.capabilities(&name, &body, args)?;
         // a tile runs in the browser's sandbox: its boundaries are its containment
         let contained =
             webview.is_none() && matches!(self.config.containment, Containment::On { .. });
+        if foreign {
+            self.clamp_foreign(&name, &body, webview.is_some(), &mut capabilities)?;
+        }
         if contained && !self.landlock {
             return Err(EngineError::internal(contain::NO_LANDLOCK));
         }
@@ -145,6 +156,48 @@ impl Planner<'_> {
             capabilities,
             contained,
         })
+    }
+
+    /// A program a substrate made elsewhere declared, not trusted yet
+    /// ([`protocol::origin`]): never a service, never uncontained, and no
+    /// more than a built-in tool gets — no network, no variable beyond the
+    /// base ones, writes only inside the project, no programs to manage.
+    fn clamp_foreign(
+        &self,
+        name: &str,
+        body: &ProgramBody,
+        webview: bool,
+        caps: &mut Capabilities,
+    ) -> Result<()> {
+        let untrusted = |what: &str| {
+            EngineError::boundary(format!(
+                "cannot run `{name}`: it comes from a substrate made elsewhere (shipped with the \
+                 project) and {what} until you trust the project (`hc trust`)"
+            ))
+        };
+        if body.runtime == Runtime::Service {
+            return Err(untrusted("its service does not start"));
+        }
+        if !webview && !matches!(self.config.containment, Containment::On { .. }) {
+            return Err(untrusted("it runs only contained"));
+        }
+        // a root over the project (`/`, `~`) is cut down to the project
+        let root = &self.config.project_root;
+        let project = contain::policy::resolve(root, ".");
+        let over = caps.filesystem.write.iter().any(|p| {
+            let p = contain::policy::resolve(root, p);
+            project.starts_with(&p) && p != project
+        });
+        caps.filesystem
+            .write
+            .retain(|p| contain::policy::resolve(root, p).starts_with(&project));
+        if over && caps.filesystem.write.is_empty() {
+            caps.filesystem.write.push(".".into());
+        }
+        caps.network = false;
+        caps.env.clear();
+        caps.programs.clear();
+        Ok(())
     }
 
     /// The program's declared capabilities, widened by what configuration

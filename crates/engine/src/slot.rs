@@ -21,6 +21,8 @@ pub(crate) struct Slot {
     done: watch::Sender<bool>,
     paused: watch::Sender<usize>,
     finish: watch::Sender<Option<Finish>>,
+    /// The bounds it runs under (and its control groups).
+    bounds: std::sync::Mutex<contain::bounds::Bounds>,
 }
 
 /// How a program (or the service serving its run) says the run ended:
@@ -62,7 +64,21 @@ impl Slot {
             done: watch::channel(false).0,
             paused: watch::channel(0).0,
             finish: watch::channel(None).0,
+            bounds: std::sync::Mutex::default(),
         }
+    }
+
+    /// Records the bounds its program runs under.
+    pub fn set_bounds(&self, bounds: contain::bounds::Bounds) {
+        *self.bounds.lock().unwrap_or_else(PoisonError::into_inner) = bounds;
+    }
+
+    /// The bounds its program runs under.
+    pub fn bounds(&self) -> contain::bounds::Bounds {
+        self.bounds
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// Watches for a request to end the process (its reason).

@@ -2,17 +2,19 @@
 //! `list_changed`, elicitation — asked of the person when someone can
 //! answer, else declined; sampling refused as a method not found) and connecting
 //! over stdio (the server a child inside the service's containment, its
-//! stderr the service's) or streamable HTTP.
+//! stderr the service's, its answers read through [`crate::guard`]: see
+//! [`crate::stdio`]) or streamable HTTP (an answer over
+//! [`MESSAGE_BYTES`] refused).
 
 use crate::config::{Server, Transport};
+use crate::guard::MESSAGE_BYTES;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, Implementation,
     ProgressNotificationParam,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient, RunningService};
 use rmcp::transport::{
-    StreamableHttpClientTransport, TokioChildProcess,
-    streamable_http_client::StreamableHttpClientTransportConfig,
+    StreamableHttpClientTransport, streamable_http_client::StreamableHttpClientTransportConfig,
 };
 use rmcp::{ClientHandler, ErrorData, ServiceExt};
 use std::collections::HashMap;
@@ -21,15 +23,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::mpsc;
 
-/// What the server said that the service acts on.
+/// How many notes may wait for the service: the server's questions (each
+/// waits for its turn), and one word that its tools changed.
+pub(crate) const NOTES: usize = 16;
+
+/// What the server said that the service acts on (its progress aside:
+/// [`Progress`]).
 #[derive(Debug)]
 pub(crate) enum Note {
-    /// Progress of the call made for run `process`.
-    Progress {
-        process: String,
-        param: ProgressNotificationParam,
-    },
-    /// Its tools changed: list them again.
+    /// Its tools changed: list them again (said once until they are
+    /// listed, however often the server says it).
     ToolsChanged,
     /// It asks the person something (a form request's JSON) during the
     /// call made for run `process`; the reply goes back on `reply`.
@@ -43,9 +46,38 @@ pub(crate) enum Note {
 /// Which run each call's progress token belongs to.
 pub(crate) type Tokens = Arc<Mutex<HashMap<String, String>>>;
 
+/// The newest progress of each call not passed on yet. Progress is for
+/// display, so a notice not passed on yet is replaced by a newer one: what
+/// waits is bounded by the calls in flight, however fast the server
+/// speaks.
+#[derive(Default)]
+pub(crate) struct Progress {
+    newest: Mutex<HashMap<String, ProgressNotificationParam>>,
+    /// Woken when there is progress to pass on.
+    pub wake: tokio::sync::Notify,
+}
+
+impl Progress {
+    /// Keeps `param` as run `process`'s newest progress.
+    pub(crate) fn put(&self, process: String, param: ProgressNotificationParam) {
+        self.newest
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(process, param);
+        self.wake.notify_one();
+    }
+
+    /// The progress waiting, taken.
+    pub(crate) fn take(&self) -> Vec<(String, ProgressNotificationParam)> {
+        let mut newest = self.newest.lock().unwrap_or_else(PoisonError::into_inner);
+        newest.drain().collect()
+    }
+}
+
 /// The client's side of one connection.
 pub(crate) struct Handler {
-    notes: mpsc::UnboundedSender<Note>,
+    notes: mpsc::Sender<Note>,
+    progress: Arc<Progress>,
     pub tokens: Tokens,
     /// Set when the server says its tools changed, until they are listed.
     changed: Arc<AtomicBool>,
@@ -55,13 +87,15 @@ pub(crate) struct Handler {
 
 impl Handler {
     pub(crate) fn new(
-        notes: mpsc::UnboundedSender<Note>,
+        notes: mpsc::Sender<Note>,
+        progress: Arc<Progress>,
         tokens: Tokens,
         changed: Arc<AtomicBool>,
         interactive: bool,
     ) -> Handler {
         Handler {
             notes,
+            progress,
             tokens,
             changed,
             interactive,
@@ -102,10 +136,12 @@ impl ClientHandler for Handler {
         param: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        let tokens = self.tokens.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(process) = tokens.get(&token_key(&param.progress_token)) {
-            let process = process.clone();
-            let _ = self.notes.send(Note::Progress { process, param });
+        let process = {
+            let tokens = self.tokens.lock().unwrap_or_else(PoisonError::into_inner);
+            tokens.get(&token_key(&param.progress_token)).cloned()
+        };
+        if let Some(process) = process {
+            self.progress.put(process, param);
         }
     }
 
@@ -124,7 +160,7 @@ impl ClientHandler for Handler {
                     request,
                     reply,
                 };
-                match self.notes.send(note) {
+                match self.notes.send(note).await {
                     Ok(()) => answered.await.unwrap_or_else(|_| declined()),
                     Err(_) => declined(),
                 }
@@ -135,8 +171,11 @@ impl ClientHandler for Handler {
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        self.changed.store(true, Ordering::SeqCst);
-        let _ = self.notes.send(Note::ToolsChanged);
+        // said once until they are listed: a flood of these is one listing
+        // (and should the notes be full, the next call's end lists them)
+        if !self.changed.swap(true, Ordering::SeqCst) {
+            let _ = self.notes.try_send(Note::ToolsChanged);
+        }
     }
 }
 
@@ -161,17 +200,19 @@ pub(crate) async fn connect(
                 .envs(env)
                 .env_remove(crate::SERVER_ENV)
                 .current_dir(cwd.as_deref().map_or(root.to_owned(), |c| root.join(c)));
-            let (transport, _) = TokioChildProcess::builder(cmd)
-                .stderr(std::process::Stdio::inherit())
-                .spawn()
-                .map_err(|e| format!("cannot start `{command}`: {e}"))?;
+            let transport =
+                crate::stdio::spawn(cmd).map_err(|e| format!("cannot start `{command}`: {e}"))?;
             handler
                 .serve(transport)
                 .await
                 .map_err(|e| format!("`{command}` did not initialize: {}", plain(&e.to_string())))
         }
         Transport::Http { url, headers } => {
-            let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+            // An answer over the limit is refused at once (not cut: the
+            // SDK reads it whole), and the call says why.
+            let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                .max_json_response_size(MESSAGE_BYTES)
+                .max_sse_event_size(MESSAGE_BYTES);
             for (name, value) in headers {
                 let name = name
                     .parse()
@@ -220,11 +261,32 @@ fn plain(error: &str) -> String {
         rest = &rest[end..];
     }
     out.push_str(rest);
-    out.replace("Send message error Transport error: ", "")
+    out.replace(" [stdio]", "")
+        .replace("Send message error Transport error: ", "")
 }
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_flood_of_progress_keeps_only_the_newest_of_each_call() {
+        let progress = super::Progress::default();
+        for n in 0..100_000u32 {
+            let param = rmcp::model::ProgressNotificationParam::new(
+                rmcp::model::ProgressToken(rmcp::model::NumberOrString::Number(1)),
+                f64::from(n),
+            );
+            progress.put(format!("p{}", n % 2), param);
+        }
+        let mut waiting = progress.take();
+        waiting.sort_by(|a, b| a.0.cmp(&b.0));
+        let newest: Vec<(&str, f64)> = waiting
+            .iter()
+            .map(|(p, param)| (p.as_str(), param.progress))
+            .collect();
+        assert_eq!(newest, [("p0", 99_998.0), ("p1", 99_999.0)]);
+        assert!(progress.take().is_empty(), "taken");
+    }
+
     #[test]
     fn sdk_errors_lose_their_type_names() {
         let said = "Send message error Transport [rmcp::transport::worker::WorkerTransport<a::B<c::D>>] error: HTTP 500, when send initialize request";

@@ -110,6 +110,23 @@ pub struct Server {
     pub interactive: bool,
 }
 
+/// A server as the host hands it to its service in
+/// [`SERVER_ENV`](crate::SERVER_ENV): the server, and what stands in for
+/// each of its secrets in whatever the service says.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Handed {
+    /// The server.
+    #[serde(flatten)]
+    pub server: Server,
+    /// Each secret and its stand-in ([`ServerEntry::redactions`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub redact: Vec<(String, String)>,
+}
+
+/// The shortest value taken for a secret: a shorter one (`1`, `on`) would
+/// blot out ordinary words, and is no secret.
+pub const SECRET_MIN_CHARS: usize = 4;
+
 impl ServerEntry {
     /// `stdio`, `http` or `sse`, as written or as implied.
     pub fn transport_name(&self) -> &str {
@@ -195,6 +212,79 @@ impl ServerEntry {
             interactive: false,
         })
     }
+}
+
+impl ServerEntry {
+    /// What must never be shown of the entry once resolved through
+    /// `lookup`, each with its stand-in: every value a `${VAR}` reads
+    /// (`${VAR}`, as written), every env and header value whole (`<env
+    /// KEY>`, `<header NAME>`) and the bearer token — longest first, each
+    /// once, none shorter than [`SECRET_MIN_CHARS`]. Messages that quote
+    /// the command or the URL (an error's, a transport's) show them as
+    /// written.
+    pub fn redactions(&self, lookup: &dyn Fn(&str) -> Option<String>) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = Vec::new();
+        let read = |text: &str, out: &mut Vec<(String, String)>| {
+            for var in variables(text) {
+                if let Some(value) = lookup(var) {
+                    out.push((value, format!("${{{var}}}")));
+                }
+            }
+        };
+        let texts = self.command.iter().chain(&self.args).chain(&self.cwd);
+        for text in texts.chain(&self.url) {
+            read(text, &mut out);
+        }
+        let whole =
+            |kind: &str, map: &BTreeMap<String, String>, out: &mut Vec<(String, String)>| {
+                for (key, value) in map {
+                    read(value, out);
+                    if let Ok(value) = expand(value, lookup) {
+                        out.push((value, format!("<{kind} {key}>")));
+                    }
+                }
+            };
+        whole("env", &self.env, &mut out);
+        whole("header", &self.headers, &mut out);
+        if let Some(var) = &self.bearer_token_env_var
+            && let Some(token) = lookup(var)
+        {
+            out.push((format!("Bearer {token}"), "<header Authorization>".into()));
+            out.push((token, format!("${{{var}}}")));
+        }
+        out.retain(|(secret, _)| secret.chars().count() >= SECRET_MIN_CHARS);
+        out.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.cmp(b)));
+        out.dedup_by(|a, b| a.0 == b.0);
+        out
+    }
+}
+
+/// The variables `${VAR}` and `${VAR:-default}` in `text` names.
+fn variables(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        let after = &rest[start + 2..];
+        let Some(end) = after.find('}') else {
+            break;
+        };
+        let inner = &after[..end];
+        out.push(inner.split_once(":-").map_or(inner, |(var, _)| var));
+        rest = &after[end + 1..];
+    }
+    out
+}
+
+/// `text` with each secret of `redactions` (longest first, as
+/// [`ServerEntry::redactions`] orders them) replaced by its stand-in.
+pub fn redact(text: &str, redactions: &[(String, String)]) -> String {
+    let mut out = text.to_owned();
+    for (secret, shown) in redactions {
+        if !secret.is_empty() && out.contains(secret.as_str()) {
+            out = out.replace(secret.as_str(), shown);
+        }
+    }
+    out
 }
 
 /// Expands `${VAR}` and `${VAR:-default}` in `text` (Claude Code's
@@ -284,6 +374,66 @@ mod tests {
         assert_eq!(expand("no vars", &env).unwrap(), "no vars");
         let err = expand("${NOPE}", &env).unwrap_err();
         assert!(err.contains("${NOPE} is not set"), "{err}");
+    }
+
+    #[test]
+    fn secrets_are_found_wherever_a_variable_is_read_and_stand_in_as_written() {
+        let entry: ServerEntry = serde_json::from_value(serde_json::json!({
+            "type": "http", "url": "https://x/${NOPE:-mcp}?key=${TOKEN}",
+            "headers": {"X-Key": "k-${TOKEN}", "X-Plain": "plain-value", "X-Short": "1"},
+            "env": {"A": "${HOME}"}, "bearer_token_env_var": "TOKEN"
+        }))
+        .unwrap();
+        let redactions = entry.redactions(&env);
+        assert_eq!(
+            redactions,
+            vec![
+                ("plain-value".to_owned(), "<header X-Plain>".to_owned()),
+                ("Bearer t0k".into(), "<header Authorization>".into()),
+                ("/home/me".into(), "${HOME}".into()),
+                ("k-t0k".into(), "<header X-Key>".into()),
+            ],
+            "`t0k` is too short to be taken for a secret"
+        );
+        let server = entry.resolve("x", &env).unwrap();
+        let Transport::Http { url, .. } = &server.transport else {
+            panic!("not http");
+        };
+        let said = format!("{url} refused Bearer t0k, plain-value and k-t0k");
+        assert_eq!(
+            redact(&said, &redactions),
+            "https://x/mcp?key=t0k refused <header Authorization>, <header X-Plain> and \
+             <header X-Key>"
+        );
+        let handed = Handed {
+            server,
+            redact: redactions,
+        };
+        let text = serde_json::to_string(&handed).unwrap();
+        assert_eq!(serde_json::from_str::<Handed>(&text).unwrap(), handed);
+        // a server handed without stand-ins (an older host) reads too
+        let plain = serde_json::to_string(&handed.server).unwrap();
+        assert!(
+            serde_json::from_str::<Handed>(&plain)
+                .unwrap()
+                .redact
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_long_secret_is_redacted_wherever_it_is_read() {
+        let lookup = |var: &str| (var == "SECRET").then(|| "s3cret-value".to_owned());
+        let entry: ServerEntry = serde_json::from_value(serde_json::json!({
+            "command": "srv-${SECRET}", "args": ["--token=${SECRET}"],
+            "env": {"API_TOKEN": "${SECRET}"}
+        }))
+        .unwrap();
+        let redactions = entry.redactions(&lookup);
+        assert_eq!(
+            redact("cannot start `srv-s3cret-value`", &redactions),
+            "cannot start `srv-${SECRET}`"
+        );
     }
 
     #[test]

@@ -6,7 +6,11 @@
 //! (the server a child inside the service's containment) or streamable
 //! HTTP — commits each of the server's tools as a program chunk
 //! `mcp__NAME__TOOL` served by it, and carries out every run of those
-//! programs as one `tools/call`.
+//! programs as one `tools/call`. An answer of any size is cut, never a
+//! hang: over stdio each JSON string over 6 MiB keeps its two ends as it
+//! is read (`guard`), and a message still over 32 MiB answers its request
+//! with an error; over HTTP an answer over 32 MiB is refused at once,
+//! saying so.
 //!
 //! Also here, pure and shared with hosts: the configuration a person writes
 //! and its resolution ([`config`]), the tool programs ([`tools`]), the
@@ -15,14 +19,22 @@
 //! Invariants: it reaches the substrate only through the protocol, and for
 //! a run only on that run's behalf; it knows nothing of agents; the
 //! server's secrets reach it in its environment ([`SERVER_ENV`]), never
-//! through the substrate.
+//! through the substrate, and nothing it says (its log, its errors, a
+//! call's error) shows one: each stands as it was written
+//! ([`config::redact`]). What a server says is bounded however much it
+//! says: its progress is passed on newest-only, its log messages left out,
+//! its word that its tools changed taken once until they are listed, and
+//! a listing it does not answer waited for no longer than its startup
+//! limit.
 
 mod client;
 pub mod config;
 pub mod elicit;
 pub mod extras;
+mod guard;
 pub mod output;
 mod service;
+mod stdio;
 pub mod tools;
 
 use protocol::program::{Builtin, ProgramFuture};

@@ -3,11 +3,12 @@
 //! with the run's input, its progress as the run's notices, its result as
 //! the run's output — reconnecting when the server has gone.
 
-use crate::client::{Connection, Handler, Note, Tokens, connect, token_key};
-use crate::config::{Server, service_name};
+use crate::client::{Connection, Handler, NOTES, Note, Progress, Tokens, connect, token_key};
+use crate::config::{Handed, Server, Transport, redact, service_name};
 use crate::elicit;
 use crate::extras;
-use crate::output::output_of;
+use crate::guard::{MALFORMED, MESSAGE_BYTES, TOO_LARGE};
+use crate::output::{cut, output_of};
 use crate::tools::{Tool, sync};
 use protocol::program::{Output, Program, ProgramError};
 use protocol::{ChunkDecl, Client, Event, NewPlacement, PlacementType, ScopeOpts};
@@ -25,9 +26,13 @@ use tokio::sync::{Mutex, mpsc, oneshot};
 /// What every call shares.
 struct Shared {
     server: Server,
+    /// Each secret of the server's configuration and its stand-in, longest
+    /// first: taken out of everything the service says.
+    redact: Vec<(String, String)>,
     client: Client,
     root: PathBuf,
-    notes: mpsc::UnboundedSender<Note>,
+    notes: mpsc::Sender<Note>,
+    progress: Arc<Progress>,
     tokens: Tokens,
     /// The live connection (none: gone, made again by the next need).
     connection: Mutex<Option<Arc<Connection>>>,
@@ -35,6 +40,8 @@ struct Shared {
     names: std::sync::Mutex<HashMap<String, String>>,
     /// The server said its tools changed, and they are not listed again yet.
     changed: Arc<AtomicBool>,
+    /// Held while the tools are listed again (one listing at a time).
+    listing: Mutex<()>,
     /// This service's process.
     me: String,
 }
@@ -45,7 +52,7 @@ pub async fn run() -> Result<(), ProgramError> {
     // client of `hc` does (no second crypto library).
     let _ = rustls::crypto::ring::default_provider().install_default();
     let mut program = Program::connect()?;
-    let server: Server = std::env::var(crate::SERVER_ENV)
+    let handed: Handed = std::env::var(crate::SERVER_ENV)
         .map_err(|_| format!("no {} (the host configures the server)", crate::SERVER_ENV))
         .and_then(|s| {
             serde_json::from_str(&s).map_err(|e| format!("bad {}: {e}", crate::SERVER_ENV))
@@ -54,22 +61,25 @@ pub async fn run() -> Result<(), ProgramError> {
     let Some(mut events) = program.take_events() else {
         return Err(ProgramError::Exit(2, "no events".into()));
     };
-    let (notes, mut notes_rx) = mpsc::unbounded_channel();
+    let (notes, mut notes_rx) = mpsc::channel(NOTES);
     let shared = Arc::new(Shared {
-        server,
+        redact: redactions(&handed),
+        server: handed.server,
         client: program.client().clone(),
         root: program.root().to_owned(),
         notes,
+        progress: Arc::default(),
         tokens: Tokens::default(),
         connection: Mutex::new(None),
         names: std::sync::Mutex::default(),
         changed: Arc::default(),
+        listing: Mutex::new(()),
         me: program.id().to_owned(),
     });
     let startup = std::time::Duration::from_millis(shared.server.startup_timeout_ms);
     match tokio::time::timeout(startup, shared.connected()).await {
         Ok(Ok(_)) => {}
-        Ok(Err(why)) => return Err(ProgramError::Exit(1, why)),
+        Ok(Err(why)) => return Err(ProgramError::Exit(1, shared.said(&why))),
         Err(_) => {
             let why = format!("the server did not start within {} ms", startup.as_millis());
             return Err(ProgramError::Exit(1, why));
@@ -94,9 +104,29 @@ pub async fn run() -> Result<(), ProgramError> {
                 Some(_) => {}
                 None => return Ok(()),
             },
-            Some(note) = notes_rx.recv() => shared.on_note(note).await,
+            () = shared.progress.wake.notified() => shared.pass_progress().await,
+            Some(note) = notes_rx.recv() => shared.on_note(note),
         }
     }
+}
+
+/// The stand-ins of `handed`: those the host made, and the server's env
+/// and header values besides (for a host that made none), longest first.
+fn redactions(handed: &Handed) -> Vec<(String, String)> {
+    let mut out = handed.redact.clone();
+    let (kind, values) = match &handed.server.transport {
+        Transport::Stdio { env, .. } => ("env", env),
+        Transport::Http { headers, .. } => ("header", headers),
+    };
+    for (key, value) in values {
+        if value.chars().count() >= crate::config::SECRET_MIN_CHARS
+            && !out.iter().any(|(secret, _)| secret == value)
+        {
+            out.push((value.clone(), format!("<{kind} {key}>")));
+        }
+    }
+    out.sort_by_key(|(secret, _)| std::cmp::Reverse(secret.len()));
+    out
 }
 
 impl Shared {
@@ -108,6 +138,7 @@ impl Shared {
         }
         let handler = Handler::new(
             self.notes.clone(),
+            Arc::clone(&self.progress),
             Arc::clone(&self.tokens),
             Arc::clone(&self.changed),
             self.server.interactive,
@@ -128,7 +159,18 @@ impl Shared {
         let mut skipped: Vec<String> = Vec::new();
         for listed in listed.iter().filter_map(|t| serde_json::to_value(t).ok()) {
             match Tool::of(&self.server, &listed) {
-                Ok(tool) => tools.push(tool),
+                // two tools one program (listed twice, or names that agree
+                // once made a program's): the first is the program's
+                Ok(tool) => match tools.iter().find(|t| t.program == tool.program) {
+                    Some(first) if first.name == tool.name => {
+                        skipped.push(format!("the tool `{}` is listed twice", tool.name));
+                    }
+                    Some(first) => skipped.push(format!(
+                        "the tool `{}` would be the program `{}`, which the tool `{}` is",
+                        tool.name, tool.program, first.name
+                    )),
+                    None => tools.push(tool),
+                },
                 Err(why) => skipped.push(why),
             }
         }
@@ -159,10 +201,21 @@ impl Shared {
         Ok(())
     }
 
+    /// `text` as the service says it: no secret in it, and cut to the
+    /// size of a tool's text.
+    fn said(&self, text: &str) -> String {
+        cut(&redact(text, &self.redact))
+    }
+
+    /// Says `text` on the service's stderr (its log).
+    fn say(&self, text: &str) {
+        eprintln!("hermitcrab: {}", self.said(text));
+    }
+
     /// Records on the service's own process the tools it could not offer
     /// (whoever starts it says so), and logs them.
     async fn say_skipped(&self, skipped: &[String]) {
-        eprintln!("hermitcrab: skipped: {}", skipped.join("; "));
+        self.say(&format!("skipped: {}", skipped.join("; ")));
         let text = format!("skipped {} tool(s): {}", skipped.len(), skipped.join("; "));
         let chunk = ChunkDecl::generated()
             .body(Output::ok(text, json!({"skipped_tools": skipped})).body())
@@ -173,7 +226,7 @@ impl Shared {
             .commit(protocol::Declaration::of(vec![chunk]))
             .await
         {
-            eprintln!("hermitcrab: cannot record the skipped tools: {e}");
+            self.say(&format!("cannot record the skipped tools: {e}"));
         }
     }
 
@@ -199,14 +252,23 @@ impl Shared {
             .collect())
     }
 
-    async fn on_note(self: &Arc<Self>, note: Note) {
+    /// Passes on the newest progress of each call.
+    async fn pass_progress(&self) {
+        for (process, param) in self.progress.take() {
+            let data = json!({"kind": "progress", "progress": param.progress,
+                              "total": param.total, "message": param.message});
+            let _ = self.client.for_run(&process).notify(data).await;
+        }
+    }
+
+    /// Acts on `note`, never waiting for the server: the service goes on
+    /// taking runs and cancels meanwhile.
+    fn on_note(self: &Arc<Self>, note: Note) {
         match note {
-            Note::Progress { process, param } => {
-                let data = json!({"kind": "progress", "progress": param.progress,
-                                  "total": param.total, "message": param.message});
-                let _ = self.client.for_run(&process).notify(data).await;
+            Note::ToolsChanged => {
+                let me = Arc::clone(self);
+                tokio::spawn(async move { me.relist().await });
             }
-            Note::ToolsChanged => self.relist().await,
             Note::Elicit {
                 process,
                 request,
@@ -232,7 +294,7 @@ impl Shared {
         let asked = match run.commit(protocol::Declaration::of(vec![chunk])).await {
             Ok(commit) => commit.created.first().cloned(),
             Err(e) => {
-                eprintln!("hermitcrab: cannot ask the person: {e}");
+                self.say(&format!("cannot ask the person: {e}"));
                 None
             }
         };
@@ -260,16 +322,32 @@ impl Shared {
 
     /// Lists the tools again when the server said they changed (once per
     /// notice, whoever comes first: the notice, or a call that it came
-    /// before).
+    /// before), one listing at a time — each, and the wait for the one
+    /// under way, within the server's startup limit (the time it has to
+    /// list its tools): a server that says its tools changed and then
+    /// does not list them holds up no answer for longer.
     async fn relist(&self) {
-        if !self.changed.swap(false, Ordering::SeqCst) {
-            return;
-        }
-        let live = self.connection.lock().await.clone();
-        if let Some(connection) = live
-            && let Err(why) = self.sync_tools(&connection).await
-        {
-            eprintln!("hermitcrab: {why}");
+        let limit = std::time::Duration::from_millis(self.server.startup_timeout_ms);
+        let listed = tokio::time::timeout(limit, async {
+            let _one = self.listing.lock().await;
+            if !self.changed.swap(false, Ordering::SeqCst) {
+                return Ok(());
+            }
+            let live = self.connection.lock().await.clone();
+            match live {
+                Some(connection) => self.sync_tools(&connection).await,
+                None => Ok(()),
+            }
+        })
+        .await;
+        match listed {
+            Ok(Ok(())) => {}
+            Ok(Err(why)) => self.say(&why),
+            Err(_) => self.say(&format!(
+                "the server said its tools changed, and did not list them within {} ms; \
+                 they stay as they were",
+                limit.as_millis()
+            )),
         }
     }
 
@@ -290,19 +368,32 @@ impl Shared {
         self.relist().await;
         let (output, error) = match outcome {
             Ok(output) => (output, None),
-            Err(why) => (Output::error(why.clone()), Some(why)),
+            Err(why) => {
+                let why = self.said(&why);
+                (Output::error(why.clone()), Some(why))
+            }
         };
-        let chunk = ChunkDecl::generated()
-            .body(output.body())
-            .on(NewPlacement::instance(&process))
-            .on(NewPlacement::instance("engine/output"));
-        // Both sent at once: the engine applies a connection's commits in
-        // order, before it reads the next line, so the output is in before
-        // the end.
-        let _ = tokio::join!(
-            run.commit(protocol::Declaration::of(vec![chunk])),
-            run.finish(error)
-        );
+        let output_chunk = |body: Value| {
+            let chunk = ChunkDecl::generated()
+                .body(body)
+                .on(NewPlacement::instance(&process))
+                .on(NewPlacement::instance("engine/output"));
+            protocol::Declaration::of(vec![chunk])
+        };
+        // The output is in before the end; one the engine refuses is
+        // replaced by an error saying why, never an empty completion.
+        let error = match run.commit(output_chunk(recordable(output))).await {
+            Ok(_) => error,
+            Err(e) => {
+                let why = self.said(&format!("the tool's answer could not be recorded: {e}"));
+                self.say(&why);
+                let _ = run
+                    .commit(output_chunk(Output::error(why.clone()).body()))
+                    .await;
+                Some(why)
+            }
+        };
+        let _ = run.finish(error).await;
     }
 
     /// The run's request to the server: a resources or prompt request for
@@ -403,17 +494,8 @@ impl Shared {
 
     /// What a failed request says.
     fn lost(&self, error: &rmcp::ServiceError) -> String {
-        let name = &self.server.name;
-        match error {
-            rmcp::ServiceError::TransportClosed | rmcp::ServiceError::TransportSend(_) => format!(
-                "the MCP server `{name}` closed the connection during the call (it may have \
-                 crashed; its log is .hermitcrab/logs/mcp-{name}.log); the next call starts it again"
-            ),
-            rmcp::ServiceError::McpError(e) => {
-                format!("the MCP server `{name}` refused the call: {}", e.message)
-            }
-            other => format!("the call to the MCP server `{name}` failed: {other}"),
-        }
+        let http = matches!(self.server.transport, Transport::Http { .. });
+        lost(&self.server.name, http, error)
     }
 
     /// The run's input object.
@@ -432,6 +514,84 @@ impl Shared {
             .map(|c| c.body_value())
             .unwrap_or_else(|| json!({})))
     }
+}
+
+/// `output`'s body, or, when it is more than a chunk may hold, an error
+/// saying so.
+fn recordable(output: Output) -> Value {
+    let body = output.body();
+    let size = serde_json::to_vec(&body).map_or(usize::MAX, |b| b.len());
+    // the substrate's limit for a body (`MAX_BODY_BYTES`, 8 MiB), less
+    // room for the rest of the chunk
+    let limit = 8 * 1024 * 1024 - 64 * 1024;
+    if size <= limit {
+        return body;
+    }
+    Output::error(format!(
+        "the tool's answer is {size} bytes once recorded, over the {limit} a result may be: \
+         ask for less"
+    ))
+    .body()
+}
+
+/// What a failed request to server `name` says (`http`: over streamable
+/// HTTP).
+fn lost(name: &str, http: bool, error: &rmcp::ServiceError) -> String {
+    use rmcp::ServiceError;
+    let log = format!(".hermitcrab/logs/mcp-{name}.log");
+    match error {
+        ServiceError::TransportSend(e) if too_large(e) => format!(
+            "the MCP server `{name}` answered with more than {} MiB, the most hermitcrab takes in \
+             one message, so the answer was refused: ask for less",
+            MESSAGE_BYTES >> 20
+        ),
+        ServiceError::TransportClosed if http => format!(
+            "the MCP server `{name}` ended its answer before it was whole: the connection \
+             dropped, or it answered with more than {} MiB, the most hermitcrab takes in one \
+             message; the next call connects again",
+            MESSAGE_BYTES >> 20
+        ),
+        ServiceError::TransportClosed | ServiceError::TransportSend(_) => format!(
+            "the MCP server `{name}` closed the connection during the call (it may have \
+             crashed; its log is {log}); the next call starts it again"
+        ),
+        ServiceError::McpError(e)
+            if e.data
+                .as_ref()
+                .is_some_and(|d| d["hermitcrab"] == TOO_LARGE) =>
+        {
+            format!(
+                "the MCP server `{name}` answered with too much: {}; ask for less",
+                e.message
+            )
+        }
+        ServiceError::McpError(e)
+            if e.data
+                .as_ref()
+                .is_some_and(|d| d["hermitcrab"] == MALFORMED) =>
+        {
+            format!(
+                "the MCP server `{name}` answered the call with {}",
+                e.message
+            )
+        }
+        ServiceError::McpError(e) => {
+            format!("the MCP server `{name}` refused the call: {}", e.message)
+        }
+        other => format!("the call to the MCP server `{name}` failed: {other}"),
+    }
+}
+
+/// Whether a transport error is an answer over the size limit.
+fn too_large(error: &rmcp::transport::DynamicTransportError) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error.error.as_ref());
+    while let Some(e) = source {
+        if e.to_string().contains("exceeded the maximum size") {
+            return true;
+        }
+        source = e.source();
+    }
+    false
 }
 
 /// Tells the server a call was abandoned (the run cancelled, or timed out)
@@ -464,5 +624,55 @@ impl Drop for CancelOnDrop {
                 let _ = peer.notify_cancelled(param).await;
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::ServiceError;
+    use rmcp::transport::DynamicTransportError;
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+
+    #[test]
+    fn an_answer_too_large_is_said_plainly_not_as_a_crash() {
+        let refused = StreamableHttpError::<std::io::Error>::ResponseBodyTooLarge {
+            max_size: MESSAGE_BYTES,
+        };
+        let send = ServiceError::TransportSend(DynamicTransportError::from_parts(
+            "http",
+            std::any::TypeId::of::<()>(),
+            Box::new(refused),
+        ));
+        let said = lost("web", true, &send);
+        assert!(said.contains("answered with more than 32 MiB"), "{said}");
+        assert!(!said.contains("crashed"), "{said}");
+        let closed = lost("web", true, &ServiceError::TransportClosed);
+        assert!(closed.contains("more than 32 MiB"), "{closed}");
+        let crashed = lost("py", false, &ServiceError::TransportClosed);
+        assert!(crashed.contains("closed the connection"), "{crashed}");
+        let guarded = rmcp::ErrorData::internal_error(
+            "its answer is over 33554432 bytes",
+            Some(json!({"hermitcrab": TOO_LARGE})),
+        );
+        let said = lost("py", false, &ServiceError::McpError(guarded));
+        assert!(
+            said.starts_with("the MCP server `py` answered with too much: its answer is over"),
+            "{said}"
+        );
+    }
+
+    #[test]
+    fn an_output_too_large_to_record_becomes_an_error_saying_so() {
+        let small = recordable(Output::ok("fine", Value::Null));
+        assert_eq!(small["text"], "fine");
+        let huge = recordable(Output::ok("x".repeat(9 * 1024 * 1024), Value::Null));
+        assert_eq!(huge["is_error"], true);
+        assert!(
+            huge["text"]
+                .as_str()
+                .unwrap()
+                .contains("bytes once recorded")
+        );
     }
 }

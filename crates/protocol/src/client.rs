@@ -11,7 +11,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use serde_json::value::RawValue;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use substrate::{ChunkDecl, Commit, Declaration, ScopeOpts, ScopeResult};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
@@ -54,7 +54,15 @@ pub struct Client {
     next_id: Arc<AtomicU64>,
     pending: Pending,
     out: mpsc::UnboundedSender<String>,
+    /// Bytes sent to the writer and not yet written: what a notification
+    /// is dropped over ([`NOTIFY_BACKLOG`]).
+    queued: Arc<AtomicUsize>,
 }
+
+/// Bytes waiting to be written past which [`Client::notify_now`] drops
+/// what it is given: a program printing faster than the engine reads
+/// keeps its memory bounded by this, not by what it prints.
+pub const NOTIFY_BACKLOG: usize = 1 << 20;
 
 /// The events of a connection (`scope_changed`, `lagged`, …), in order.
 pub struct Events(mpsc::UnboundedReceiver<Event>);
@@ -82,17 +90,21 @@ impl Client {
         let (out, mut lines) = mpsc::unbounded_channel::<String>();
         let (event_tx, events) = mpsc::unbounded_channel();
         let pending: Pending = Arc::default();
+        let queued = Arc::new(AtomicUsize::new(0));
+        let written = Arc::clone(&queued);
         tokio::spawn(async move {
             let mut writer = writer;
             while let Some(line) = lines.recv().await {
                 if writer.write_all(line.as_bytes()).await.is_err() {
                     break;
                 }
+                written.fetch_sub(line.len(), Ordering::Relaxed);
                 // Send what is queued in one go, then flush once.
                 while let Ok(more) = lines.try_recv() {
                     if writer.write_all(more.as_bytes()).await.is_err() {
                         return;
                     }
+                    written.fetch_sub(more.len(), Ordering::Relaxed);
                 }
                 if writer.flush().await.is_err() {
                     break;
@@ -142,6 +154,7 @@ impl Client {
                 next_id: Arc::new(AtomicU64::new(1)),
                 pending,
                 out,
+                queued,
             },
             Events(events),
         )
@@ -193,7 +206,7 @@ impl Client {
         // The reader marks the connection closed before it clears what is
         // waiting (under the same lock): a request that went in after that
         // would wait forever — one the engine can no longer answer.
-        if self.closed.load(Ordering::Acquire) || self.out.send(line).is_err() {
+        if self.closed.load(Ordering::Acquire) || !self.send(line) {
             self.pending
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
@@ -302,8 +315,13 @@ impl Client {
 
     /// Sends `data` to live subscribers without waiting for the engine's
     /// answer (streamed text: the next delta need not wait a round trip).
-    /// Lines go out in the order they are sent; an error is lost.
+    /// Lines go out in the order they are sent; an error is lost, and so
+    /// is `data` when more than [`NOTIFY_BACKLOG`] bytes wait to be
+    /// written (it is for display only: what is kept is committed).
     pub fn notify_now(&self, data: Value) {
+        if self.queued.load(Ordering::Relaxed) > NOTIFY_BACKLOG {
+            return;
+        }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         if let Ok(mut line) = serde_json::to_string(&Request {
             id,
@@ -311,8 +329,20 @@ impl Client {
             op: Op::Notify { data },
         }) {
             line.push('\n');
-            let _ = self.out.send(line);
+            self.send(line);
         }
+    }
+
+    /// Queues a line for the writer, counting its bytes until written;
+    /// false once the writer is gone.
+    fn send(&self, line: String) -> bool {
+        let len = line.len();
+        self.queued.fetch_add(len, Ordering::Relaxed);
+        let sent = self.out.send(line).is_ok();
+        if !sent {
+            self.queued.fetch_sub(len, Ordering::Relaxed);
+        }
+        sent
     }
 }
 

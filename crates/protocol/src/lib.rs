@@ -23,6 +23,7 @@
 //! ```
 
 mod client;
+pub mod origin;
 pub mod paths;
 pub mod process;
 pub mod program;

@@ -44,13 +44,24 @@ pub enum AddressError {
     },
 }
 
+/// At most the first 40 characters of what was given (an error never
+/// echoes a long input whole).
+fn shown(given: &str) -> String {
+    match given.chars().nth(40) {
+        Some(_) => format!("{}…", given.chars().take(40).collect::<String>()),
+        None => given.to_owned(),
+    }
+}
+
 impl fmt::Display for AddressError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             AddressError::NotDigit { address, key } => write!(
                 f,
-                "`{address}` has the key `{key}`, which is not a digit: an address is digits \
-                 and points, literal (`1.4`) or a pscale number (`21.34`)"
+                "`{}` has the key `{}`, which is not a digit: an address is digits and \
+                 points, literal (`1.4`) or a pscale number (`21.34`)",
+                shown(address),
+                shown(key)
             ),
             AddressError::TooDeep { address } => write!(
                 f,
@@ -59,8 +70,9 @@ impl fmt::Display for AddressError {
             ),
             AddressError::TooHigh { address, decimal } => write!(
                 f,
-                "`{address}` has more digits before its point than the block has levels above \
-                 pscale 0 ({decimal})"
+                "`{}` has more digits before its point than the block has levels above \
+                 pscale 0 ({decimal})",
+                shown(address)
             ),
             AddressError::Nothing {
                 address,
@@ -75,7 +87,8 @@ impl fmt::Display for AddressError {
                 };
                 write!(
                     f,
-                    "nothing at `{address}` (read as `{}`): the deepest node there is {at}",
+                    "nothing at `{}` (read as `{}`): the deepest node there is {at}",
+                    shown(address),
                     dotted(path)
                 )?;
                 if !text.is_empty() {

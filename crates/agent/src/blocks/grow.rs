@@ -6,9 +6,10 @@
 //! digits start again under its next sibling — up the tree as far as
 //! needed, and at a full root the block grows upward (the old tree becomes
 //! child `0` of a new root, `decimal` one more, so every pscale stays what
-//! it was). Growth never refuses.
+//! it was). Growth refuses only past the most levels a block may have
+//! ([`MAX_DECIMAL`]): [`Block::entry_fits`] says so before an entry.
 
-use super::{Block, MAX_NODE_CHARS, Node, Path, dotted};
+use super::{Block, MAX_DECIMAL, MAX_NODE_CHARS, Node, Path, dotted};
 use std::fmt;
 
 /// Why a write was refused.
@@ -21,6 +22,8 @@ pub enum WriteError {
         /// Characters given.
         chars: usize,
     },
+    /// An entry that would grow the block past [`MAX_DECIMAL`].
+    TooTall,
 }
 
 impl fmt::Display for WriteError {
@@ -35,6 +38,12 @@ impl fmt::Display for WriteError {
                 f,
                 "the content is {chars} characters; a node holds at most {MAX_NODE_CHARS} — \
                  split it over several nodes (children `1`–`9`)"
+            ),
+            WriteError::TooTall => write!(
+                f,
+                "every node from there up to the root is full, and the entry would grow the \
+                 block past decimal {MAX_DECIMAL}, the most levels above pscale 0 a block has; \
+                 put it under another node (`path`), or in another block"
             ),
         }
     }
@@ -93,6 +102,19 @@ impl Block {
     pub fn free_digit(&self, path: &[u8]) -> Option<u8> {
         let node = self.tree.at(path);
         (1..=9).find(|d| node.and_then(|n| n.child(*d)).is_none())
+    }
+
+    /// Whether an entry under `at` fits: refused when it would grow the
+    /// block upward past [`MAX_DECIMAL`] (which no reader of blocks takes).
+    pub fn entry_fits(&self, at: &[u8]) -> Result<(), WriteError> {
+        if self.decimal < MAX_DECIMAL {
+            return Ok(());
+        }
+        let mut trial = self.clone();
+        match trial.add_entry(at, "").grew {
+            true => Err(WriteError::TooTall),
+            false => Ok(()),
+        }
     }
 
     /// Puts `entry` at the next free digit 1–9 under `at` — past full
@@ -279,6 +301,19 @@ mod tests {
         assert_eq!(history.tree.at(&[0, 9, 9]).unwrap().text(), "e89");
         assert_eq!(history.pscale(3), pscale_before, "an entry's pscale holds");
         assert_eq!(history.live_edge(), vec![1, 0]);
+    }
+
+    #[test]
+    fn an_entry_that_would_grow_a_block_past_decimal_9_does_not_fit() {
+        let mut tall = Block::new("tall", MAX_DECIMAL, "tall");
+        for n in 1..=9 {
+            assert_eq!(tall.entry_fits(&[9]), Ok(()));
+            tall.add_entry(&[9], &format!("e{n}"));
+        }
+        assert_eq!(tall.entry_fits(&[9]), Err(WriteError::TooTall));
+        assert_eq!(tall.entry_fits(&tall.live_edge()), Ok(()), "room elsewhere");
+        let low = Block::new("low", MAX_DECIMAL - 1, "low");
+        assert_eq!(low.entry_fits(&[]), Ok(()), "one level to grow");
     }
 
     #[test]

@@ -23,6 +23,9 @@ pub const BLOCK: &str = "block";
 /// The most characters one node's text may have.
 pub const MAX_NODE_CHARS: usize = 10_000;
 
+/// The most levels above pscale 0 a block may have (its `decimal`).
+pub const MAX_DECIMAL: u32 = 9;
+
 /// The scope an identity's blocks are placed on.
 pub fn scope_of(identity: &str) -> String {
     format!("blocks/{identity}")
@@ -294,7 +297,7 @@ impl Block {
             Value::Null => 0,
             Value::Number(n) => n
                 .as_u64()
-                .filter(|d| *d <= 9)
+                .filter(|d| *d <= u64::from(MAX_DECIMAL))
                 .ok_or_else(|| TreeError::new(root, "`decimal` must be a whole number 0–9"))?
                 as u32,
             _ => return Err(TreeError::new(root, "`decimal` must be a whole number 0–9")),

@@ -257,6 +257,10 @@ pub struct PermissionDecision {
     /// With a denial: stop the run too (the SDK's `interrupt`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub interrupt: bool,
+    /// Who answered, in words (`the terminal`, `the page`, `the SDK
+    /// program`): what every other host asking the same shows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
 }
 
 impl Body for PermissionDecision {
@@ -316,6 +320,9 @@ pub struct UserAnswer {
     pub request: String,
     /// The answer.
     pub text: String,
+    /// Who answered, in words (as [`PermissionDecision::by`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
 }
 
 impl Body for UserAnswer {

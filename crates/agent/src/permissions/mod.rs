@@ -13,6 +13,7 @@
 
 pub mod paths;
 pub mod shell;
+pub mod taint;
 mod wrappers;
 
 use crate::config::PermissionMode;
@@ -23,6 +24,18 @@ pub use paths::absolute;
 
 /// Programs a `read(…)` rule governs beside read-only tools with a path.
 const READERS: &[&str] = &["read", "grep", "glob"];
+
+/// Files a command may name outside the project without asking.
+const DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/stdin",
+    "/dev/stdout",
+    "/dev/stderr",
+    "/dev/tty",
+    "/dev/urandom",
+    "/dev/random",
+];
 
 /// One rule: a program, and what of its input it covers.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -190,6 +203,23 @@ impl Call<'_> {
         self.has_path().then(|| path.to_owned())
     }
 
+    /// The paths a reading call reaches: its path (the project root when
+    /// it names none), and a glob pattern's fixed directory when the
+    /// pattern itself leaves the project (`/etc/*`, `~/.ssh/*`, `../x`).
+    fn read_paths(&self) -> Vec<String> {
+        let mut out = vec![self.path().unwrap_or_else(|| ".".to_owned())];
+        if let Some(pattern) = self.input.get("pattern").and_then(Value::as_str)
+            && self.program == "glob"
+            && (pattern.starts_with(['/', '~']) || pattern.split('/').any(|p| p == ".."))
+        {
+            let end = pattern.find(['*', '?', '[', '{']).unwrap_or(pattern.len());
+            let fixed = &pattern[..end];
+            let dir = fixed.rsplit_once('/').map_or(fixed, |(dir, _)| dir);
+            out.push(if dir.is_empty() { "/" } else { dir }.to_owned());
+        }
+        out
+    }
+
     /// Every spelling of the call's path a rule is checked against.
     fn path_forms(&self) -> Option<Vec<PathBuf>> {
         self.path().map(|p| paths::forms(self.root, &p))
@@ -275,6 +305,9 @@ pub struct Permissions {
     allow: Vec<Rule>,
     deny: Vec<Rule>,
     ask: Vec<Rule>,
+    /// Directories beside the project a read reaches without asking
+    /// (`--add-dir`), absolute.
+    dirs: Vec<PathBuf>,
 }
 
 impl Permissions {
@@ -295,7 +328,52 @@ impl Permissions {
             allow: parse(allow)?,
             deny: parse(deny)?,
             ask: parse(ask)?,
+            dirs: Vec::new(),
         })
+    }
+
+    /// With directories beside the project that reads reach without
+    /// asking (`--add-dir`; relative ones against `root`).
+    pub fn with_dirs(mut self, root: &Path, dirs: &[String]) -> Permissions {
+        self.dirs = dirs.iter().flat_map(|d| paths::forms(root, d)).collect();
+        self
+    }
+
+    /// Whether every path `call` reads is inside the project or an added
+    /// directory — as it resolves (a link inside the project to a file
+    /// outside reads outside; `/proc/self/cwd/x` reads inside).
+    fn reads_inside(&self, call: &Call<'_>) -> bool {
+        let roots: Vec<PathBuf> = paths::forms(call.root, ".")
+            .into_iter()
+            .chain(self.dirs.iter().cloned())
+            .collect();
+        call.read_paths()
+            .iter()
+            .map(|p| paths::real(&absolute(call.root, p)))
+            .all(|real| roots.iter().any(|r| real.starts_with(r)))
+    }
+
+    /// Whether one of the person's allow rules names `call` itself (not
+    /// the mode, not a default).
+    pub fn allowed_by_rule(&self, call: &Call<'_>) -> bool {
+        self.allow.iter().any(|r| r.matches(call))
+    }
+
+    /// What the rules alone say of `call` — a deny rule (or plan mode)
+    /// refuses, an ask rule asks — whatever the mode would otherwise
+    /// allow: how input a person or program gave instead of the model's
+    /// is judged before it runs.
+    pub fn judge_given(&self, call: &Call<'_>) -> Decision {
+        if self.mode == PermissionMode::Plan
+            && let denied @ Decision::Deny(_) = self.decide(call)
+        {
+            return denied;
+        }
+        let rules_only = Permissions {
+            mode: PermissionMode::Bypass,
+            ..self.clone()
+        };
+        rules_only.decide(call)
     }
 
     /// Allows what `rule` covers for the rest of the session.
@@ -347,6 +425,9 @@ impl Permissions {
             && call
                 .path_forms()
                 .is_some_and(|forms| forms.iter().any(|p| paths::is_secret(p)));
+        if let Some(outside) = self.outside(call) {
+            return outside;
+        }
         match self.mode {
             PermissionMode::Bypass => Decision::Allow,
             _ if secret => Decision::Ask(
@@ -372,6 +453,31 @@ impl Permissions {
             }
             _ => Decision::Ask(format!("`{}` changes things", call.program)),
         }
+    }
+
+    /// What the mode says of a call that leaves the project — a read
+    /// outside it and its added directories, a fetch from any host —
+    /// when no rule did: asked (plan mode refuses a read outside), unless
+    /// the person bypasses permissions. `None`: it stays inside.
+    fn outside(&self, call: &Call<'_>) -> Option<Decision> {
+        let why = if call.program == "web-fetch" {
+            let host = call.domain().unwrap_or_default();
+            format!("it fetches from `{host}`, a host no rule allows yet")
+        } else if call.reads() && !self.reads_inside(call) {
+            let path = call.read_paths().join("`, `");
+            if self.mode == PermissionMode::Plan {
+                return Some(Decision::Deny(format!(
+                    "plan mode reads only inside the project; `{path}` is outside it"
+                )));
+            }
+            format!("it reads `{path}`, outside the project")
+        } else {
+            return None;
+        };
+        Some(match self.mode {
+            PermissionMode::Bypass => Decision::Allow,
+            _ => Decision::Ask(why),
+        })
     }
 
     /// A command: each simple command it runs and each file it writes.
@@ -450,6 +556,30 @@ impl Permissions {
         }
     }
 
+    /// Whether `call` reads something outside the project and its added
+    /// directories: a reader's path, or a file a command names.
+    pub fn leaves_project(&self, call: &Call<'_>) -> bool {
+        if let Some(command) = call.command() {
+            let parsed = shell::parse(command);
+            let words = parsed.commands.iter().flat_map(|c| c.argv.iter().skip(1));
+            return words
+                .filter(|w| !w.starts_with('-') && !w.is_empty())
+                .filter(|w| !DEVICES.contains(&w.as_str()))
+                .any(|word| {
+                    let input = serde_json::json!({"file_path": word});
+                    let probe = Call {
+                        program: "read",
+                        input: &input,
+                        root: call.root,
+                        read_only: true,
+                    };
+                    paths::forms(call.root, word).iter().any(|p| p.exists())
+                        && !self.reads_inside(&probe)
+                });
+        }
+        call.reads() && !self.reads_inside(call)
+    }
+
     /// What the words of a command that name files say: one a `read(…)`
     /// deny rule covers denies the call; a `.env` file asks.
     fn reads_in(&self, call: &Call<'_>, parsed: &shell::Parsed) -> Option<Decision> {
@@ -480,12 +610,17 @@ impl Permissions {
                 .allow
                 .iter()
                 .any(|r| r.program == "read" && r.matches(&probe));
-            if !allowed
-                && self.mode != PermissionMode::Bypass
-                && forms.iter().any(|p| paths::is_secret(p))
-            {
+            if allowed || self.mode == PermissionMode::Bypass {
+                continue;
+            }
+            if forms.iter().any(|p| paths::is_secret(p)) {
                 return Some(Decision::Ask(format!(
                     "it names `{word}`, a .env file, whose secrets would go to the model"
+                )));
+            }
+            if !DEVICES.contains(&word.as_str()) && !self.reads_inside(&probe) {
+                return Some(Decision::Ask(format!(
+                    "it names `{word}`, outside the project"
                 )));
             }
         }

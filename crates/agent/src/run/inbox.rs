@@ -253,6 +253,7 @@ mod tests {
             let answer = UserAnswer {
                 request: format!("c_other_{i}"),
                 text: "later".into(),
+                by: None,
             };
             engine
                 .commit(&host, Declaration::of(vec![on_session(Entry::of(&answer))]))

@@ -70,13 +70,20 @@ impl Run {
             async {
                 // The servers first: their tools are programs they commit
                 // (read again when one started).
-                let mut programs = catalog::programs(&client, None).await?;
-                let servers = crate::servers::start(&client, &programs).await;
+                let (programs, origin) =
+                    tokio::join!(catalog::programs(&client, None), catalog::origin(&client));
+                let (mut programs, origin) = (programs?, origin?);
+                let servers = crate::servers::start(&client, &programs, &origin).await;
                 if !servers.statuses.is_empty() {
                     programs = catalog::programs(&client, None).await?;
                 }
                 let tools = catalog::tools_of(&client, &programs, None, &servers.connected).await;
-                tools.map(|tools| (tools, servers))
+                tools.map(|(at, mut tools)| {
+                    for tool in &mut tools {
+                        tool.untrusted = origin.distrusts(&tool.id);
+                    }
+                    ((at, tools), servers, origin.decisions)
+                })
             },
             async {
                 match &context_arg {
@@ -97,7 +104,7 @@ impl Run {
             FromFiles::read(&client, &config, &root, home, inherited),
         );
         let found = found?;
-        let ((read_at, tools), servers) = catalog?;
+        let ((read_at, tools), servers, distrusted) = catalog?;
         let tools = offered(tools, &config);
         let pins = with_carried(&client, pins?, &found.history).await?;
         let names = tools.iter().map(|t| t.def.name.clone()).collect();
@@ -138,13 +145,19 @@ impl Run {
         let defs: Vec<_> = tools.iter().map(|t| t.def.clone()).collect();
         let prefix = Prefix::new(&config, &context, &known, &defs);
         let history: Vec<Member> = found.history.iter().map(Member::of).collect();
+        // an "always" a stranger's substrate recorded allows nothing
+        let answered: Vec<Member> = history
+            .iter()
+            .filter(|m| !distrusted.contains(&m.id))
+            .cloned()
+            .collect();
         let mut toolbox = Toolbox::new(
             &writer,
             client.clone(),
             root,
             Arc::clone(&config),
             tools,
-            &history,
+            &answered,
             &found.inbox,
         )
         .map_err(ProgramError::Other)?;

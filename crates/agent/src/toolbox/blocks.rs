@@ -7,7 +7,7 @@
 
 use super::outcome::{Outcome, Turn};
 use crate::block_store::{BlockStore, valid_name};
-use crate::blocks::{Block, dotted, grow::check_content};
+use crate::blocks::{Block, MAX_DECIMAL, dotted, grow::check_content};
 use crate::contract::{LlmCall, LlmPurpose};
 use crate::run::side::Side;
 use serde::Deserialize;
@@ -97,7 +97,20 @@ fn answered(value: Value) -> Outcome {
     }
 }
 
+/// A tool's input, read: an object of its fields, nothing else (serde
+/// would take a list as the fields in order).
 fn parse<T: for<'de> Deserialize<'de>>(tool: &str, input: &Value) -> Result<T, Outcome> {
+    if !input.is_object() {
+        return Err(refused(format!(
+            "invalid input for `{tool}`: it is an object of named fields, not {}",
+            match input {
+                Value::Array(_) => "a list",
+                Value::String(_) => "text",
+                Value::Null => "null",
+                _ => "a number or a boolean",
+            }
+        )));
+    }
     T::deserialize(input).map_err(|e| refused(format!("invalid input for `{tool}`: {e}")))
 }
 
@@ -136,9 +149,10 @@ impl BlockTools {
         done.unwrap_or_else(|refusal| refusal)
     }
 
-    /// Block `name`, read: an error result when there is none or its tree
-    /// is not valid.
+    /// Block `name`, read: an error result when `name` is not a block's
+    /// name, there is none or its tree is not valid.
     async fn block(&self, name: &str) -> Result<Block, Outcome> {
+        valid_name(name).map_err(refused)?;
         match self.store.get(name).await {
             Ok(Some(Ok(block))) => Ok(block),
             Ok(Some(Err(invalid))) => Err(refused(format!(
@@ -220,8 +234,10 @@ impl BlockTools {
         valid_name(&create.name).map_err(refused)?;
         check_content(&create.pscale0).map_err(refused)?;
         let decimal = create.decimal.unwrap_or(1);
-        if decimal > 9 {
-            return Err(refused("`decimal` is 0 (a rendition) to 9"));
+        if decimal > MAX_DECIMAL {
+            return Err(refused(format!(
+                "`decimal` is 0 (a rendition) to {MAX_DECIMAL}"
+            )));
         }
         match self.store.get(&create.name).await {
             Ok(None) => {}
@@ -252,6 +268,12 @@ impl BlockTools {
             Some(address) => block.locate_for_write(&address).map_err(refused)?,
             None => block.live_edge(),
         };
+        block.entry_fits(&at).map_err(|why| {
+            refused(format!(
+                "no entry is added to block `{}`: {why}",
+                block.name
+            ))
+        })?;
         let mut side = self.side(turn);
         let added = side.add_entry(&mut block, &at, &entry.content).await;
         let commit = self.save(&block).await?;

@@ -306,6 +306,9 @@ impl Toolbox {
             let read_only = |name: &str| self.tool(name).is_some_and(|t| t.body.read_only);
             self.hooks.post_tool(calls, &mut finished, read_only).await;
         }
+        for (call, outcome) in calls.iter().zip(&finished) {
+            self.permit.noted(&call.id, &outcome.text);
+        }
         let stop = match interrupted {
             true => Some(Stop::Interrupted),
             false => self.planned.take().map(Stop::Planned),
@@ -397,30 +400,25 @@ impl Toolbox {
                 call.name
             ))));
         }
+        let asked = input.clone();
         let (input, hooked) = match self.hooks.pre_tool(call, input, &tool).await {
             Ok(done) => done,
             Err(outcome) => return Ok(Prepared::Done(outcome)),
         };
-        let read_only = tool.body.read_only;
-        let input = match self
-            .permit
-            .check(call, &input, read_only, hooked, turn)
-            .await?
+        // a hook's input instead of the model's: checked as any
+        if input != asked
+            && let Err(why) = protocol::schema::check(&tool.def.schema, &input)
         {
+            return Ok(Prepared::Done(Outcome::error(format!(
+                "the input a pre-tool hook gave for `{}` is not valid: {why}",
+                call.name
+            ))));
+        }
+        let input = match self.permit.check(call, &input, &tool, hooked, turn).await? {
             Permitted::No(refusal) => return Ok(Prepared::Done(refusal)),
             Permitted::Yes(None) => input,
-            // what the person (or program) gave instead, checked as any
-            Permitted::Yes(Some(instead)) => {
-                match protocol::schema::check(&tool.def.schema, &instead) {
-                    Ok(()) => instead,
-                    Err(why) => {
-                        return Ok(Prepared::Done(Outcome::error(format!(
-                            "the input given with the permission for `{}` is not valid: {why}",
-                            call.name
-                        ))));
-                    }
-                }
-            }
+            // what the person (or program) gave instead: judged and checked
+            Permitted::Yes(Some(instead)) => instead,
         };
         let mut input = self.derived.fill(&self.root, &call.name, input);
         let skip = self.permit.exclusions(&call.name);

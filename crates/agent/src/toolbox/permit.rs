@@ -5,15 +5,17 @@
 
 use super::hooks::Hooked;
 use super::outcome::{Outcome, Turn};
+use crate::catalog::ProgramTool;
 use crate::config::{AgentConfig, PermissionMode};
 use crate::contract::{Choice, Denial, Entry, Member, PermissionRequest, SessionItem};
+use crate::permissions::taint::Taint;
 use crate::permissions::{Call, Decision, Permissions};
 use crate::run::inbox::Reply;
 use crate::run::stop::Stop;
 use crate::run::writer::Notifier;
 use model::ToolUseBlock;
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
 /// Whether a call may run.
@@ -27,6 +29,10 @@ pub(super) enum Permitted {
 /// The permissions of a run, and asking a person when they say to.
 pub(super) struct Permit {
     permissions: Permissions,
+    /// What the run read outside the project.
+    taint: Taint,
+    /// Calls reading outside the project whose results are still to come.
+    outside: HashSet<String>,
     /// Whether a person can be asked.
     interactive: bool,
     root: PathBuf,
@@ -47,12 +53,15 @@ impl Permit {
             &config.allow,
             &config.deny,
             &config.ask,
-        )?;
+        )?
+        .with_dirs(&root, &config.add_dirs);
         for rule in allowed_always(history) {
             permissions.allow_always(&rule);
         }
         Ok(Permit {
             permissions,
+            taint: Taint::default(),
+            outside: HashSet::new(),
             interactive: config.interactive,
             root,
             notifier,
@@ -85,20 +94,57 @@ impl Permit {
     }
 
     /// Whether the call may run (and with what input); else its refusal.
+    /// Input a person, a program or a hook gives instead of the model's
+    /// is judged again — every deny and ask rule, and the schema — before
+    /// it runs; asked about again at most [`MAX_ASKS`] times.
     pub async fn check(
         &mut self,
         call: &ToolUseBlock,
         input: &Value,
-        read_only: bool,
+        tool: &ProgramTool,
         hooked: Option<Hooked>,
         turn: &mut Turn<'_>,
     ) -> Result<Permitted, Stop> {
-        let probe = Call {
-            program: &call.name,
-            input,
-            root: &self.root,
-            read_only,
-        };
+        let mut decision = self.first_decision(call, input, tool, hooked);
+        let mut given: Option<Value> = None;
+        for _ in 0..MAX_ASKS {
+            let current = given.clone().unwrap_or_else(|| input.clone());
+            self.mark_outside(call, &current, tool);
+            match self.settle(call, &current, decision, turn).await? {
+                Settled::Run => return Ok(Permitted::Yes(given)),
+                Settled::Refused(outcome) => return Ok(Permitted::No(*outcome)),
+                Settled::Instead(instead) => {
+                    if let Err(why) = protocol::schema::check(&tool.def.schema, &instead) {
+                        return Ok(Permitted::No(Outcome::error(format!(
+                            "the input given with the permission for `{}` is not valid: {why}",
+                            call.name
+                        ))));
+                    }
+                    decision = self.judge_given(call, &instead, tool);
+                    given = Some(instead);
+                }
+            }
+        }
+        let refusal = format!(
+            "permission denied: `{}` was answered with other input {MAX_ASKS} times, each \
+             needing a question of its own",
+            call.name
+        );
+        self.denied(call, input, &refusal, turn);
+        Ok(Permitted::No(Outcome::denied(refusal)))
+    }
+
+    /// The decision on the model's own input: the rules and the mode, a
+    /// `pre-tool` hook's word, a stranger's program, and what the input
+    /// would carry out of the project.
+    fn first_decision(
+        &self,
+        call: &ToolUseBlock,
+        input: &Value,
+        tool: &ProgramTool,
+        hooked: Option<Hooked>,
+    ) -> Decision {
+        let probe = self.probe(call, input, tool);
         let decision = match (hooked, self.permissions.decide(&probe)) {
             (Some(Hooked::Allow), Decision::Ask(_)) => Decision::Allow,
             (Some(Hooked::Ask), Decision::Allow) => {
@@ -106,12 +152,101 @@ impl Permit {
             }
             (_, decision) => decision,
         };
+        let decision = match decision {
+            Decision::Allow if tool.untrusted && !self.permissions.allowed_by_rule(&probe) => {
+                Decision::Ask(UNTRUSTED.into())
+            }
+            other => other,
+        };
+        self.carried_out(&probe, input, decision)
+    }
+
+    /// The decision on input given instead of the model's: what the rules
+    /// alone say of it (the person or program already answered for the
+    /// mode), and what it would carry out of the project.
+    fn judge_given(&self, call: &ToolUseBlock, input: &Value, tool: &ProgramTool) -> Decision {
+        let probe = self.probe(call, input, tool);
+        let decision = match self.permissions.judge_given(&probe) {
+            Decision::Deny(why) => {
+                Decision::Deny(format!("the input given instead of the model's: {why}"))
+            }
+            other => other,
+        };
+        self.carried_out(&probe, input, decision)
+    }
+
+    fn probe<'c>(
+        &'c self,
+        call: &'c ToolUseBlock,
+        input: &'c Value,
+        tool: &ProgramTool,
+    ) -> Call<'c> {
+        Call {
+            program: &call.name,
+            input,
+            root: &self.root,
+            read_only: tool.body.read_only,
+        }
+    }
+
+    /// A call that would carry what the run read outside the project
+    /// (a fetched address, a command, a server's input) is asked about,
+    /// whatever allowed it.
+    fn carried_out(&self, probe: &Call<'_>, input: &Value, decision: Decision) -> Decision {
+        let leaves =
+            matches!(probe.program, "web-fetch" | "shell") || probe.program.starts_with("mcp__");
+        match decision {
+            Decision::Allow if leaves && self.taint.carried_by(&input.to_string()) => {
+                Decision::Ask(
+                    "its input carries what this run read outside the project (a key or token \
+                     would leave with it)"
+                        .into(),
+                )
+            }
+            other => other,
+        }
+    }
+
+    /// Keeps in mind that `call` reads outside the project: its result
+    /// taints what later calls send out.
+    fn mark_outside(&mut self, call: &ToolUseBlock, input: &Value, tool: &ProgramTool) {
+        if self
+            .permissions
+            .leaves_project(&self.probe(call, input, tool))
+        {
+            self.outside.insert(call.id.clone());
+        }
+    }
+
+    /// A call's result: what a call that read outside the project
+    /// returned is kept in mind ([`Taint`]).
+    pub fn noted(&mut self, call_id: &str, text: &str) {
+        if self.outside.remove(call_id) {
+            self.taint.note(text);
+        }
+    }
+
+    /// Carries out `decision` on `input`: runs, refuses, or asks — and
+    /// what the answer was.
+    async fn settle(
+        &mut self,
+        call: &ToolUseBlock,
+        input: &Value,
+        decision: Decision,
+        turn: &mut Turn<'_>,
+    ) -> Result<Settled, Stop> {
+        let probe = Call {
+            program: &call.name,
+            input,
+            root: &self.root,
+            read_only: true,
+        };
         let rules = probe.suggested_rules();
         // A rule would have allowed what was only asked about, not what a
         // rule denies.
         let decision_allows = matches!(decision, Decision::Ask(_));
         let refusal = match decision {
-            Decision::Allow => return Ok(Permitted::Yes(None)),
+            Decision::Allow => return Ok(Settled::Run),
             Decision::Deny(why) => format!("permission denied: {why}"),
             Decision::Ask(why) if self.permissions.mode == PermissionMode::DontAsk => format!(
                 "permission denied: `{}` needs permission ({why}) and the permission mode is \
@@ -134,7 +269,9 @@ impl Permit {
                 )
             }
             Decision::Ask(why) => match self.ask(call, input, &why, &rules, turn).await? {
-                Asked::Allowed(instead) => return Ok(Permitted::Yes(instead)),
+                Asked::Allowed(None) => return Ok(Settled::Run),
+                Asked::Allowed(Some(instead)) if instead == *input => return Ok(Settled::Run),
+                Asked::Allowed(Some(instead)) => return Ok(Settled::Instead(instead)),
                 Asked::Refused(refusal, false) => refusal,
                 Asked::Refused(refusal, true) => {
                     self.denied(call, input, &refusal, turn);
@@ -143,14 +280,14 @@ impl Permit {
             },
         };
         self.denied(call, input, &refusal, turn);
-        Ok(Permitted::No(Outcome {
+        Ok(Settled::Refused(Box::new(Outcome {
             allow: if decision_allows {
                 rules.into_boxed_slice()
             } else {
                 Box::default()
             },
             ..Outcome::denied(refusal)
-        }))
+        })))
     }
 
     /// Counts a refusal on the run.
@@ -227,6 +364,25 @@ impl Permit {
             )),
         }
     }
+}
+
+/// How many times a call is asked about, when each answer gives other
+/// input that needs asking about again.
+const MAX_ASKS: usize = 3;
+
+/// Why a stranger's program is asked about whatever the mode says.
+const UNTRUSTED: &str = "it is declared by a substrate made elsewhere (shipped with the project), \
+    not trusted: it runs only when you say so (`hc trust` trusts the project)";
+
+/// What became of a decision.
+enum Settled {
+    /// The call runs.
+    Run,
+    /// It does not: its refusal.
+    Refused(Box<Outcome>),
+    /// A person or program allowed it with this input instead, to be
+    /// judged again.
+    Instead(Value),
 }
 
 /// What a person (or program) answered.

@@ -6,6 +6,7 @@
 use super::Toolbox;
 use super::outcome::{Outcome, Turn};
 use super::permit::Permitted;
+use crate::catalog::ProgramTool;
 use crate::contract::MemoryScope;
 use crate::memory::Change;
 use crate::run::stop::Stop;
@@ -25,12 +26,23 @@ impl Toolbox {
             Ok(change) => change,
             Err(why) => return Ok(Outcome::error(why)),
         };
-        let scope = change.scope();
-        if scope == MemoryScope::User
-            && let Permitted::No(refusal) =
-                self.permit.check(call, input, false, None, turn).await?
-        {
-            return Ok(refusal);
+        let mut scope = change.scope();
+        let mut change = change;
+        if scope == MemoryScope::User {
+            let schema = crate::memory::definition()["input_schema"].clone();
+            let tool = ProgramTool::own(crate::memory::TOOL, schema).map_err(Stop::Error)?;
+            match self.permit.check(call, input, &tool, None, turn).await? {
+                Permitted::No(refusal) => return Ok(refusal),
+                Permitted::Yes(None) => {}
+                // what the person gave instead, judged: that is what is done
+                Permitted::Yes(Some(instead)) => match Change::parse(&instead) {
+                    Ok(given) => {
+                        change = given;
+                        scope = change.scope();
+                    }
+                    Err(why) => return Ok(Outcome::error(why)),
+                },
+            }
         }
         if let Some(id) = change.id()
             && let Err(why) = self.is_entry(id, scope).await

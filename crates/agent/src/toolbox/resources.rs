@@ -82,6 +82,8 @@ pub fn prepare(
             schema: json!({"type": "object"}),
         },
         body,
+        id: String::new(),
+        untrusted: false,
     };
     Ok((tool, run_input))
 }

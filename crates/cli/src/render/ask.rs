@@ -49,7 +49,10 @@ impl Renderer {
         // Only a clear answer decides: a typo is asked again (an empty
         // line, or no terminal at all, is no).
         let decision = loop {
-            let Some(answer) = self.ask(&question).await else {
+            let Some(answer) = self
+                .ask_about(&question, on, PermissionDecision::TYPE, id)
+                .await
+            else {
                 return;
             };
             match answer.trim().to_lowercase().as_str() {
@@ -70,9 +73,10 @@ impl Renderer {
             decision,
             rule: Some(request.rule.clone()),
             message: None,
+            by: Some(BY_TERMINAL.into()),
             ..PermissionDecision::default()
         };
-        self.answer(on, Entry::of(&decision));
+        self.answer_once(on, PermissionDecision::TYPE, id, Entry::of(&decision));
     }
 
     /// A plan: printed (on stdout, as an answer is), then — when the agent
@@ -101,7 +105,7 @@ impl Renderer {
             .to_owned();
         let mut empty = 0;
         let text = loop {
-            let Some(answer) = self.ask(&question).await else {
+            let Some(answer) = self.ask_about(&question, &on, UserAnswer::TYPE, id).await else {
                 return;
             };
             match answer.trim() {
@@ -121,8 +125,9 @@ impl Renderer {
         let answer = UserAnswer {
             request: id.to_owned(),
             text,
+            by: Some(BY_TERMINAL.into()),
         };
-        self.answer(&on, Entry::of(&answer));
+        self.answer_once(&on, UserAnswer::TYPE, id, Entry::of(&answer));
     }
 
     /// Asks the person the agent's question, and commits the answer where
@@ -133,14 +138,15 @@ impl Renderer {
             question.push_str(&format!(" ({})", shown(&options.join(" / "))));
         }
         question.push_str("\n> ");
-        let Some(text) = self.ask(&question).await else {
+        let Some(text) = self.ask_about(&question, on, UserAnswer::TYPE, id).await else {
             return;
         };
         let answer = UserAnswer {
             request: id.to_owned(),
             text: text.trim_end().to_owned(),
+            by: Some(BY_TERMINAL.into()),
         };
-        self.answer(on, Entry::of(&answer));
+        self.answer_once(on, UserAnswer::TYPE, id, Entry::of(&answer));
     }
 
     pub(super) fn answer(&mut self, on: &str, entry: Entry) {
@@ -160,18 +166,90 @@ impl Renderer {
             .commit(&Context::host(), Declaration::of(vec![chunk]))
     }
 
-    /// Asks on the terminal; answers the line typed (empty when none), or
+    /// Commits the terminal's answer to `id` — unless another host
+    /// answered first (the store keeps one answer per question): then
+    /// says who did.
+    fn answer_once(&mut self, on: &str, kind: &str, id: &str, entry: Entry) {
+        if let Err(e) = self.commit_on(on, entry) {
+            match answered(&self.engine, on, kind, id) {
+                Some(said) => self.line(&said),
+                None => self.line(&format!("cannot answer: {e}")),
+            }
+        }
+    }
+
+    /// Asks on the terminal what `id` (a chunk of `on`, answered by a
+    /// `kind` chunk) asks; answers the line typed (empty when none), or
     /// `None` when the person pressed Ctrl-C instead (the run is then
-    /// interrupted, as by a Ctrl-C anywhere else).
-    pub(super) async fn ask(&mut self, question: &str) -> Option<String> {
+    /// interrupted, as by a Ctrl-C anywhere else) — or when another host
+    /// answered first: the question is called off and who answered said.
+    pub(super) async fn ask_about(
+        &mut self,
+        question: &str,
+        on: &str,
+        kind: &'static str,
+        id: &str,
+    ) -> Option<String> {
         self.spinner.clear();
         self.end_line();
-        let answer = crate::tty::ask(question.to_owned()).await;
-        if answer.is_none() {
-            self.asked_ctrl_c = true;
+        let elsewhere = answered_elsewhere(self.engine.clone(), on.to_owned(), kind, id.to_owned());
+        match crate::tty::ask_until(question.to_owned(), elsewhere).await {
+            Ok(Some(answer)) => Some(answer),
+            Ok(None) => {
+                self.asked_ctrl_c = true;
+                None
+            }
+            Err(said) => {
+                self.line(&said);
+                None
+            }
         }
-        answer
     }
+}
+
+/// Who answers on the terminal, in the words every other host shows.
+const BY_TERMINAL: &str = "the terminal";
+
+/// How often a question asked here looks whether another host answered.
+const ELSEWHERE_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// Waits until another host (the page, another terminal — another
+/// process) answers `id`: what to say of it. Meanwhile the commits other
+/// processes made are followed, so the agent this engine runs hears the
+/// answer too.
+async fn answered_elsewhere(engine: engine::Engine, on: String, kind: &str, id: String) -> String {
+    loop {
+        tokio::time::sleep(ELSEWHERE_EVERY).await;
+        let db = std::sync::Arc::clone(engine.db());
+        let _ = tokio::task::spawn_blocking(move || db.follow()).await;
+        if let Some(said) = answered(&engine, &on, kind, &id) {
+            return said;
+        }
+    }
+}
+
+/// The answer to `id` already recorded, in words: "answered on the page:
+/// allow".
+fn answered(engine: &engine::Engine, on: &str, kind: &str, id: &str) -> Option<String> {
+    let scopes = [on.to_owned(), kind.to_owned()];
+    let read = engine
+        .scope(&Context::host(), &scopes, &Default::default())
+        .ok()?;
+    let body = read
+        .chunks
+        .iter()
+        .map(|c| c.body_value())
+        .find(|b| b["request"] == id)?;
+    let by = body["by"].as_str().unwrap_or("another host");
+    let what = body["decision"]
+        .as_str()
+        .or(body["text"].as_str())
+        .unwrap_or("answered");
+    let by = match by {
+        "the page" => "on the page".to_owned(),
+        other => format!("by {other}"),
+    };
+    Some(format!("answered {by}: {}", shown(what)))
 }
 
 /// What is put to the program driving the run.
@@ -202,8 +280,12 @@ async fn plan_to_program(link: &crate::sdk::Link, id: &str, plan: &Plan) -> User
     UserAnswer {
         request: id.to_owned(),
         text,
+        by: Some(BY_PROGRAM.into()),
     }
 }
+
+/// Who answers through the program driving the run.
+pub(crate) const BY_PROGRAM: &str = "the SDK program";
 
 /// A call's input as a permission question shows it: a shell command
 /// whole (what it does past a cut is asked about too), anything else in a

@@ -172,6 +172,7 @@ impl Link {
         });
         let mut decision = PermissionDecision {
             request: id.to_owned(),
+            by: Some(crate::render::BY_PROGRAM.into()),
             ..PermissionDecision::default()
         };
         match self.request(request, None).await {

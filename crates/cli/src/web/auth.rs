@@ -72,8 +72,35 @@ pub fn has_cookie(app: &App, headers: &HeaderMap) -> bool {
         .any(|(name, value)| name == COOKIE && same(value, &app.token))
 }
 
+/// Whether the request names this server in its `Host`: an IP address,
+/// `localhost` (served on loopback), this machine's name or one given
+/// with `--allow-host`. Any other name is a page that had its own name
+/// resolve to this server (DNS rebinding): refused, cookie or not.
+fn host_allowed(app: &App, headers: &HeaderMap) -> bool {
+    let Some(host) = headers.get(header::HOST).and_then(|h| h.to_str().ok()) else {
+        return false;
+    };
+    let name = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => host.rsplit_once(':').map_or(host, |(name, _)| name),
+    };
+    let name = name.trim_end_matches('.').to_ascii_lowercase();
+    name.parse::<std::net::IpAddr>().is_ok()
+        || (name == "localhost" && app.loopback)
+        || app.hosts.iter().any(|h| h.eq_ignore_ascii_case(&name))
+}
+
 /// The gate every request passes.
 pub async fn gate(State(app): State<App>, request: Request, next: Next) -> Response {
+    if !host_allowed(&app, request.headers()) {
+        return (
+            StatusCode::FORBIDDEN,
+            [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+            "403: this server is not known by that name; open the address `hc serve --http` \
+             printed (or give the name with --allow-host)\n",
+        )
+            .into_response();
+    }
     let path = request.uri().path().to_owned();
     let query = request.uri().query().unwrap_or_default().to_owned();
     // a tile's files and socket carry their own proof, checked where served
@@ -86,6 +113,22 @@ pub async fn gate(State(app): State<App>, request: Request, next: Next) -> Respo
         .find(|(k, _)| *k == "token")
         .map(|(_, v)| v.to_owned());
     match given {
+        // the address works once: later, only the browser holding the
+        // cookie it set gets in (a copied or logged address opens nothing)
+        Some(token)
+            if path == "/"
+                && same(&token, &app.token)
+                && !has_cookie(&app, request.headers())
+                && app.opened.swap(true, std::sync::atomic::Ordering::SeqCst) =>
+        {
+            (
+                StatusCode::UNAUTHORIZED,
+                [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+                "401: this address was opened once already; use the browser that opened it, or \
+                 restart `hc serve --http` for a new one\n",
+            )
+                .into_response()
+        }
         Some(token) if path == "/" && same(&token, &app.token) => {
             let cookie = format!("{COOKIE}={}; HttpOnly; SameSite=Strict; Path=/", app.token);
             let mut response = (StatusCode::SEE_OTHER, [(header::LOCATION, "/")]).into_response();

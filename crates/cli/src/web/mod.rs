@@ -56,6 +56,10 @@ pub struct ServeFlags {
     /// page names one.
     #[arg(long, value_name = "NAME")]
     pub agent: Option<String>,
+    /// A name this server is reached by (besides its IP addresses,
+    /// `localhost` and this machine's name); any other `Host` is refused.
+    #[arg(long = "allow-host", value_name = "NAME")]
+    pub allow_host: Vec<String>,
 }
 
 /// What every request handler shares.
@@ -75,6 +79,12 @@ pub struct Inner {
     agent: Option<String>,
     /// Each mounted tile's view key (for its page's files): by process.
     views: Mutex<HashMap<String, String>>,
+    /// Names besides IP addresses a request's `Host` may give.
+    hosts: Vec<String>,
+    /// Whether it listens on loopback (`localhost` names it then).
+    loopback: bool,
+    /// Whether the token's address was opened (it opens once).
+    opened: std::sync::atomic::AtomicBool,
 }
 
 impl std::ops::Deref for App {
@@ -148,6 +158,9 @@ pub fn serve(flags: ServeFlags) -> Result<()> {
             hermitcrab,
             agent: flags.agent,
             views: Mutex::default(),
+            hosts: allowed_hosts(flags.allow_host),
+            loopback: host.is_loopback(),
+            opened: std::sync::atomic::AtomicBool::new(false),
         }));
         println!("hc: serving {} at {address}", project.root.display());
         if !host.is_loopback() {
@@ -172,6 +185,16 @@ pub fn serve(flags: ServeFlags) -> Result<()> {
         crate::close(&engine).await;
         served.context("the server stopped")
     })
+}
+
+/// The names a request's `Host` may give: this machine's, and those the
+/// person listed.
+fn allowed_hosts(mut listed: Vec<String>) -> Vec<String> {
+    if let Ok(name) = std::fs::read_to_string("/proc/sys/kernel/hostname") {
+        listed.push(name.trim().to_owned());
+    }
+    listed.retain(|n| !n.is_empty());
+    listed
 }
 
 /// What another engine commits on the project (a terminal's `hc run`),

@@ -2,6 +2,7 @@
 //! The agent and `hc run` against the fake model server: real contained
 //! tool programs, a real substrate, every request rebuilt byte for byte.
 
+mod attacks;
 mod blocks;
 mod chat;
 mod cli;
@@ -17,11 +18,13 @@ mod hooks;
 mod knowledge;
 mod lossless;
 mod mcp;
+mod mcp_attacks;
 mod memory;
 mod newcomer;
 mod permissions;
 mod plan;
 mod resume;
+mod safety;
 mod sdk;
 mod subagents;
 mod terminal;

@@ -709,3 +709,29 @@ async fn a_plan_goes_to_the_program_as_exit_plan_mode_and_its_answer_decides() {
     assert!(second.to_string().contains("say when it stops"));
     hc.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_sdk_programs_answer_is_judged_like_any_call() {
+    let s = Setup::new(json!({"turns": [
+        reply(json!([call("t1", "Bash", json!({"command": "echo hi"}))]), "tool_use"),
+        reply(json!([text("done")]), "end_turn"),
+    ]}))
+    .await;
+    s.file("important", "keep me");
+    let ran = program(&s, "swapped_input").await;
+    ran.result();
+    assert_eq!(
+        std::fs::read_to_string(s.root.join("important")).unwrap(),
+        "keep me",
+        "{:#?}",
+        ran.lines
+    );
+    let session = s.sessions().pop().unwrap();
+    let result = s.of_type(&session, "tool-result")[0].clone();
+    assert_eq!(result["denied"], true, "{result}");
+    let text = result["text"].as_str().unwrap();
+    assert!(
+        text.contains("shell(rm:*)") || text.contains("Bash(rm:*)"),
+        "{text}"
+    );
+}

@@ -470,3 +470,42 @@ async fn a_change_from_another_origin_is_refused() {
     assert_eq!(code, 200, "{response}");
     wait_for("the run's session", || !s.sessions().is_empty()).await;
 }
+
+/// DNS rebinding: a page whose own name resolves to this server is
+/// refused whatever it carries; and the printed address opens the page
+/// once — later only with the cookie it set.
+#[tokio::test(flavor = "multi_thread")]
+async fn another_host_name_is_refused_and_the_address_works_once() {
+    let s = Setup::new(json!({"turns": [reply(json!([text("hi")]), "end_turn")]})).await;
+    let served = Served::start(&s).await;
+    let port = served.addr().rsplit(':').next().unwrap().to_owned();
+    let get = |host: &str, path: &str, cookie: bool| {
+        format!(
+            "GET {path} HTTP/1.1\r\nHost: {host}\r\n{}Connection: close\r\n\r\n",
+            if cookie {
+                format!("Cookie: hc_token={}\r\n", served.token())
+            } else {
+                String::new()
+            }
+        )
+    };
+    let rebound = format!("evil.example:{port}");
+    let (code, response) = http(&served.addr(), &get(&rebound, "/", true)).await;
+    assert_eq!(code, 403, "{response}");
+    let with_token = format!("/?token={}", served.token());
+    let (code, _) = http(&served.addr(), &get(&rebound, &with_token, false)).await;
+    assert_eq!(code, 403);
+    let (code, response) = http(&served.addr(), &get(&served.addr(), &with_token, false)).await;
+    assert_eq!(code, 303, "{response}");
+    assert!(response.contains("hc_token="), "{response}");
+    // the same address again, from a browser without the cookie
+    let (code, response) = http(&served.addr(), &get(&served.addr(), &with_token, false)).await;
+    assert_eq!(code, 401, "{response}");
+    assert!(response.contains("opened once"), "{response}");
+    // the browser that holds the cookie still gets in, by any of its names
+    let (code, _) = http(&served.addr(), &get(&served.addr(), &with_token, true)).await;
+    assert_eq!(code, 303);
+    let local = format!("localhost:{port}");
+    let (code, _) = http(&served.addr(), &get(&local, "/", true)).await;
+    assert_eq!(code, 200);
+}

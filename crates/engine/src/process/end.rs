@@ -64,6 +64,19 @@ impl Ending {
         }
     }
 
+    /// A run that hit one of its bounds fails naming it — in its result
+    /// too, where the model reads it.
+    fn bounded(&mut self, hit: String) {
+        self.status = "failed";
+        if let Some(serde_json::Value::Object(output)) = &mut self.output {
+            let text = output.get("text").and_then(|t| t.as_str()).unwrap_or("");
+            let text = format!("{}\n[{hit}]", text.trim_end());
+            output.insert("text".into(), json!(text));
+            output.insert("is_error".into(), json!(true));
+        }
+        self.error = Some(hit);
+    }
+
     /// The fields its end merges into the process chunk: what its program
     /// merged (its totals) — never a field only the engine writes, as a
     /// commit of its own would be refused them — then the engine's.
@@ -117,6 +130,9 @@ impl Ending {
 /// then wake its awaiters and forget the slot.
 pub(crate) async fn finish(core: &Core, slot: &Arc<Slot>, ending: Ending, stderr_tail: String) {
     let mut ending = ending;
+    if let Some(hit) = contain::bounds::hit(&slot.bounds()) {
+        ending.bounded(hit);
+    }
     if let Err(e) = ending.commit(core, slot, &stderr_tail) {
         tracing::error!(process = %slot.id, "cannot record the end of the process: {e}");
     }

@@ -11,24 +11,26 @@ pub(super) fn spawn(core: &Core, id: &str, plan: &Plan) -> std::io::Result<Start
     let config = &core.config;
     let (program, mut argv) = resolve_executable(config, &plan.executable)?;
     argv.extend(plan.extra_args.iter().cloned());
-    let mut command = match (plan.contained, &config.containment) {
+    let command = match (plan.contained, &config.containment) {
         (true, contain::Containment::On { exe, args }) => {
             let mut policy = contained_policy(core, id, &plan.capabilities, &program, argv)?;
             policy.env.extend(host_values(core, plan));
+            policy.bounds = bounds(core, id, plan);
             if let Some(zygote) = &core.zygote {
                 match Started::forked(zygote, &policy) {
-                    Ok(started) => return Ok(started),
+                    Ok(started) => return Ok(started.bounded(policy.bounds)),
                     // A zygote that died: this run, and the next, start their own.
                     Err(e) => {
                         tracing::warn!("containment zygote: {e}; spawning the trampoline instead");
                     }
                 }
             }
+            let bounds = policy.bounds.clone();
             let policy = serde_json::to_string(&policy).map_err(std::io::Error::other)?;
             let mut command = tokio::process::Command::new(exe);
             // The program's environment travels in the policy.
             command.args(args).arg(policy).env_clear();
-            command
+            return spawn_command(command, core, id).map(|s| s.bounded(bounds));
         }
         _ => {
             let mut command = tokio::process::Command::new(program);
@@ -38,6 +40,16 @@ pub(super) fn spawn(core: &Core, id: &str, plan: &Plan) -> std::io::Result<Start
             command
         }
     };
+    spawn_command(command, core, id)
+}
+
+/// Starts `command` in the project, its stdio piped to the engine.
+fn spawn_command(
+    mut command: tokio::process::Command,
+    core: &Core,
+    id: &str,
+) -> std::io::Result<Started> {
+    let config = &core.config;
     command
         .current_dir(&config.project_root)
         .env(protocol::env::PROCESS_ID, id)
@@ -50,6 +62,27 @@ pub(super) fn spawn(core: &Core, id: &str, plan: &Plan) -> std::io::Result<Start
         .process_group(0)
         .kill_on_drop(true);
     command.spawn().map(Started::child)
+}
+
+/// How many processes and how much memory a contained run may take
+/// (configuration's, else the defaults), and — where the machine lets the
+/// engine make them — its control groups, made now.
+fn bounds(core: &Core, id: &str, plan: &Plan) -> contain::bounds::Bounds {
+    let grant = core.config.grants.get(&plan.program_name);
+    let mut bounds = contain::bounds::Bounds {
+        processes: grant
+            .and_then(|g| g.processes)
+            .unwrap_or(contain::bounds::DEFAULT_PROCESSES),
+        memory: grant.and_then(|g| g.memory).unwrap_or(core.default_memory),
+        cgroups: Vec::new(),
+    };
+    if let Some(cgroups) = &core.cgroups {
+        match cgroups.make(&format!("hc-{id}"), &bounds) {
+            Ok(dirs) => bounds.cgroups = dirs,
+            Err(e) => tracing::warn!("no control group for {id} ({e}): bounded by rlimits"),
+        }
+    }
+    bounds
 }
 
 /// What the host gives this program's environment (its configuration's
@@ -134,6 +167,8 @@ pub(super) struct Started {
     pub(super) stdout: Option<Input>,
     pub(super) stderr: Option<Input>,
     pub(super) end: End,
+    /// Its bounds (and control groups), when contained.
+    pub(super) bounds: contain::bounds::Bounds,
 }
 
 /// How a started process's end is learnt.
@@ -156,7 +191,13 @@ impl Started {
             stdout: child.stdout.take().map(|s| Box::new(s) as Input),
             stderr: child.stderr.take().map(|s| Box::new(s) as Input),
             end: End::Child(child),
+            bounds: contain::bounds::Bounds::default(),
         }
+    }
+
+    /// With the bounds it runs under.
+    fn bounded(self, bounds: contain::bounds::Bounds) -> Started {
+        Started { bounds, ..self }
     }
 
     /// Through the zygote: the program's pipes made there, their far ends
@@ -177,6 +218,7 @@ impl Started {
                 status: forked.status,
                 done: false,
             },
+            bounds: contain::bounds::Bounds::default(),
         })
     }
 

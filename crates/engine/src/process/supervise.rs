@@ -26,6 +26,7 @@ pub(super) async fn supervise<O: Ops>(
     budget: Duration,
 ) {
     let pid = child.pid();
+    slot.set_bounds(std::mem::take(&mut child.bounds));
     let (out_tx, out_rx) = mpsc::channel::<String>(OUT_QUEUE);
     let writer = match child.stdin.take() {
         Some(stdin) => tokio::spawn(pump(out_rx, stdin)),
@@ -113,12 +114,17 @@ pub(super) async fn supervise<O: Ops>(
         (None, Some(status)) => Ending::exited(status),
         (None, None) => Ending::failed("killed"),
     };
-    if finished {
+    if !finished {
+        let tail = stderr_tail.await.unwrap_or_default();
+        finish(&core, &slot, ending, tail).await;
+    } else {
         stderr_tail.abort();
-        return;
     }
-    let tail = stderr_tail.await.unwrap_or_default();
-    finish(&core, &slot, ending, tail).await;
+    // its groups, once it is gone
+    let groups = slot.bounds().cgroups;
+    if !groups.is_empty() {
+        tokio::task::spawn_blocking(move || contain::bounds::remove(&groups));
+    }
 }
 
 /// Resolves when `budget` of unpaused time has passed.
@@ -152,10 +158,17 @@ fn service_log(core: &Core, slot: &Slot) -> Option<std::fs::File> {
         .program
         .trim_start_matches("program/")
         .replace('/', "-");
+    use std::os::unix::fs::OpenOptionsExt as _;
     std::fs::create_dir_all(dir).ok()?;
+    // never appended through a link (a checkout could ship one)
+    if std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink()) {
+        tracing::warn!("not logging {name}: {} is a symbolic link", dir.display());
+        return None;
+    }
     std::fs::OpenOptions::new()
         .create(true)
         .append(true)
+        .custom_flags(libc::O_NOFOLLOW)
         .open(dir.join(format!("{name}.log")))
         .inspect_err(|e| tracing::warn!("cannot open the log of {name}: {e}"))
         .ok()

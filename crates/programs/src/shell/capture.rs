@@ -2,8 +2,6 @@
 //! and last parts kept (30,000 characters at most, head and tail, with a
 //! note of what was cut), in bounded memory however much it prints.
 
-use std::collections::VecDeque;
-
 /// The most characters of output an answer keeps.
 pub(crate) const MAX_CHARS: usize = 30_000;
 
@@ -15,7 +13,9 @@ const KEEP_BYTES: usize = MAX_CHARS / 2 * 4;
 #[derive(Default)]
 pub(crate) struct Capture {
     head: Vec<u8>,
-    tail: VecDeque<u8>,
+    /// The latest bytes past the head: at most `2 * KEEP_BYTES`, cut back
+    /// to `KEEP_BYTES` in one move when it fills (not a byte at a time).
+    tail: Vec<u8>,
     total_bytes: usize,
     /// Characters, counted as UTF-8 lead bytes.
     total_chars: usize,
@@ -25,17 +25,21 @@ impl Capture {
     /// Takes more output.
     pub fn push(&mut self, bytes: &[u8]) {
         self.total_bytes += bytes.len();
-        self.total_chars += bytes.iter().filter(|b| (**b & 0xC0) != 0x80).count();
+        self.total_chars += bytecount::num_chars(bytes);
         let room = KEEP_BYTES.saturating_sub(self.head.len());
         let (to_head, rest) = bytes.split_at(room.min(bytes.len()));
         self.head.extend_from_slice(to_head);
-        self.tail.extend(rest);
-        let excess = self.tail.len().saturating_sub(KEEP_BYTES);
-        self.tail.drain(..excess);
+        let rest = &rest[rest.len().saturating_sub(KEEP_BYTES)..];
+        self.tail.extend_from_slice(rest);
+        if self.tail.len() > 2 * KEEP_BYTES {
+            self.tail.drain(..self.tail.len() - KEEP_BYTES);
+        }
     }
 
     /// The text to answer with, and whether anything was cut.
-    pub fn finish(self) -> (String, bool) {
+    pub fn finish(mut self) -> (String, bool) {
+        let excess = self.tail.len().saturating_sub(KEEP_BYTES);
+        self.tail.drain(..excess);
         if self.tail.is_empty() || self.head.len() + self.tail.len() == self.total_bytes {
             let mut all = self.head;
             all.extend(self.tail);
@@ -44,8 +48,7 @@ impl Capture {
         let half = crate::text::kept_at_each_end(MAX_CHARS);
         let head = String::from_utf8_lossy(&self.head);
         let head_end = head.char_indices().nth(half).map_or(head.len(), |(i, _)| i);
-        let (front, back) = self.tail.as_slices();
-        let tail = String::from_utf8_lossy(&[front, back].concat()).into_owned();
+        let tail = String::from_utf8_lossy(&self.tail).into_owned();
         let tail_chars = tail.chars().count();
         let tail_start = tail
             .char_indices()
@@ -105,7 +108,7 @@ mod tests {
             c.push(format!("line {i}\n").as_bytes());
         }
         c.push(b"LAST\n");
-        assert!(c.head.len() + c.tail.len() <= 2 * KEEP_BYTES);
+        assert!(c.head.len() + c.tail.len() <= 3 * KEEP_BYTES);
         let (text, cut) = c.finish();
         assert!(cut);
         assert!(text.starts_with("FIRST\nline 0\n"), "{}", &text[..50]);

@@ -21,10 +21,16 @@ use tokio::sync::mpsc;
 const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 /// The longest timeout a call may ask for.
 const MAX_TIMEOUT_MS: u64 = 600_000;
-/// Progress is sent at most this often…
+/// Progress is sent this often, while there is some…
 const PROGRESS_EVERY: Duration = Duration::from_millis(50);
-/// …or when this much is waiting.
-const PROGRESS_BYTES: usize = 4096;
+/// …at most this much of each stream's latest output (it is for display:
+/// what came before in the same moment is left out of it, never out of
+/// the answer).
+const PROGRESS_KEEP: usize = 8 * 1024;
+/// Reads of the command's output waiting to be taken.
+const READS_IN_FLIGHT: usize = 8;
+/// The size of one read.
+const READ_BYTES: usize = 64 * 1024;
 
 /// Variables a shell command gets from the host besides the base ones.
 const DEFAULT_ENV: &[&str] = &[
@@ -177,7 +183,9 @@ impl Run {
             Ok(child) => child,
             Err(e) => return Output::error(format!("cannot start bash: {e}")),
         };
-        let (tx, mut rx) = mpsc::unbounded_channel();
+        // Bounded: a command printing faster than it is read waits on its
+        // pipe, so memory is what is kept, not what is printed.
+        let (tx, mut rx) = mpsc::channel(READS_IN_FLIGHT);
         let readers = [
             tokio::spawn(pipe(child.stdout.take(), "stdout", tx.clone())),
             tokio::spawn(pipe(child.stderr.take(), "stderr", tx)),
@@ -192,9 +200,6 @@ impl Run {
                 Some(chunk) = rx.recv() => {
                     capture.push(&chunk.bytes);
                     progress.push(&chunk);
-                    if progress.waiting >= PROGRESS_BYTES {
-                        progress.send(program);
-                    }
                 }
                 _ = ticker.tick() => {
                     // The engine is gone (its `hc` killed): nobody will read
@@ -241,10 +246,10 @@ impl Run {
 async fn pipe(
     stream: Option<impl tokio::io::AsyncRead + Unpin>,
     name: &'static str,
-    tx: mpsc::UnboundedSender<Chunk>,
+    tx: mpsc::Sender<Chunk>,
 ) {
     let Some(mut stream) = stream else { return };
-    let mut buf = vec![0u8; 16 * 1024];
+    let mut buf = vec![0u8; READ_BYTES];
     while let Ok(n) = stream.read(&mut buf).await {
         if n == 0
             || tx
@@ -252,6 +257,7 @@ async fn pipe(
                     stream: name,
                     bytes: buf[..n].to_vec(),
                 })
+                .await
                 .is_err()
         {
             break;
@@ -259,12 +265,12 @@ async fn pipe(
     }
 }
 
-/// Output waiting to be sent as progress, per stream.
+/// Output waiting to be sent as progress, per stream: its latest
+/// [`PROGRESS_KEEP`] bytes.
 #[derive(Default)]
 struct Progress {
     stdout: (Utf8Carry, String),
     stderr: (Utf8Carry, String),
-    waiting: usize,
 }
 
 impl Progress {
@@ -274,7 +280,13 @@ impl Progress {
             _ => &mut self.stderr,
         };
         text.push_str(&carry.text(&chunk.bytes));
-        self.waiting += chunk.bytes.len();
+        if text.len() > PROGRESS_KEEP {
+            let mut cut = text.len() - PROGRESS_KEEP;
+            while !text.is_char_boundary(cut) {
+                cut += 1;
+            }
+            text.drain(..cut);
+        }
     }
 
     /// Sends what is waiting (never stored: live display only).
@@ -285,7 +297,6 @@ impl Progress {
                 program.progress(data);
             }
         }
-        self.waiting = 0;
     }
 }
 

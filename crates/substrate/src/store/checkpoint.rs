@@ -23,7 +23,8 @@ pub(crate) struct Checkpointer {
 impl Checkpointer {
     /// Starts the thread on its own connection to `path`.
     pub(crate) fn start(path: &Path) -> Result<Checkpointer> {
-        let conn = Connection::open(path)?;
+        let conn =
+            Connection::open_with_flags(path, rusqlite::OpenFlags::default() | super::NOFOLLOW)?;
         conn.busy_timeout(super::BUSY_WAIT)?;
         let (wake, requests) = mpsc::sync_channel::<()>(1);
         let thread = std::thread::Builder::new()

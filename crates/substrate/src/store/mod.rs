@@ -114,6 +114,33 @@ fn private_file(path: &Path) -> Result<()> {
     }
 }
 
+/// A connection never opens the file through a symbolic link.
+pub(crate) const NOFOLLOW: OpenFlags = OpenFlags::SQLITE_OPEN_NOFOLLOW;
+
+/// Refuses a store whose file, or a file SQLite keeps beside it (the
+/// write-ahead log, the shared memory, the journal), is a symbolic link:
+/// SQLite would write through it — a checkout shipping
+/// `substrate.db-wal -> ~/.bashrc` would have it overwritten.
+fn refuse_links(path: &Path) -> Result<()> {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    let name = name.unwrap_or_default();
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let file = path.with_file_name(format!("{name}{suffix}"));
+        if std::fs::symlink_metadata(&file).is_ok_and(|m| m.file_type().is_symlink()) {
+            let target = std::fs::read_link(&file)
+                .map(|t| format!(" (to {})", t.display()))
+                .unwrap_or_default();
+            return Err(Error::Storage(format!(
+                "{} is a symbolic link{target}: the store never writes through a link, which \
+                 could point at any of your files; remove it (rm {}) and open again",
+                file.display(),
+                file.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// How long a connection waits for another process's lock on the file.
 pub(crate) const BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
@@ -126,13 +153,15 @@ impl Substrate {
     /// Opens (creating if needed) the substrate at `path`, migrating its schema.
     pub fn open_with(path: impl AsRef<Path>, options: Options) -> Result<Substrate> {
         let path = path.as_ref().to_path_buf();
+        refuse_links(&path)?;
         private_file(&path)?;
-        let mut writer = Connection::open(&path).map_err(|e| {
-            Error::Storage(format!(
-                "cannot open the substrate at {}: {e}",
-                path.display()
-            ))
-        })?;
+        let mut writer = Connection::open_with_flags(&path, OpenFlags::default() | NOFOLLOW)
+            .map_err(|e| {
+                Error::Storage(format!(
+                    "cannot open the substrate at {}: {e}",
+                    path.display()
+                ))
+            })?;
         // Switching a new file to WAL can be refused at once (no busy
         // wait) while another process opening it holds its lock: try again
         // until the busy wait has passed.
@@ -412,7 +441,8 @@ impl Substrate {
             &self.path,
             OpenFlags::SQLITE_OPEN_READ_ONLY
                 | OpenFlags::SQLITE_OPEN_NO_MUTEX
-                | OpenFlags::SQLITE_OPEN_URI,
+                | OpenFlags::SQLITE_OPEN_URI
+                | NOFOLLOW,
         )?;
         schema::configure_reader(&conn)?;
         Ok(conn)

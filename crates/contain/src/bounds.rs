@@ -1,0 +1,318 @@
+//! How many processes and how much memory a contained run may take, so
+//! that no tool can take the host's (a fork bomb, a runaway allocation).
+//!
+//! Where the machine lets `hc` make control groups — cgroup v2 with the
+//! `pids` and `memory` controllers delegated to the cgroup `hc` runs in, or
+//! the v1 `pids` and `memory` hierarchies writable — each run gets one of
+//! its own (`hc-PROCESS` under `hc`'s), made by the engine with
+//! `pids.max` and the memory limit before the run starts; the trampoline
+//! joins it first thing, so everything the program starts is in it. The
+//! engine reads afterwards whether a bound was hit (the `pids` controller's
+//! `max` events, the memory controller's OOM kills), says so in the run's
+//! result, and removes the group. Elsewhere the init sets `RLIMIT_NPROC`
+//! (counted per user namespace, so per run for a person who is not root)
+//! and `RLIMIT_DATA` on the program.
+
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// A run's processes when configuration says nothing: what a build needs.
+pub const DEFAULT_PROCESSES: u64 = 4096;
+
+/// The bounds of one run, as its policy carries them.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Bounds {
+    /// Processes (and threads) at once; 0: unbounded.
+    pub processes: u64,
+    /// Bytes of memory; 0: unbounded.
+    pub memory: u64,
+    /// The run's own control groups, made by the engine (each joined by
+    /// the trampoline); empty: bounded by resource limits instead.
+    #[serde(default)]
+    pub cgroups: Vec<PathBuf>,
+}
+
+/// A run's memory when configuration says nothing: half the machine's.
+pub fn default_memory() -> u64 {
+    let total = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find_map(|l| l.strip_prefix("MemTotal:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb * 1024);
+    total / 2
+}
+
+/// Reads `512MiB`, `2GiB`, `1G`, `300M`, `4096K` or a plain number of
+/// bytes.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (digits, unit) = t.split_at(split);
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("`{text}` is not a size; write bytes or e.g. `512MiB`, `2GiB`"))?;
+    let shift = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        "t" | "tb" | "tib" => 40,
+        other => {
+            return Err(format!(
+                "`{other}` in `{text}` is not a unit; use KiB, MiB or GiB"
+            ));
+        }
+    };
+    n.checked_mul(1 << shift)
+        .ok_or_else(|| format!("`{text}` is too large"))
+}
+
+/// A size as a person reads it.
+pub fn show_size(bytes: u64) -> String {
+    match bytes {
+        0 => "unbounded".into(),
+        b if b % (1 << 30) == 0 => format!("{} GiB", b >> 30),
+        b if b >= 1 << 30 => format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64),
+        b => format!("{} MiB", b >> 20),
+    }
+}
+
+/// Where runs' control groups are made on this machine.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Cgroups {
+    /// cgroup v2: the directory (hc's own group) runs' groups go in.
+    V2(PathBuf),
+    /// cgroup v1: hc's group in the `pids` and the `memory` hierarchies.
+    V1 {
+        /// In the `pids` hierarchy.
+        pids: PathBuf,
+        /// In the `memory` hierarchy.
+        memory: PathBuf,
+    },
+}
+
+impl Cgroups {
+    /// What this machine offers, tried by making (and removing) a group:
+    /// `None` when runs are bounded by resource limits instead.
+    pub fn detect() -> Option<Cgroups> {
+        let mounts = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+        let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+        let found = v2(&mounts, &own).or_else(|| v1(&mounts, &own))?;
+        let probe = format!("hc-probe-{}", std::process::id());
+        let made = found.dirs(&probe);
+        let ok = made.iter().all(|d| std::fs::create_dir(d).is_ok());
+        for dir in &made {
+            let _ = std::fs::remove_dir(dir);
+        }
+        ok.then_some(found)
+    }
+
+    /// The mechanism, in words (for `hc config`).
+    pub fn describe(found: Option<&Cgroups>) -> &'static str {
+        match found {
+            Some(Cgroups::V2(_)) => "a cgroup v2 group per run",
+            Some(Cgroups::V1 { .. }) => "a cgroup v1 pids and memory group per run",
+            None => "resource limits (RLIMIT_NPROC, RLIMIT_DATA) per run",
+        }
+    }
+
+    fn dirs(&self, name: &str) -> Vec<PathBuf> {
+        match self {
+            Cgroups::V2(dir) => vec![dir.join(name)],
+            Cgroups::V1 { pids, memory } => vec![pids.join(name), memory.join(name)],
+        }
+    }
+
+    /// Makes run `name`'s groups with `bounds`' limits: the directories to
+    /// join (and, after the run, to read and remove).
+    pub fn make(&self, name: &str, bounds: &Bounds) -> std::io::Result<Vec<PathBuf>> {
+        let dirs = self.dirs(name);
+        let made = (|| {
+            for dir in &dirs {
+                std::fs::create_dir(dir)?;
+            }
+            let limit = |n: u64| {
+                if n == 0 {
+                    "max".to_owned()
+                } else {
+                    n.to_string()
+                }
+            };
+            match self {
+                Cgroups::V2(_) => {
+                    std::fs::write(dirs[0].join("pids.max"), limit(bounds.processes))?;
+                    std::fs::write(dirs[0].join("memory.max"), limit(bounds.memory))?;
+                    // no swap beyond it: the bound is the memory it may hold
+                    let _ = std::fs::write(dirs[0].join("memory.swap.max"), "0");
+                }
+                Cgroups::V1 { .. } => {
+                    std::fs::write(dirs[0].join("pids.max"), limit(bounds.processes))?;
+                    if bounds.memory > 0 {
+                        let bytes = bounds.memory.to_string();
+                        std::fs::write(dirs[1].join("memory.limit_in_bytes"), &bytes)?;
+                        let _ = std::fs::write(dirs[1].join("memory.memsw.limit_in_bytes"), &bytes);
+                    }
+                }
+            }
+            Ok(())
+        })();
+        match made {
+            Ok(()) => Ok(dirs),
+            Err(e) => {
+                remove(&dirs);
+                Err(e)
+            }
+        }
+    }
+}
+
+/// The v2 group hc runs in, when `pids` and `memory` may be enabled for
+/// groups made under it.
+fn v2(mounts: &str, own: &str) -> Option<Cgroups> {
+    let path = own.lines().find_map(|l| l.strip_prefix("0::"))?;
+    let mount = mounts
+        .lines()
+        .find(|l| {
+            l.split(" - ")
+                .nth(1)
+                .is_some_and(|r| r.starts_with("cgroup2 "))
+        })?
+        .split(' ')
+        .nth(4)?;
+    let dir = Path::new(mount).join(path.trim_start_matches('/'));
+    let enabled = std::fs::read_to_string(dir.join("cgroup.subtree_control")).ok()?;
+    let has = |c: &str| enabled.split_whitespace().any(|w| w == c);
+    (has("pids") && has("memory")).then_some(Cgroups::V2(dir))
+}
+
+/// hc's groups in the v1 `pids` and `memory` hierarchies.
+fn v1(mounts: &str, own: &str) -> Option<Cgroups> {
+    let hierarchy = |controller: &str| -> Option<PathBuf> {
+        let mount = mounts.lines().find(|l| {
+            l.split(" - ").nth(1).is_some_and(|r| {
+                r.starts_with("cgroup ")
+                    && r.rsplit(' ')
+                        .next()
+                        .is_some_and(|o| o.split(',').any(|x| x == controller))
+            })
+        })?;
+        let at = mount.split(' ').nth(4)?;
+        let path = own.lines().find_map(|l| {
+            let mut parts = l.splitn(3, ':');
+            let (_, names, path) = (parts.next()?, parts.next()?, parts.next()?);
+            names.split(',').any(|n| n == controller).then_some(path)
+        })?;
+        Some(Path::new(at).join(path.trim_start_matches('/')))
+    };
+    Some(Cgroups::V1 {
+        pids: hierarchy("pids")?,
+        memory: hierarchy("memory")?,
+    })
+}
+
+/// Which bound a run hit, in words, from its groups' counters.
+pub fn hit(bounds: &Bounds) -> Option<String> {
+    let read = |dir: &Path, file: &str| std::fs::read_to_string(dir.join(file)).ok();
+    let count = |text: &str, key: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    for dir in &bounds.cgroups {
+        if let Some(events) = read(dir, "pids.events")
+            && count(&events, "max ") > 0
+        {
+            return Some(format!(
+                "the run reached its bound of {} processes (and threads) at once: what it \
+                 started beyond that could not start. If a build needs more, raise `processes` \
+                 under [programs.NAME] in your configuration",
+                bounds.processes
+            ));
+        }
+        let oom = read(dir, "memory.events")
+            .map(|e| count(&e, "oom_kill "))
+            .or_else(|| read(dir, "memory.oom_control").map(|e| count(&e, "oom_kill ")))
+            .unwrap_or(0);
+        if oom > 0 {
+            return Some(format!(
+                "the run reached its memory bound of {}: the kernel ended a process of it. If \
+                 it needs more, raise `memory` under [programs.NAME] in your configuration",
+                show_size(bounds.memory)
+            ));
+        }
+    }
+    None
+}
+
+/// Removes a run's groups (each once empty; a group a process still holds
+/// is tried again for a moment).
+pub fn remove(dirs: &[PathBuf]) {
+    for dir in dirs {
+        for _ in 0..50 {
+            match std::fs::remove_dir(dir) {
+                Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                _ => break,
+            }
+        }
+    }
+}
+
+/// In the trampoline, first thing: joins the run's groups (so everything
+/// it starts is in them). False when it could not.
+pub(crate) fn join(bounds: &Bounds) -> bool {
+    bounds
+        .cgroups
+        .iter()
+        .all(|dir| std::fs::write(dir.join("cgroup.procs"), "0").is_ok())
+}
+
+/// In the init, before the program starts, when no group bounds the run:
+/// the resource limits instead.
+pub(crate) fn limit(bounds: &Bounds) {
+    let set = |resource, value: u64| {
+        if value > 0 {
+            let _ = nix::sys::resource::setrlimit(resource, value, value);
+        }
+    };
+    set(nix::sys::resource::Resource::RLIMIT_NPROC, bounds.processes);
+    set(nix::sys::resource::Resource::RLIMIT_DATA, bounds.memory);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_read_as_people_write_them() {
+        assert_eq!(parse_size("512MiB"), Ok(512 << 20));
+        assert_eq!(parse_size("2GiB"), Ok(2 << 30));
+        assert_eq!(parse_size("1G"), Ok(1 << 30));
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert!(parse_size("lots").is_err());
+        assert!(parse_size("3 parsecs").is_err());
+        assert_eq!(show_size(2 << 30), "2 GiB");
+        assert_eq!(show_size(256 << 20), "256 MiB");
+    }
+
+    #[test]
+    fn the_groups_are_found_in_either_layout() {
+        let v1_mounts = "35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n\
+                         39 31 0:36 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids\n";
+        let own = "8:pids:/\n4:memory:/a/b\n0::/\n";
+        assert_eq!(
+            v1(v1_mounts, own),
+            Some(Cgroups::V1 {
+                pids: "/sys/fs/cgroup/pids".into(),
+                memory: "/sys/fs/cgroup/memory/a/b".into(),
+            })
+        );
+        assert_eq!(v1("", own), None);
+        assert_eq!(v2("", "0::/x\n"), None);
+    }
+}
