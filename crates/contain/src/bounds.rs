@@ -101,7 +101,7 @@ impl Cgroups {
         let mounts = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
         let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
         let found = v2(&mounts, &own).or_else(|| v1(&mounts, &own))?;
-        let probe = format!("hc-probe-{}", std::process::id());
+        let probe = format!("hc-probe{}-0", std::process::id());
         let made = found.dirs(&probe);
         let ok = made.iter().all(|d| std::fs::create_dir(d).is_ok());
         for dir in &made {
@@ -116,6 +116,32 @@ impl Cgroups {
             Some(Cgroups::V2(_)) => "a cgroup v2 group per run",
             Some(Cgroups::V1 { .. }) => "a cgroup v1 pids and memory group per run",
             None => "resource limits (RLIMIT_NPROC, RLIMIT_DATA) per run",
+        }
+    }
+
+    /// Removes the groups engines that are gone left (a `hc` killed
+    /// before it could): every `hc-ENGINE-N` group whose engine `gone`
+    /// says is gone (and any other `hc-` group), when empty — one in use
+    /// is left as it is.
+    pub fn sweep(&self, gone: impl Fn(&str) -> bool) {
+        let bases = match self {
+            Cgroups::V2(dir) => vec![dir],
+            Cgroups::V1 { pids, memory } => vec![pids, memory],
+        };
+        for base in bases {
+            let Ok(entries) = std::fs::read_dir(base) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let Some(rest) = name.strip_prefix("hc-") else {
+                    continue;
+                };
+                let engine = rest.rsplit_once('-').map(|(e, _)| e);
+                if engine.is_none_or(&gone) {
+                    let _ = std::fs::remove_dir(entry.path());
+                }
+            }
         }
     }
 
@@ -169,6 +195,101 @@ impl Cgroups {
     }
 }
 
+/// One run's groups, as the engine keeps them: their directories, the
+/// limits written there, and the counters of hits seen so far (a group
+/// is used again by the next run once empty: making and removing a
+/// memory group costs more than the run it bounds).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Group {
+    /// The directories (one per hierarchy).
+    pub dirs: Vec<PathBuf>,
+    processes: u64,
+    memory: u64,
+    /// Bound hits counted before this run: (`pids` at its max, OOM kills).
+    seen: (u64, u64),
+}
+
+/// The groups an engine made for its runs: one taken per run, given back
+/// when the run is done, removed when the engine is.
+pub struct Pool {
+    cgroups: Cgroups,
+    /// `hc-ENGINE-`: whose groups these are.
+    prefix: String,
+    made: std::sync::atomic::AtomicU64,
+    idle: std::sync::Mutex<Vec<Group>>,
+}
+
+impl Pool {
+    /// The groups of engine `engine`, made under `cgroups`.
+    pub fn new(cgroups: Cgroups, engine: &str) -> Pool {
+        Pool {
+            cgroups,
+            prefix: format!("hc-{engine}-"),
+            made: std::sync::atomic::AtomicU64::new(0),
+            idle: std::sync::Mutex::default(),
+        }
+    }
+
+    /// A group for a run under `bounds`: an idle one with the same limits,
+    /// else a new one.
+    pub fn take(&self, bounds: &Bounds) -> std::io::Result<Group> {
+        let reused = {
+            let mut idle = self
+                .idle
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let same = |g: &Group| g.processes == bounds.processes && g.memory == bounds.memory;
+            idle.iter().position(same).map(|i| idle.swap_remove(i))
+        };
+        if let Some(group) = reused.filter(|g| g.dirs.iter().all(|d| d.is_dir())) {
+            return Ok(group);
+        }
+        let n = self.made.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dirs = self.cgroups.make(&format!("{}{n}", self.prefix), bounds)?;
+        Ok(Group {
+            dirs,
+            processes: bounds.processes,
+            memory: bounds.memory,
+            seen: (0, 0),
+        })
+    }
+
+    /// A run is done with `group`: kept for the next when empty, else
+    /// removed (as soon as it empties).
+    pub fn give_back(&self, group: Group) {
+        let empty = group.dirs.iter().all(|d| {
+            std::fs::read_to_string(d.join("cgroup.procs")).is_ok_and(|p| p.trim().is_empty())
+        });
+        if empty {
+            let mut idle = self
+                .idle
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if idle.len() < MAX_IDLE {
+                idle.push(group);
+                return;
+            }
+        }
+        remove(&group.dirs);
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        let idle = self
+            .idle
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for group in idle.drain(..) {
+            remove(&group.dirs);
+        }
+    }
+}
+
+/// Idle groups an engine keeps at most (as many as runs it had at once,
+/// up to this).
+const MAX_IDLE: usize = 32;
+
 /// The v2 group hc runs in, when `pids` and `memory` may be enabled for
 /// groups made under it.
 fn v2(mounts: &str, own: &str) -> Option<Cgroups> {
@@ -213,8 +334,9 @@ fn v1(mounts: &str, own: &str) -> Option<Cgroups> {
     })
 }
 
-/// Which bound a run hit, in words, from its groups' counters.
-pub fn hit(bounds: &Bounds) -> Option<String> {
+/// Which bound the run just done in `group` hit, in words: the groups'
+/// counters against what they had counted before it.
+pub fn hit(group: &mut Group) -> Option<String> {
     let read = |dir: &Path, file: &str| std::fs::read_to_string(dir.join(file)).ok();
     let count = |text: &str, key: &str| {
         text.lines()
@@ -222,28 +344,30 @@ pub fn hit(bounds: &Bounds) -> Option<String> {
             .and_then(|v| v.trim().parse::<u64>().ok())
             .unwrap_or(0)
     };
-    for dir in &bounds.cgroups {
-        if let Some(events) = read(dir, "pids.events")
-            && count(&events, "max ") > 0
-        {
-            return Some(format!(
-                "the run reached its bound of {} processes (and threads) at once: what it \
-                 started beyond that could not start. If a build needs more, raise `processes` \
-                 under [programs.NAME] in your configuration",
-                bounds.processes
-            ));
+    let mut now = (0, 0);
+    for dir in &group.dirs {
+        if let Some(events) = read(dir, "pids.events") {
+            now.0 += count(&events, "max ");
         }
-        let oom = read(dir, "memory.events")
-            .map(|e| count(&e, "oom_kill "))
-            .or_else(|| read(dir, "memory.oom_control").map(|e| count(&e, "oom_kill ")))
-            .unwrap_or(0);
-        if oom > 0 {
-            return Some(format!(
-                "the run reached its memory bound of {}: the kernel ended a process of it. If \
-                 it needs more, raise `memory` under [programs.NAME] in your configuration",
-                show_size(bounds.memory)
-            ));
-        }
+        now.1 += read(dir, "memory.events")
+            .or_else(|| read(dir, "memory.oom_control"))
+            .map_or(0, |e| count(&e, "oom_kill "));
+    }
+    let before = std::mem::replace(&mut group.seen, now);
+    if now.0 > before.0 {
+        return Some(format!(
+            "the run reached its bound of {} processes (and threads) at once: what it \
+             started beyond that could not start. If a build needs more, raise `processes` \
+             under [programs.NAME] in your configuration",
+            group.processes
+        ));
+    }
+    if now.1 > before.1 {
+        return Some(format!(
+            "the run reached its memory bound of {}: the kernel ended a process of it. If \
+             it needs more, raise `memory` under [programs.NAME] in your configuration",
+            show_size(group.memory)
+        ));
     }
     None
 }

@@ -258,15 +258,17 @@ fn containment(c: &mut Criterion) {
     group.finish();
 }
 
-/// What a run's bounds add where the machine gives hc control groups:
-/// making the run's groups with their limits, a process joining them, and
-/// removing them once it is gone — against the same process without.
+/// What a run's bounds add where the machine gives hc control groups: a
+/// group taken from the engine's pool (made the first time), a process
+/// joining it, the group's counters read and the group given back once
+/// the process is gone — against the same process without.
 fn bounds(c: &mut Criterion) {
-    use engine::contain::bounds::{Bounds, Cgroups, remove};
+    use engine::contain::bounds::{Bounds, Cgroups, Pool, hit};
     let Some(cgroups) = Cgroups::detect() else {
         eprintln!("contain/bounds_paired: no control groups here; bounded by rlimits");
         return;
     };
+    let pool = Pool::new(cgroups, "bench");
     let bounds = Bounds {
         processes: 4096,
         memory: 1 << 30,
@@ -283,17 +285,16 @@ fn bounds(c: &mut Criterion) {
             .status()
             .map(drop)
     };
-    let mut n = 0u64;
     c.benchmark_group("contain")
         .bench_function("bounds_paired", |b| {
             b.iter_custom(|iters| {
                 let mut added = Duration::ZERO;
                 for _ in 0..iters {
-                    n += 1;
                     let start = Instant::now();
-                    let dirs = cgroups.make(&format!("hc-bench-{n}"), &bounds).unwrap();
-                    child(&dirs).unwrap();
-                    remove(&dirs);
+                    let mut group = pool.take(&bounds).unwrap();
+                    child(&group.dirs).unwrap();
+                    assert!(hit(&mut group).is_none());
+                    pool.give_back(group);
                     let with = start.elapsed();
                     let start = Instant::now();
                     child(&[]).unwrap();

@@ -21,10 +21,9 @@ pub(crate) struct Core {
     pub net_holder: Option<contain::NetHolder>,
     /// The pre-forked trampoline contained runs are forked from.
     pub zygote: Option<contain::Zygote>,
-    /// Where contained runs' control groups are made (none: bounded by
-    /// resource limits), and a run's memory when configuration says
-    /// nothing.
-    pub cgroups: Option<contain::bounds::Cgroups>,
+    /// Contained runs' control groups (none: bounded by resource
+    /// limits), and a run's memory when configuration says nothing.
+    pub cgroups: Option<contain::bounds::Pool>,
     pub default_memory: u64,
     pub slots: Slots,
     /// The services started (or tried), by program id.

@@ -84,7 +84,14 @@ impl Engine {
             }
             _ => (None, None),
         };
-        let cgroups = landlock.then(contain::bounds::Cgroups::detect).flatten();
+        let cgroups = landlock
+            .then(contain::bounds::Cgroups::detect)
+            .flatten()
+            .map(|found| {
+                // groups engines now gone left behind
+                found.sweep(|engine| crate::lease::gone(&leases, engine));
+                contain::bounds::Pool::new(found, &id)
+            });
         let core = Arc::new(Core {
             landlock,
             net_holder,

@@ -21,8 +21,8 @@ pub(crate) struct Slot {
     done: watch::Sender<bool>,
     paused: watch::Sender<usize>,
     finish: watch::Sender<Option<Finish>>,
-    /// The bounds it runs under (and its control groups).
-    bounds: std::sync::Mutex<contain::bounds::Bounds>,
+    /// The control groups its program runs in.
+    group: std::sync::Mutex<Option<contain::bounds::Group>>,
 }
 
 /// How a program (or the service serving its run) says the run ended:
@@ -64,21 +64,28 @@ impl Slot {
             done: watch::channel(false).0,
             paused: watch::channel(0).0,
             finish: watch::channel(None).0,
-            bounds: std::sync::Mutex::default(),
+            group: std::sync::Mutex::default(),
         }
     }
 
-    /// Records the bounds its program runs under.
-    pub fn set_bounds(&self, bounds: contain::bounds::Bounds) {
-        *self.bounds.lock().unwrap_or_else(PoisonError::into_inner) = bounds;
+    /// Records the control groups its program runs in.
+    pub fn set_group(&self, group: Option<contain::bounds::Group>) {
+        *self.group.lock().unwrap_or_else(PoisonError::into_inner) = group;
     }
 
-    /// The bounds its program runs under.
-    pub fn bounds(&self) -> contain::bounds::Bounds {
-        self.bounds
+    /// Which bound its run hit, if one did (read once: the counters
+    /// move on).
+    pub fn bound_hit(&self) -> Option<String> {
+        let mut group = self.group.lock().unwrap_or_else(PoisonError::into_inner);
+        group.as_mut().and_then(contain::bounds::hit)
+    }
+
+    /// Its control groups, handed back once it is gone.
+    pub fn take_group(&self) -> Option<contain::bounds::Group> {
+        self.group
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+            .take()
     }
 
     /// Watches for a request to end the process (its reason).

@@ -130,7 +130,7 @@ impl Ending {
 /// then wake its awaiters and forget the slot.
 pub(crate) async fn finish(core: &Core, slot: &Arc<Slot>, ending: Ending, stderr_tail: String) {
     let mut ending = ending;
-    if let Some(hit) = contain::bounds::hit(&slot.bounds()) {
+    if let Some(hit) = slot.bound_hit() {
         ending.bounded(hit);
     }
     if let Err(e) = ending.commit(core, slot, &stderr_tail) {

@@ -15,22 +15,22 @@ pub(super) fn spawn(core: &Core, id: &str, plan: &Plan) -> std::io::Result<Start
         (true, contain::Containment::On { exe, args }) => {
             let mut policy = contained_policy(core, id, &plan.capabilities, &program, argv)?;
             policy.env.extend(host_values(core, plan));
-            policy.bounds = bounds(core, id, plan);
+            let group;
+            (policy.bounds, group) = bounds(core, id, plan);
             if let Some(zygote) = &core.zygote {
                 match Started::forked(zygote, &policy) {
-                    Ok(started) => return Ok(started.bounded(policy.bounds)),
+                    Ok(started) => return Ok(started.bounded(group)),
                     // A zygote that died: this run, and the next, start their own.
                     Err(e) => {
                         tracing::warn!("containment zygote: {e}; spawning the trampoline instead");
                     }
                 }
             }
-            let bounds = policy.bounds.clone();
             let policy = serde_json::to_string(&policy).map_err(std::io::Error::other)?;
             let mut command = tokio::process::Command::new(exe);
             // The program's environment travels in the policy.
             command.args(args).arg(policy).env_clear();
-            return spawn_command(command, core, id).map(|s| s.bounded(bounds));
+            return spawn_command(command, core, id).map(|s| s.bounded(group));
         }
         _ => {
             let mut command = tokio::process::Command::new(program);
@@ -66,8 +66,12 @@ fn spawn_command(
 
 /// How many processes and how much memory a contained run may take
 /// (configuration's, else the defaults), and — where the machine lets the
-/// engine make them — its control groups, made now.
-fn bounds(core: &Core, id: &str, plan: &Plan) -> contain::bounds::Bounds {
+/// engine make them — its control groups.
+fn bounds(
+    core: &Core,
+    id: &str,
+    plan: &Plan,
+) -> (contain::bounds::Bounds, Option<contain::bounds::Group>) {
     let grant = core.config.grants.get(&plan.program_name);
     let mut bounds = contain::bounds::Bounds {
         processes: grant
@@ -76,13 +80,15 @@ fn bounds(core: &Core, id: &str, plan: &Plan) -> contain::bounds::Bounds {
         memory: grant.and_then(|g| g.memory).unwrap_or(core.default_memory),
         cgroups: Vec::new(),
     };
-    if let Some(cgroups) = &core.cgroups {
-        match cgroups.make(&format!("hc-{id}"), &bounds) {
-            Ok(dirs) => bounds.cgroups = dirs,
-            Err(e) => tracing::warn!("no control group for {id} ({e}): bounded by rlimits"),
-        }
+    let group = core.cgroups.as_ref().and_then(|pool| {
+        pool.take(&bounds)
+            .inspect_err(|e| tracing::warn!("no control group for {id} ({e}): bounded by rlimits"))
+            .ok()
+    });
+    if let Some(group) = &group {
+        bounds.cgroups = group.dirs.clone();
     }
-    bounds
+    (bounds, group)
 }
 
 /// What the host gives this program's environment (its configuration's
@@ -167,8 +173,8 @@ pub(super) struct Started {
     pub(super) stdout: Option<Input>,
     pub(super) stderr: Option<Input>,
     pub(super) end: End,
-    /// Its bounds (and control groups), when contained.
-    pub(super) bounds: contain::bounds::Bounds,
+    /// Its control groups, when contained where the engine has them.
+    pub(super) group: Option<contain::bounds::Group>,
 }
 
 /// How a started process's end is learnt.
@@ -191,13 +197,13 @@ impl Started {
             stdout: child.stdout.take().map(|s| Box::new(s) as Input),
             stderr: child.stderr.take().map(|s| Box::new(s) as Input),
             end: End::Child(child),
-            bounds: contain::bounds::Bounds::default(),
+            group: None,
         }
     }
 
-    /// With the bounds it runs under.
-    fn bounded(self, bounds: contain::bounds::Bounds) -> Started {
-        Started { bounds, ..self }
+    /// With the control groups it runs in.
+    fn bounded(self, group: Option<contain::bounds::Group>) -> Started {
+        Started { group, ..self }
     }
 
     /// Through the zygote: the program's pipes made there, their far ends
@@ -218,7 +224,7 @@ impl Started {
                 status: forked.status,
                 done: false,
             },
-            bounds: contain::bounds::Bounds::default(),
+            group: None,
         })
     }
 

@@ -26,7 +26,7 @@ pub(super) async fn supervise<O: Ops>(
     budget: Duration,
 ) {
     let pid = child.pid();
-    slot.set_bounds(std::mem::take(&mut child.bounds));
+    slot.set_group(child.group.take());
     let (out_tx, out_rx) = mpsc::channel::<String>(OUT_QUEUE);
     let writer = match child.stdin.take() {
         Some(stdin) => tokio::spawn(pump(out_rx, stdin)),
@@ -121,9 +121,15 @@ pub(super) async fn supervise<O: Ops>(
         stderr_tail.abort();
     }
     // its groups, once it is gone
-    let groups = slot.bounds().cgroups;
-    if !groups.is_empty() {
-        tokio::task::spawn_blocking(move || contain::bounds::remove(&groups));
+    // its groups, for the next run, once it is gone
+    if let Some(group) = slot.take_group() {
+        let core = std::sync::Arc::clone(&core);
+        let _ = tokio::task::spawn_blocking(move || {
+            if let Some(pool) = &core.cgroups {
+                pool.give_back(group);
+            }
+        })
+        .await;
     }
 }
 
