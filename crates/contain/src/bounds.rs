@@ -4,12 +4,13 @@
 //! Where the machine lets `hc` make control groups — cgroup v2 with the
 //! `pids` and `memory` controllers delegated to the cgroup `hc` runs in, or
 //! the v1 `pids` and `memory` hierarchies writable — each run gets one of
-//! its own (`hc-PROCESS` under `hc`'s), made by the engine with
-//! `pids.max` and the memory limit before the run starts; the trampoline
-//! joins it first thing, so everything the program starts is in it. The
+//! its own at a time (`hc-ENGINE-N` under `hc`'s, from the engine's
+//! [`Pool`]), its `pids.max` and memory limit written before the run
+//! starts; the run's trampoline is forked there by the group's stem (or
+//! joins it first thing), so everything the program starts is in it. The
 //! engine reads afterwards whether a bound was hit (the `pids` controller's
 //! `max` events, the memory controller's OOM kills), says so in the run's
-//! result, and removes the group. Elsewhere the init sets `RLIMIT_NPROC`
+//! result, and gives the group back for the next run. Elsewhere the init sets `RLIMIT_NPROC`
 //! (counted per user namespace, so per run for a person who is not root)
 //! and `RLIMIT_DATA` on the program.
 
@@ -98,9 +99,7 @@ impl Cgroups {
     /// What this machine offers, tried by making (and removing) a group:
     /// `None` when runs are bounded by resource limits instead.
     pub fn detect() -> Option<Cgroups> {
-        let mounts = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-        let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-        let found = v2(&mounts, &own).or_else(|| v1(&mounts, &own))?;
+        let found = Cgroups::find()?;
         let probe = format!("hc-probe{}-0", std::process::id());
         let made = found.dirs(&probe);
         let ok = made.iter().all(|d| std::fs::create_dir(d).is_ok());
@@ -108,6 +107,14 @@ impl Cgroups {
             let _ = std::fs::remove_dir(dir);
         }
         ok.then_some(found)
+    }
+
+    /// Where groups would go on this machine, untried (a [`Pool`] tries
+    /// by making its first).
+    pub fn find() -> Option<Cgroups> {
+        let mounts = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+        let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+        v2(&mounts, &own).or_else(|| v1(&mounts, &own))
     }
 
     /// The mechanism, in words (for `hc config`).
@@ -156,35 +163,10 @@ impl Cgroups {
     /// join (and, after the run, to read and remove).
     pub fn make(&self, name: &str, bounds: &Bounds) -> std::io::Result<Vec<PathBuf>> {
         let dirs = self.dirs(name);
-        let made = (|| {
-            for dir in &dirs {
-                std::fs::create_dir(dir)?;
-            }
-            let limit = |n: u64| {
-                if n == 0 {
-                    "max".to_owned()
-                } else {
-                    n.to_string()
-                }
-            };
-            match self {
-                Cgroups::V2(_) => {
-                    std::fs::write(dirs[0].join("pids.max"), limit(bounds.processes))?;
-                    std::fs::write(dirs[0].join("memory.max"), limit(bounds.memory))?;
-                    // no swap beyond it: the bound is the memory it may hold
-                    let _ = std::fs::write(dirs[0].join("memory.swap.max"), "0");
-                }
-                Cgroups::V1 { .. } => {
-                    std::fs::write(dirs[0].join("pids.max"), limit(bounds.processes))?;
-                    if bounds.memory > 0 {
-                        let bytes = bounds.memory.to_string();
-                        std::fs::write(dirs[1].join("memory.limit_in_bytes"), &bytes)?;
-                        let _ = std::fs::write(dirs[1].join("memory.memsw.limit_in_bytes"), &bytes);
-                    }
-                }
-            }
-            Ok(())
-        })();
+        let made = dirs
+            .iter()
+            .try_for_each(std::fs::create_dir)
+            .and_then(|()| self.limit(&dirs, bounds));
         match made {
             Ok(()) => Ok(dirs),
             Err(e) => {
@@ -193,18 +175,62 @@ impl Cgroups {
             }
         }
     }
+
+    /// Writes `bounds`' limits in groups `dirs`.
+    fn limit(&self, dirs: &[PathBuf], bounds: &Bounds) -> std::io::Result<()> {
+        let limit = |n: u64| {
+            if n == 0 {
+                "max".to_owned()
+            } else {
+                n.to_string()
+            }
+        };
+        // one process more than the run's: the group's stem
+        let processes = limit(
+            bounds
+                .processes
+                .saturating_add(u64::from(bounds.processes > 0)),
+        );
+        match self {
+            Cgroups::V2(_) => {
+                std::fs::write(dirs[0].join("pids.max"), &processes)?;
+                std::fs::write(dirs[0].join("memory.max"), limit(bounds.memory))?;
+                // no swap beyond it: the bound is the memory it may hold
+                let _ = std::fs::write(dirs[0].join("memory.swap.max"), "0");
+            }
+            Cgroups::V1 { .. } => {
+                std::fs::write(dirs[0].join("pids.max"), &processes)?;
+                let bytes = limit(bounds.memory).replace("max", "-1");
+                let memory = dirs[1].join("memory.limit_in_bytes");
+                // The swap limit (absent where swap is not counted) may not
+                // be below the memory limit: raising, the memory limit is
+                // written again once the swap limit is.
+                let first = std::fs::write(&memory, &bytes);
+                let _ = std::fs::write(dirs[1].join("memory.memsw.limit_in_bytes"), &bytes);
+                if first.is_err() {
+                    std::fs::write(&memory, &bytes)?;
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 /// One run's groups, as the engine keeps them: their directories, the
-/// limits written there, and the counters of hits seen so far (a group
-/// is used again by the next run once empty: making and removing a
-/// memory group costs more than the run it bounds).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// limits written there, the counters of hits seen so far, and the stem
+/// living there. A group is used again by the next run once its run is
+/// gone: making and removing a memory group costs more than the run it
+/// bounds, and moving a process into one costs the kernel a grace period
+/// (several milliseconds in which nothing on the machine forks) — paid
+/// once, by the group's stem, whose forks are born there.
+#[derive(Debug)]
 pub struct Group {
     /// The directories (one per hierarchy).
     pub dirs: Vec<PathBuf>,
-    processes: u64,
-    memory: u64,
+    /// The zygote's stem in these groups (see
+    /// [`Zygote::stem`](crate::Zygote::stem)), once one is forked.
+    pub stem: Option<crate::Zygote>,
+    limits: (u64, u64),
     /// Bound hits counted before this run: (`pids` at its max, OOM kills).
     seen: (u64, u64),
 }
@@ -220,70 +246,108 @@ pub struct Pool {
 }
 
 impl Pool {
-    /// The groups of engine `engine`, made under `cgroups`.
-    pub fn new(cgroups: Cgroups, engine: &str) -> Pool {
-        Pool {
+    /// The groups of engine `engine`, made under `cgroups`, the first
+    /// made now with `first`'s limits; `None` when it cannot be (runs are
+    /// then bounded by resource limits).
+    pub fn new(cgroups: Cgroups, engine: &str, first: &Bounds) -> Option<Pool> {
+        let pool = Pool {
             cgroups,
             prefix: format!("hc-{engine}-"),
             made: std::sync::atomic::AtomicU64::new(0),
             idle: std::sync::Mutex::default(),
-        }
+        };
+        let group = pool.make(first).ok()?;
+        pool.lock().push(group);
+        Some(pool)
     }
 
-    /// A group for a run under `bounds`: an idle one with the same limits,
-    /// else a new one.
-    pub fn take(&self, bounds: &Bounds) -> std::io::Result<Group> {
-        let reused = {
-            let mut idle = self
-                .idle
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            let same = |g: &Group| g.processes == bounds.processes && g.memory == bounds.memory;
-            idle.iter().position(same).map(|i| idle.swap_remove(i))
-        };
-        if let Some(group) = reused.filter(|g| g.dirs.iter().all(|d| d.is_dir())) {
-            return Ok(group);
-        }
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Group>> {
+        self.idle
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn make(&self, bounds: &Bounds) -> std::io::Result<Group> {
         let n = self.made.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let dirs = self.cgroups.make(&format!("{}{n}", self.prefix), bounds)?;
         Ok(Group {
             dirs,
-            processes: bounds.processes,
-            memory: bounds.memory,
+            stem: None,
+            limits: (bounds.processes, bounds.memory),
             seen: (0, 0),
         })
     }
 
-    /// A run is done with `group`: kept for the next when empty, else
-    /// removed (as soon as it empties).
+    /// A group for a run under `bounds`: an idle one (one with a stem
+    /// first, one with the same limits next; its limits written anew when
+    /// they differ), else a new one.
+    pub fn take(&self, bounds: &Bounds) -> std::io::Result<Group> {
+        let limits = (bounds.processes, bounds.memory);
+        let reused = {
+            let mut idle = self.lock();
+            let rank = |g: &Group| (g.stem.is_some(), g.limits == limits);
+            let best = (0..idle.len()).max_by_key(|&i| rank(&idle[i]));
+            best.map(|i| idle.swap_remove(i))
+        };
+        if let Some(mut group) = reused.filter(|g| g.dirs.iter().all(|d| d.is_dir())) {
+            if group.limits != limits {
+                self.cgroups.limit(&group.dirs, bounds)?;
+                group.limits = limits;
+            }
+            return Ok(group);
+        }
+        self.make(bounds)
+    }
+
+    /// Does `prepare` to an idle group (one with `bounds`' limits), the
+    /// pool held meanwhile: a run that needs a group then waits for this
+    /// one rather than making its own.
+    pub fn prepare_idle(&self, bounds: &Bounds, prepare: impl FnOnce(&mut Group)) {
+        let limits = (bounds.processes, bounds.memory);
+        let mut idle = self.lock();
+        if let Some(group) = idle.iter_mut().find(|g| g.limits == limits) {
+            prepare(group);
+        }
+    }
+
+    /// A run is done with `group`: kept for the next when nothing but its
+    /// stem is left there, else removed (as soon as it empties).
     pub fn give_back(&self, group: Group) {
+        let stem = group.stem.as_ref().map(|s| s.pid().to_string());
         let empty = group.dirs.iter().all(|d| {
-            std::fs::read_to_string(d.join("cgroup.procs")).is_ok_and(|p| p.trim().is_empty())
+            std::fs::read_to_string(d.join("cgroup.procs"))
+                .is_ok_and(|p| p.split_whitespace().all(|pid| Some(pid) == stem.as_deref()))
         });
         if empty {
-            let mut idle = self
-                .idle
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut idle = self.lock();
             if idle.len() < MAX_IDLE {
                 idle.push(group);
                 return;
             }
         }
-        remove(&group.dirs);
+        discard(group);
     }
 }
 
 impl Drop for Pool {
     fn drop(&mut self) {
-        let idle = self
-            .idle
-            .get_mut()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        for group in idle.drain(..) {
-            remove(&group.dirs);
+        let idle = std::mem::take(
+            self.idle
+                .get_mut()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        // every stem told to end first, then each group removed once empty
+        let dirs: Vec<Vec<PathBuf>> = idle.into_iter().map(|g| g.dirs).collect();
+        for group in dirs {
+            remove(&group);
         }
     }
+}
+
+/// Ends `group`'s stem and removes the group (once empty).
+fn discard(group: Group) {
+    drop(group.stem);
+    remove(&group.dirs);
 }
 
 /// Idle groups an engine keeps at most (as many as runs it had at once,
@@ -354,32 +418,33 @@ pub fn hit(group: &mut Group) -> Option<String> {
             .map_or(0, |e| count(&e, "oom_kill "));
     }
     let before = std::mem::replace(&mut group.seen, now);
+    let (processes, memory) = group.limits;
     if now.0 > before.0 {
         return Some(format!(
-            "the run reached its bound of {} processes (and threads) at once: what it \
-             started beyond that could not start. If a build needs more, raise `processes` \
-             under [programs.NAME] in your configuration",
-            group.processes
+            "the run reached its bound of {processes} processes (and threads) at once: what \
+             it started beyond that could not start. If a build needs more, raise \
+             `processes` under [programs.NAME] in your configuration"
         ));
     }
     if now.1 > before.1 {
         return Some(format!(
             "the run reached its memory bound of {}: the kernel ended a process of it. If \
              it needs more, raise `memory` under [programs.NAME] in your configuration",
-            show_size(group.memory)
+            show_size(memory)
         ));
     }
     None
 }
 
 /// Removes a run's groups (each once empty; a group a process still holds
-/// is tried again for a moment).
+/// — a stem ending, a run's last process being reaped — is tried again
+/// for a moment).
 pub fn remove(dirs: &[PathBuf]) {
     for dir in dirs {
-        for _ in 0..50 {
+        for _ in 0..500 {
             match std::fs::remove_dir(dir) {
                 Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
-                    std::thread::sleep(std::time::Duration::from_millis(10));
+                    std::thread::sleep(std::time::Duration::from_millis(1));
                 }
                 _ => break,
             }
@@ -387,12 +452,11 @@ pub fn remove(dirs: &[PathBuf]) {
     }
 }
 
-/// In the trampoline, first thing: joins the run's groups (so everything
-/// it starts is in them). False when it could not.
-pub(crate) fn join(bounds: &Bounds) -> bool {
-    bounds
-        .cgroups
-        .iter()
+/// In the trampoline, first thing (or before its run, when it waits for
+/// one): joins the run's groups `dirs` (so everything it starts is in
+/// them). False when it could not.
+pub(crate) fn join(dirs: &[PathBuf]) -> bool {
+    dirs.iter()
         .all(|dir| std::fs::write(dir.join("cgroup.procs"), "0").is_ok())
 }
 

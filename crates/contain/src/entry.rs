@@ -25,7 +25,7 @@ pub fn trampoline(args: &[String], carried: Option<Carried>) -> u8 {
             0
         }
         Some(policy) => match serde_json::from_str(policy) {
-            Ok(policy) => sandbox::contain_policy(&policy, carrier().as_ref()),
+            Ok(policy) => sandbox::contain_policy(&policy, carrier().as_ref(), false),
             Err(e) => sandbox::fail(&format!("bad policy: {e}")),
         },
         None => sandbox::fail("no policy given (usage: hc __contain POLICY_JSON)"),

@@ -76,8 +76,10 @@ fn landlock_creates(
 pub const HOLD_NETNS: &str = "--hold-netns";
 
 /// Contains and runs the program `policy` names; the exit status.
-pub(crate) fn contain_policy(policy: &Policy, carrier: Option<&Carrier>) -> u8 {
-    match contain(policy, carrier) {
+/// `joined`: this trampoline is in the run's groups already (it waited
+/// there for the run).
+pub(crate) fn contain_policy(policy: &Policy, carrier: Option<&Carrier>, joined: bool) -> u8 {
+    match contain(policy, carrier, joined) {
         Ok(code) => code,
         Err(e) => fail(&e),
     }
@@ -107,9 +109,10 @@ pub(crate) fn fail(why: &str) -> u8 {
     CONTAIN_FAILED
 }
 
-fn contain(policy: &Policy, carrier: Option<&Carrier>) -> Result<u8, String> {
+fn contain(policy: &Policy, carrier: Option<&Carrier>, joined: bool) -> Result<u8, String> {
     // First: everything this trampoline starts is in the run's groups.
-    let grouped = !policy.bounds.cgroups.is_empty() && crate::bounds::join(&policy.bounds);
+    let groups = &policy.bounds.cgroups;
+    let grouped = !groups.is_empty() && (joined || crate::bounds::join(groups));
     let namespaces = enter_namespaces(policy);
     if namespaces.is_none() && !policy.protect.is_empty() {
         return Err(format!(

@@ -11,6 +11,10 @@
 //! * `contain/run_await_trivial_{contained,uncontained}`: the same run and
 //!   await with and without containment (Landlock, seccomp, namespaces), and
 //!   `contain/added_paired`, the difference measured pair by pair.
+//! * `contain/after_a_pause_paired`: what a contained run saves, after a
+//!   pause, by its trampoline being born in its control groups (forked by
+//!   the groups' stem) instead of moving into them at its start (both
+//!   sides printed).
 //!
 //! Every figure but the `contain/` ones runs programs uncontained, to measure the
 //! engine alone.
@@ -75,6 +79,13 @@ fn setup() -> Setup {
 }
 
 fn setup_with(containment: engine::contain::Containment) -> Setup {
+    setup_with_config(containment, |_| {})
+}
+
+fn setup_with_config(
+    containment: engine::contain::Containment,
+    tweak: impl FnOnce(&mut EngineConfig),
+) -> Setup {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let db = Arc::new(Substrate::open(dir.path().join("substrate.db")).unwrap());
@@ -98,6 +109,7 @@ fn setup_with(containment: engine::contain::Containment) -> Setup {
     }
     let mut config = EngineConfig::new(dir.path());
     config.containment = containment;
+    tweak(&mut config);
     let engine = rt.block_on(async { Engine::open_with(db, config).unwrap() });
     Setup {
         _dir: dir,
@@ -258,51 +270,56 @@ fn containment(c: &mut Criterion) {
     group.finish();
 }
 
-/// What a run's bounds add where the machine gives hc control groups: a
-/// group taken from the engine's pool (made the first time), a process
-/// joining it, the group's counters read and the group given back once
-/// the process is gone — against the same process without.
+/// What a run's bounds cost where the machine gives hc control groups,
+/// after a pause (a model's reply takes longer than the kernel's grace
+/// period, so each tool run meets the groups cold): a contained run and
+/// await, its trampoline forked by its group's stem, born there (the
+/// default), against the same run whose trampoline moves into the group
+/// at its start — pair by pair, the pauses not counted.
 fn bounds(c: &mut Criterion) {
-    use engine::contain::bounds::{Bounds, Cgroups, Pool, hit};
-    let Some(cgroups) = Cgroups::detect() else {
-        eprintln!("contain/bounds_paired: no control groups here; bounded by rlimits");
+    if engine::contain::bounds::Cgroups::detect().is_none() {
+        eprintln!("contain/after_a_pause_paired: no control groups here; bounded by rlimits");
         return;
+    }
+    let contained = || engine::contain::Containment::On {
+        exe: env!("CARGO_BIN_EXE_hc-contain-test").into(),
+        args: Vec::new(),
     };
-    let pool = Pool::new(cgroups, "bench");
-    let bounds = Bounds {
-        processes: 4096,
-        memory: 1 << 30,
-        cgroups: Vec::new(),
-    };
-    // a shell that joins the groups first, as the trampoline does, or not
-    let child = |join: &[std::path::PathBuf]| {
-        let mut script = ":".to_owned();
-        for dir in join {
-            script.push_str(&format!("; echo 0 > {}/cgroup.procs", dir.display()));
-        }
-        std::process::Command::new("sh")
-            .args(["-c", &script])
-            .status()
-            .map(drop)
-    };
+    let ahead = setup_with(contained());
+    let joining = setup_with_config(contained(), |config| config.stems = false);
+    let pause = || std::thread::sleep(Duration::from_millis(150));
+    let mut sides = (Vec::new(), Vec::new());
     c.benchmark_group("contain")
-        .bench_function("bounds_paired", |b| {
+        .sample_size(20)
+        .bench_function("after_a_pause_paired", |b| {
             b.iter_custom(|iters| {
-                let mut added = Duration::ZERO;
+                let mut saved = Duration::ZERO;
                 for _ in 0..iters {
+                    pause();
                     let start = Instant::now();
-                    let mut group = pool.take(&bounds).unwrap();
-                    child(&group.dirs).unwrap();
-                    assert!(hit(&mut group).is_none());
-                    pool.give_back(group);
+                    run_and_await(&ahead, "trivial", RunArgs::default());
                     let with = start.elapsed();
+                    pause();
                     let start = Instant::now();
-                    child(&[]).unwrap();
-                    added += with.saturating_sub(start.elapsed());
+                    run_and_await(&joining, "trivial", RunArgs::default());
+                    let without = start.elapsed();
+                    sides.0.push(with);
+                    sides.1.push(without);
+                    saved += without.saturating_sub(with);
                 }
-                added
+                saved
             })
         });
+    let median = |v: &mut Vec<Duration>| {
+        v.sort();
+        v.get(v.len() / 2).copied().unwrap_or_default()
+    };
+    println!(
+        "contain/after_a_pause: {:.2} ms born in the group, {:.2} ms moving into it at the start (medians of {} pairs)",
+        median(&mut sides.0).as_secs_f64() * 1e3,
+        median(&mut sides.1).as_secs_f64() * 1e3,
+        sides.0.len()
+    );
 }
 
 criterion_group!(

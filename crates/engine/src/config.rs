@@ -66,6 +66,12 @@ pub struct EngineConfig {
     /// `hc-contain` stays the namespace holder and the trampoline of a run
     /// the zygote cannot take). `None`: the trampoline's.
     pub zygote: Option<(PathBuf, Vec<String>)>,
+    /// Each run's control groups get a stem of the zygote that forks the
+    /// run's trampoline there (`true`, the default), so a run starts
+    /// without moving into them. `false`: the trampoline moves itself —
+    /// only to measure against (the paired benchmark
+    /// `contain/after_a_pause_paired`).
+    pub stems: bool,
 }
 
 impl EngineConfig {
@@ -86,6 +92,7 @@ impl EngineConfig {
             log_dir: None,
             split_start: false,
             zygote: None,
+            stems: true,
         }
     }
 }

@@ -19,11 +19,13 @@ pub(crate) struct Core {
     pub landlock: bool,
     /// The holder of the empty network namespace contained runs share.
     pub net_holder: Option<contain::NetHolder>,
-    /// The pre-forked trampoline contained runs are forked from.
-    pub zygote: Option<contain::Zygote>,
     /// Contained runs' control groups (none: bounded by resource
     /// limits), and a run's memory when configuration says nothing.
+    /// Before the zygote, so dropped first: the groups' stems, the
+    /// zygote's children, end while it is there to reap them.
     pub cgroups: Option<contain::bounds::Pool>,
+    /// The pre-forked trampoline contained runs are forked from.
+    pub zygote: Option<contain::Zygote>,
     pub default_memory: u64,
     pub slots: Slots,
     /// The services started (or tried), by program id.
@@ -36,4 +38,35 @@ pub(crate) struct Core {
     /// Its lease, held while it lives (none when the substrate's directory
     /// takes no files: its processes then look gone to the next engine).
     pub _lease: Option<Lease>,
+}
+
+impl Core {
+    /// `group`'s stem, forked when it has none (and the engine forks
+    /// stems): a run then starts born in its groups (blocking: the move
+    /// of the stem into them waits for the kernel).
+    pub fn give_stem(&self, group: &mut contain::bounds::Group) {
+        if group.stem.is_some() || !self.config.stems {
+            return;
+        }
+        if let Some(zygote) = &self.zygote {
+            group.stem = zygote
+                .stem(&group.dirs)
+                .inspect_err(|e| tracing::debug!("no stem in a run's group: {e}"))
+                .ok();
+        }
+    }
+
+    /// The first group's stem, forked while the engine starts (so the
+    /// first run — the agent — does not wait for it).
+    pub fn stem_ahead(&self) {
+        let Some(pool) = &self.cgroups else {
+            return;
+        };
+        let usual = contain::bounds::Bounds {
+            processes: contain::bounds::DEFAULT_PROCESSES,
+            memory: self.default_memory,
+            cgroups: Vec::new(),
+        };
+        pool.prepare_idle(&usual, |group| self.give_stem(group));
+    }
 }

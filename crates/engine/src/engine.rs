@@ -84,20 +84,26 @@ impl Engine {
             }
             _ => (None, None),
         };
+        let default_memory = contain::bounds::default_memory();
         let cgroups = landlock
-            .then(contain::bounds::Cgroups::detect)
+            .then(contain::bounds::Cgroups::find)
             .flatten()
-            .map(|found| {
+            .and_then(|found| {
                 // groups engines now gone left behind
                 found.sweep(|engine| crate::lease::gone(&leases, engine));
-                contain::bounds::Pool::new(found, &id)
+                let usual = contain::bounds::Bounds {
+                    processes: contain::bounds::DEFAULT_PROCESSES,
+                    memory: default_memory,
+                    cgroups: Vec::new(),
+                };
+                contain::bounds::Pool::new(found, &id, &usual)
             });
         let core = Arc::new(Core {
             landlock,
             net_holder,
-            zygote,
             cgroups,
-            default_memory: contain::bounds::default_memory(),
+            zygote,
+            default_memory,
             subs: Arc::new(Subscriptions::default()),
             slots: Slots::default(),
             services: crate::services::Services::default(),
@@ -107,6 +113,13 @@ impl Engine {
             id,
             _lease: held,
         });
+        if core.cgroups.is_some() && core.zygote.is_some() && core.config.stems {
+            // the first run's group's stem, forked while the engine starts
+            let ahead = Arc::downgrade(&core);
+            let _ = std::thread::Builder::new()
+                .name("hc-stem".into())
+                .spawn(move || ahead.upgrade().map(|core| core.stem_ahead()));
+        }
         crate::subs::start_dispatcher(
             Arc::downgrade(&core.subs),
             Arc::downgrade(&core.db),

@@ -17,7 +17,10 @@ pub(super) fn spawn(core: &Core, id: &str, plan: &Plan) -> std::io::Result<Start
             policy.env.extend(host_values(core, plan));
             let group;
             (policy.bounds, group) = bounds(core, id, plan);
-            if let Some(zygote) = &core.zygote {
+            // the group's stem (its trampoline born in the group), else the
+            // zygote (its trampoline moves there)
+            let stem = group.as_ref().and_then(|g| g.stem.as_ref());
+            for zygote in stem.into_iter().chain(&core.zygote) {
                 match Started::forked(zygote, &policy) {
                     Ok(started) => return Ok(started.bounded(group)),
                     // A zygote that died: this run, and the next, start their own.
@@ -80,11 +83,14 @@ fn bounds(
         memory: grant.and_then(|g| g.memory).unwrap_or(core.default_memory),
         cgroups: Vec::new(),
     };
-    let group = core.cgroups.as_ref().and_then(|pool| {
+    let mut group = core.cgroups.as_ref().and_then(|pool| {
         pool.take(&bounds)
             .inspect_err(|e| tracing::warn!("no control group for {id} ({e}): bounded by rlimits"))
             .ok()
     });
+    if let Some(group) = &mut group {
+        core.give_stem(group);
+    }
     if let Some(group) = &group {
         bounds.cgroups = group.dirs.clone();
     }
@@ -206,8 +212,8 @@ impl Started {
         Started { group, ..self }
     }
 
-    /// Through the zygote: the program's pipes made there, their far ends
-    /// the trampoline's.
+    /// Through the zygote (or a stem of it): the program's pipes made
+    /// there, their far ends the trampoline's.
     fn forked(
         zygote: &contain::Zygote,
         policy: &contain::policy::Policy,

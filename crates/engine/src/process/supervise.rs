@@ -120,8 +120,7 @@ pub(super) async fn supervise<O: Ops>(
     } else {
         stderr_tail.abort();
     }
-    // its groups, once it is gone
-    // its groups, for the next run, once it is gone
+    // its groups (and their stem), for the next run, once it is gone
     if let Some(group) = slot.take_group() {
         let core = std::sync::Arc::clone(&core);
         let _ = tokio::task::spawn_blocking(move || {
