@@ -4,6 +4,12 @@
 use protocol::program::Builtin;
 use substrate::{ChunkDecl, NewPlacement};
 
+/// The webview programs `hc` carries (`builtin:NAME`): name, page.
+pub const BUILTIN_VIEWS: &[(&str, &str)] = &[(
+    "notes",
+    include_str!("../../../examples/webview/notes/index.html"),
+)];
+
 /// Every built-in program: the tools, then the agent.
 pub fn all() -> impl Iterator<Item = &'static Builtin> {
     programs::BUILTINS
@@ -26,7 +32,7 @@ pub fn vocabulary() -> Vec<ChunkDecl> {
     for builtin in all() {
         out.extend((builtin.chunks)());
     }
-    for (name, _) in crate::web::BUILTIN_VIEWS {
+    for (name, _) in BUILTIN_VIEWS {
         out.push(
             ChunkDecl::with_id(format!("program/{name}"))
                 .name(*name)

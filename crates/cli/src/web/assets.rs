@@ -4,6 +4,7 @@
 //! under the tile's own key (a sandboxed frame has no cookie to show).
 
 use super::App;
+use crate::builtins::BUILTIN_VIEWS;
 use axum::extract::{Path, Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -13,12 +14,6 @@ const INDEX: &str = include_str!("../../web/index.html");
 const APP_JS: &str = include_str!("../../web/app.js");
 const APP_CSS: &str = include_str!("../../web/app.css");
 const HC_JS: &str = include_str!("../../web/hc.js");
-
-/// The webview programs `hc` carries (`builtin:NAME`): name, page.
-pub const BUILTIN_VIEWS: &[(&str, &str)] = &[(
-    "notes",
-    include_str!("../../../../examples/webview/notes/index.html"),
-)];
 
 /// A compiled-in file, with the headers every one carries.
 fn respond(content_type: &'static str, body: &'static str) -> Response {

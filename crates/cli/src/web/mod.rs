@@ -13,7 +13,6 @@ mod assets;
 mod auth;
 mod socket;
 
-pub use assets::BUILTIN_VIEWS;
 
 use crate::project::Project;
 use crate::trust::Ask;
