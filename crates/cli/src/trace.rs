@@ -5,7 +5,7 @@
 
 use crate::exit::exit;
 use crate::project::Project;
-use anyhow::{Context as _, Result, bail};
+use anyhow::{Result, bail};
 use engine::Engine;
 use protocol::ScopeOpts;
 use substrate::Substrate;
@@ -180,22 +180,6 @@ fn rebuilt(
     })
 }
 
-/// Request `n` against request `n − 1` (their bodies), as a unified diff
-/// of their pretty-printed JSON.
-pub fn diff_text(before: &[u8], after: &[u8], n: usize) -> Result<String> {
-    let pretty = |b: &[u8]| -> Result<String> {
-        let v: serde_json::Value =
-            serde_json::from_slice(b).context("a rebuilt request is not JSON")?;
-        Ok(serde_json::to_string_pretty(&v)? + "\n")
-    };
-    let (before, after) = (pretty(before)?, pretty(after)?);
-    Ok(similar::TextDiff::from_lines(&before, &after)
-        .unified_diff()
-        .context_radius(3)
-        .header(&format!("request {}", n - 1), &format!("request {n}"))
-        .to_string())
-}
-
 /// `--diff N`: the request of call N against call N−1's, as a unified
 /// diff of their pretty-printed JSON.
 fn diff(project: &Project, db: std::sync::Arc<Substrate>, session: &str, n: usize) -> Result<()> {
@@ -203,7 +187,7 @@ fn diff(project: &Project, db: std::sync::Arc<Substrate>, session: &str, n: usiz
         bail!("--diff N compares call N with call N-1: give N of 2 or more");
     }
     let bodies = rebuilt(project, db, session, &[n - 1, n])?;
-    let text = diff_text(&bodies[0], &bodies[1], n)?;
+    let text = crate::describe::diff_text(&bodies[0], &bodies[1], n)?;
     for line in text.lines() {
         let shown = match line.chars().next() {
             Some('+') if !line.starts_with("+++") => crate::style::ok(line),

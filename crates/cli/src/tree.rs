@@ -483,7 +483,7 @@ impl Lines {
                 reason,
                 ..
             } => {
-                let input = crate::render::summary(program, input);
+                let input = crate::describe::summary(program, input);
                 self.push(
                     indent + 1,
                     format!(
@@ -650,7 +650,7 @@ impl Lines {
             Some(r) if r.is_error => (bad("✗"), text_of(&r.text, self.full)),
             Some(r) => (ok("✓"), text_of(&r.text, self.full)),
         };
-        let input = crate::render::summary(&n.program, &n.input);
+        let input = crate::describe::summary(&n.program, &n.input);
         // A sub-agent is a session of its own: its process names it.
         let own = match (&n.children, &n.process) {
             (Some(_), Some(p)) => format!(" · {p}"),

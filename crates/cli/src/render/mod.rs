@@ -22,6 +22,7 @@ mod ask;
 pub(crate) use ask::BY_PROGRAM;
 
 use crate::spinner::Spinner;
+use crate::describe::summary;
 use crate::style::{paint_err, shown};
 use ask::{Asked, asked_on};
 
@@ -638,40 +639,6 @@ async fn program_interrupts(link: Option<&crate::sdk::Link>) {
         Some(link) => link.interrupted().await,
         None => std::future::pending().await,
     }
-}
-
-/// A call's input in a few words.
-pub fn summary(program: &str, input: &Value) -> String {
-    let pick = |k: &str| input[k].as_str().map(str::to_owned);
-    let text = match program {
-        "read" | "write" | "edit" => pick("file_path"),
-        "glob" | "grep" => pick("pattern").map(|p| match pick("path") {
-            Some(path) => format!("{p} in {path}"),
-            None => p,
-        }),
-        "shell" => pick("command"),
-        "web-fetch" => pick("url"),
-        "agent" => pick("description").or_else(|| pick("text")),
-        "skill" => pick("name"),
-        // a block tool: the block, the address, what is written
-        "block_read" | "block_write" | "write_entry" | "block_create" => pick("name").map(|name| {
-            let at = pick("path").map_or(String::new(), |p| format!(" {p}"));
-            match pick("content").or_else(|| pick("pscale0")) {
-                Some(text) => format!("{name}{at}: {text}"),
-                None => format!("{name}{at}"),
-            }
-        }),
-        "call_llm" => pick("prompt"),
-        // a memory change: what, where, the text or the entry
-        "memory" => pick("action").map(|action| {
-            let scope = pick("scope").unwrap_or_else(|| "project".into());
-            let what = pick("text").or_else(|| pick("id")).unwrap_or_default();
-            format!("{action} ({scope}): {what}")
-        }),
-        _ => None,
-    }
-    .unwrap_or_else(|| input.to_string());
-    crate::style::cut(&text, 80)
 }
 
 /// The process a chunk is an instance of (a sub-agent's session).

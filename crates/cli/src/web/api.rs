@@ -235,7 +235,7 @@ pub async fn diff(State(app): State<App>, Path((session, n)): Path<(String, usiz
     }
     let diffed = bodies(&app, &session, &[n - 1, n])
         .await
-        .and_then(|b| crate::trace::diff_text(&b[0], &b[1], n));
+        .and_then(|b| crate::describe::diff_text(&b[0], &b[1], n));
     match diffed {
         Ok(text) => ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], text).into_response(),
         Err(e) => failed(StatusCode::NOT_FOUND, e),
