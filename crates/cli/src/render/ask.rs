@@ -280,12 +280,9 @@ async fn plan_to_program(link: &crate::sdk::Link, id: &str, plan: &Plan) -> User
     UserAnswer {
         request: id.to_owned(),
         text,
-        by: Some(BY_PROGRAM.into()),
+        by: Some(crate::sdk::BY_PROGRAM.into()),
     }
 }
-
-/// Who answers through the program driving the run.
-pub(crate) const BY_PROGRAM: &str = "the SDK program";
 
 /// A call's input as a permission question shows it: a shell command
 /// whole (what it does past a cut is asked about too), anything else in a

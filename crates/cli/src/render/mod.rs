@@ -19,7 +19,6 @@ use std::time::Duration;
 use substrate::{Commit, CommitId};
 
 mod ask;
-pub(crate) use ask::BY_PROGRAM;
 
 use crate::spinner::Spinner;
 use crate::describe::summary;
@@ -479,7 +478,7 @@ impl Renderer {
             }
             SessionItem::UserQuestion(_) if self.sdk.is_some() => {
                 let answer = UserAnswer {
-                    by: Some(ask::BY_PROGRAM.into()),
+                    by: Some(crate::sdk::BY_PROGRAM.into()),
                     request: id.to_owned(),
                     text: "(no one can answer questions through the program driving this run: \
                            decide yourself, and say what you assumed)"

@@ -17,6 +17,9 @@ use tokio::sync::{Notify, oneshot};
 /// (Claude Code's default).
 const HOOK_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// Who answers through the program driving the run.
+pub(crate) const BY_PROGRAM: &str = "the SDK program";
+
 /// The link to the driving program.
 pub struct Link {
     next: AtomicU64,
@@ -172,7 +175,7 @@ impl Link {
         });
         let mut decision = PermissionDecision {
             request: id.to_owned(),
-            by: Some(crate::render::BY_PROGRAM.into()),
+            by: Some(BY_PROGRAM.into()),
             ..PermissionDecision::default()
         };
         match self.request(request, None).await {

@@ -16,6 +16,7 @@ mod link;
 mod mcp_http;
 
 pub use link::Link;
+pub(crate) use link::BY_PROGRAM;
 
 use crate::exit::exit;
 use crate::run::{RunRequest, SessionChoice};
