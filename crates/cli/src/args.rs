@@ -428,9 +428,9 @@ impl RunFlags {
             sdk: self.sdk,
             link: None,
             session: match (self.continue_, self.resume) {
-                (true, _) => run::SessionChoice::Latest,
-                (false, Some(id)) => run::SessionChoice::Resume(id),
-                (false, None) => run::SessionChoice::New,
+                (true, _) => crate::sessions::Choice::Latest,
+                (false, Some(id)) => crate::sessions::Choice::Resume(id),
+                (false, None) => crate::sessions::Choice::New,
             },
         }
     }

@@ -8,9 +8,10 @@
 use crate::args::ChatFlags;
 use crate::output::OutputFormat;
 use crate::project::{self, Project};
-use crate::run::{self, RunRequest, SessionChoice};
+use crate::run::{self, RunRequest};
+use crate::sessions::{self, Choice};
 use crate::style::{bold, dim};
-use crate::{inspect, settings, trace, tree};
+use crate::{inspect, settings, tree};
 use agent::PermissionMode;
 use anyhow::{Context as _, Result};
 use engine::Engine;
@@ -147,8 +148,8 @@ pub fn chat(flags: ChatFlags) -> Result<()> {
         before_plan: None,
     };
     let start = match (flags.continue_, flags.resume) {
-        (true, _) => Some(run::latest_session(&chat.engine)),
-        (false, Some(id)) => Some(trace::resolve_session(chat.engine.db(), &id)),
+        (true, _) => Some(sessions::latest(&chat.engine)),
+        (false, Some(id)) => Some(sessions::resolve(chat.engine.db(), &id)),
         (false, None) => None,
     };
     let outcome = match start {
@@ -400,8 +401,8 @@ impl Chat {
             context: Vec::new(),
             images: pasted_images(prompt),
             session: match &self.session {
-                Some(s) => SessionChoice::Known(s.clone()),
-                None => SessionChoice::New,
+                Some(s) => Choice::Known(s.clone()),
+                None => Choice::New,
             },
             compact: config.compact_first,
             format: OutputFormat::Text,
@@ -490,9 +491,9 @@ impl Chat {
 
     fn resume(&mut self, id: &str) -> Result<String> {
         let session = if id.is_empty() {
-            run::latest_session(&self.engine)?
+            sessions::latest(&self.engine)?
         } else {
-            trace::resolve_session(self.engine.db(), id)?
+            sessions::resolve(self.engine.db(), id)?
         };
         let title = self
             .engine

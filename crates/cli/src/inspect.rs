@@ -183,7 +183,7 @@ pub fn scope(ids: &[String], opts: ScopeOpts, as_json: bool) -> Result<()> {
     for id in ids {
         let known = db.read(|s| s.exists(id))?;
         whole.push(if !known && id.starts_with("s_") {
-            crate::trace::resolve_session(&db, id)?
+            crate::sessions::resolve(&db, id)?
         } else {
             id.clone()
         });

@@ -24,6 +24,7 @@ mod project;
 mod render;
 mod run;
 mod sdk;
+mod sessions;
 mod settings;
 mod spinner;
 mod style;

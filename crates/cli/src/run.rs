@@ -8,6 +8,7 @@ use crate::exit::{Exit, exit};
 use crate::output::{JsonOut, OutputFormat};
 use crate::project::Project;
 use crate::render::Renderer;
+use crate::sessions::Choice;
 use crate::settings::{self, Flags};
 use crate::trust::Ask;
 use agent::contract::{PromptImage, RunBody, RunStop};
@@ -31,7 +32,7 @@ pub struct RunRequest {
     /// `--image FILE`: images sent with the prompt.
     pub images: Vec<std::path::PathBuf>,
     /// Which session the run goes on.
-    pub session: SessionChoice,
+    pub session: Choice,
     /// `--compact`: summarize the session before going on.
     pub compact: bool,
     /// How to print.
@@ -42,19 +43,6 @@ pub struct RunRequest {
     pub sdk: crate::compat::SdkFlags,
     /// The program driving the run over stdin, when one is.
     pub link: Option<std::sync::Arc<crate::sdk::Link>>,
-}
-
-/// A new session, or one to go on with.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum SessionChoice {
-    /// A new one.
-    New,
-    /// The latest (`--continue`).
-    Latest,
-    /// This one (`--resume ID`: an id or a unique prefix of one).
-    Resume(String),
-    /// This one, already resolved (a chat's session).
-    Known(String),
 }
 
 /// Runs the agent once; answers the exit code.
@@ -191,35 +179,6 @@ pub fn check_credentials(config: &agent::AgentConfig) -> Result<()> {
     Ok(())
 }
 
-/// The session made last.
-pub fn latest_session(engine: &Engine) -> Result<String> {
-    let sessions = engine.scope(
-        &Context::host(),
-        &["session".to_owned()],
-        &protocol::ScopeOpts {
-            kind: substrate::TypeFilter::Instance,
-            include: substrate::Include {
-                body: false,
-                dimensions: false,
-            },
-            ..protocol::ScopeOpts::default()
-        },
-    )?;
-    sessions.chunks.last().map(|c| c.id.clone()).ok_or_else(|| {
-        exit(
-            2,
-            "there is no session to continue yet; start one with `hc run \"…\"`",
-        )
-    })
-}
-
-/// A new session for `prompt` (its title the prompt's first line, cut).
-pub fn new_session(engine: &Engine, prompt: &str) -> Result<String> {
-    let (id, declaration) = agent::launch::new_session(prompt);
-    engine.commit(&Context::host(), declaration)?;
-    Ok(id)
-}
-
 /// A prompt larger than a chunk may hold is refused before anything is
 /// made (exit 2), saying what to do instead.
 /// The images of `--image` (or a chat message), read; one that cannot be
@@ -271,16 +230,6 @@ pub(crate) fn check_prompt(prompt: &str, images: &[PromptImage]) -> Result<()> {
     Ok(())
 }
 
-/// Removes a session made for a run that could not start (best effort:
-/// what it could not remove stays, and says nothing worse than empty).
-fn forget_session(engine: &Engine, session: &str) {
-    let mut declaration = protocol::Declaration::default();
-    declaration.remove.chunks.push(session.to_owned());
-    if let Err(e) = engine.commit(&Context::host(), declaration) {
-        tracing::debug!("cannot remove the session {session} of a run that did not start: {e}");
-    }
-}
-
 /// The scopes pinned into the agent's knowledge: culture (when there is
 /// any), then `--context` ids, each checked.
 pub(crate) fn pins_of(engine: &Engine, pins: &[String]) -> Result<Vec<String>> {
@@ -328,7 +277,12 @@ pub async fn drive(
     }
     let images = load_images(&request.images)?;
     check_prompt(prompt, &images)?;
-    let session = session_for(engine, prompt, request)?;
+    let session = crate::sessions::for_choice(
+        engine,
+        prompt,
+        &request.session,
+        request.sdk.session_id.as_deref(),
+    )?;
     // Before subscribing: what a `lagged` makes the renderer read back
     // starts after this.
     let head = engine.db().head()?;
@@ -347,11 +301,11 @@ pub async fn drive(
         config,
         pins: &pinned,
     };
-    let process = start_agent(engine, &launch, request.session == SessionChoice::New)?;
+    let process = start_agent(engine, &launch, request.session == Choice::New)?;
     let mut renderer = Renderer::new(engine.clone(), session.clone(), config.interactive, head);
     renderer.sdk = request.link.clone();
     if request.format != OutputFormat::Text {
-        let shown = crate::trace::shown_session(engine.db(), &session);
+        let shown = crate::sessions::shown(engine.db(), &session);
         if let Some(link) = &request.link {
             link.set_session(&shown);
         }
@@ -414,36 +368,6 @@ pub(crate) fn sync_memory(engine: &Engine) {
     }
 }
 
-/// The session a run goes on, as it was asked (a new one made now, named
-/// by `--session-id` when given).
-fn session_for(engine: &Engine, prompt: &str, request: &RunRequest) -> Result<String> {
-    Ok(match &request.session {
-        SessionChoice::New => match &request.sdk.session_id {
-            None => new_session(engine, prompt)?,
-            Some(name) => {
-                if crate::trace::named_session(engine.db(), name)?.is_some() {
-                    return Err(exit(
-                        2,
-                        format!(
-                            "--session-id {name}: a session already has that id; go on with it with --resume {name}"
-                        ),
-                    ));
-                }
-                let (id, declaration) = agent::launch::new_named_session(prompt, Some(name));
-                engine.commit(&Context::host(), declaration)?;
-                id
-            }
-        },
-        SessionChoice::Latest => latest_session(engine)?,
-        SessionChoice::Known(id) => id.clone(),
-        // A session that is not there is a usage error, as `--continue`
-        // with none is.
-        SessionChoice::Resume(id) => {
-            crate::trace::resolve_session(engine.db(), id).map_err(|e| exit(2, format!("{e:#}")))?
-        }
-    })
-}
-
 /// Commits what `launch` needs first and runs the agent; answers its
 /// process. A session made for the run (`made`) is removed when it cannot
 /// start.
@@ -457,7 +381,7 @@ pub(crate) fn start_agent(engine: &Engine, launch: &Launch<'_>, made: bool) -> R
         .and_then(|()| engine.run(&host, "agent", args));
     begun.map_err(|e| {
         if made {
-            forget_session(engine, launch.session);
+            crate::sessions::forget(engine, launch.session);
         }
         e.into()
     })

@@ -3,113 +3,11 @@
 //! substrate by the function the agent built it with; `--diff N` what
 //! changed in it from call N−1.
 
-use crate::exit::exit;
 use crate::project::Project;
+use crate::sessions;
 use anyhow::{Result, bail};
 use engine::Engine;
-use protocol::ScopeOpts;
 use substrate::Substrate;
-
-/// A session id from a unique prefix of one.
-pub fn resolve_session(db: &Substrate, given: &str) -> Result<String> {
-    if let Some(named) = named_session(db, given)? {
-        return Ok(named);
-    }
-    by_prefix(db, "session", given, "session", "`hc sessions` lists them")
-}
-
-/// The newest session of the project.
-fn newest_session(db: &Substrate) -> Result<String> {
-    (instance_ids(db, "session")?.pop())
-        .ok_or_else(|| exit(2, "there is no session yet; start one with `hc run \"…\"`"))
-}
-
-/// The ids of `ty`'s instances, oldest first.
-fn instance_ids(db: &Substrate, ty: &str) -> Result<Vec<String>> {
-    let found = db.scope(
-        &[ty],
-        &ScopeOpts {
-            kind: substrate::TypeFilter::Instance,
-            include: substrate::Include {
-                body: false,
-                dimensions: false,
-            },
-            ..ScopeOpts::default()
-        },
-    )?;
-    Ok(found.chunks.iter().map(|c| c.id.clone()).collect())
-}
-
-/// The session a program named `name` (`--session-id`), if one is.
-pub fn named_session(db: &Substrate, name: &str) -> Result<Option<String>> {
-    if name.starts_with("s_") || name.is_empty() {
-        return Ok(None);
-    }
-    let sessions = db.scope(
-        &["session"],
-        &ScopeOpts {
-            kind: substrate::TypeFilter::Instance,
-            ..ScopeOpts::default()
-        },
-    )?;
-    Ok(sessions
-        .chunks
-        .iter()
-        .find(|c| {
-            agent::contract::SessionBody::parse(&c.body_value())
-                .session_id
-                .as_deref()
-                == Some(name)
-        })
-        .map(|c| c.id.clone()))
-}
-
-/// The name a program gave `session`, else its id: what stream-json lines
-/// call it.
-pub fn shown_session(db: &Substrate, session: &str) -> String {
-    db.read(|s| s.body(session))
-        .ok()
-        .flatten()
-        .and_then(|b| agent::contract::SessionBody::parse(&b).session_id)
-        .unwrap_or_else(|| session.to_owned())
-}
-
-/// A sub-agent's process (its own session) named by id or a unique
-/// prefix of one: `hc trace` shows and rebuilds it like a session.
-fn sub_agent(db: &Substrate, given: &str) -> Result<Option<String>> {
-    if !given.starts_with("p_") {
-        return Ok(None);
-    }
-    let hint = "`hc trace SESSION --json` names each sub-agent's process";
-    by_prefix(db, "program/agent", given, "agent run", hint).map(Some)
-}
-
-/// The one instance of `ty` whose id is `given` or begins with it.
-fn by_prefix(db: &Substrate, ty: &str, given: &str, what: &str, hint: &str) -> Result<String> {
-    let ids = instance_ids(db, ty)?;
-    let matching: Vec<&str> = ids
-        .iter()
-        .map(String::as_str)
-        .filter(|id| id.starts_with(given))
-        .collect();
-    match matching.as_slice() {
-        [one] => Ok((*one).to_owned()),
-        // A wrong id is a usage error (exit 2) wherever it is given.
-        [] => Err(exit(
-            2,
-            format!("no {what} `{given}` in this project; {hint}"),
-        )),
-        many if many.contains(&given) => Ok(given.to_owned()),
-        many => Err(exit(
-            2,
-            format!(
-                "`{given}` names {} {what}s ({}…); give more of the id",
-                many.len(),
-                many.iter().take(3).copied().collect::<Vec<_>>().join(", ")
-            ),
-        )),
-    }
-}
 
 /// What `hc trace` was asked.
 pub struct TraceRequest {
@@ -129,10 +27,10 @@ pub struct TraceRequest {
 pub fn trace(asked: TraceRequest) -> Result<()> {
     let (project, db) = crate::project::open_store()?;
     let session = match &asked.session {
-        None => newest_session(&db)?,
-        Some(given) => match sub_agent(&db, given)? {
+        None => sessions::newest(&db)?,
+        Some(given) => match sessions::sub_agent(&db, given)? {
             Some(process) => process,
-            None => resolve_session(&db, given)?,
+            None => sessions::resolve(&db, given)?,
         },
     };
     match (asked.request, asked.diff) {

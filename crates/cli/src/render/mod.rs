@@ -20,8 +20,8 @@ use substrate::{Commit, CommitId};
 
 mod ask;
 
-use crate::spinner::Spinner;
 use crate::describe::summary;
+use crate::spinner::Spinner;
 use crate::style::{paint_err, shown};
 use ask::{Asked, asked_on};
 

@@ -15,11 +15,12 @@ mod control;
 mod link;
 mod mcp_http;
 
-pub use link::Link;
 pub(crate) use link::BY_PROGRAM;
+pub use link::Link;
 
 use crate::exit::exit;
-use crate::run::{RunRequest, SessionChoice};
+use crate::run::RunRequest;
+use crate::sessions::Choice;
 use crate::trust::Ask;
 use anyhow::{Context as _, Result};
 use control::State;
@@ -72,11 +73,10 @@ pub fn serve(mut request: RunRequest) -> Result<u8> {
         let engine = Engine::open_with(db, engine_config)?;
         request.link = Some(Arc::clone(&link));
         let session = match &request.session {
-            SessionChoice::Resume(id) => Some(
-                crate::trace::resolve_session(engine.db(), id)
-                    .map_err(|e| exit(2, format!("{e:#}")))?,
+            Choice::Resume(id) => Some(
+                crate::sessions::resolve(engine.db(), id).map_err(|e| exit(2, format!("{e:#}")))?,
             ),
-            SessionChoice::Latest => Some(crate::run::latest_session(&engine)?),
+            Choice::Latest => Some(crate::sessions::latest(&engine)?),
             _ => None,
         };
         let driver = Driver {
@@ -211,8 +211,8 @@ impl Driver {
         let mut request = self.template.clone();
         request.prompt = Some(prompt.clone());
         request.session = match &self.state.session {
-            Some(session) => SessionChoice::Known(session.clone()),
-            None => SessionChoice::New,
+            Some(session) => Choice::Known(session.clone()),
+            None => Choice::New,
         };
         let config = self.state.config.clone();
         let engine = self.engine.clone();

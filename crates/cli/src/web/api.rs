@@ -69,8 +69,8 @@ async fn start(app: &App, asked: RunAsked) -> anyhow::Result<(String, String)> {
         crate::run::sync_memory(engine);
     }
     let (session, made) = match asked.session {
-        Some(given) => (crate::trace::resolve_session(engine.db(), &given)?, false),
-        None => (crate::run::new_session(engine, &prompt)?, true),
+        Some(given) => (crate::sessions::resolve(engine.db(), &given)?, false),
+        None => (crate::sessions::create(engine, &prompt)?, true),
     };
     let launch = agent::launch::Launch {
         session: &session,
@@ -183,7 +183,7 @@ fn session_of(app: &App, given: &str) -> anyhow::Result<String> {
     if given.starts_with("p_") {
         return Ok(given.to_owned());
     }
-    crate::trace::resolve_session(app.engine.db(), given)
+    crate::sessions::resolve(app.engine.db(), given)
 }
 
 /// `GET /api/trace/SESSION`: the `hc trace` tree, as JSON.

@@ -13,7 +13,6 @@ mod assets;
 mod auth;
 mod socket;
 
-
 use crate::project::Project;
 use crate::trust::Ask;
 use anyhow::{Context as _, Result};
