@@ -197,7 +197,7 @@ pub async fn expand(
     for why in &skipped {
         eprintln!(
             "hc: a command file is skipped: {}",
-            crate::style::shown(why)
+            crate::text::shown(why)
         );
     }
     let Some(command) = commands.into_iter().find(|c| c.name == name) else {
@@ -212,7 +212,7 @@ pub async fn expand(
         eprintln!(
             "hc: /{} asks to allow {} without asking; not applied, as this project is not trusted (hc trust)",
             command.name,
-            crate::style::shown(&command.allowed_tools.join(", "))
+            crate::text::shown(&command.allowed_tools.join(", "))
         );
     }
     if let Some(model) = &command.model {
@@ -263,8 +263,8 @@ async fn run_line(engine: &Engine, config: &AgentConfig, name: &str, cmd: &str) 
         Decision::Ask(why) if config.interactive => {
             let question = format!(
                 "/{name} runs `{}` ({}). Run it? [y/N] ",
-                crate::style::shown(cmd),
-                crate::style::shown(&why)
+                crate::text::shown(cmd),
+                crate::text::shown(&why)
             );
             let answer = crate::tty::ask(question).await.unwrap_or_default();
             if !matches!(answer.trim(), "y" | "Y" | "yes") {

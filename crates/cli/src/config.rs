@@ -151,7 +151,7 @@ impl DotEnv {
             eprintln!(
                 "hc: {} sets {}; ignored (.env may set only {}, and a base URL beside a key of its own in a trusted project)",
                 self.path.display(),
-                crate::style::shown(&ignored.join(", ")),
+                crate::text::shown(&ignored.join(", ")),
                 DOTENV_KEYS.join(", ")
             );
         }

@@ -35,7 +35,7 @@ pub fn summary(program: &str, input: &Value) -> String {
         _ => None,
     }
     .unwrap_or_else(|| input.to_string());
-    crate::style::cut(&text, 80)
+    crate::text::cut(&text, 80)
 }
 
 /// Request `n` against request `n − 1` (their bodies), as a unified diff

@@ -28,6 +28,7 @@ mod sessions;
 mod settings;
 mod spinner;
 mod style;
+mod text;
 mod trace;
 mod tree;
 mod trust;

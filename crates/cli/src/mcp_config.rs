@@ -45,7 +45,7 @@ pub fn check_name(name: &str) -> Result<()> {
         format!(
             "MCP server name `{}`: use letters, digits, `-` and `_` (at most 48), never `__` \
              nor a last `_` (`__` ends the server's part of `mcp__NAME__TOOL`)",
-            crate::style::shown(name)
+            crate::text::shown(name)
         ),
     ))
 }

@@ -175,7 +175,7 @@ impl ProjectFiles<'_> {
                 } else {
                     ""
                 },
-                crate::style::shown(&asked.join("; "))
+                crate::text::shown(&asked.join("; "))
             );
         }
         self.strip();
@@ -199,7 +199,7 @@ fn ask_person(root: &str, asked: &[String], changed: bool) -> bool {
         }
     );
     for item in asked {
-        question.push_str(&format!("  · {}\n", crate::style::shown(item)));
+        question.push_str(&format!("  · {}\n", crate::text::shown(item)));
     }
     question.push_str("Trust this project and enable them? [y/N] ");
     let answer = crate::tty::ask_now(&question).unwrap_or_default();
@@ -458,7 +458,7 @@ pub fn trust(
     record(&shown, trusted.hash())?;
     println!("trusted {shown}");
     for item in &asked {
-        println!("  · {}", crate::style::shown(item));
+        println!("  · {}", crate::text::shown(item));
     }
     if asked.is_empty() {
         println!("  (its files ask for nothing that needs trust yet; a change to them asks again)");
