@@ -128,7 +128,7 @@ enum Step {
 pub fn chat(flags: ChatFlags) -> Result<()> {
     let here = std::env::current_dir().context("cannot read the working directory")?;
     let project = Project::find_or_init(&here)?;
-    let files = project.config(crate::trust::Ask::Terminal)?;
+    let files = project.config(crate::trust::Ask::Person(&crate::tty::Tty))?;
     let given = flags.settings.into_flags();
     let interactive = std::fs::File::open("/dev/tty").is_ok();
     let (_, config) = settings::resolve(&files, &given, interactive)?;

@@ -186,6 +186,7 @@ pub async fn expand(
     engine: &Engine,
     text: &str,
     config: &AgentConfig,
+    person: &dyn crate::confirm::Confirm,
 ) -> Result<Option<(String, AgentConfig)>> {
     let Some(called) = text.trim_start().strip_prefix('/') else {
         return Ok(None);
@@ -195,10 +196,7 @@ pub async fn expand(
         .map_or((called, ""), |(n, a)| (n, a.trim()));
     let (commands, skipped) = find(&engine.config().project_root);
     for why in &skipped {
-        eprintln!(
-            "hc: a command file is skipped: {}",
-            crate::text::shown(why)
-        );
+        eprintln!("hc: a command file is skipped: {}", crate::text::shown(why));
     }
     let Some(command) = commands.into_iter().find(|c| c.name == name) else {
         return Ok(None);
@@ -221,7 +219,9 @@ pub async fn expand(
     let mut prompt = String::new();
     for line in fill(&command.body, args).lines() {
         match bang(line) {
-            Some(cmd) => prompt.push_str(&run_line(engine, &config, &command.name, cmd).await?),
+            Some(cmd) => {
+                prompt.push_str(&run_line(engine, &config, person, &command.name, cmd).await?)
+            }
             None => prompt.push_str(line),
         }
         prompt.push('\n');
@@ -236,7 +236,13 @@ fn bang(line: &str) -> Option<&str> {
 
 /// Runs a command's `` !`cmd` `` line as a `shell` run when the run's
 /// permissions allow it without asking; its output.
-async fn run_line(engine: &Engine, config: &AgentConfig, name: &str, cmd: &str) -> Result<String> {
+async fn run_line(
+    engine: &Engine,
+    config: &AgentConfig,
+    person: &dyn crate::confirm::Confirm,
+    name: &str,
+    cmd: &str,
+) -> Result<String> {
     let root = engine.config().project_root.clone();
     let input = json!({"command": cmd});
     let permissions = Permissions::new(
@@ -266,7 +272,7 @@ async fn run_line(engine: &Engine, config: &AgentConfig, name: &str, cmd: &str) 
                 crate::text::shown(cmd),
                 crate::text::shown(&why)
             );
-            let answer = crate::tty::ask(question).await.unwrap_or_default();
+            let answer = person.ask(question).await.unwrap_or_default();
             if !matches!(answer.trim(), "y" | "Y" | "yes") {
                 bail!("/{name} stopped: you did not allow `{cmd}`, so the command did not run");
             }

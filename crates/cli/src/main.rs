@@ -10,6 +10,7 @@ mod commands;
 mod compat;
 mod config;
 mod config_cmd;
+mod confirm;
 mod describe;
 mod exit;
 mod inspect;

@@ -109,7 +109,7 @@ impl Project {
     /// The configuration that applies: the files, what needs trust kept
     /// only when the project is trusted (settled as `ask` says), and the
     /// `.env` applied under the environment.
-    pub fn config(&self, ask: crate::trust::Ask) -> Result<crate::config::Files> {
+    pub fn config(&self, ask: crate::trust::Ask<'_>) -> Result<crate::config::Files> {
         let (mut files, mut dotenv) = self.read_files()?;
         let user = files.user_table();
         let mut mcp_json = files.mcp_json.take();

@@ -70,7 +70,7 @@ fn start(request: RunRequest, started: Instant) -> Result<u8> {
     let interactive = std::fs::File::open("/dev/tty").is_ok()
         && std::io::IsTerminal::is_terminal(&std::io::stderr());
     let ask = if interactive {
-        Ask::Terminal
+        Ask::Person(&crate::tty::Tty)
     } else {
         Ask::Never
     };
@@ -264,7 +264,7 @@ pub async fn drive(
     let since = std::time::SystemTime::now();
     let expanded = crate::mcp_prompt::expand(engine, prompt).await?;
     let prompt = expanded.as_deref().unwrap_or(prompt);
-    let commanded = crate::commands::expand(engine, prompt, config).await?;
+    let commanded = crate::commands::expand(engine, prompt, config, &crate::tty::Tty).await?;
     let (prompt, config) = match &commanded {
         Some((prompt, config)) => (prompt.as_str(), config),
         None => (prompt, config),

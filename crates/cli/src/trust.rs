@@ -16,10 +16,10 @@ use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
 /// How a run may settle trust it does not have yet.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Ask {
-    /// Ask the person on the terminal, once.
-    Terminal,
+#[derive(Clone, Copy)]
+pub enum Ask<'a> {
+    /// Ask the person, once (when they are there).
+    Person(&'a dyn crate::confirm::Confirm),
     /// Ignore what needs trust, saying so on stderr.
     Never,
     /// Ignore it quietly (`hc config` reports it).
@@ -149,7 +149,7 @@ impl ProjectFiles<'_> {
 
     /// Settles trust as `ask` says: keeps what needs it when the project
     /// is trusted (or the person says so now), else drops it.
-    pub fn settle(mut self, ask: Ask) -> Result<Trust> {
+    pub fn settle(mut self, ask: Ask<'_>) -> Result<Trust> {
         let asked = self.asked();
         if asked.is_empty() {
             return Ok(Trust::NotNeeded);
@@ -162,11 +162,14 @@ impl ProjectFiles<'_> {
             return Ok(Trust::Trusted(entry.trusted.clone()));
         }
         let changed = known.is_some();
-        if ask == Ask::Terminal && terminal() && ask_person(&root, &asked, changed) {
+        if let Ask::Person(person) = ask
+            && person.present()
+            && ask_person(person, &root, &asked, changed)
+        {
             record(&root, hash)?;
             return Ok(Trust::Trusted(now()));
         }
-        if ask != Ask::Quietly {
+        if !matches!(ask, Ask::Quietly) {
             eprintln!(
                 "hc: {} asks for what needs trust{}, ignored: {}. To allow it: hc trust",
                 self.root.display(),
@@ -183,13 +186,13 @@ impl ProjectFiles<'_> {
     }
 }
 
-/// Whether a person can be asked on the terminal.
-fn terminal() -> bool {
-    std::io::IsTerminal::is_terminal(&std::io::stderr()) && std::fs::File::open("/dev/tty").is_ok()
-}
-
 /// Asks once, listing what would be enabled.
-fn ask_person(root: &str, asked: &[String], changed: bool) -> bool {
+fn ask_person(
+    person: &dyn crate::confirm::Confirm,
+    root: &str,
+    asked: &[String],
+    changed: bool,
+) -> bool {
     let mut question = format!(
         "hc: the project {root} {}asks for more than a fresh checkout gets:\n",
         if changed {
@@ -202,7 +205,7 @@ fn ask_person(root: &str, asked: &[String], changed: bool) -> bool {
         question.push_str(&format!("  · {}\n", crate::text::shown(item)));
     }
     question.push_str("Trust this project and enable them? [y/N] ");
-    let answer = crate::tty::ask_now(&question).unwrap_or_default();
+    let answer = person.ask_now(&question).unwrap_or_default();
     matches!(answer.trim().to_lowercase().as_str(), "y" | "yes")
 }
 

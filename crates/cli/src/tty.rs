@@ -9,6 +9,24 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+/// The person at the terminal, as the host asks them.
+pub struct Tty;
+
+impl crate::confirm::Confirm for Tty {
+    fn present(&self) -> bool {
+        std::io::IsTerminal::is_terminal(&std::io::stderr())
+            && std::fs::File::open("/dev/tty").is_ok()
+    }
+
+    fn ask_now(&self, question: &str) -> Option<String> {
+        ask_now(question)
+    }
+
+    fn ask(&self, question: String) -> crate::confirm::Line {
+        Box::pin(ask(question))
+    }
+}
+
 /// How often the waiting read looks whether it was called off.
 const POLL: Duration = Duration::from_millis(50);
 

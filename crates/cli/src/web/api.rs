@@ -58,7 +58,8 @@ async fn start(app: &App, asked: RunAsked) -> anyhow::Result<(String, String)> {
         Some("hermitcrab") => &app.hermitcrab,
         Some(other) => anyhow::bail!("there is no agent preset `{other}`: the one is `hermitcrab`"),
     };
-    let commanded = crate::commands::expand(engine, &prompt, base).await?;
+    // `!cmd` lines are asked on the server's terminal, as they were
+    let commanded = crate::commands::expand(engine, &prompt, base, &crate::tty::Tty).await?;
     let (prompt, config) = match commanded {
         Some((prompt, config)) => (prompt, config),
         None => (prompt, base.clone()),
