@@ -241,7 +241,7 @@ fn knowledge_rows(config: &agent::AgentConfig) -> Result<Vec<(String, Value, Str
 /// `hc trust [--revoke | --list]`, in the project here.
 pub fn trust(revoke: bool, list: bool) -> Result<()> {
     if list {
-        return crate::trust::list();
+        return list_trusted();
     }
     let here = std::env::current_dir().context("cannot read the working directory")?;
     let project = crate::project::Project::find(&here)?;
@@ -257,6 +257,19 @@ pub fn trust(revoke: bool, list: bool) -> Result<()> {
             println!("    {}", crate::style::shown(&item));
         }
         println!("    and its memory from then on is carried into yours");
+    }
+    Ok(())
+}
+
+/// `hc trust --list`.
+fn list_trusted() -> Result<()> {
+    let trusted = crate::trust::trusted()?;
+    if trusted.is_empty() {
+        println!("no project is trusted; `hc trust` in a project trusts it");
+        return Ok(());
+    }
+    for (path, since) in &trusted {
+        println!("{path}  {}", crate::style::dim(&format!("since {since}")));
     }
     Ok(())
 }

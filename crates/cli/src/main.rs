@@ -3,38 +3,27 @@
 //! and carries every built-in program (`hc program NAME`).
 
 mod args;
+
+use hc_host::{
+    builtins, commands, config, confirm, describe, exit, mcp_config, mcp_prompt, origin, project,
+    sessions, settings, text, trust, user_memory,
+};
 mod blocks_cmd;
-mod builtins;
 mod chat;
-mod commands;
 mod compat;
-mod config;
 mod config_cmd;
-mod confirm;
-mod describe;
-mod exit;
 mod inspect;
-mod keys;
 mod mcp_cmd;
-mod mcp_config;
-mod mcp_prompt;
 mod memory_cmd;
-mod origin;
 mod output;
-mod project;
 mod render;
 mod run;
 mod sdk;
-mod sessions;
-mod settings;
 mod spinner;
 mod style;
-mod text;
 mod trace;
 mod tree;
-mod trust;
 mod tty;
-mod user_memory;
 mod web;
 
 use anyhow::{Context as _, Result};

@@ -19,7 +19,7 @@ impl std::fmt::Display for Exit {
 impl std::error::Error for Exit {}
 
 /// An error that ends `hc` with `code`, saying `message`.
-pub(crate) fn exit(code: u8, message: impl Into<String>) -> anyhow::Error {
+pub fn exit(code: u8, message: impl Into<String>) -> anyhow::Error {
     anyhow::Error::new(Exit {
         code,
         message: message.into(),

@@ -469,19 +469,13 @@ pub fn trust(
     Ok(())
 }
 
-/// `hc trust --list`.
-pub fn list() -> Result<()> {
+/// The trusted projects (`hc trust --list`): each one's path, and since
+/// when.
+pub fn trusted() -> Result<Vec<(String, String)>> {
     let store = Store::read()?;
-    if store.projects.is_empty() {
-        println!("no project is trusted; `hc trust` in a project trusts it");
-        return Ok(());
-    }
-    for entry in &store.projects {
-        println!(
-            "{}  {}",
-            entry.path,
-            crate::style::dim(&format!("since {}", entry.trusted))
-        );
-    }
-    Ok(())
+    Ok(store
+        .projects
+        .into_iter()
+        .map(|e| (e.path, e.trusted))
+        .collect())
 }

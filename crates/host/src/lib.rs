@@ -1,0 +1,27 @@
+//! The host core of hermitcrab: what every front end — the terminal, the
+//! print formats, the Agent SDK, the browser page — opens and asks before
+//! and around a run. The project (found or made) and its substrate, the
+//! configuration files and whether the person trusts them, keys, the
+//! resolved settings, MCP configuration, the user's memory, the built-in
+//! programs, session lookups, and what a host says of a call in words.
+//!
+//! It knows no front end: nothing here prints a run as it happens or
+//! reads a terminal; where a host must ask the person a line, it asks a
+//! [`confirm::Confirm`] the front end gives.
+
+pub mod builtins;
+pub mod commands;
+pub mod config;
+pub mod confirm;
+pub mod describe;
+pub mod exit;
+pub mod keys;
+pub mod mcp_config;
+pub mod mcp_prompt;
+pub mod origin;
+pub mod project;
+pub mod sessions;
+pub mod settings;
+pub mod text;
+pub mod trust;
+pub mod user_memory;
