@@ -15,6 +15,7 @@ use crate::{inspect, settings, tree};
 use agent::PermissionMode;
 use anyhow::{Context as _, Result};
 use engine::Engine;
+use hc_host::open::{Find, Host, Staged};
 use rustyline::error::ReadlineError;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
@@ -126,19 +127,18 @@ enum Step {
 
 /// `hc chat`.
 pub fn chat(flags: ChatFlags) -> Result<()> {
-    let here = std::env::current_dir().context("cannot read the working directory")?;
-    let project = Project::find_or_init(&here)?;
-    let files = project.config(crate::trust::Ask::Person(&crate::tty::Tty))?;
+    let staged = Staged::here(Find::OrInit, crate::trust::Ask::Person(&crate::tty::Tty))?;
     let given = flags.settings.into_flags();
     let interactive = std::fs::File::open("/dev/tty").is_ok();
-    let (_, config) = settings::resolve(&files, &given, interactive)?;
+    let (_, config) = settings::resolve(&staged.files, &given, interactive)?;
     run::check_credentials(&config)?;
-    let engine_config = crate::engine_config(&project, &files, flags.no_contain)?;
-    let (db, _) = project.open()?;
-    let engine_config =
-        crate::with_servers(engine_config, &db, &files, &given, config.interactive)?;
+    let prepared = staged
+        .prepare(flags.no_contain)?
+        .register(&given, config.interactive)?;
     let rt = crate::runtime()?;
-    let engine = rt.block_on(async { Engine::open_with(db, engine_config) })?;
+    let Host {
+        project, engine, ..
+    } = rt.block_on(async { prepared.open() })?;
     let mut chat = Chat {
         engine,
         rt,

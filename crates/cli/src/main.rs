@@ -4,6 +4,7 @@
 
 mod args;
 
+use hc_host::open::{Find, Staged, close, runtime};
 use hc_host::{
     builtins, commands, config, confirm, describe, exit, mcp_config, mcp_prompt, origin, project,
     sessions, settings, text, trust, user_memory,
@@ -29,7 +30,6 @@ mod web;
 use anyhow::{Context as _, Result};
 use args::{Cli, Command};
 use clap::Parser;
-use engine::{Engine, EngineConfig};
 use project::Project;
 use std::process::ExitCode;
 
@@ -188,23 +188,6 @@ fn init_logging() {
     }
 }
 
-/// Ends a command's engine: every process cancelled and awaited, then the
-/// substrate's log checkpointed (a short-lived `hc` would otherwise leave
-/// it to grow across runs).
-pub(crate) async fn close(engine: &Engine) {
-    engine.shutdown().await;
-    if let Err(e) = engine.db().checkpoint() {
-        tracing::debug!("checkpoint at exit: {e}");
-    }
-}
-
-pub(crate) fn runtime() -> Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")
-}
-
 fn init() -> Result<()> {
     let here = std::env::current_dir().context("cannot read the working directory")?;
     let (project, changed) = Project::init(&here)?;
@@ -261,110 +244,21 @@ fn program(name: &str) -> Result<()> {
     }
 }
 
-/// Contained programs go through the `hc-contain` built and installed with
-/// `hc` when it is there and from the same source (`--build-id`; `cargo run
-/// -p cli` rebuilds only `hc`, and could leave an older one beside it): a
-/// small binary that skips Rust's runtime set-up, started as the engine's
-/// zygote and namespace holder (and per run if the zygote is gone).
-fn containment_beside_hc(default: contain::Containment) -> contain::Containment {
-    let contain::Containment::On { .. } = default else {
-        return default;
-    };
-    let Some(sibling) = std::env::current_exe()
-        .map(|exe| exe.with_file_name("hc-contain"))
-        .ok()
-        .filter(|p| p.is_file())
-    else {
-        return default;
-    };
-    let same_build = std::process::Command::new(&sibling)
-        .arg(contain::BUILD_ID_FLAG)
-        .stderr(std::process::Stdio::null())
-        .output()
-        .ok()
-        .and_then(|out| u64::from_str_radix(String::from_utf8_lossy(&out.stdout).trim(), 16).ok())
-        == Some(contain::BUILD_ID);
-    if !same_build {
-        tracing::debug!(
-            ?sibling,
-            "not from this build; containing through `hc __contain`"
-        );
-        return default;
-    }
-    contain::Containment::On {
-        exe: sibling,
-        args: Vec::new(),
-    }
-}
-
-/// The engine's configuration for `project`: containment (off when the
-/// person said so, by flag or configuration) and what configuration grants
-/// programs.
-pub(crate) fn engine_config(
-    project: &Project,
-    files: &config::Files,
-    no_contain: bool,
-) -> Result<EngineConfig> {
-    let mut config = EngineConfig::new(&project.root);
-    config.containment = containment_beside_hc(config.containment);
-    // The zygote is `hc` itself, which forks the built-ins it carries
-    // (`HC_EXEC_BUILTINS`, set only by the paired benchmark, exec's them
-    // as before, to measure against).
-    if std::env::var_os("HC_EXEC_BUILTINS").is_none() {
-        config.zygote = Some((config.builtin_exe.clone(), vec!["__contain".into()]));
-    }
-    if no_contain || files.containment_off()? {
-        eprintln!("hc: containment is off: programs run with all of your privileges");
-        config.containment = contain::Containment::Off;
-    }
-    config.grants = files.grants()?;
-    config.log_dir = Some(project.root.join(project::DIR).join("logs"));
-    Ok(config)
-}
-
-/// Registers the MCP servers `files` and `flags` configure in `db`, and
-/// gives `config` what their services' environments get (`interactive`:
-/// whether someone answers a server's questions).
-pub(crate) fn with_servers(
-    mut config: EngineConfig,
-    db: &substrate::Substrate,
-    files: &config::Files,
-    flags: &settings::Flags,
-    interactive: bool,
-) -> Result<EngineConfig> {
-    let servers = mcp_config::servers(files, &flags.mcp_config, flags.strict_mcp_config)?;
-    config.env_values = mcp_config::register(db, &servers, interactive)?;
-    let ignored = origin::recorded(db)?
-        .map(|o| origin::ignored(&o))
-        .unwrap_or_default();
-    if !ignored.is_empty() {
-        eprintln!(
-            "hc: this project's substrate was made elsewhere (shipped with it, not made by hc \
-             here), and is not trusted: {}. To trust it: hc trust",
-            style::shown(&ignored.join("; "))
-        );
-    }
-    Ok(config)
-}
-
 fn serve(stdio: bool, no_contain: bool) -> Result<()> {
     if !stdio {
         anyhow::bail!(
             "say how to serve: `hc serve --http` (the page) or `hc serve --stdio` (the protocol)"
         );
     }
-    let here = std::env::current_dir().context("cannot read the working directory")?;
-    let project = Project::find(&here)?;
-    let files = project.config(trust::Ask::Never)?;
-    let config = engine_config(&project, &files, no_contain)?;
-    let (db, _) = project.open()?;
+    let prepared = Staged::here(Find::Existing, trust::Ask::Never)?.prepare(no_contain)?;
     // a host over stdio answers questions as it answers permissions
-    let config = with_servers(config, &db, &files, &settings::Flags::default(), true)?;
+    let prepared = prepared.register(&settings::Flags::default(), true)?;
     let since = std::time::SystemTime::now();
     runtime()?.block_on(async move {
-        let engine = Engine::open_with(db, config)?;
+        let host = prepared.open()?;
+        let engine = host.engine.clone();
         engine::serve_host(engine.clone(), tokio::io::stdin(), tokio::io::stdout()).await;
-        crate::close(&engine).await;
+        host.close().await;
         run::sweep_git(&engine, since).await;
         Ok(())
     })

@@ -8,6 +8,7 @@ use crate::mcp_config::{self, Configured};
 use crate::project::Project;
 use anyhow::{Context as _, Result, bail};
 use engine::{Context, Engine};
+use hc_host::open::{Find, Staged};
 use mcp::config::{ServerEntry, service_name};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -66,29 +67,20 @@ impl Checked {
 /// Starts every configured server (each within its startup limit) and
 /// answers where each stands.
 fn check(only: Option<&str>) -> Result<Vec<Checked>> {
-    let here = std::env::current_dir().context("cannot read the working directory")?;
-    let project = Project::find_or_init(&here)?;
-    let files = project.config(crate::trust::Ask::Never)?;
-    let config = crate::engine_config(&project, &files, false)?;
-    let (db, _) = project.open()?;
-    let mut servers = mcp_config::servers(&files, &[], false)?;
+    let prepared = Staged::here(Find::OrInit, crate::trust::Ask::Never)?.prepare(false)?;
+    let mut servers = mcp_config::servers(&prepared.files, &[], false)?;
     if let Some(name) = only {
         servers.retain(|s| s.name == name);
     }
-    let config = crate::with_servers(
-        config,
-        &db,
-        &files,
-        &crate::settings::Flags::default(),
-        false,
-    )?;
-    let untrusted = untrusted(&project, &servers, only)?;
+    let prepared = prepared.register(&crate::settings::Flags::default(), false)?;
+    let untrusted = untrusted(&prepared.project, &servers, only)?;
     crate::runtime()?.block_on(async move {
-        let engine = Engine::open_with(db, config)?;
-        let checks = servers.iter().map(|s| start(&engine, s));
+        let host = prepared.open()?;
+        let engine = &host.engine;
+        let checks = servers.iter().map(|s| start(engine, s));
         let statuses = futures_util::future::join_all(checks).await;
         let tools = mcp_config::tools_by_server(engine.db())?;
-        crate::close(&engine).await;
+        host.close().await;
         let mut all: Vec<Checked> = servers
             .into_iter()
             .zip(statuses)

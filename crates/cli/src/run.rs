@@ -6,7 +6,6 @@
 
 use crate::exit::{Exit, exit};
 use crate::output::{JsonOut, OutputFormat};
-use crate::project::Project;
 use crate::render::Renderer;
 use crate::sessions::Choice;
 use crate::settings::{self, Flags};
@@ -15,6 +14,7 @@ use agent::contract::{PromptImage, RunBody, RunStop};
 use agent::launch::Launch;
 use anyhow::{Context as _, Result};
 use engine::{Context, Engine};
+use hc_host::open::{Find, Staged};
 use protocol::SubscribeOpts;
 use std::time::Instant;
 
@@ -65,8 +65,6 @@ fn start(request: RunRequest, started: Instant) -> Result<u8> {
         return crate::sdk::serve(request);
     }
     let prompt = read_prompt(request.prompt.clone())?;
-    let here = std::env::current_dir().context("cannot read the working directory")?;
-    let project = Project::find_or_init(&here)?;
     let interactive = std::fs::File::open("/dev/tty").is_ok()
         && std::io::IsTerminal::is_terminal(&std::io::stderr());
     let ask = if interactive {
@@ -74,27 +72,21 @@ fn start(request: RunRequest, started: Instant) -> Result<u8> {
     } else {
         Ask::Never
     };
-    let files = project.config(ask)?;
+    let staged = Staged::here(Find::OrInit, ask)?;
     // A setting that cannot be read (a bad flag value, a bad line in a
     // config file) is a usage error: exit 2.
-    let (_, mut config) = settings::resolve(&files, &request.flags, interactive)
+    let (_, mut config) = settings::resolve(&staged.files, &request.flags, interactive)
         .map_err(|e| exit(2, format!("{e:#}")))?;
     request.sdk.apply(&mut config).map_err(|e| exit(2, e))?;
     config.compact_first = request.compact;
     check_credentials(&config)?;
-    let engine_config = crate::engine_config(&project, &files, request.no_contain)?;
-    let (db, _) = project.open()?;
-    let engine_config = crate::with_servers(
-        engine_config,
-        &db,
-        &files,
-        &request.flags,
-        config.interactive,
-    )?;
+    let prepared = staged
+        .prepare(request.no_contain)?
+        .register(&request.flags, config.interactive)?;
     crate::runtime()?.block_on(async move {
-        let engine = Engine::open_with(db, engine_config)?;
-        let finished = drive(&engine, &prompt, &config, &request, started).await;
-        crate::close(&engine).await;
+        let host = prepared.open()?;
+        let finished = drive(&host.engine, &prompt, &config, &request, started).await;
+        host.close().await;
         finished.map(|f| f.code)
     })
 }

@@ -18,6 +18,7 @@ pub mod exit;
 pub mod keys;
 pub mod mcp_config;
 pub mod mcp_prompt;
+pub mod open;
 pub mod origin;
 pub mod project;
 pub mod sessions;

@@ -22,9 +22,10 @@ use crate::exit::exit;
 use crate::run::RunRequest;
 use crate::sessions::Choice;
 use crate::trust::Ask;
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use control::State;
 use engine::Engine;
+use hc_host::open::{Find, Staged};
 use serde_json::{Value, json};
 use std::collections::VecDeque;
 use std::future::Future;
@@ -48,29 +49,22 @@ async fn end_of(turn: &mut Option<Turn>) -> Result<crate::run::Finished> {
 /// done; answers the exit code: 1 when the last turn ended in an error
 /// (as Claude Code, so the SDK raises it), else 0.
 pub fn serve(mut request: RunRequest) -> Result<u8> {
-    let here = std::env::current_dir().context("cannot read the working directory")?;
-    let project = crate::project::Project::find_or_init(&here)?;
-    let files = project.config(Ask::Never)?;
-    let (_, mut config) = crate::settings::resolve(&files, &request.flags, false)
+    let staged = Staged::here(Find::OrInit, Ask::Never)?;
+    let (_, mut config) = crate::settings::resolve(&staged.files, &request.flags, false)
         .map_err(|e| exit(2, format!("{e:#}")))?;
     request.sdk.apply(&mut config).map_err(|e| exit(2, e))?;
     crate::run::check_credentials(&config)?;
-    let engine_config = crate::engine_config(&project, &files, request.no_contain)?;
-    let (db, _) = project.open()?;
+    let prepared = staged.prepare(request.no_contain)?;
     crate::runtime()?.block_on(async move {
         let link = Arc::new(Link::new(
             request.sdk.prompts_over_stdio(),
             config.tool_names,
         ));
         let bridge = mcp_http::start(Arc::clone(&link), &mut request.flags.mcp_config).await?;
-        let engine_config = crate::with_servers(
-            engine_config,
-            &db,
-            &files,
-            &request.flags,
-            config.interactive,
-        )?;
-        let engine = Engine::open_with(db, engine_config)?;
+        let host = prepared
+            .register(&request.flags, config.interactive)?
+            .open()?;
+        let engine = host.engine.clone();
         request.link = Some(Arc::clone(&link));
         let session = match &request.session {
             Choice::Resume(id) => Some(
@@ -92,7 +86,7 @@ pub fn serve(mut request: RunRequest) -> Result<u8> {
             queue: VecDeque::new(),
         };
         let code = driver.run().await;
-        crate::close(&engine).await;
+        host.close().await;
         if let Some(bridge) = bridge {
             bridge.abort();
         }

@@ -13,10 +13,10 @@ mod assets;
 mod auth;
 mod socket;
 
-use crate::project::Project;
 use crate::trust::Ask;
 use anyhow::{Context as _, Result};
 use engine::Engine;
+use hc_host::open::{Find, Staged};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -100,11 +100,9 @@ impl Inner {
 
 /// Serves the page until Ctrl-C.
 pub fn serve(flags: ServeFlags) -> Result<()> {
-    let here = std::env::current_dir().context("cannot read the working directory")?;
-    let project = Project::find_or_init(&here)?;
-    let files = project.config(Ask::Never)?;
+    let staged = Staged::here(Find::OrInit, Ask::Never)?;
     let (_, mut config) =
-        crate::settings::resolve(&files, &crate::settings::Flags::default(), true)
+        crate::settings::resolve(&staged.files, &crate::settings::Flags::default(), true)
             .map_err(|e| crate::exit::exit(2, format!("{e:#}")))?;
     // the page answers permission questions and the agent's own
     config.interactive = true;
@@ -112,7 +110,7 @@ pub fn serve(flags: ServeFlags) -> Result<()> {
         agent: Some("hermitcrab".into()),
         ..crate::settings::Flags::default()
     };
-    let (_, mut hermitcrab) = crate::settings::resolve(&files, &preset, true)
+    let (_, mut hermitcrab) = crate::settings::resolve(&staged.files, &preset, true)
         .map_err(|e| crate::exit::exit(2, format!("{e:#}")))?;
     hermitcrab.interactive = true;
     if let Some(name) = flags.agent.as_deref().filter(|n| *n != "hermitcrab") {
@@ -121,15 +119,9 @@ pub fn serve(flags: ServeFlags) -> Result<()> {
             format!("--agent {name}: the one preset is `hermitcrab`"),
         ));
     }
-    let engine_config = crate::engine_config(&project, &files, flags.no_contain)?;
-    let (db, _) = project.open()?;
-    let engine_config = crate::with_servers(
-        engine_config,
-        &db,
-        &files,
-        &crate::settings::Flags::default(),
-        true,
-    )?;
+    let prepared = staged
+        .prepare(flags.no_contain)?
+        .register(&crate::settings::Flags::default(), true)?;
     let token = auth::token(flags.token_file.as_deref())?;
     let host: std::net::IpAddr = flags.host.parse().map_err(|_| {
         crate::exit::exit(
@@ -138,7 +130,8 @@ pub fn serve(flags: ServeFlags) -> Result<()> {
         )
     })?;
     crate::runtime()?.block_on(async move {
-        let engine = Engine::open_with(db, engine_config)?;
+        let opened = prepared.open()?;
+        let engine = opened.engine.clone();
         let listener = tokio::net::TcpListener::bind(SocketAddr::new(host, flags.port))
             .await
             .with_context(|| format!("cannot listen on {}:{}", flags.host, flags.port))?;
@@ -160,7 +153,7 @@ pub fn serve(flags: ServeFlags) -> Result<()> {
             loopback: host.is_loopback(),
             opened: std::sync::atomic::AtomicBool::new(false),
         }));
-        println!("hc: serving {} at {address}", project.root.display());
+        println!("hc: serving {} at {address}", opened.project.root.display());
         if !host.is_loopback() {
             eprintln!(
                 "hc: listening on {host}, not only this machine: anyone who can reach it still needs the token"
@@ -180,7 +173,7 @@ pub fn serve(flags: ServeFlags) -> Result<()> {
             })
             .await;
         following.abort();
-        crate::close(&engine).await;
+        opened.close().await;
         served.context("the server stopped")
     })
 }

@@ -1,0 +1,226 @@
+//! Opening a host: the one start-up sequence every front end goes through
+//! — the project found (or made), its files read and trust settled, the
+//! engine's configuration, the substrate opened, the MCP servers
+//! registered, the engine started — in stages, so that each front end
+//! does its own steps between them in the order it always has (which
+//! message comes first, which error wins):
+//!
+//! ```no_run
+//! use hc_host::open::{Find, Staged};
+//! use hc_host::trust::Ask;
+//!
+//! # fn main() -> anyhow::Result<()> {
+//! let staged = Staged::here(Find::OrInit, Ask::Never)?; // before any thread: `.env` applies
+//! let prepared = staged.prepare(false)?; // "containment is off" said here
+//! let prepared = prepared.register(&Default::default(), false)?;
+//! hc_host::open::runtime()?.block_on(async {
+//!     let host = prepared.open()?;
+//!     // … a run, a page, a check …
+//!     host.close().await;
+//!     anyhow::Ok(())
+//! })
+//! # }
+//! ```
+
+use crate::config::Files;
+use crate::project::{self, Project};
+use crate::settings::Flags;
+use crate::trust::Ask;
+use anyhow::{Context as _, Result};
+use engine::{Engine, EngineConfig};
+use std::sync::Arc;
+use substrate::Substrate;
+
+/// Where the project comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Find {
+    /// One that exists, found upward from here.
+    Existing,
+    /// Found, else made (at the git repository's root).
+    OrInit,
+}
+
+/// The project and its configuration files, trust settled.
+pub struct Staged {
+    /// The project.
+    pub project: Project,
+    /// Its configuration files, as trust leaves them.
+    pub files: Files,
+}
+
+impl Staged {
+    /// The project here (found, or made as `find` says), its files read
+    /// and trust settled as `ask` says. Before any thread starts: a
+    /// trusted `.env` is applied to the environment.
+    pub fn here(find: Find, ask: Ask<'_>) -> Result<Staged> {
+        let here = std::env::current_dir().context("cannot read the working directory")?;
+        let project = match find {
+            Find::Existing => Project::find(&here)?,
+            Find::OrInit => Project::find_or_init(&here)?,
+        };
+        let files = project.config(ask)?;
+        Ok(Staged { project, files })
+    }
+
+    /// The engine's configuration (containment off when the person said
+    /// so, by `no_contain` or configuration), and the substrate opened.
+    pub fn prepare(self, no_contain: bool) -> Result<Prepared> {
+        let config = engine_config(&self.project, &self.files, no_contain)?;
+        let (db, _) = self.project.open()?;
+        Ok(Prepared {
+            project: self.project,
+            files: self.files,
+            db,
+            config,
+        })
+    }
+}
+
+/// A project ready for its engine.
+pub struct Prepared {
+    /// The project.
+    pub project: Project,
+    /// Its configuration files.
+    pub files: Files,
+    /// Its substrate, open.
+    pub db: Arc<Substrate>,
+    /// The engine's configuration.
+    pub config: EngineConfig,
+}
+
+impl Prepared {
+    /// The MCP servers `flags` and the files configure, registered (what
+    /// a substrate made elsewhere asked, said and ignored); `interactive`:
+    /// whether someone answers a server's questions.
+    pub fn register(mut self, flags: &Flags, interactive: bool) -> Result<Prepared> {
+        self.config = with_servers(self.config, &self.db, &self.files, flags, interactive)?;
+        Ok(self)
+    }
+
+    /// The engine started (inside a runtime).
+    pub fn open(self) -> Result<Host> {
+        let engine = Engine::open_with(self.db, self.config)?;
+        Ok(Host {
+            project: self.project,
+            files: self.files,
+            engine,
+        })
+    }
+}
+
+/// An open host: the project, its files and its engine.
+pub struct Host {
+    /// The project.
+    pub project: Project,
+    /// Its configuration files.
+    pub files: Files,
+    /// Its engine.
+    pub engine: Engine,
+}
+
+impl Host {
+    /// Ends the host's engine (see [`close`]).
+    pub async fn close(&self) {
+        close(&self.engine).await;
+    }
+}
+
+/// Ends an engine: every process cancelled and awaited, then the
+/// substrate's log checkpointed (a short-lived `hc` would otherwise leave
+/// it to grow across runs).
+pub async fn close(engine: &Engine) {
+    engine.shutdown().await;
+    if let Err(e) = engine.db().checkpoint() {
+        tracing::debug!("checkpoint at exit: {e}");
+    }
+}
+
+/// The runtime a host's engine runs on.
+pub fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
+/// Contained programs go through the `hc-contain` built and installed with
+/// `hc` when it is there and from the same source (`--build-id`; `cargo run
+/// -p cli` rebuilds only `hc`, and could leave an older one beside it): a
+/// small binary that skips Rust's runtime set-up, started as the engine's
+/// zygote and namespace holder (and per run if the zygote is gone).
+fn containment_beside_hc(default: contain::Containment) -> contain::Containment {
+    let contain::Containment::On { .. } = default else {
+        return default;
+    };
+    let Some(sibling) = std::env::current_exe()
+        .map(|exe| exe.with_file_name("hc-contain"))
+        .ok()
+        .filter(|p| p.is_file())
+    else {
+        return default;
+    };
+    let same_build = std::process::Command::new(&sibling)
+        .arg(contain::BUILD_ID_FLAG)
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()
+        .and_then(|out| u64::from_str_radix(String::from_utf8_lossy(&out.stdout).trim(), 16).ok())
+        == Some(contain::BUILD_ID);
+    if !same_build {
+        tracing::debug!(
+            ?sibling,
+            "not from this build; containing through `hc __contain`"
+        );
+        return default;
+    }
+    contain::Containment::On {
+        exe: sibling,
+        args: Vec::new(),
+    }
+}
+
+/// The engine's configuration for `project`: containment (off when the
+/// person said so, by flag or configuration) and what configuration grants
+/// programs.
+pub fn engine_config(project: &Project, files: &Files, no_contain: bool) -> Result<EngineConfig> {
+    let mut config = EngineConfig::new(&project.root);
+    config.containment = containment_beside_hc(config.containment);
+    // The zygote is `hc` itself, which forks the built-ins it carries
+    // (`HC_EXEC_BUILTINS`, set only by the paired benchmark, exec's them
+    // as before, to measure against).
+    if std::env::var_os("HC_EXEC_BUILTINS").is_none() {
+        config.zygote = Some((config.builtin_exe.clone(), vec!["__contain".into()]));
+    }
+    if no_contain || files.containment_off()? {
+        eprintln!("hc: containment is off: programs run with all of your privileges");
+        config.containment = contain::Containment::Off;
+    }
+    config.grants = files.grants()?;
+    config.log_dir = Some(project.root.join(project::DIR).join("logs"));
+    Ok(config)
+}
+
+/// Registers the MCP servers `files` and `flags` configure in `db`, and
+/// gives `config` what their services' environments get (`interactive`:
+/// whether someone answers a server's questions).
+fn with_servers(
+    mut config: EngineConfig,
+    db: &Substrate,
+    files: &Files,
+    flags: &Flags,
+    interactive: bool,
+) -> Result<EngineConfig> {
+    let servers = crate::mcp_config::servers(files, &flags.mcp_config, flags.strict_mcp_config)?;
+    config.env_values = crate::mcp_config::register(db, &servers, interactive)?;
+    let ignored = crate::origin::recorded(db)?
+        .map(|o| crate::origin::ignored(&o))
+        .unwrap_or_default();
+    if !ignored.is_empty() {
+        eprintln!(
+            "hc: this project's substrate was made elsewhere (shipped with it, not made by hc \
+             here), and is not trusted: {}. To trust it: hc trust",
+            crate::text::shown(&ignored.join("; "))
+        );
+    }
+    Ok(config)
+}
