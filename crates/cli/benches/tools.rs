@@ -286,7 +286,7 @@ fn shell(c: &mut Criterion) {
     // start in one commit (`split_start`: the process committed, then
     // `running`), and its result with its end (`HC_SPLIT_FINISH`: the
     // result committed, then the end once the program has exited).
-    let split_start = setup_with(|c| c.split_start = true);
+    let split_start = setup_with(|c| c.levers.split_start = true);
     c.bench_function("tools/echo_split_start", |b| {
         b.iter(|| split_start.run("echo", &json!({"text": "x"})))
     });

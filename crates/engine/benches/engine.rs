@@ -286,7 +286,7 @@ fn bounds(c: &mut Criterion) {
         args: Vec::new(),
     };
     let ahead = setup_with(contained());
-    let joining = setup_with_config(contained(), |config| config.stems = false);
+    let joining = setup_with_config(contained(), |config| config.levers.no_stems = true);
     let pause = || std::thread::sleep(Duration::from_millis(150));
     let mut sides = (Vec::new(), Vec::new());
     c.benchmark_group("contain")

@@ -56,22 +56,29 @@ pub struct EngineConfig {
     /// Where a service's stderr is appended, as `NAME.log` (`/` in its
     /// program's name made `-`); none: kept only as the process's tail.
     pub log_dir: Option<PathBuf>,
-    /// The order before a run's start was one commit: commit the process
-    /// `pending`, spawn, commit `running`. Only to measure against (the
-    /// paired benchmark `tools/echo_split_start`); `false` everywhere else.
-    pub split_start: bool,
     /// The zygote's executable and arguments when they are not the
     /// trampoline's: `hc __contain`, which carries the built-ins and forks
     /// them contained instead of exec'ing `hc program NAME` (the small
     /// `hc-contain` stays the namespace holder and the trampoline of a run
     /// the zygote cannot take). `None`: the trampoline's.
     pub zygote: Option<(PathBuf, Vec<String>)>,
-    /// Each run's control groups get a stem of the zygote that forks the
-    /// run's trampoline there (`true`, the default), so a run starts
-    /// without moving into them. `false`: the trampoline moves itself —
-    /// only to measure against (the paired benchmark
-    /// `contain/after_a_pause_paired`).
-    pub stems: bool,
+    /// Switches that turn an optimisation off, to measure against (the
+    /// `bench` feature only: never in a release binary).
+    #[cfg(feature = "bench")]
+    pub levers: Levers,
+}
+
+/// Measurement levers, each off by default (the `bench` feature).
+#[cfg(feature = "bench")]
+#[derive(Clone, Debug, Default)]
+pub struct Levers {
+    /// The order before a run's start was one commit: commit the process
+    /// `pending`, spawn, commit `running` (the paired benchmark
+    /// `tools/echo_split_start`).
+    pub split_start: bool,
+    /// No stems: each run's trampoline moves itself into its control
+    /// groups (the paired benchmark `contain/after_a_pause_paired`).
+    pub no_stems: bool,
 }
 
 impl EngineConfig {
@@ -90,9 +97,25 @@ impl EngineConfig {
             assume_landlock: None,
             env_values: std::collections::BTreeMap::new(),
             log_dir: None,
-            split_start: false,
             zygote: None,
-            stems: true,
+            #[cfg(feature = "bench")]
+            levers: Levers::default(),
         }
+    }
+
+    /// Whether a run's start is split in two commits (a lever).
+    pub(crate) fn split_start(&self) -> bool {
+        #[cfg(feature = "bench")]
+        return self.levers.split_start;
+        #[cfg(not(feature = "bench"))]
+        false
+    }
+
+    /// Whether runs' control groups get stems (all but a lever's).
+    pub(crate) fn stems(&self) -> bool {
+        #[cfg(feature = "bench")]
+        return !self.levers.no_stems;
+        #[cfg(not(feature = "bench"))]
+        true
     }
 }

@@ -45,7 +45,7 @@ impl Core {
     /// stems): a run then starts born in its groups (blocking: the move
     /// of the stem into them waits for the kernel).
     pub fn give_stem(&self, group: &mut contain::bounds::Group) {
-        if group.stem.is_some() || !self.config.stems {
+        if group.stem.is_some() || !self.config.stems() {
             return;
         }
         if let Some(zygote) = &self.zygote {

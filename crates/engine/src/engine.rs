@@ -113,7 +113,7 @@ impl Engine {
             id,
             _lease: held,
         });
-        if core.cgroups.is_some() && core.zygote.is_some() && core.config.stems {
+        if core.cgroups.is_some() && core.zygote.is_some() && core.config.stems() {
             // the first run's group's stem, forked while the engine starts
             let ahead = Arc::downgrade(&core);
             let _ = std::thread::Builder::new()

@@ -80,6 +80,8 @@ mod subs;
 mod tiles;
 mod vocabulary;
 
+#[cfg(feature = "bench")]
+pub use config::Levers;
 pub use config::{Context, EngineConfig, ProcessId, SubscriptionId};
 /// Containment, which the engine applies to every `vm` program (its own
 /// crate; re-exported so a host names one version of it).

@@ -186,9 +186,13 @@ pub fn engine_config(project: &Project, files: &Files, no_contain: bool) -> Resu
     let mut config = EngineConfig::new(&project.root);
     config.containment = containment_beside_hc(config.containment);
     // The zygote is `hc` itself, which forks the built-ins it carries
-    // (`HC_EXEC_BUILTINS`, set only by the paired benchmark, exec's them
-    // as before, to measure against).
-    if std::env::var_os("HC_EXEC_BUILTINS").is_none() {
+    // (built with the `bench` feature, `HC_EXEC_BUILTINS` — set only by the
+    // paired benchmark — exec's them as before, to measure against).
+    #[cfg(feature = "bench")]
+    let forked = std::env::var_os("HC_EXEC_BUILTINS").is_none();
+    #[cfg(not(feature = "bench"))]
+    let forked = true;
+    if forked {
         config.zygote = Some((config.builtin_exe.clone(), vec!["__contain".into()]));
     }
     if no_contain || files.containment_off()? {

@@ -52,7 +52,9 @@ pub mod env {
     /// Set (to anything): a typed program commits its result and then
     /// exits, for the engine to commit its end — the two steps `finish`
     /// with its output makes one. Only to measure that lever against (the
-    /// paired benchmark `tools/echo_split_finish`); nothing sets it.
+    /// paired benchmark `tools/echo_split_finish`; the `bench` feature
+    /// only): nothing else sets it.
+    #[cfg(feature = "bench")]
     pub const SPLIT_FINISH: &str = "HC_SPLIT_FINISH";
 
     /// `$HC_PROCESS_ID`, when the engine started this program.

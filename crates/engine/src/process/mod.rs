@@ -128,7 +128,7 @@ fn launch<O: Ops>(
         service.then(|| core.services.get(&plan.program_id)),
     ));
     core.slots.insert(Arc::clone(&slot));
-    let split = core.config.split_start;
+    let split = core.config.split_start();
     let spawned = (plan.served_by.is_none() && plan.webview.is_none() && !split)
         .then(|| spawn::spawn(core, &id, &plan));
     if let Some(Ok(child)) = &spawned {
@@ -154,6 +154,7 @@ fn launch<O: Ops>(
         return Ok(id);
     }
     let spawned = match spawned {
+        #[cfg(feature = "bench")]
         None if split => Some(split_start(core, &id, &plan)),
         spawned => spawned,
     };
@@ -191,6 +192,7 @@ fn mark_running(decl: &mut Declaration, id: &str, pid: Option<u32>) {
 
 /// The start as it was before it was one commit (`split_start`): spawn,
 /// then commit `running` with the pid.
+#[cfg(feature = "bench")]
 fn split_start(core: &Core, id: &str, plan: &Plan) -> std::io::Result<spawn::Started> {
     let child = spawn::spawn(core, id, plan)?;
     let running = json!({"status": "running", "started": now(), "pid": child.pid()});

@@ -46,9 +46,21 @@ pub struct Options {
     pub cache_bytes: usize,
     /// Whether a commit indexes its text for full-text search itself,
     /// before it returns, instead of leaving it to the indexing thread
-    /// (`text.rs`). Searches find the same either way; `false` everywhere
-    /// but the benchmark that measures the difference.
+    /// (`text.rs`). Searches find the same either way: a lever, only to
+    /// measure the difference (the `bench` feature).
+    #[cfg(feature = "bench")]
     pub index_text_inline: bool,
+}
+
+impl Options {
+    /// Whether commits index their own text (a lever; never without the
+    /// `bench` feature).
+    fn index_text_inline(&self) -> bool {
+        #[cfg(feature = "bench")]
+        return self.index_text_inline;
+        #[cfg(not(feature = "bench"))]
+        false
+    }
 }
 
 impl Default for Options {
@@ -58,6 +70,7 @@ impl Default for Options {
             broadcast_capacity: 4096,
             max_idle_readers: 8,
             cache_bytes: 64 * 1024 * 1024,
+            #[cfg(feature = "bench")]
             index_text_inline: false,
         }
     }
@@ -288,14 +301,15 @@ impl Substrate {
             ])
         })
         .map_err(Error::from)?;
-        if self.options.index_text_inline {
+        let inline = self.options.index_text_inline();
+        if inline {
             for key in &text_queued {
                 text::index_key(&tx, *key)?;
             }
         }
         tx.commit().map_err(Error::from)?;
         self.checkpointer.committed();
-        if !text_queued.is_empty() && !self.options.index_text_inline {
+        if !text_queued.is_empty() && !inline {
             self.indexer.wake();
         }
         let commit = Arc::new(commit);
