@@ -174,6 +174,9 @@ function render(chunk, session) {
       box.append(el("div", { class: "item prompt", "data-id": chunk.id }, b.text));
       break;
     case "answer": {
+      // a reply of tool calls alone has no text: nothing to show, and the
+      // text streaming now is a later reply's
+      if (!b.text) break;
       const streamed = state.streams.get(b.process);
       if (streamed) { streamed.querySelector(".text").textContent = b.text; state.streams.delete(b.process); streamed.dataset.id = chunk.id; }
       else if (!document.querySelector(`[data-id="${chunk.id}"]`) && b.text) box.append(el("div", { class: "item answer", "data-id": chunk.id }, el("div", { class: "text" }, b.text)));
