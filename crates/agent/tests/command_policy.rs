@@ -700,14 +700,12 @@ fn allowed(commands: &[&str]) -> Vec<String> {
 }
 
 #[test]
-#[ignore = "hole: a brace expansion with a quoted part is not seen as one: `{'rm',} x`, `{\"rm\",} x` and `sh -c {'rm x',}` expand to `rm x` in bash but are allowed under shell(*) + deny shell(rm:*) (Word::pieces looks for `{` and `,` within one unquoted text piece; here they are in two)"]
 fn hole_brace_expansion_with_a_quoted_part() {
     let holes = allowed(&["{'rm',} x", "{\"rm\",} x", "{r\\m,} x", "sh -c {'rm x',}"]);
     assert!(holes.is_empty(), "allowed: {holes:#?}");
 }
 
 #[test]
-#[ignore = "hole: a pathname glob in the command name is taken literally: `/usr/bin/r[m] x`, `/bin/r[m] x` and `/usr/bin/[r]m x` run rm (bash expands the glob to /usr/bin/rm) but are judged as a program named `r[m]` / `[r]m` and allowed under shell(*) + deny shell(rm:*)"]
 fn hole_glob_in_the_command_name() {
     let holes = allowed(&["/usr/bin/r[m] x", "/bin/r[m] x", "/usr/bin/[r]m x"]);
     assert!(holes.is_empty(), "allowed: {holes:#?}");
@@ -741,7 +739,6 @@ fn hole_command_supplied_at_run_time_by_xargs_or_find() {
 }
 
 #[test]
-#[ignore = "hole: a shell's long option that takes a value hides its -c string: `bash --rcfile /dev/null -c 'rm x'` and `bash --init-file /dev/null -c 'rm x'` run rm but are judged as bash running a script file and allowed under shell(*) + deny shell(rm:*)"]
 fn hole_shell_long_option_with_a_value() {
     let holes = allowed(&[
         "bash --rcfile /dev/null -c 'rm x'",
@@ -772,7 +769,6 @@ fn hole_git_global_options_before_the_subcommand() {
 }
 
 #[test]
-#[ignore = "hole: an escaped backslash `\\\\` is read as nothing instead of `\\` (Word::pieces strips an escape sequence with trim_start_matches('\\\\'), which removes both backslashes), so an ANSI-C escape passed through double quotes is lost: `bash -c \"\\$'\\\\x72m' x\"` runs `rm x` (the inner shell gets `$'\\x72m' x`) but is judged as running `x72m x` and allowed under shell(*) + deny shell(rm:*)"]
 fn hole_an_escaped_backslash_is_read_as_nothing() {
     let holes = allowed(&[
         "bash -c \"\\$'\\\\x72m' x\"",
@@ -783,7 +779,6 @@ fn hole_an_escaped_backslash_is_read_as_nothing() {
 }
 
 #[test]
-#[ignore = "hole: the text between backticks is judged without the unescaping bash does first (`\\\\` to `\\`, `\\$` to `$`), so echo `$'\\\\x72m' x` runs `rm x` (bash runs `$'\\x72m' x`) but is judged as running `\\x72m x` and allowed under shell(*) + deny shell(rm:*)"]
 fn hole_backticks_are_not_unescaped() {
     let holes = allowed(&[
         "echo `$'\\\\x72m' x`",

@@ -372,7 +372,7 @@ impl Walker<'_> {
     fn argv(&mut self, mut argv: Vec<Word>, mut risky: bool) {
         loop {
             let Some(name) = argv.first() else { return };
-            if name.dynamic || name.braces {
+            if name.dynamic || name.braces || name.glob {
                 let shown = name.text.clone();
                 self.opaque(format!(
                     "its command name `{shown}` is known only when it runs"
@@ -381,6 +381,15 @@ impl Walker<'_> {
             }
             let (base, is_system) = normalise(&name.text);
             risky |= !is_system;
+            // A wrapper's or a shell's words decide what it runs: one that
+            // brace-expands into several (`sh {-c,'rm x'}`) hides that.
+            let runs_words = wrappers::is_wrapper(&base) || SHELLS.contains(&base.as_str());
+            if runs_words && argv[1..].iter().any(|w| w.braces) {
+                self.opaque(format!(
+                    "`{base}`'s words expand to more words, known only when it runs"
+                ));
+                return;
+            }
             match base.as_str() {
                 "eval" | "let" => {
                     self.opaque(format!(
@@ -443,7 +452,7 @@ impl Walker<'_> {
     /// A command string a shell (or a wrapper) runs.
     fn script(&mut self, script: Option<&Word>) {
         match script {
-            Some(script) if !script.dynamic => self.nested(&script.text),
+            Some(script) if !script.dynamic && !script.braces => self.nested(&script.text),
             Some(_) => self.opaque("it runs a shell on text known only when it runs"),
             None => self.opaque("it runs a shell with no command string: its input"),
         }
@@ -494,6 +503,24 @@ fn normalise(name: &str) -> (String, bool) {
     }
 }
 
+/// The command between backticks as bash runs it: `\\`, `\$` and
+/// `` \` `` taken to the character they escape, every other backslash
+/// kept.
+fn unescape_backquoted(inner: &str) -> String {
+    let mut out = String::with_capacity(inner.len());
+    let mut chars = inner.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, chars.peek()) {
+            ('\\', Some(&next)) if matches!(next, '\\' | '$' | '`') => {
+                out.push(next);
+                chars.next();
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
 /// What a shell given these words runs.
 enum ShellRuns<'w> {
     /// The command string of `-c` (none when missing).
@@ -519,7 +546,12 @@ fn shell_script(args: &[Word]) -> ShellRuns<'_> {
             break;
         }
         if a.starts_with("--") {
-            i += 1;
+            // bash's two long options that take a value of their own
+            i += if matches!(a, "--rcfile" | "--init-file") {
+                2
+            } else {
+                1
+            };
             continue;
         }
         if a[1..].contains('s') {
@@ -555,6 +587,14 @@ struct Word {
     substitutions: Vec<String>,
     /// Unquoted braces that may expand into several words (`{rm,}`).
     braces: bool,
+    /// An unquoted `{` (a brace expansion when the word also has `,` or
+    /// `..`, quoted or not: `{'rm',}`).
+    open_brace: bool,
+    /// An unquoted `*`, `?` or `[`: a pattern the shell may expand to
+    /// file names (`/bin/r[m]`).
+    glob: bool,
+    /// Within double quotes, while its pieces are read.
+    quoted: bool,
     /// Why what it expands to cannot be judged, if it cannot.
     unjudged: Option<String>,
 }
@@ -566,6 +606,7 @@ impl Word {
             Ok(pieces) => word.pieces(&pieces),
             Err(_) => word.dynamic = true,
         }
+        word.braces |= word.open_brace && (word.text.contains(',') || word.text.contains(".."));
         if word.dynamic {
             word.text = raw.to_owned();
         }
@@ -579,8 +620,12 @@ impl Word {
     fn pieces(&mut self, pieces: &[WordPieceWithSource]) {
         for piece in pieces {
             match &piece.piece {
+                WordPiece::Text(t) if self.quoted => self.text.push_str(t),
                 WordPiece::Text(t) => {
-                    self.braces |= t.contains('{') && (t.contains(',') || t.contains(".."));
+                    self.open_brace |= t.contains('{');
+                    // (`[` alone is the test command, not a pattern)
+                    self.glob |= t.contains(['*', '?'])
+                        || t.find('[').is_some_and(|i| t[i + 1..].contains(']'));
                     self.text.push_str(t);
                 }
                 WordPiece::SingleQuotedText(t) => self.text.push_str(t),
@@ -592,16 +637,28 @@ impl Word {
                         self.unjudge("it uses a `$'…'` escape hc does not decode");
                     }
                 },
-                WordPiece::EscapeSequence(s) => self.text.push_str(s.trim_start_matches('\\')),
+                // one backslash escapes what follows it (`\\` is a backslash)
+                WordPiece::EscapeSequence(s) => {
+                    self.text.push_str(s.strip_prefix('\\').unwrap_or(s));
+                }
                 WordPiece::DoubleQuotedSequence(inner)
-                | WordPiece::GettextDoubleQuotedSequence(inner) => self.pieces(inner),
+                | WordPiece::GettextDoubleQuotedSequence(inner) => {
+                    let outer = std::mem::replace(&mut self.quoted, true);
+                    self.pieces(inner);
+                    self.quoted = outer;
+                }
                 WordPiece::TildePrefix(user) => {
                     self.text.push('~');
                     self.text.push_str(user);
                 }
-                WordPiece::CommandSubstitution(inner)
-                | WordPiece::BackquotedCommandSubstitution(inner) => {
+                WordPiece::CommandSubstitution(inner) => {
                     self.substitutions.push(inner.clone());
+                    self.dynamic = true;
+                }
+                // between backticks bash first takes `\\`, `\$` and `` \` ``
+                // to what they escape
+                WordPiece::BackquotedCommandSubstitution(inner) => {
+                    self.substitutions.push(unescape_backquoted(inner));
                     self.dynamic = true;
                 }
                 WordPiece::ParameterExpansion(expr) => {
