@@ -37,6 +37,7 @@ pub mod bounds;
 pub mod build_id;
 mod carried;
 mod entry;
+pub mod error;
 pub mod git;
 pub mod grant;
 mod holder;
@@ -100,3 +101,5 @@ pub const NO_LANDLOCK: &str = "this kernel does not enforce Landlock (Linux 5.13
      `landlock` in the `lsm=` boot list), so hermitcrab will not run programs: they would run with \
      all your privileges. To run them uncontained anyway, set `containment = \"off\"` in \
      .hermitcrab/config.toml or pass --no-contain";
+
+pub use error::ContainError;

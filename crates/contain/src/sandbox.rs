@@ -22,6 +22,7 @@
 //! 4. the parent relays that ending: the same exit code, or the same signal.
 
 use crate::carried::{self, Carrier};
+use crate::error::{ContainError, sys};
 use crate::policy::{Policy, SYSTEM_READ};
 use landlock::{
     ABI, Access, AccessFs, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset, RulesetAttr,
@@ -81,7 +82,7 @@ pub const HOLD_NETNS: &str = "--hold-netns";
 pub(crate) fn contain_policy(policy: &Policy, carrier: Option<&Carrier>, joined: bool) -> u8 {
     match contain(policy, carrier, joined) {
         Ok(code) => code,
-        Err(e) => fail(&e),
+        Err(e) => fail(&e.to_string()),
     }
 }
 
@@ -109,30 +110,24 @@ pub(crate) fn fail(why: &str) -> u8 {
     CONTAIN_FAILED
 }
 
-fn contain(policy: &Policy, carrier: Option<&Carrier>, joined: bool) -> Result<u8, String> {
+fn contain(policy: &Policy, carrier: Option<&Carrier>, joined: bool) -> Result<u8, ContainError> {
     // First: everything this trampoline starts is in the run's groups.
     let groups = &policy.bounds.cgroups;
     let grouped = !groups.is_empty() && (joined || crate::bounds::join(groups));
     let namespaces = enter_namespaces(policy);
     if namespaces.is_none() && !policy.protect.is_empty() {
-        return Err(format!(
-            "cannot keep {} read-only: this kernel allows no mount namespace here",
-            policy
-                .protect
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
+        return Err(ContainError::NoMountNamespace {
+            dirs: policy.protect.clone(),
+        });
     }
     if namespaces.is_some() {
         protect(policy)?;
     }
-    let (from_init, to_parent) = nix::unistd::pipe().map_err(|e| format!("pipe: {e}"))?;
+    let (from_init, to_parent) = nix::unistd::pipe().map_err(sys("pipe"))?;
     // SAFETY: this process is the trampoline — single-threaded, started
     // fresh by the engine — so the child may do anything after fork.
     #[allow(unsafe_code)]
-    let forked = unsafe { nix::unistd::fork() }.map_err(|e| format!("fork: {e}"))?;
+    let forked = unsafe { nix::unistd::fork() }.map_err(sys("fork"))?;
     match forked {
         ForkResult::Child => {
             drop(from_init);
@@ -194,11 +189,11 @@ fn join_network(holder: u32) -> bool {
 }
 
 /// Bind-mounts each protected directory read-only onto itself.
-fn protect(policy: &Policy) -> Result<(), String> {
+fn protect(policy: &Policy) -> Result<(), ContainError> {
     use nix::mount::{MsFlags, mount};
     let none: Option<&str> = None;
     mount(none, "/", none, MsFlags::MS_REC | MsFlags::MS_PRIVATE, none)
-        .map_err(|e| format!("private mounts: {e}"))?;
+        .map_err(sys("private mounts"))?;
     for dir in &policy.protect {
         mount(
             Some(dir),
@@ -216,7 +211,10 @@ fn protect(policy: &Policy) -> Result<(), String> {
                 none,
             )
         })
-        .map_err(|e| format!("cannot make {} read-only: {e}", dir.display()))?;
+        .map_err(|errno| ContainError::ReadOnly {
+            dir: dir.clone(),
+            errno,
+        })?;
     }
     Ok(())
 }
@@ -268,11 +266,11 @@ fn init(policy: &Policy, own_mounts: bool, report: OwnedFd, carrier: Option<&Car
 
 /// Starts the program, sandboxed already: forked, when this executable
 /// carries it, else exec'd.
-fn start(policy: &Policy, carrier: Option<&Carrier>) -> Result<Pid, String> {
+fn start(policy: &Policy, carrier: Option<&Carrier>) -> Result<Pid, ContainError> {
     if let Some(run) = carrier.and_then(|c| c.entry(policy)) {
         // SAFETY: the init is single-threaded (a fork of the trampoline).
         #[allow(unsafe_code)]
-        let forked = unsafe { nix::unistd::fork() }.map_err(|e| format!("fork: {e}"))?;
+        let forked = unsafe { nix::unistd::fork() }.map_err(sys("fork"))?;
         return match forked {
             ForkResult::Child => {
                 std::process::exit(i32::from(carried::become_program(policy, run)))
@@ -287,11 +285,14 @@ fn start(policy: &Policy, carrier: Option<&Carrier>) -> Result<Pid, String> {
         .current_dir(&policy.cwd)
         .spawn()
         .map(|child| Pid::from_raw(child.id() as i32))
-        .map_err(|e| format!("cannot start `{}`: {e}", policy.program))
+        .map_err(|source| ContainError::Start {
+            program: policy.program.clone(),
+            source,
+        })
 }
 
 /// The trampoline's own ending mirrors the program's.
-fn relay(init: Pid, from_init: OwnedFd) -> Result<u8, String> {
+fn relay(init: Pid, from_init: OwnedFd) -> Result<u8, ContainError> {
     let mut report = String::new();
     let _ = std::fs::File::from(from_init).read_to_string(&mut report);
     let _ = waitpid(init, None);
@@ -306,18 +307,20 @@ fn relay(init: Pid, from_init: OwnedFd) -> Result<u8, String> {
             }
             Ok(128u8.saturating_add(number as u8))
         }
-        (Some("fail"), Some(why)) => Err(why.to_owned()),
-        _ => Err("the program's init ended without a report".into()),
+        (Some("fail"), Some(why)) => Err(ContainError::Init(why.to_owned())),
+        _ => Err(ContainError::Init(
+            "the program's init ended without a report".into(),
+        )),
     }
 }
 
 /// Landlock: reads as declared (or everywhere), writes to the writable
 /// roots, the temp dir and the null devices.
-fn landlock(policy: &Policy) -> Result<(), String> {
+fn landlock(policy: &Policy) -> Result<(), ContainError> {
     let abi = LANDLOCK_ABI;
     let read = AccessFs::from_read(abi);
     let all = AccessFs::from_all(abi);
-    let err = |e: &dyn std::fmt::Display| format!("Landlock: {e}");
+    let err = |e: &dyn std::fmt::Display| ContainError::Landlock(e.to_string());
     let mut rules: Vec<(std::path::PathBuf, landlock::BitFlags<AccessFs>)> = Vec::new();
     match &policy.read {
         None => rules.push(("/".into(), read)),
@@ -359,7 +362,7 @@ fn landlock(policy: &Policy) -> Result<(), String> {
     }
     let status = ruleset.restrict_self().map_err(|e| err(&e))?;
     if status.ruleset == RulesetStatus::NotEnforced {
-        return Err("Landlock is not enforced on this kernel".into());
+        return Err(ContainError::LandlockNotEnforced);
     }
     Ok(())
 }
@@ -429,8 +432,8 @@ fn offline_rules() -> Result<Vec<(i64, Vec<SeccompRule>)>, seccompiler::BackendE
     ])
 }
 
-fn seccomp(policy: &Policy) -> Result<(), String> {
-    let err = |e: &dyn std::fmt::Display| format!("seccomp: {e}");
+fn seccomp(policy: &Policy) -> Result<(), ContainError> {
+    let err = |e: &dyn std::fmt::Display| ContainError::Seccomp(e.to_string());
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> =
         DENIED.iter().map(|s| (*s, Vec::new())).collect();
     if !policy.network {

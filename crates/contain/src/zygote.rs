@@ -22,6 +22,7 @@
 //! engine closes its end.
 
 use crate::carried::Carrier;
+use crate::error::{ContainError, sys};
 use crate::policy::Policy;
 use nix::sys::signal::{SigSet, SigmaskHow, Signal, sigprocmask};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
@@ -79,15 +80,15 @@ fn serve(
     sock: BorrowedFd<'_>,
     carrier: Option<&Carrier>,
     joined: &[PathBuf],
-) -> Result<(), String> {
+) -> Result<(), ContainError> {
     // SAFETY of what follows: this process is single-threaded (the zygote is
     // started fresh and starts no threads; a stem is its fork), so forking
     // it is sound.
     let mut chld = SigSet::empty();
     chld.add(Signal::SIGCHLD);
-    sigprocmask(SigmaskHow::SIG_BLOCK, Some(&chld), None).map_err(|e| format!("sigmask: {e}"))?;
+    sigprocmask(SigmaskHow::SIG_BLOCK, Some(&chld), None).map_err(sys("sigmask"))?;
     let sfd = SignalFd::with_flags(&chld, SfdFlags::SFD_CLOEXEC | SfdFlags::SFD_NONBLOCK)
-        .map_err(|e| format!("signalfd: {e}"))?;
+        .map_err(sys("signalfd"))?;
     let mut buf = vec![0u8; MAX_REQUEST];
     let forks = Forks {
         blocked: &chld,
@@ -101,7 +102,7 @@ fn serve(
         ];
         match nix::poll::poll(&mut fds, nix::poll::PollTimeout::NONE) {
             Err(nix::errno::Errno::EINTR) => continue,
-            Err(e) => return Err(format!("poll: {e}")),
+            Err(e) => return Err(sys("poll")(e)),
             Ok(_) => {}
         }
         let readable = |f: &nix::poll::PollFd| f.revents().is_some_and(|r| !r.is_empty());
@@ -155,19 +156,19 @@ impl Forks<'_> {
     /// Forks a stem: a process that joins the control groups `request`
     /// lists and serves requests there, on the socket whose other end is
     /// returned (with its pid).
-    fn stem(&self, request: &[u8]) -> Result<(Pid, OwnedFd), String> {
-        let dirs: Vec<PathBuf> =
-            serde_json::from_slice(request).map_err(|e| format!("bad groups: {e}"))?;
+    fn stem(&self, request: &[u8]) -> Result<(Pid, OwnedFd), ContainError> {
+        let dirs: Vec<PathBuf> = serde_json::from_slice(request)
+            .map_err(|e| ContainError::Request(format!("bad groups: {e}")))?;
         let (theirs, ours) = socketpair(
             AddressFamily::Unix,
             SockType::SeqPacket,
             None,
             SockFlag::SOCK_CLOEXEC,
         )
-        .map_err(|e| format!("socketpair: {e}"))?;
+        .map_err(sys("socketpair"))?;
         // SAFETY: single-threaded process (see `serve`).
         #[allow(unsafe_code)]
-        let forked = unsafe { nix::unistd::fork() }.map_err(|e| format!("fork: {e}"))?;
+        let forked = unsafe { nix::unistd::fork() }.map_err(sys("fork"))?;
         match forked {
             ForkResult::Child => {
                 drop(theirs);
@@ -231,7 +232,7 @@ type Request = (usize, Vec<OwnedFd>);
 
 /// One request (or, engine side, one report). `None` when the other end
 /// is closed.
-fn receive(sock: BorrowedFd<'_>, buf: &mut [u8]) -> Result<Option<Request>, String> {
+fn receive(sock: BorrowedFd<'_>, buf: &mut [u8]) -> Result<Option<Request>, ContainError> {
     let mut space = nix::cmsg_space!([RawFd; 3]);
     let mut iov = [IoSliceMut::new(buf)];
     // A signal cannot interrupt it (SIGCHLD is blocked), but if one did, the
@@ -245,11 +246,11 @@ fn receive(sock: BorrowedFd<'_>, buf: &mut [u8]) -> Result<Option<Request>, Stri
         ) {
             Ok(msg) => break msg,
             Err(nix::errno::Errno::EINTR) => {}
-            Err(e) => return Err(format!("recvmsg: {e}")),
+            Err(e) => return Err(sys("recvmsg")(e)),
         }
     };
     let mut fds = Vec::new();
-    for cmsg in msg.cmsgs().map_err(|e| format!("cmsgs: {e}"))? {
+    for cmsg in msg.cmsgs().map_err(sys("cmsgs"))? {
         if let ControlMessageOwned::ScmRights(raw) = cmsg {
             // SAFETY: the kernel just installed these descriptors in this
             // process for this message; nothing else owns them.
