@@ -334,17 +334,19 @@ impl Walker<'_> {
 
     fn simple(&mut self, simple: &SimpleCommand) {
         let mut risky = false;
-        let items = simple
-            .prefix
-            .iter()
-            .flat_map(|p| &p.0)
-            .chain(simple.suffix.iter().flat_map(|s| &s.0));
+        let prefix = simple.prefix.iter().flat_map(|p| &p.0).map(|i| (i, false));
+        let suffix = simple.suffix.iter().flat_map(|s| &s.0).map(|i| (i, true));
         let mut words: Vec<Word> = Vec::new();
         let name = simple.word_or_name.as_ref().map(|w| self.value(&w.value));
-        for item in items {
+        for (item, after_name) in prefix.chain(suffix) {
             match item {
                 CommandPrefixOrSuffixItem::IoRedirect(redirect) => self.redirect(redirect),
                 CommandPrefixOrSuffixItem::Word(word) => words.push(self.value(&word.value)),
+                // after the command's name, `NAME=value` is one of its words
+                // (`exec -a x=y rm x`, `env -C a=b rm x`)
+                CommandPrefixOrSuffixItem::AssignmentWord(_, word) if after_name => {
+                    words.push(self.value(&word.value));
+                }
                 CommandPrefixOrSuffixItem::AssignmentWord(assignment, word) => {
                     self.value(&word.value);
                     if let ast::AssignmentName::VariableName(var) = &assignment.name
@@ -372,7 +374,8 @@ impl Walker<'_> {
     fn argv(&mut self, mut argv: Vec<Word>, mut risky: bool) {
         loop {
             let Some(name) = argv.first() else { return };
-            if name.dynamic || name.braces || name.glob {
+            // (a name that is an option: `time -f x rm …` runs GNU time)
+            if name.dynamic || name.braces || name.glob || name.text.starts_with('-') {
                 let shown = name.text.clone();
                 self.opaque(format!(
                     "its command name `{shown}` is known only when it runs"
