@@ -246,6 +246,8 @@ fn receive(sock: BorrowedFd<'_>, buf: &mut [u8]) -> Result<Option<Request>, Cont
         ) {
             Ok(msg) => break msg,
             Err(nix::errno::Errno::EINTR) => {}
+            // the other end closed with reports still unread: gone too
+            Err(nix::errno::Errno::ECONNRESET) => return Ok(None),
             Err(e) => return Err(sys("recvmsg")(e)),
         }
     };

@@ -372,8 +372,18 @@ impl Walker<'_> {
     /// A command's words: its wrappers taken off, `sh -c` strings and
     /// `find -exec` commands followed, its name normalised.
     fn argv(&mut self, mut argv: Vec<Word>, mut risky: bool) {
+        // the command's words come partly from input at run time (after
+        // `xargs`, and `{}` in `find -exec`)
+        let mut fed = false;
         loop {
             let Some(name) = argv.first() else { return };
+            if fed && name.text.contains("{}") {
+                self.opaque(format!(
+                    "its command name `{}` is filled in when it runs",
+                    name.text
+                ));
+                return;
+            }
             // (a name that is an option: `time -f x rm …` runs GNU time)
             if name.dynamic || name.braces || name.glob || name.text.starts_with('-') {
                 let shown = name.text.clone();
@@ -407,12 +417,21 @@ impl Walker<'_> {
                 w if wrappers::is_wrapper(w) => {
                     let texts: Vec<&str> = argv[1..].iter().map(|a| a.text.as_str()).collect();
                     match wrappers::unwrap(w, &texts) {
+                        // (`echo rm x | xargs env`: env's command comes
+                        // from the input)
+                        Unwrap::At { index, .. } if index >= texts.len() && fed => {
+                            self.opaque(format!(
+                                "`{w}` gets its command from the input at run time, through xargs"
+                            ));
+                            return;
+                        }
                         Unwrap::At { index, .. } if index >= texts.len() => break,
                         Unwrap::At {
                             index,
                             risky: changes,
                         } => {
                             risky |= changes;
+                            fed |= w == "xargs";
                             argv = argv[1 + index..].to_vec();
                         }
                         Unwrap::Script(at) => {
@@ -426,6 +445,13 @@ impl Walker<'_> {
                     }
                 }
                 w if SHELLS.contains(&w) => match shell_script(&argv[1..]) {
+                    ShellRuns::Script(Some(script)) if fed && script.text.contains("{}") => {
+                        self.opaque(format!(
+                            "`{w} -c {}` is filled in when it runs, through xargs",
+                            script.text
+                        ));
+                        return;
+                    }
                     ShellRuns::Script(script) => {
                         self.script(script);
                         return;
@@ -484,8 +510,12 @@ impl Walker<'_> {
                     .position(|a| a.text == ";" || a.text == "+")
                     .map_or(args.len(), |p| i + 1 + p);
                 let command: Vec<Word> = args[i + 1..end].to_vec();
-                if !command.is_empty() {
-                    self.argv(command, false);
+                match command.first() {
+                    // the file found, run as the command
+                    Some(name) if name.text.contains("{}") => self
+                        .opaque("`find -exec {}` runs the files it finds, known only when it runs"),
+                    Some(_) => self.argv(command, false),
+                    None => {}
                 }
                 i = end;
             }
