@@ -274,11 +274,14 @@ async fn a_substrate_made_here_is_the_persons_and_a_copy_of_it_is_not() {
     // The same project copied elsewhere: its file is not this one.
     let copy = s.dir.path().join("copy");
     std::fs::create_dir_all(copy.join(".hermitcrab")).unwrap();
-    std::fs::copy(
-        s.root.join(".hermitcrab/substrate.db"),
-        copy.join(".hermitcrab/substrate.db"),
-    )
-    .unwrap();
+    // the file and its log, as `cp -r` copies them (the log may hold what
+    // a checkpoint has not yet moved into the file)
+    for file in ["substrate.db", "substrate.db-wal"] {
+        let from = s.root.join(".hermitcrab").join(file);
+        if from.exists() {
+            std::fs::copy(from, copy.join(".hermitcrab").join(file)).unwrap();
+        }
+    }
     let mut command = s.hc(&["run", "hi"]);
     let out = command.current_dir(&copy).output().await.unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
