@@ -699,21 +699,25 @@ fn allowed(commands: &[&str]) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn hole_brace_expansion_with_a_quoted_part() {
-    let holes = allowed(&["{'rm',} x", "{\"rm\",} x", "{r\\m,} x", "sh -c {'rm x',}"]);
+/// Asserts the policy allows none of `commands` (each runs a denied one).
+fn none_allowed(commands: &[&str]) {
+    let holes = allowed(commands);
     assert!(holes.is_empty(), "allowed: {holes:#?}");
 }
 
 #[test]
-fn hole_glob_in_the_command_name() {
-    let holes = allowed(&["/usr/bin/r[m] x", "/bin/r[m] x", "/usr/bin/[r]m x"]);
-    assert!(holes.is_empty(), "allowed: {holes:#?}");
+fn closed_hole_brace_expansion_with_a_quoted_part() {
+    none_allowed(&["{'rm',} x", "{\"rm\",} x", "{r\\m,} x", "sh -c {'rm x',}"]);
 }
 
 #[test]
-fn hole_option_value_with_an_equals_sign() {
-    let holes = allowed(&[
+fn closed_hole_glob_in_the_command_name() {
+    none_allowed(&["/usr/bin/r[m] x", "/bin/r[m] x", "/usr/bin/[r]m x"]);
+}
+
+#[test]
+fn closed_hole_option_value_with_an_equals_sign() {
+    none_allowed(&[
         "exec -a x=y rm x",
         "flock a=b rm x",
         "env -C a=b rm x",
@@ -721,67 +725,60 @@ fn hole_option_value_with_an_equals_sign() {
         "time -f a=b rm x",
         "xargs -I a=b rm a=b",
     ]);
-    assert!(holes.is_empty(), "allowed: {holes:#?}");
 }
 
 #[test]
-fn hole_command_supplied_at_run_time_by_xargs_or_find() {
-    let holes = allowed(&[
+fn closed_hole_command_supplied_at_run_time_by_xargs_or_find() {
+    none_allowed(&[
         "echo rm x | xargs env",
         "echo rm x | xargs nice",
         "echo rm x | xargs -I{} {}",
         "echo 'rm x' | xargs -I{} sh -c {}",
         "find $(dirname $(which rm)) -name rm -exec {} x \\;",
     ]);
-    assert!(holes.is_empty(), "allowed: {holes:#?}");
 }
 
 #[test]
-fn hole_shell_long_option_with_a_value() {
-    let holes = allowed(&[
+fn closed_hole_shell_long_option_with_a_value() {
+    none_allowed(&[
         "bash --rcfile /dev/null -c 'rm x'",
         "bash --init-file /dev/null -c 'rm x'",
     ]);
-    assert!(holes.is_empty(), "allowed: {holes:#?}");
 }
 
 #[test]
 #[ignore = "hole (beyond the documented list of unjudged forms): a name bound at run time to another program is not followed: `hash -p $(which rm) ls; ls x` and `bash -c 'shopt -s expand_aliases<newline>alias x=rm<newline>x y'` run rm but are allowed under shell(*) + deny shell(rm:*)"]
 fn hole_names_rebound_at_run_time() {
-    let holes = allowed(&[
+    none_allowed(&[
         "hash -p $(which rm) ls; ls x",
         "bash -c 'shopt -s expand_aliases\nalias x=rm\nx y'",
     ]);
-    assert!(holes.is_empty(), "allowed: {holes:#?}");
 }
 
 #[test]
 #[ignore = "hole (a limit of prefix rules): git's global options before the subcommand evade `shell(git push:*)`: `git -C . push`, `git -c x=y push`, `git --git-dir=.git push` run git push but are allowed under shell(*)"]
 fn hole_git_global_options_before_the_subcommand() {
-    let holes = allowed(&[
+    none_allowed(&[
         "git -C . push",
         "git -c x=y push",
         "git --git-dir=.git push",
     ]);
-    assert!(holes.is_empty(), "allowed: {holes:#?}");
 }
 
 #[test]
-fn hole_an_escaped_backslash_is_read_as_nothing() {
-    let holes = allowed(&[
+fn closed_hole_an_escaped_backslash_is_read_as_nothing() {
+    none_allowed(&[
         "bash -c \"\\$'\\\\x72m' x\"",
         "sh -c \"\\$'\\\\162m' x\"",
         "bash -c \"git \\$'\\\\x70ush'\"",
     ]);
-    assert!(holes.is_empty(), "allowed: {holes:#?}");
 }
 
 #[test]
-fn hole_backticks_are_not_unescaped() {
-    let holes = allowed(&[
+fn closed_hole_backticks_are_not_unescaped() {
+    none_allowed(&[
         "echo `$'\\\\x72m' x`",
         "echo `$'\\\\162m' x`",
         "echo `git $'\\\\x70ush'`",
     ]);
-    assert!(holes.is_empty(), "allowed: {holes:#?}");
 }

@@ -375,9 +375,14 @@ impl Walker<'_> {
         // the command's words come partly from input at run time (after
         // `xargs`, and `{}` in `find -exec`)
         let mut fed = false;
+        // xargs's replace string (`-I STR`, `-i`, `--replace`), when given
+        let mut replaced: Option<String> = None;
         loop {
             let Some(name) = argv.first() else { return };
-            if fed && name.text.contains("{}") {
+            if replaced
+                .as_ref()
+                .is_some_and(|r| name.text.contains(r.as_str()))
+            {
                 self.opaque(format!(
                     "its command name `{}` is filled in when it runs",
                     name.text
@@ -431,7 +436,10 @@ impl Walker<'_> {
                             risky: changes,
                         } => {
                             risky |= changes;
-                            fed |= w == "xargs";
+                            if w == "xargs" {
+                                fed = true;
+                                replaced = xargs_replace(&texts[..index]).or(replaced);
+                            }
                             argv = argv[1 + index..].to_vec();
                         }
                         Unwrap::Script(at) => {
@@ -445,7 +453,11 @@ impl Walker<'_> {
                     }
                 }
                 w if SHELLS.contains(&w) => match shell_script(&argv[1..]) {
-                    ShellRuns::Script(Some(script)) if fed && script.text.contains("{}") => {
+                    ShellRuns::Script(Some(script))
+                        if replaced
+                            .as_ref()
+                            .is_some_and(|r| script.text.contains(r.as_str())) =>
+                    {
                         self.opaque(format!(
                             "`{w} -c {}` is filled in when it runs, through xargs",
                             script.text
@@ -522,6 +534,27 @@ impl Walker<'_> {
             i += 1;
         }
     }
+}
+
+/// The string xargs replaces in its command (`-I STR`, `-ISTR`, `-i`,
+/// `-iSTR`, `--replace[=STR]`), when its options `args` give one.
+fn xargs_replace(args: &[&str]) -> Option<String> {
+    let mut found = None;
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i];
+        if a == "-I" {
+            found = args.get(i + 1).map(|s| (*s).to_owned());
+            i += 1;
+        } else if let Some(rest) = a.strip_prefix("-I") {
+            found = Some(rest.to_owned());
+        } else if let Some(rest) = a.strip_prefix("-i").or(a.strip_prefix("--replace")) {
+            let rest = rest.strip_prefix('=').unwrap_or(rest);
+            found = Some(if rest.is_empty() { "{}" } else { rest }.to_owned());
+        }
+        i += 1;
+    }
+    found
 }
 
 /// A command name's last part, and whether the name may be taken for it

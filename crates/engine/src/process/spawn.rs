@@ -15,12 +15,23 @@ pub(super) fn spawn(core: &Core, id: &str, plan: &Plan) -> std::io::Result<Start
         (true, contain::Containment::On { exe, args }) => {
             let mut policy = contained_policy(core, id, &plan.capabilities, &program, argv)?;
             policy.env.extend(host_values(core, plan));
-            let group;
+            let mut group;
             (policy.bounds, group) = bounds(core, id, plan);
-            // the group's stem (its trampoline born in the group), else the
-            // zygote (its trampoline moves there)
-            let stem = group.as_ref().and_then(|g| g.stem.as_ref());
-            for zygote in stem.into_iter().chain(&core.zygote) {
+            // the group's stem (its trampoline born in the group)
+            if let Some(stem) = group.as_ref().and_then(|g| g.stem.as_ref()) {
+                match Started::forked(stem, &policy) {
+                    Ok(started) => return Ok(started.bounded(group)),
+                    // A stem that died: gone from its group, not asked again.
+                    Err(e) => {
+                        tracing::warn!("containment stem: {e}; forking from the zygote instead");
+                        if let Some(g) = group.as_mut() {
+                            g.stem = None;
+                        }
+                    }
+                }
+            }
+            // else the zygote (its trampoline moves into the group)
+            if let Some(zygote) = &core.zygote {
                 match Started::forked(zygote, &policy) {
                     Ok(started) => return Ok(started.bounded(group)),
                     // A zygote that died: this run, and the next, start their own.
