@@ -556,36 +556,50 @@ fn user_config(s: &Setup, text: &str) {
     s.file(".no-user-config/hermitcrab/config.toml", text);
 }
 
-/// How many processes descend from `root` now (its whole tree: what the
-/// run holds, whatever else the machine — other tests — runs meanwhile).
+/// How many processes descend from `root` at one instant (its whole tree:
+/// what the run holds, whatever else the machine — other tests — runs
+/// meanwhile). A scan of `/proc` is not atomic: under a fork bomb's churn it
+/// reads processes that die and others born after them. Only those still
+/// alive (the same start time) once the scan ends are counted: each was
+/// alive from its read to that end, so all of them at once.
 fn descendants(root: u32) -> usize {
-    let mut parents: Vec<(u32, u32)> = Vec::new();
+    let mut seen: Vec<(u32, u32, String)> = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
             continue;
         };
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        // the parent is the second field after the command's closing paren
-        let ppid = stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
-            .and_then(|p| p.parse::<u32>().ok());
-        if let Some(ppid) = ppid {
-            parents.push((pid, ppid));
+        if let Some((ppid, start)) = parent_and_start(pid) {
+            seen.push((pid, ppid, start));
         }
     }
     let mut tree = std::collections::HashSet::from([root]);
     loop {
         let before = tree.len();
-        for (pid, ppid) in &parents {
+        for (pid, ppid, _) in &seen {
             if tree.contains(ppid) {
                 tree.insert(*pid);
             }
         }
         if tree.len() == before {
-            return tree.len() - 1;
+            break;
         }
     }
+    seen.iter()
+        .filter(|(pid, _, start)| {
+            *pid != root
+                && tree.contains(pid)
+                && parent_and_start(*pid).is_some_and(|(_, now)| &now == start)
+        })
+        .count()
+}
+
+/// A process's parent and start time, from `/proc/PID/stat` (the fields
+/// after the command's closing paren: state, parent, …, start time 20th).
+fn parent_and_start(pid: u32) -> Option<(u32, String)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = stat.rsplit_once(')')?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    Some((fields.get(1)?.parse().ok()?, fields.get(19)?.to_string()))
 }
 
 /// How many processes run with `text` in their command line.
