@@ -426,7 +426,6 @@ impl RunFlags {
             format: self.output_format,
             partial: self.include_partial_messages,
             sdk: self.sdk,
-            link: None,
             session: match (self.continue_, self.resume) {
                 (true, _) => crate::sessions::Choice::Latest,
                 (false, Some(id)) => crate::sessions::Choice::Resume(id),

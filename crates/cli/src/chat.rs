@@ -131,7 +131,7 @@ pub fn chat(flags: ChatFlags) -> Result<()> {
     let given = flags.settings.into_flags();
     let interactive = std::fs::File::open("/dev/tty").is_ok();
     let (_, config) = settings::resolve(&staged.files, &given, interactive)?;
-    run::check_credentials(&config)?;
+    hc_host::turn::check_credentials(&config)?;
     let prepared = staged
         .prepare(flags.no_contain)?
         .register(&given, config.interactive)?;
@@ -408,17 +408,20 @@ impl Chat {
             format: OutputFormat::Text,
             partial: false,
             sdk: Default::default(),
-            link: None,
         };
         let started = Instant::now();
         let engine = self.engine.clone();
         // What the session held before this run: a plan approved in an
         // earlier run does not end plan mode now.
         let held = self.session.as_deref().map_or(0, |s| members(&engine, s));
-        match self
-            .rt
-            .block_on(run::drive(&engine, prompt, &config, &request, started))
-        {
+        let mut sink = crate::render::TextSink::new(engine.clone());
+        let answerer = crate::render::TerminalAnswerer {
+            interactive: config.interactive,
+        };
+        let turn = run::drive(
+            &engine, prompt, &config, &request, started, &mut sink, &answerer,
+        );
+        match self.rt.block_on(turn) {
             Ok(finished) => self.session = Some(finished.session),
             Err(e) => eprintln!("hc: {}", crate::style::shown(&format!("{e:#}"))),
         }

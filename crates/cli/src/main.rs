@@ -14,6 +14,7 @@ mod chat;
 mod compat;
 mod config_cmd;
 mod inspect;
+mod json_sink;
 mod mcp_cmd;
 mod memory_cmd;
 mod output;
@@ -81,7 +82,15 @@ fn main() -> ExitCode {
         default_sigpipe();
     }
     let outcome = match cli.command {
-        Command::Run(flags) => return exit_code(run::run((*flags).into_request())),
+        Command::Run(flags) => {
+            let request = (*flags).into_request();
+            // driven by a program over stdin (the Agent SDK's way)
+            if request.sdk.streaming() {
+                let (format, started) = (request.format, std::time::Instant::now());
+                return exit_code(run::reporting(format, started, || sdk::serve(request)));
+            }
+            return exit_code(run::run(request));
+        }
         Command::Chat(flags) => chat::chat(flags),
         Command::Sessions { json } => inspect::sessions(json),
         Command::Trace {
@@ -259,7 +268,7 @@ fn serve(stdio: bool, no_contain: bool) -> Result<()> {
         let engine = host.engine.clone();
         engine::serve_host(engine.clone(), tokio::io::stdin(), tokio::io::stdout()).await;
         host.close().await;
-        run::sweep_git(&engine, since).await;
+        hc_host::turn::sweep_git(&engine, since).await;
         Ok(())
     })
 }

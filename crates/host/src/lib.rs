@@ -3,11 +3,14 @@
 //! and around a run. The project (found or made) and its substrate, the
 //! configuration files and whether the person trusts them, keys, the
 //! resolved settings, MCP configuration, the user's memory, the built-in
-//! programs, session lookups, and what a host says of a call in words.
+//! programs, session lookups, what a host says of a call in words — and
+//! a turn: a run started and followed to its end ([`turn::turn`],
+//! [`follow::Follower`]).
 //!
 //! It knows no front end: nothing here prints a run as it happens or
-//! reads a terminal; where a host must ask the person a line, it asks a
-//! [`confirm::Confirm`] the front end gives.
+//! reads a terminal. A front end shows a run through a [`follow::Sink`],
+//! answers what it asks through a [`follow::Answerer`], and where a host
+//! must ask the person a line, it asks a [`confirm::Confirm`].
 
 pub mod builtins;
 pub mod commands;
@@ -15,6 +18,7 @@ pub mod config;
 pub mod confirm;
 pub mod describe;
 pub mod exit;
+pub mod follow;
 pub mod keys;
 pub mod mcp_config;
 pub mod mcp_prompt;
@@ -25,4 +29,5 @@ pub mod sessions;
 pub mod settings;
 pub mod text;
 pub mod trust;
+pub mod turn;
 pub mod user_memory;

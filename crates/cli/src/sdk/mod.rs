@@ -11,11 +11,11 @@
 //! at once, saying why (a permission is then refused, a hook decides
 //! nothing), as it does in Claude Code.
 
+mod answerer;
 mod control;
 mod link;
 mod mcp_http;
 
-pub(crate) use link::BY_PROGRAM;
 pub use link::Link;
 
 use crate::exit::exit;
@@ -35,10 +35,10 @@ use std::time::Instant;
 use tokio::io::AsyncBufReadExt;
 
 /// A turn under way.
-type Turn = Pin<Box<dyn Future<Output = Result<crate::run::Finished>>>>;
+type Turn = Pin<Box<dyn Future<Output = Result<hc_host::turn::Finished>>>>;
 
 /// The turn's end (never, when there is none).
-async fn end_of(turn: &mut Option<Turn>) -> Result<crate::run::Finished> {
+async fn end_of(turn: &mut Option<Turn>) -> Result<hc_host::turn::Finished> {
     match turn {
         Some(turn) => turn.await,
         None => std::future::pending().await,
@@ -53,7 +53,7 @@ pub fn serve(mut request: RunRequest) -> Result<u8> {
     let (_, mut config) = crate::settings::resolve(&staged.files, &request.flags, false)
         .map_err(|e| exit(2, format!("{e:#}")))?;
     request.sdk.apply(&mut config).map_err(|e| exit(2, e))?;
-    crate::run::check_credentials(&config)?;
+    hc_host::turn::check_credentials(&config)?;
     let prepared = staged.prepare(request.no_contain)?;
     crate::runtime()?.block_on(async move {
         let link = Arc::new(Link::new(
@@ -65,7 +65,6 @@ pub fn serve(mut request: RunRequest) -> Result<u8> {
             .register(&request.flags, config.interactive)?
             .open()?;
         let engine = host.engine.clone();
-        request.link = Some(Arc::clone(&link));
         let session = match &request.session {
             Choice::Resume(id) => Some(
                 crate::sessions::resolve(engine.db(), id).map_err(|e| exit(2, format!("{e:#}")))?,
@@ -210,14 +209,34 @@ impl Driver {
         };
         let config = self.state.config.clone();
         let engine = self.engine.clone();
+        let mut sink = match request.format {
+            crate::output::OutputFormat::Text => {
+                crate::run::sink_for(&engine, request.format, false)
+            }
+            format => {
+                let link = Arc::clone(&self.link);
+                let json = crate::json_sink::JsonSink::new(format, request.partial);
+                Box::new(json.telling(move |shown| link.set_session(shown)))
+            }
+        };
+        let answerer = answerer::LinkAnswerer {
+            link: Arc::clone(&self.link),
+            terminal: crate::render::TerminalAnswerer {
+                interactive: config.interactive,
+            },
+        };
         Box::pin(async move {
-            crate::run::drive(&engine, &prompt, &config, &request, Instant::now()).await
+            let started = Instant::now();
+            let drive = crate::run::drive(
+                &engine, &prompt, &config, &request, started, &mut *sink, &answerer,
+            );
+            drive.await
         })
     }
 
     /// A turn's end: the session kept for the next; a turn that could not
     /// start is said as an error result. Answers the exit code it means.
-    fn ended(&mut self, done: Result<crate::run::Finished>) -> u8 {
+    fn ended(&mut self, done: Result<hc_host::turn::Finished>) -> u8 {
         match done {
             Ok(finished) => {
                 self.state.session = Some(finished.session);

@@ -46,7 +46,7 @@ pub async fn run(State(app): State<App>, Json(asked): Json<RunAsked>) -> Respons
 
 async fn start(app: &App, asked: RunAsked) -> anyhow::Result<(String, String)> {
     let engine = &app.engine;
-    crate::run::check_credentials(&app.config)?;
+    hc_host::turn::check_credentials(&app.config)?;
     let prompt = asked.prompt;
     if prompt.trim().is_empty() {
         anyhow::bail!("the message is empty; say what to do");
@@ -64,10 +64,10 @@ async fn start(app: &App, asked: RunAsked) -> anyhow::Result<(String, String)> {
         Some((prompt, config)) => (prompt, config),
         None => (prompt, base.clone()),
     };
-    crate::run::check_prompt(&prompt, &[])?;
-    let pins = crate::run::pins_of(engine, &[])?;
+    hc_host::turn::check_prompt(&prompt, &[])?;
+    let pins = hc_host::turn::pins_of(engine, &[])?;
     if config.memory {
-        crate::run::sync_memory(engine);
+        hc_host::turn::sync_memory(engine);
     }
     let (session, made) = match asked.session {
         Some(given) => (crate::sessions::resolve(engine.db(), &given)?, false),
@@ -80,7 +80,7 @@ async fn start(app: &App, asked: RunAsked) -> anyhow::Result<(String, String)> {
         config: &config,
         pins: &pins,
     };
-    let process = crate::run::start_agent(engine, &launch, made)?;
+    let process = hc_host::turn::start_agent(engine, &launch, made)?;
     Ok((session, process))
 }
 
