@@ -1,4 +1,4 @@
-"""Measured in the browser (`cargo bench -p cli --bench web`): the page's
+"""Measured in the browser (`cargo bench -p hc --bench web`): the page's
 first load to its sessions shown, a commit reaching a subscribed tile,
 and a streamed delta reaching the screen. Prints one JSON object."""
 

@@ -1,7 +1,7 @@
 //! What `hc` is asked: its commands and flags (clap), each with examples.
 
-use crate::output::OutputFormat;
-use crate::{run, settings};
+use crate::print::OutputFormat;
+use crate::settings;
 use clap::{Parser, Subcommand};
 
 /// hermitcrab: an agent runtime that keeps every step in one substrate.
@@ -116,15 +116,15 @@ pub enum Command {
     #[command(after_help = MEMORY_HELP)]
     Memory {
         #[command(subcommand)]
-        command: Option<crate::memory_cmd::MemoryCommand>,
+        command: Option<crate::cmd::memory::MemoryCommand>,
     },
     /// pscale blocks: an agent's structured memory (`--agent hermitcrab` keeps them).
     #[command(after_help = BLOCKS_HELP)]
     Blocks {
         #[command(subcommand)]
-        command: Option<crate::blocks_cmd::BlocksCommand>,
+        command: Option<crate::cmd::blocks::BlocksCommand>,
         #[command(flatten)]
-        flags: crate::blocks_cmd::BlocksFlags,
+        flags: crate::cmd::blocks::BlocksFlags,
     },
     /// Commit a declaration (JSON) from a file or stdin, as the host.
     #[command(
@@ -166,7 +166,7 @@ pub enum Command {
     Init,
     /// Serve the project: the protocol on stdio (--stdio), or the page in a browser (--http).
     #[command(after_help = SERVE_HELP)]
-    Serve(crate::web::ServeFlags),
+    Serve(ServeFlags),
     /// Run a built-in program on this process's stdio (the engine does this).
     #[command(
         after_help = "Example:\n  hc program echo   # as the engine starts it; `hc programs` lists them"
@@ -302,14 +302,14 @@ pub enum McpCommand {
         json: bool,
     },
     /// Add a server: `NAME -- COMMAND ARGS…` (stdio), or `--transport http NAME URL`.
-    Add(crate::mcp_cmd::Add),
+    Add(crate::cmd::mcp::Add),
     /// Remove a server (from --scope, else whichever file has it).
     Remove {
         /// The server's name.
         name: String,
         /// project (.mcp.json) or user (your config.toml).
         #[arg(long, short = 's', value_enum)]
-        scope: Option<crate::mcp_cmd::Scope>,
+        scope: Option<crate::cmd::mcp::Scope>,
     },
 }
 
@@ -378,61 +378,39 @@ impl SettingFlags {
 #[derive(clap::Args)]
 pub struct RunFlags {
     /// What to do (`-` or none: read it from stdin).
-    prompt: Option<String>,
+    pub(crate) prompt: Option<String>,
     #[command(flatten)]
-    settings: SettingFlags,
+    pub(crate) settings: SettingFlags,
     /// Go on with the latest session (its history is the agent's).
     #[arg(long = "continue", short = 'c', conflicts_with = "resume")]
-    continue_: bool,
+    pub(crate) continue_: bool,
     /// Go on with the session SESSION (an id, or a unique prefix of one).
     #[arg(long, value_name = "SESSION")]
-    resume: Option<String>,
+    pub(crate) resume: Option<String>,
     /// Compact the session's conversation into a summary before going on
     /// (with --continue or --resume).
     #[arg(long)]
-    compact: bool,
+    pub(crate) compact: bool,
     /// Pin a scope of the substrate into the agent's knowledge (repeatable).
     #[arg(long = "context", value_name = "ID")]
-    context: Vec<String>,
+    pub(crate) context: Vec<String>,
     /// Send an image with the prompt: PNG, JPEG, GIF or WebP, at most
     /// 3.75 MB (repeatable).
     #[arg(long = "image", value_name = "FILE")]
-    images: Vec<std::path::PathBuf>,
+    pub(crate) images: Vec<std::path::PathBuf>,
     /// Run programs uncontained, with all your privileges.
     #[arg(long)]
-    no_contain: bool,
+    pub(crate) no_contain: bool,
     /// text (the answer as it streams), json (one object at the end) or
     /// stream-json (one object per line as things happen).
     #[arg(long, value_enum, default_value = "text")]
-    output_format: OutputFormat,
+    pub(crate) output_format: OutputFormat,
     /// With stream-json: also the model's deltas as `stream_event` lines.
     #[arg(long)]
-    include_partial_messages: bool,
+    pub(crate) include_partial_messages: bool,
     /// Claude Code's print-mode flags (the Agent SDK's).
     #[command(flatten)]
-    sdk: crate::compat::SdkFlags,
-}
-
-impl RunFlags {
-    pub fn into_request(self) -> run::RunRequest {
-        let flags = self.settings.into_flags();
-        run::RunRequest {
-            prompt: self.prompt,
-            flags,
-            no_contain: self.no_contain,
-            context: self.context,
-            images: self.images,
-            compact: self.compact,
-            format: self.output_format,
-            partial: self.include_partial_messages,
-            sdk: self.sdk,
-            session: match (self.continue_, self.resume) {
-                (true, _) => crate::sessions::Choice::Latest,
-                (false, Some(id)) => crate::sessions::Choice::Resume(id),
-                (false, None) => crate::sessions::Choice::New,
-            },
-        }
-    }
+    pub(crate) sdk: crate::compat::SdkFlags,
 }
 
 /// `hc chat`'s flags.
@@ -449,4 +427,56 @@ pub struct ChatFlags {
     /// Run programs uncontained, with all your privileges.
     #[arg(long)]
     pub no_contain: bool,
+}
+
+/// `hc serve`'s flags.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ServeFlags {
+    /// The page, in a browser: an HTTP server on --host:--port.
+    #[arg(long, conflicts_with = "stdio")]
+    pub http: bool,
+    /// The protocol on stdin/stdout, with host reach.
+    #[arg(long)]
+    pub stdio: bool,
+    /// The port (with --http).
+    #[arg(long, default_value_t = 8420)]
+    pub port: u16,
+    /// The address to listen on (with --http). Anything but loopback must
+    /// be said here, and still needs the token.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: String,
+    /// Open the address in the browser.
+    #[arg(long)]
+    pub open: bool,
+    /// Keep the token in FILE (made, 0600, when missing) instead of a fresh
+    /// one each start.
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<std::path::PathBuf>,
+    /// Run programs uncontained, with all your privileges (every run
+    /// records it). Also `containment = "off"` in .hermitcrab/config.toml.
+    #[arg(long)]
+    pub no_contain: bool,
+    /// Runs from the page use this agent preset (`hermitcrab`) unless the
+    /// page names one.
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
+    /// A name this server is reached by (besides its IP addresses,
+    /// `localhost` and this machine's name); any other `Host` is refused.
+    #[arg(long = "allow-host", value_name = "NAME")]
+    pub allow_host: Vec<String>,
+}
+
+impl ServeFlags {
+    /// The page's options (`--http`).
+    pub fn into_options(self) -> hc_web::Options {
+        hc_web::Options {
+            port: self.port,
+            host: self.host,
+            open: self.open,
+            token_file: self.token_file,
+            no_contain: self.no_contain,
+            agent: self.agent,
+            allow_host: self.allow_host,
+        }
+    }
 }

@@ -6,27 +6,19 @@ mod args;
 
 use hc_host::open::{Find, Staged, close, runtime};
 use hc_host::{
-    builtins, commands, config, confirm, describe, exit, mcp_config, mcp_prompt, origin, project,
-    sessions, settings, text, trust, user_memory,
+    builtins, commands, config, confirm, describe, exit, mcp_config, origin, project, sessions,
+    settings, text, trust, user_memory,
 };
-mod blocks_cmd;
-mod chat;
+mod cmd;
 mod compat;
-mod config_cmd;
-mod inspect;
-mod json_sink;
-mod mcp_cmd;
-mod memory_cmd;
-mod output;
-mod render;
-mod run;
+mod print;
 mod sdk;
-mod spinner;
 mod style;
-mod trace;
-mod tree;
+mod term;
 mod tty;
-mod web;
+
+use cmd::{blocks, config as config_cmd, inspect, mcp as mcp_cmd, memory, trace};
+use term::{chat, run};
 
 use anyhow::{Context as _, Result};
 use args::{Cli, Command};
@@ -83,13 +75,15 @@ fn main() -> ExitCode {
     }
     let outcome = match cli.command {
         Command::Run(flags) => {
-            let request = (*flags).into_request();
+            let (request, printed) = run::RunRequest::from_flags(*flags);
             // driven by a program over stdin (the Agent SDK's way)
             if request.sdk.streaming() {
-                let (format, started) = (request.format, std::time::Instant::now());
-                return exit_code(run::reporting(format, started, || sdk::serve(request)));
+                let started = std::time::Instant::now();
+                let served =
+                    run::reporting(printed.format, started, || sdk::serve(request, printed));
+                return exit_code(served);
             }
-            return exit_code(run::run(request));
+            return exit_code(run::run(request, printed));
         }
         Command::Chat(flags) => chat::chat(flags),
         Command::Sessions { json } => inspect::sessions(json),
@@ -128,8 +122,8 @@ fn main() -> ExitCode {
         Command::Programs { json } => inspect::programs(json),
         Command::Commit { file } => inspect::commit(file.as_deref()),
         Command::Mcp { command } => mcp(command),
-        Command::Memory { command } => memory_cmd::memory(command),
-        Command::Blocks { command, flags } => blocks_cmd::blocks(command, flags),
+        Command::Memory { command } => memory::memory(command),
+        Command::Blocks { command, flags } => blocks::blocks(command, flags),
         Command::Config {
             json,
             edit,
@@ -138,7 +132,7 @@ fn main() -> ExitCode {
         Command::Init => init(),
         Command::Trust { revoke, list } => config_cmd::trust(revoke, list),
         Command::Program { name } => program(&name),
-        Command::Serve(flags) if flags.http => web::serve(flags),
+        Command::Serve(flags) if flags.http => hc_web::serve(flags.into_options(), &tty::Tty),
         Command::Serve(flags) => serve(flags.stdio, flags.no_contain),
         Command::Contain { args } => return contain::trampoline_main(&args, Some(CARRIED)),
     };

@@ -28,6 +28,7 @@ pub mod project;
 pub mod sessions;
 pub mod settings;
 pub mod text;
+pub mod tree;
 pub mod trust;
 pub mod turn;
 pub mod user_memory;

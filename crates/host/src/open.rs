@@ -145,7 +145,7 @@ pub fn runtime() -> Result<tokio::runtime::Runtime> {
 
 /// Contained programs go through the `hc-contain` built and installed with
 /// `hc` when it is there and from the same source (`--build-id`; `cargo run
-/// -p cli` rebuilds only `hc`, and could leave an older one beside it): a
+/// -p hc` rebuilds only `hc`, and could leave an older one beside it): a
 /// small binary that skips Rust's runtime set-up, started as the engine's
 /// zygote and namespace holder (and per run if the zygote is gone).
 fn containment_beside_hc(default: contain::Containment) -> contain::Containment {

@@ -5,7 +5,7 @@
 //! program cannot answer them); its interrupts.
 
 use super::link::{BY_PROGRAM, Link};
-use crate::render::TerminalAnswerer;
+use crate::term::answerer::TerminalAnswerer;
 use agent::contract::{Entry, PLAN_APPROVE, PermissionRequest, Plan, UserAnswer};
 use engine::Engine;
 use hc_host::follow::answers::{answer, commit_on};

@@ -237,3 +237,10 @@ impl Link {
         }
     }
 }
+
+/// The bridge to the program's own MCP servers sends their messages here.
+impl hc_web::bridge::Forward for Link {
+    fn request(&self, request: Value) -> hc_web::bridge::Answer<'_> {
+        Box::pin(Link::request(self, request, None))
+    }
+}

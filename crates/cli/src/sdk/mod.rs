@@ -14,13 +14,12 @@
 mod answerer;
 mod control;
 mod link;
-mod mcp_http;
 
 pub use link::Link;
 
 use crate::exit::exit;
-use crate::run::RunRequest;
 use crate::sessions::Choice;
+use crate::term::run::RunRequest;
 use crate::trust::Ask;
 use anyhow::Result;
 use control::State;
@@ -48,7 +47,7 @@ async fn end_of(turn: &mut Option<Turn>) -> Result<hc_host::turn::Finished> {
 /// Serves the driving program until it closes stdin and its turns are
 /// done; answers the exit code: 1 when the last turn ended in an error
 /// (as Claude Code, so the SDK raises it), else 0.
-pub fn serve(mut request: RunRequest) -> Result<u8> {
+pub fn serve(mut request: RunRequest, printed: crate::print::Printed) -> Result<u8> {
     let staged = Staged::here(Find::OrInit, Ask::Never)?;
     let (_, mut config) = crate::settings::resolve(&staged.files, &request.flags, false)
         .map_err(|e| exit(2, format!("{e:#}")))?;
@@ -60,7 +59,8 @@ pub fn serve(mut request: RunRequest) -> Result<u8> {
             request.sdk.prompts_over_stdio(),
             config.tool_names,
         ));
-        let bridge = mcp_http::start(Arc::clone(&link), &mut request.flags.mcp_config).await?;
+        let forward: Arc<dyn hc_web::bridge::Forward> = Arc::clone(&link) as _;
+        let bridge = hc_web::bridge::start(forward, &mut request.flags.mcp_config).await?;
         let host = prepared
             .register(&request.flags, config.interactive)?
             .open()?;
@@ -76,6 +76,7 @@ pub fn serve(mut request: RunRequest) -> Result<u8> {
             engine: engine.clone(),
             link,
             template: request,
+            printed,
             state: State {
                 config,
                 session,
@@ -127,6 +128,8 @@ fn stdin_lines() -> tokio::sync::mpsc::UnboundedReceiver<Line> {
 struct Driver {
     engine: Engine,
     link: Arc<Link>,
+    /// How every turn is printed.
+    printed: crate::print::Printed,
     /// What every turn's run is asked, but its prompt and session.
     template: RunRequest,
     state: State,
@@ -209,25 +212,23 @@ impl Driver {
         };
         let config = self.state.config.clone();
         let engine = self.engine.clone();
-        let mut sink = match request.format {
-            crate::output::OutputFormat::Text => {
-                crate::run::sink_for(&engine, request.format, false)
-            }
+        let mut sink = match self.printed.format {
+            crate::print::OutputFormat::Text => crate::term::run::sink_for(&engine, self.printed),
             format => {
                 let link = Arc::clone(&self.link);
-                let json = crate::json_sink::JsonSink::new(format, request.partial);
+                let json = crate::print::sink::JsonSink::new(format, self.printed.partial);
                 Box::new(json.telling(move |shown| link.set_session(shown)))
             }
         };
         let answerer = answerer::LinkAnswerer {
             link: Arc::clone(&self.link),
-            terminal: crate::render::TerminalAnswerer {
+            terminal: crate::term::answerer::TerminalAnswerer {
                 interactive: config.interactive,
             },
         };
         Box::pin(async move {
             let started = Instant::now();
-            let drive = crate::run::drive(
+            let drive = crate::term::run::drive(
                 &engine, &prompt, &config, &request, started, &mut *sink, &answerer,
             );
             drive.await
@@ -244,7 +245,7 @@ impl Driver {
             }
             Err(e) => {
                 let code = e.downcast_ref::<crate::exit::Exit>().map_or(1, |x| x.code);
-                crate::output::failed(&format!("{e:#}"), code, 0);
+                crate::print::failed(&format!("{e:#}"), code, 0);
                 1
             }
         }

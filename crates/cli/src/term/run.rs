@@ -4,12 +4,13 @@
 //! call one line on stderr, permission questions asked on the terminal
 //! when there is one; a closing line of turns, tokens, cost and time.
 
+use crate::args::RunFlags;
 use crate::exit::{Exit, exit};
-use crate::json_sink::JsonSink;
-use crate::output::OutputFormat;
-use crate::render::{TerminalAnswerer, TextSink};
+use crate::print::sink::JsonSink;
+use crate::print::{OutputFormat, Printed};
 use crate::sessions::Choice;
 use crate::settings::{self, Flags};
+use crate::term::{answerer::TerminalAnswerer, text::TextSink};
 use crate::trust::Ask;
 use anyhow::{Context as _, Result};
 use engine::Engine;
@@ -35,18 +36,39 @@ pub struct RunRequest {
     pub session: Choice,
     /// `--compact`: summarize the session before going on.
     pub compact: bool,
-    /// How to print.
-    pub format: crate::output::OutputFormat,
-    /// `--include-partial-messages` (with stream-json).
-    pub partial: bool,
     /// Claude Code's print-mode flags.
     pub sdk: crate::compat::SdkFlags,
 }
 
+impl RunRequest {
+    /// What `hc run`'s flags ask: the run, and how it is printed.
+    pub fn from_flags(this: RunFlags) -> (RunRequest, Printed) {
+        let printed = Printed {
+            format: this.output_format,
+            partial: this.include_partial_messages,
+        };
+        let request = RunRequest {
+            prompt: this.prompt,
+            flags: this.settings.into_flags(),
+            no_contain: this.no_contain,
+            context: this.context,
+            images: this.images,
+            compact: this.compact,
+            sdk: this.sdk,
+            session: match (this.continue_, this.resume) {
+                (true, _) => crate::sessions::Choice::Latest,
+                (false, Some(id)) => crate::sessions::Choice::Resume(id),
+                (false, None) => crate::sessions::Choice::New,
+            },
+        };
+        (request, printed)
+    }
+}
+
 /// Runs the agent once; answers the exit code.
-pub fn run(request: RunRequest) -> Result<u8> {
+pub fn run(request: RunRequest, printed: Printed) -> Result<u8> {
     let started = Instant::now();
-    reporting(request.format, started, || start(request, started))
+    reporting(printed.format, started, || start(request, printed, started))
 }
 
 /// Runs `run`; printed as `format` asks JSON, a failure before the run
@@ -62,13 +84,13 @@ pub fn reporting(
         && let Err(e) = &outcome
     {
         let code = e.downcast_ref::<Exit>().map_or(1, |x| x.code);
-        crate::output::failed(&format!("{e:#}"), code, started.elapsed().as_millis());
+        crate::print::failed(&format!("{e:#}"), code, started.elapsed().as_millis());
     }
     outcome
 }
 
 /// Everything `run` does but printing an early failure as JSON.
-fn start(request: RunRequest, started: Instant) -> Result<u8> {
+fn start(request: RunRequest, printed: Printed, started: Instant) -> Result<u8> {
     let prompt = read_prompt(request.prompt.clone())?;
     let interactive = std::fs::File::open("/dev/tty").is_ok()
         && std::io::IsTerminal::is_terminal(&std::io::stderr());
@@ -90,7 +112,7 @@ fn start(request: RunRequest, started: Instant) -> Result<u8> {
         .register(&request.flags, config.interactive)?;
     crate::runtime()?.block_on(async move {
         let host = prepared.open()?;
-        let mut sink = sink_for(&host.engine, request.format, request.partial);
+        let mut sink = sink_for(&host.engine, printed);
         let answerer = TerminalAnswerer {
             interactive: config.interactive,
         };
@@ -109,12 +131,11 @@ fn start(request: RunRequest, started: Instant) -> Result<u8> {
     })
 }
 
-/// What shows a run printed as `format` asks (stream events too when
-/// `partial`).
-pub fn sink_for(engine: &Engine, format: OutputFormat, partial: bool) -> Box<dyn Sink> {
-    match format {
+/// What shows a run printed as asked.
+pub fn sink_for(engine: &Engine, printed: Printed) -> Box<dyn Sink> {
+    match printed.format {
         OutputFormat::Text => Box::new(TextSink::new(engine.clone())),
-        OutputFormat::Json | OutputFormat::StreamJson => Box::new(JsonSink::new(format, partial)),
+        format => Box::new(JsonSink::new(format, printed.partial)),
     }
 }
 

@@ -4,16 +4,16 @@
 //! under the tile's own key (a sandboxed frame has no cookie to show).
 
 use super::App;
-use crate::builtins::BUILTIN_VIEWS;
 use axum::extract::{Path, Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use hc_host::builtins::BUILTIN_VIEWS;
 use std::collections::HashMap;
 
-const INDEX: &str = include_str!("../../web/index.html");
-const APP_JS: &str = include_str!("../../web/app.js");
-const APP_CSS: &str = include_str!("../../web/app.css");
-const HC_JS: &str = include_str!("../../web/hc.js");
+const INDEX: &str = include_str!("../assets/index.html");
+const APP_JS: &str = include_str!("../assets/app.js");
+const APP_CSS: &str = include_str!("../assets/app.css");
+const HC_JS: &str = include_str!("../assets/hc.js");
 
 /// A compiled-in file, with the headers every one carries.
 fn respond(content_type: &'static str, body: &'static str) -> Response {

@@ -5,6 +5,8 @@
 //! last `result` — with what we add in fields of our own: the process,
 //! usage and cost per model and per sub-agent, and `hc trace` commands.
 
+pub mod sink;
+
 use agent::contract::{Answer, Notice, RunBody, ToolResult};
 use serde_json::{Value, json};
 use std::io::Write as _;
@@ -23,6 +25,15 @@ pub enum OutputFormat {
     Json,
     /// One JSON object per line as things happen, the result last.
     StreamJson,
+}
+
+/// How a run is printed: `--output-format`, `--include-partial-messages`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Printed {
+    /// The format.
+    pub format: OutputFormat,
+    /// With stream-json: the model's deltas as `stream_event` lines too.
+    pub partial: bool,
 }
 
 /// Writes JSON lines to stdout.

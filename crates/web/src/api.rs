@@ -51,7 +51,7 @@ async fn start(app: &App, asked: RunAsked) -> anyhow::Result<(String, String)> {
     if prompt.trim().is_empty() {
         anyhow::bail!("the message is empty; say what to do");
     }
-    let expanded = crate::mcp_prompt::expand(engine, &prompt).await?;
+    let expanded = hc_host::mcp_prompt::expand(engine, &prompt).await?;
     let prompt = expanded.unwrap_or(prompt);
     let base = match asked.agent.as_deref().or(app.agent.as_deref()) {
         None | Some("") => &app.config,
@@ -59,7 +59,7 @@ async fn start(app: &App, asked: RunAsked) -> anyhow::Result<(String, String)> {
         Some(other) => anyhow::bail!("there is no agent preset `{other}`: the one is `hermitcrab`"),
     };
     // `!cmd` lines are asked on the server's terminal, as they were
-    let commanded = crate::commands::expand(engine, &prompt, base, &crate::tty::Tty).await?;
+    let commanded = hc_host::commands::expand(engine, &prompt, base, app.confirm).await?;
     let (prompt, config) = match commanded {
         Some((prompt, config)) => (prompt, config),
         None => (prompt, base.clone()),
@@ -70,8 +70,8 @@ async fn start(app: &App, asked: RunAsked) -> anyhow::Result<(String, String)> {
         hc_host::turn::sync_memory(engine);
     }
     let (session, made) = match asked.session {
-        Some(given) => (crate::sessions::resolve(engine.db(), &given)?, false),
-        None => (crate::sessions::create(engine, &prompt)?, true),
+        Some(given) => (hc_host::sessions::resolve(engine.db(), &given)?, false),
+        None => (hc_host::sessions::create(engine, &prompt)?, true),
     };
     let launch = agent::launch::Launch {
         session: &session,
@@ -184,12 +184,12 @@ fn session_of(app: &App, given: &str) -> anyhow::Result<String> {
     if given.starts_with("p_") {
         return Ok(given.to_owned());
     }
-    crate::sessions::resolve(app.engine.db(), given)
+    hc_host::sessions::resolve(app.engine.db(), given)
 }
 
 /// `GET /api/trace/SESSION`: the `hc trace` tree, as JSON.
 pub async fn trace(State(app): State<App>, Path(session): Path<String>) -> Response {
-    let tree = session_of(&app, &session).and_then(|s| crate::tree::json_of(app.engine.db(), &s));
+    let tree = session_of(&app, &session).and_then(|s| hc_host::tree::json_of(app.engine.db(), &s));
     match tree {
         Ok(tree) => Json(tree).into_response(),
         Err(e) => failed(StatusCode::NOT_FOUND, e),
@@ -236,7 +236,7 @@ pub async fn diff(State(app): State<App>, Path((session, n)): Path<(String, usiz
     }
     let diffed = bodies(&app, &session, &[n - 1, n])
         .await
-        .and_then(|b| crate::describe::diff_text(&b[0], &b[1], n));
+        .and_then(|b| hc_host::describe::diff_text(&b[0], &b[1], n));
     match diffed {
         Ok(text) => ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], text).into_response(),
         Err(e) => failed(StatusCode::NOT_FOUND, e),

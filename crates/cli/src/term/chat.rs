@@ -6,12 +6,12 @@
 //! project's `.hermitcrab/history`.
 
 use crate::args::ChatFlags;
-use crate::output::OutputFormat;
+use crate::cmd::{inspect, tree};
 use crate::project::{self, Project};
-use crate::run::{self, RunRequest};
 use crate::sessions::{self, Choice};
+use crate::settings;
 use crate::style::{bold, dim};
-use crate::{inspect, settings, tree};
+use crate::term::run::{self, RunRequest};
 use agent::PermissionMode;
 use anyhow::{Context as _, Result};
 use engine::Engine;
@@ -295,7 +295,7 @@ impl Chat {
     /// One line: a slash command, or a message for the agent.
     fn line(&mut self, line: &str) -> Result<Step> {
         if let Some(text) = line.strip_prefix('#') {
-            match crate::memory_cmd::add_to_project(self.engine.db(), text) {
+            match crate::cmd::memory::add_to_project(self.engine.db(), text) {
                 Ok(id) => eprintln!("{}", dim(&format!("kept in this project's memory as {id}"))),
                 Err(e) => eprintln!("hc: {}", crate::style::shown(&format!("{e:#}"))),
             }
@@ -326,7 +326,7 @@ impl Chat {
                 None => Ok("no session yet: say something first".to_owned()),
             },
             "mcp" => self.servers(),
-            "memory" => crate::memory_cmd::memory(None).map(|()| String::new()),
+            "memory" => crate::cmd::memory::memory(None).map(|()| String::new()),
             "plan" => Ok(self.toggle_plan()),
             // an MCP server's prompt, or a command file: the prompt it
             // makes goes to the agent
@@ -405,8 +405,6 @@ impl Chat {
                 None => Choice::New,
             },
             compact: config.compact_first,
-            format: OutputFormat::Text,
-            partial: false,
             sdk: Default::default(),
         };
         let started = Instant::now();
@@ -414,8 +412,8 @@ impl Chat {
         // What the session held before this run: a plan approved in an
         // earlier run does not end plan mode now.
         let held = self.session.as_deref().map_or(0, |s| members(&engine, s));
-        let mut sink = crate::render::TextSink::new(engine.clone());
-        let answerer = crate::render::TerminalAnswerer {
+        let mut sink = crate::term::text::TextSink::new(engine.clone());
+        let answerer = crate::term::answerer::TerminalAnswerer {
             interactive: config.interactive,
         };
         let turn = run::drive(

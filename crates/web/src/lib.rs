@@ -11,61 +11,52 @@
 mod api;
 mod assets;
 mod auth;
+pub mod bridge;
 mod socket;
 
-use crate::trust::Ask;
 use anyhow::{Context as _, Result};
 use engine::Engine;
+use hc_host::confirm::Confirm;
+use hc_host::exit::exit;
 use hc_host::open::{Find, Staged};
+use hc_host::settings::{self, Flags};
+use hc_host::trust::Ask;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-/// `hc serve`'s flags.
-#[derive(clap::Args, Debug, Clone)]
-pub struct ServeFlags {
-    /// The page, in a browser: an HTTP server on --host:--port.
-    #[arg(long, conflicts_with = "stdio")]
-    pub http: bool,
-    /// The protocol on stdin/stdout, with host reach.
-    #[arg(long)]
-    pub stdio: bool,
-    /// The port (with --http).
-    #[arg(long, default_value_t = 8420)]
+/// How `hc serve --http` serves (its flags).
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The port.
     pub port: u16,
-    /// The address to listen on (with --http). Anything but loopback must
-    /// be said here, and still needs the token.
-    #[arg(long, default_value = "127.0.0.1")]
+    /// The address to listen on (anything but loopback still needs the
+    /// token).
     pub host: String,
     /// Open the address in the browser.
-    #[arg(long)]
     pub open: bool,
-    /// Keep the token in FILE (made, 0600, when missing) instead of a fresh
-    /// one each start.
-    #[arg(long, value_name = "FILE")]
+    /// Keep the token in this file (made, 0600, when missing) instead of
+    /// a fresh one each start.
     pub token_file: Option<PathBuf>,
-    /// Run programs uncontained, with all your privileges (every run
-    /// records it). Also `containment = "off"` in .hermitcrab/config.toml.
-    #[arg(long)]
+    /// Run programs uncontained.
     pub no_contain: bool,
-    /// Runs from the page use this agent preset (`hermitcrab`) unless the
-    /// page names one.
-    #[arg(long, value_name = "NAME")]
+    /// The agent preset runs from the page use unless the page names one.
     pub agent: Option<String>,
-    /// A name this server is reached by (besides its IP addresses,
-    /// `localhost` and this machine's name); any other `Host` is refused.
-    #[arg(long = "allow-host", value_name = "NAME")]
+    /// Names this server is reached by (besides its IP addresses,
+    /// `localhost` and this machine's name).
     pub allow_host: Vec<String>,
 }
 
 /// What every request handler shares.
 #[derive(Clone)]
-pub struct App(Arc<Inner>);
+pub(crate) struct App(Arc<Inner>);
 
-pub struct Inner {
+pub(crate) struct Inner {
     engine: Engine,
+    /// Who a command file's `` !`cmd` `` line is put to.
+    confirm: &'static dyn Confirm,
     token: String,
     /// The origins the page is served from (`http://HOST:PORT`).
     origins: Vec<String>,
@@ -98,38 +89,38 @@ impl Inner {
     }
 }
 
-/// Serves the page until Ctrl-C.
-pub fn serve(flags: ServeFlags) -> Result<()> {
+/// Serves the page until Ctrl-C; a command file's `` !`cmd` `` line in
+/// a prompt from the page is put to `confirm`.
+pub fn serve(flags: Options, confirm: &'static dyn Confirm) -> Result<()> {
     let staged = Staged::here(Find::OrInit, Ask::Never)?;
-    let (_, mut config) =
-        crate::settings::resolve(&staged.files, &crate::settings::Flags::default(), true)
-            .map_err(|e| crate::exit::exit(2, format!("{e:#}")))?;
+    let (_, mut config) = settings::resolve(&staged.files, &Flags::default(), true)
+        .map_err(|e| exit(2, format!("{e:#}")))?;
     // the page answers permission questions and the agent's own
     config.interactive = true;
-    let preset = crate::settings::Flags {
+    let preset = Flags {
         agent: Some("hermitcrab".into()),
-        ..crate::settings::Flags::default()
+        ..Flags::default()
     };
-    let (_, mut hermitcrab) = crate::settings::resolve(&staged.files, &preset, true)
-        .map_err(|e| crate::exit::exit(2, format!("{e:#}")))?;
+    let (_, mut hermitcrab) =
+        settings::resolve(&staged.files, &preset, true).map_err(|e| exit(2, format!("{e:#}")))?;
     hermitcrab.interactive = true;
     if let Some(name) = flags.agent.as_deref().filter(|n| *n != "hermitcrab") {
-        return Err(crate::exit::exit(
+        return Err(exit(
             2,
             format!("--agent {name}: the one preset is `hermitcrab`"),
         ));
     }
     let prepared = staged
         .prepare(flags.no_contain)?
-        .register(&crate::settings::Flags::default(), true)?;
+        .register(&Flags::default(), true)?;
     let token = auth::token(flags.token_file.as_deref())?;
     let host: std::net::IpAddr = flags.host.parse().map_err(|_| {
-        crate::exit::exit(
+        exit(
             2,
             format!("--host {}: give an IP address, e.g. 127.0.0.1", flags.host),
         )
     })?;
-    crate::runtime()?.block_on(async move {
+    hc_host::open::runtime()?.block_on(async move {
         let opened = prepared.open()?;
         let engine = opened.engine.clone();
         let listener = tokio::net::TcpListener::bind(SocketAddr::new(host, flags.port))
@@ -143,6 +134,7 @@ pub fn serve(flags: ServeFlags) -> Result<()> {
         let address = format!("{}/?token={token}", origins[0]);
         let app = App(Arc::new(Inner {
             engine: engine.clone(),
+            confirm,
             token,
             origins,
             config,

@@ -2,7 +2,7 @@
 //! sink that writes [`JsonOut`]'s lines — `system`/`init` when the run
 //! starts, messages and stream events as they come, the `result` last.
 
-use crate::output::{Init, JsonOut, OutputFormat};
+use crate::print::{Init, JsonOut, OutputFormat};
 use agent::contract::{Answer, Notice, ToolResult};
 use anyhow::Result;
 use engine::Engine;
@@ -90,7 +90,7 @@ impl Sink for JsonSink {
             return Ok(());
         };
         let calls = hc_host::describe::model_calls(ended.engine, ended.session)?;
-        let result = crate::output::result(
+        let result = crate::print::result(
             ended.body,
             &hc_host::describe::answer_of(ended.done),
             ended.process,

@@ -1,24 +1,37 @@
 //! MCP servers hosted by the driving program (`"type": "sdk"` in
 //! `--mcp-config`): each becomes, for the engine, a streamable-HTTP server
 //! at `http://127.0.0.1:PORT/sdk/NAME` served here, which hands every
-//! JSON-RPC message to the program as an `mcp_message` control request
-//! and answers with its `mcp_response`. So the server's tools are programs
+//! JSON-RPC message to the program (through the [`Forward`] the SDK front
+//! end gives: an `mcp_message` control request) and answers with its
+//! `mcp_response`. So the server's tools are programs
 //! and every call a recorded, contained run like any MCP tool's; the
 //! bearer token that guards the address never reaches the substrate.
 
-use super::Link;
 use anyhow::{Context as _, Result};
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+
+/// An answer from the driving program, to come: its response, or why
+/// there is none.
+pub type Answer<'a> = Pin<Box<dyn Future<Output = Result<Value, String>> + Send + 'a>>;
+
+/// Who carries a control request to the driving program and its answer
+/// back (the SDK's link).
+pub trait Forward: Send + Sync + 'static {
+    /// Sends `request` (a control request's body) and waits for its answer.
+    fn request(&self, request: Value) -> Answer<'_>;
+}
 
 /// What a request to the bridge needs.
 #[derive(Clone)]
 struct Bridge {
-    link: Arc<Link>,
+    link: Arc<dyn Forward>,
     token: String,
 }
 
@@ -27,7 +40,7 @@ struct Bridge {
 /// when there is one. Answers the server task, to keep while the engine
 /// runs.
 pub async fn start(
-    link: Arc<Link>,
+    link: Arc<dyn Forward>,
     flags: &mut [String],
 ) -> Result<Option<tokio::task::JoinHandle<()>>> {
     let mut parsed: Vec<(usize, Value)> = Vec::new();
@@ -112,10 +125,7 @@ async fn message(
     let is_request = message.get("id").is_some() && message.get("method").is_some();
     let answer = bridge
         .link
-        .request(
-            json!({"subtype": "mcp_message", "server_name": name, "message": message}),
-            None,
-        )
+        .request(json!({"subtype": "mcp_message", "server_name": name, "message": message}))
         .await;
     if !is_request {
         return StatusCode::ACCEPTED.into_response();

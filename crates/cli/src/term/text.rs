@@ -2,7 +2,7 @@
 //! stdout as it comes, each tool call one compact line on stderr (an
 //! edit with its diff), status lines, a progress line while a tool runs,
 //! and the closing summary. The questions a run asks are put to the
-//! person by the terminal answerer (`ask.rs`).
+//! person by the terminal answerer (`answerer.rs`).
 
 use agent::contract::{Answer, Notice, Plan, RunBody, ToolResult};
 use anyhow::Result;
@@ -13,13 +13,9 @@ use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 use std::time::Instant;
 
-mod ask;
-
-pub use ask::TerminalAnswerer;
-
 use crate::describe::summary;
-use crate::spinner::Spinner;
 use crate::style::{paint_err, shown};
+use crate::term::spinner::Spinner;
 
 /// A tool call under way, as the person sees it.
 struct Call {

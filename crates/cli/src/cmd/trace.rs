@@ -34,7 +34,7 @@ pub fn trace(asked: TraceRequest) -> Result<()> {
         },
     };
     match (asked.request, asked.diff) {
-        (None, None) => crate::tree::show(&db, &session, asked.full, asked.json),
+        (None, None) => crate::cmd::tree::show(&db, &session, asked.full, asked.json),
         (Some(n), _) => {
             let body = rebuilt(&project, db, &session, &[n])?.remove(0);
             use std::io::Write as _;

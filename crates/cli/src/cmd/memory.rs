@@ -367,7 +367,7 @@ fn in_editor(text: &str) -> Result<String> {
         .tempfile()
         .context("cannot make a file to edit")?;
     std::fs::write(file.path(), text)?;
-    crate::config_cmd::open_editor(file.path())?;
+    crate::cmd::config::open_editor(file.path())?;
     std::fs::read_to_string(file.path()).context("cannot read the edited memory")
 }
 
