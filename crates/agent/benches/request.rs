@@ -67,7 +67,7 @@ fn prefix() -> Prefix {
         ..AgentConfig::default()
     };
     let context = ContextBody {
-        system: agent::context::BASE_INSTRUCTIONS.into(),
+        system: agent::sources::context::BASE_INSTRUCTIONS.into(),
         model: "claude-sonnet-4-5".into(),
         max_tokens: 32_000,
         own_tools: agent::catalog::own_tools(),

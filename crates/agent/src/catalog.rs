@@ -6,8 +6,8 @@
 //! rebuild alike.
 
 use crate::contract::{ContextBody, KnowledgeFile};
-use crate::knowledge::{Known, Pinned};
 use crate::request::ToolDef;
+use crate::sources::knowledge::{Known, Pinned};
 use protocol::program::ProgramBody;
 use protocol::{Client, ClientError, ScopeOpts, ScopeResult};
 use serde_json::{Value, json};
@@ -217,17 +217,17 @@ pub async fn known(
 pub async fn read_shell(
     client: &Client,
     record: Option<&crate::contract::ShellRecord>,
-) -> Result<Option<crate::blocks::shell::Shell>, ClientError> {
+) -> Result<Option<crate::blocks::crab::Crab>, ClientError> {
     let Some(record) = record else {
         return Ok(None);
     };
-    let store = crate::block_store::BlockStore::new(client.clone(), &record.identity);
+    let store = crate::blocks::store::BlockStore::new(client.clone(), &record.identity);
     let (blocks, constitution) = futures_util::future::join(
         store.all(Some(record.at)),
         store.constitution(Some(record.at)),
     )
     .await;
-    Ok(Some(crate::blocks::shell::Shell {
+    Ok(Some(crate::blocks::crab::Crab {
         constitution: constitution?,
         blocks: blocks?.0.into_iter().filter_map(|s| s.block.ok()).collect(),
     }))

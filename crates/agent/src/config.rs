@@ -162,7 +162,7 @@ pub struct AgentConfig {
     /// Custom agents the program driving the run defined (before any
     /// file's of the same name).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub agents: Vec<crate::agents::AgentSpec>,
+    pub agents: Vec<crate::sources::agents::AgentSpec>,
     /// Whether memory (the project's and the person's) is in every
     /// request and the `memory` tool offered (default true).
     #[serde(default = "yes", skip_serializing_if = "is_yes")]
@@ -319,7 +319,7 @@ impl AgentConfig {
     pub fn identity(&self) -> &str {
         self.identity
             .as_deref()
-            .unwrap_or(crate::blocks::shell::IDENTITY)
+            .unwrap_or(crate::blocks::crab::IDENTITY)
     }
 
     /// The model `call_llm` calls `fast`.

@@ -140,11 +140,11 @@ impl Launch<'_> {
             let identity = self.config.identity();
             read.push(crate::blocks::scope_of(identity));
             write.push(crate::blocks::scope_of(identity));
-            read.push(crate::block_store::CONSTITUTION.to_owned());
+            read.push(crate::blocks::store::CONSTITUTION.to_owned());
             let declaration = before.get_or_insert_with(Declaration::default);
             declaration
                 .chunks
-                .insert(0, crate::block_store::scope_chunk(identity));
+                .insert(0, crate::blocks::store::scope_chunk(identity));
         }
         let prompt = Prompt {
             text: self.prompt.to_owned(),

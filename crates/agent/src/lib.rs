@@ -47,15 +47,11 @@
 //! assert_eq!(next.model, "claude-sonnet-4-5");
 //! ```
 
-pub mod agents;
-pub mod block_store;
 pub mod blocks;
 pub mod catalog;
 mod compact;
 pub mod config;
-pub mod context;
 pub mod contract;
-pub mod knowledge;
 pub mod launch;
 pub mod memory;
 pub mod names;
@@ -63,8 +59,7 @@ pub mod permissions;
 mod rebuild;
 pub mod request;
 pub mod run;
-pub mod servers;
-pub mod skills;
+pub mod sources;
 mod toolbox;
 mod vocabulary;
 

@@ -132,7 +132,7 @@ pub fn vocabulary() -> Vec<ChunkDecl> {
     out.push(archetype(crate::blocks::BLOCK, json!({})).on(NewPlacement::instance("agent")));
     out.push(
         archetype(
-            crate::block_store::BLOCKS,
+            crate::blocks::store::BLOCKS,
             json!({"propagate": true, "accepts": [crate::blocks::BLOCK]}),
         )
         .on(NewPlacement::instance("agent")),
@@ -144,9 +144,9 @@ pub fn vocabulary() -> Vec<ChunkDecl> {
 /// hermitcrab's constitution (`hc commit` or `hc blocks` rewrite it).
 pub fn seeds() -> Vec<ChunkDecl> {
     vec![
-        ChunkDecl::with_id(crate::block_store::CONSTITUTION)
-            .name(crate::block_store::CONSTITUTION)
-            .body(json!({"text": crate::blocks::shell::CONSTITUTION})),
+        ChunkDecl::with_id(crate::blocks::store::CONSTITUTION)
+            .name(crate::blocks::store::CONSTITUTION)
+            .body(json!({"text": crate::blocks::crab::CONSTITUTION})),
     ]
 }
 

@@ -3,7 +3,7 @@
 //! before relates, a member without text as its fields.
 #![allow(clippy::unwrap_used, missing_docs)]
 
-use agent::knowledge::{Pinned, render};
+use agent::sources::knowledge::{Pinned, render};
 use serde_json::{Value, json};
 use substrate::{ChunkItem, Json, Placement, PlacementType};
 

@@ -6,7 +6,7 @@
 //! the body is the prompt, `$ARGUMENTS` and `$1`…`$9` filled; a
 //! `` !`cmd` `` line is run as the `shell` program runs, if the run's
 //! permissions allow it without asking, and its output put in its place.
-//! A project's command files reach only the project (`agent::skills`): a
+//! A project's command files reach only the project (`agent::sources::skills`): a
 //! file or subfolder that leads outside it is skipped and said, trusted or
 //! not; subfolders are read one level deep, links to folders never walked
 //! further.
@@ -105,13 +105,17 @@ fn markdown_files(
 ) -> Vec<(PathBuf, String)> {
     if let Some(root) = project
         && dir.exists()
-        && !agent::context::within(root, dir)
+        && !agent::sources::context::within(root, dir)
     {
-        skipped.push(format!("{}: {}", dir.display(), agent::context::LEADS_OUT));
+        skipped.push(format!(
+            "{}: {}",
+            dir.display(),
+            agent::sources::context::LEADS_OUT
+        ));
         return Vec::new();
     }
     let mut out = md_files(dir);
-    for sub in agent::skills::folders(dir, project, skipped) {
+    for sub in agent::sources::skills::folders(dir, project, skipped) {
         let prefix = sub
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -148,7 +152,7 @@ fn read(
     source: &'static str,
     project: Option<&Path>,
 ) -> Result<Command, String> {
-    let text = agent::skills::read_text(path, project)
+    let text = agent::sources::skills::read_text(path, project)
         .map_err(|why| why.unwrap_or_else(|| "there is no such file".to_owned()))?;
     let mut command = Command {
         name: name.to_owned(),
@@ -156,14 +160,14 @@ fn read(
         source,
         ..Command::default()
     };
-    let (pairs, body) = agent::skills::front_matter(&text)?;
+    let (pairs, body) = agent::sources::skills::front_matter(&text)?;
     command.body = body;
     for (key, value) in pairs {
         match key.as_str() {
             "description" => command.description = value,
             "argument-hint" => command.argument_hint = value,
             "model" => command.model = Some(value),
-            "allowed-tools" => command.allowed_tools = agent::skills::list(&value),
+            "allowed-tools" => command.allowed_tools = agent::sources::skills::list(&value),
             _ => {} // other keys (Claude Code has more) are left alone
         }
     }

@@ -166,7 +166,7 @@ fn preset(config: &mut AgentConfig, name: &str, files: &Files, model_flag: bool)
             config.fast_model = Some(fast);
         }
         if let Some(identity) = text("identity") {
-            agent::block_store::valid_name(&identity)
+            agent::blocks::store::valid_name(&identity)
                 .map_err(|e| anyhow::anyhow!("{source}: `agents.hermitcrab.identity`: {e}"))?;
             config.identity = Some(identity);
         }

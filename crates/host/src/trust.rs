@@ -228,7 +228,7 @@ fn record(root: &str, hash: String) -> Result<()> {
 /// The project's skills and command files that allow tools without
 /// asking (`allowed-tools`), in words: what they grant needs trust.
 pub fn granting_files(root: &std::path::Path) -> Vec<String> {
-    let (skills, _) = agent::skills::find(root, None, None);
+    let (skills, _) = agent::sources::skills::find(root, None, None);
     let mut out: Vec<String> = skills
         .iter()
         .filter(|s| s.project && !s.allowed_tools.is_empty())

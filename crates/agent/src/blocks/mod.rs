@@ -8,8 +8,9 @@
 //! chunk, every write a new version.
 
 pub mod address;
+pub mod crab;
 pub mod grow;
-pub mod shell;
+pub mod store;
 
 pub use address::{AddressError, SpindleNode};
 pub use grow::{Placed, WriteError};

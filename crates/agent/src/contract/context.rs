@@ -114,7 +114,7 @@ pub struct ContextBody {
     /// The MCP servers configured, and where each stood when the tools
     /// were read (a failed one's tools are not among `tools`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub mcp_servers: Vec<crate::servers::ServerStatus>,
+    pub mcp_servers: Vec<crate::sources::servers::ServerStatus>,
     /// The git repository's facts, when the project is one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub git: Option<GitFacts>,

@@ -11,16 +11,14 @@
 //! rule governs every program that reads — `read`, `grep`, `glob`, any
 //! read-only tool with a path. Reading a `.env` file asks first.
 
-pub mod paths;
-pub mod shell;
+pub mod command;
 pub mod taint;
-mod wrappers;
 
 use crate::config::PermissionMode;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-pub use paths::absolute;
+pub use command::paths::absolute;
 
 /// Programs a `read(…)` rule governs beside read-only tools with a path.
 const READERS: &[&str] = &["read", "grep", "glob"];
@@ -119,13 +117,13 @@ impl Rule {
                 .is_some_and(|host| host == domain || host.ends_with(&format!(".{domain}")));
         }
         if let Some(command) = call.command() {
-            return shell::parse(command)
+            return command::parse(command)
                 .commands
                 .iter()
                 .any(|c| self.covers(&c.argv));
         }
         match call.path_forms() {
-            Some(forms) => paths::matches(spec, &forms, call.root),
+            Some(forms) => command::paths::matches(spec, &forms, call.root),
             None => false,
         }
     }
@@ -155,7 +153,7 @@ fn command_words(spec: &str) -> Option<(Vec<String>, bool)> {
     if text.contains('*') {
         return None;
     }
-    let parsed = shell::parse(text);
+    let parsed = command::parse(text);
     let [one] = parsed.commands.as_slice() else {
         return None;
     };
@@ -222,7 +220,7 @@ impl Call<'_> {
 
     /// Every spelling of the call's path a rule is checked against.
     fn path_forms(&self) -> Option<Vec<PathBuf>> {
-        self.path().map(|p| paths::forms(self.root, &p))
+        self.path().map(|p| command::paths::forms(self.root, &p))
     }
 
     /// Whether the program reads what its path names.
@@ -244,13 +242,13 @@ impl Call<'_> {
     /// configuration) or answers "always" with.
     pub fn suggested_rules(&self) -> Vec<String> {
         if let Some(command) = self.command() {
-            let parsed = shell::parse(command);
+            let parsed = command::parse(command);
             if parsed.opaque.is_some() || parsed.commands.is_empty() {
                 return vec![format!("{}({})", self.program, command.trim())];
             }
             let mut rules: Vec<String> = Vec::new();
             for simple in &parsed.commands {
-                let words: Vec<String> = simple.argv.iter().map(|w| shell::quote(w)).collect();
+                let words: Vec<String> = simple.argv.iter().map(|w| command::quote(w)).collect();
                 let rule = format!("{}({})", self.program, words.join(" "));
                 if !rules.contains(&rule) {
                     rules.push(rule);
@@ -335,7 +333,10 @@ impl Permissions {
     /// With directories beside the project that reads reach without
     /// asking (`--add-dir`; relative ones against `root`).
     pub fn with_dirs(mut self, root: &Path, dirs: &[String]) -> Permissions {
-        self.dirs = dirs.iter().flat_map(|d| paths::forms(root, d)).collect();
+        self.dirs = dirs
+            .iter()
+            .flat_map(|d| command::paths::forms(root, d))
+            .collect();
         self
     }
 
@@ -343,13 +344,13 @@ impl Permissions {
     /// directory — as it resolves (a link inside the project to a file
     /// outside reads outside; `/proc/self/cwd/x` reads inside).
     fn reads_inside(&self, call: &Call<'_>) -> bool {
-        let roots: Vec<PathBuf> = paths::forms(call.root, ".")
+        let roots: Vec<PathBuf> = command::paths::forms(call.root, ".")
             .into_iter()
             .chain(self.dirs.iter().cloned())
             .collect();
         call.read_paths()
             .iter()
-            .map(|p| paths::real(&absolute(call.root, p)))
+            .map(|p| command::paths::real(&absolute(call.root, p)))
             .all(|real| roots.iter().any(|r| real.starts_with(r)))
     }
 
@@ -390,7 +391,7 @@ impl Permissions {
             .iter()
             .filter(|r| r.program == "read")
             .filter_map(|r| r.spec.as_deref())
-            .flat_map(|spec| paths::patterns(spec, root))
+            .flat_map(|spec| command::paths::patterns(spec, root))
             .map(|p| {
                 let p = p.to_string_lossy().into_owned();
                 if p.contains('*') {
@@ -424,7 +425,7 @@ impl Permissions {
         let secret = call.reads()
             && call
                 .path_forms()
-                .is_some_and(|forms| forms.iter().any(|p| paths::is_secret(p)));
+                .is_some_and(|forms| forms.iter().any(|p| command::paths::is_secret(p)));
         if let Some(outside) = self.outside(call) {
             return outside;
         }
@@ -482,7 +483,7 @@ impl Permissions {
 
     /// A command: each simple command it runs and each file it writes.
     fn decide_command(&self, call: &Call<'_>, command: &str) -> Decision {
-        let parsed = shell::parse(command);
+        let parsed = command::parse(command);
         let of = |list: &'_ [Rule]| -> Vec<Rule> {
             list.iter()
                 .filter(|r| r.program == call.program)
@@ -490,7 +491,7 @@ impl Permissions {
                 .collect()
         };
         let (deny, allow, ask) = (of(&self.deny), of(&self.allow), of(&self.ask));
-        let hit = |rules: &[Rule], simple: &shell::Simple| {
+        let hit = |rules: &[Rule], simple: &command::Simple| {
             rules
                 .iter()
                 .find(|r| r.covers(&simple.argv))
@@ -560,7 +561,7 @@ impl Permissions {
     /// directories: a reader's path, or a file a command names.
     pub fn leaves_project(&self, call: &Call<'_>) -> bool {
         if let Some(command) = call.command() {
-            let parsed = shell::parse(command);
+            let parsed = command::parse(command);
             let words = parsed.commands.iter().flat_map(|c| c.argv.iter().skip(1));
             return words
                 .filter(|w| !w.starts_with('-') && !w.is_empty())
@@ -573,7 +574,9 @@ impl Permissions {
                         root: call.root,
                         read_only: true,
                     };
-                    paths::forms(call.root, word).iter().any(|p| p.exists())
+                    command::paths::forms(call.root, word)
+                        .iter()
+                        .any(|p| p.exists())
                         && !self.reads_inside(&probe)
                 });
         }
@@ -582,7 +585,7 @@ impl Permissions {
 
     /// What the words of a command that name files say: one a `read(…)`
     /// deny rule covers denies the call; a `.env` file asks.
-    fn reads_in(&self, call: &Call<'_>, parsed: &shell::Parsed) -> Option<Decision> {
+    fn reads_in(&self, call: &Call<'_>, parsed: &command::Parsed) -> Option<Decision> {
         let words = parsed.commands.iter().flat_map(|c| c.argv.iter().skip(1));
         for word in words.filter(|w| !w.starts_with('-') && !w.is_empty()) {
             let input = serde_json::json!({"file_path": word});
@@ -592,7 +595,7 @@ impl Permissions {
                 root: call.root,
                 read_only: true,
             };
-            let forms = paths::forms(call.root, word);
+            let forms = command::paths::forms(call.root, word);
             if !forms.iter().any(|p| p.exists()) {
                 continue;
             }
@@ -613,7 +616,7 @@ impl Permissions {
             if allowed || self.mode == PermissionMode::Bypass {
                 continue;
             }
-            if forms.iter().any(|p| paths::is_secret(p)) {
+            if forms.iter().any(|p| command::paths::is_secret(p)) {
                 return Some(Decision::Ask(format!(
                     "it names `{word}`, a .env file, whose secrets would go to the model"
                 )));

@@ -4,7 +4,7 @@
 
 use crate::config::AgentConfig;
 use crate::contract::ContextBody;
-use crate::knowledge::Known;
+use crate::sources::knowledge::Known;
 use model::{CacheControl, MessagesRequest, SystemBlock, Thinking, Tool};
 use serde_json::Value;
 
@@ -46,7 +46,9 @@ impl Prefix {
         }
         system.push(SystemBlock::text(base_text(context)));
         if !known.pinned.is_empty() {
-            system.push(SystemBlock::text(crate::knowledge::render(&known.pinned)));
+            system.push(SystemBlock::text(crate::sources::knowledge::render(
+                &known.pinned,
+            )));
         }
         if let Some(memory) = crate::memory::render(&known.memory) {
             system.push(SystemBlock::text(memory));

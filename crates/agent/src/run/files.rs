@@ -4,10 +4,10 @@
 //! while the run's reads of the engine go on, and recorded on its context
 //! event (the instruction files as `knowledge-file` chunks it names).
 
-use crate::agents::AgentDef;
 use crate::catalog;
 use crate::config::AgentConfig;
 use crate::contract::{ContextBody, GitFacts, Instructions, KnowledgeFile, SkillIndex};
+use crate::sources::agents::AgentDef;
 use protocol::Client;
 use protocol::program::ProgramError;
 use std::path::{Path, PathBuf};
@@ -57,7 +57,7 @@ impl FromFiles {
             None => {
                 let root = root.clone();
                 Some(tokio::task::spawn_blocking(move || {
-                    crate::context::git_facts(&root)
+                    crate::sources::context::git_facts(&root)
                 }))
             }
         };
@@ -65,8 +65,8 @@ impl FromFiles {
         let given: Vec<AgentDef> = config.agents.iter().map(|a| a.def()).collect();
         let files = tokio::task::spawn_blocking(move || {
             let home = home.as_deref();
-            let (skills, mut skipped) = crate::skills::find(&root, user.as_deref(), home);
-            let (found, more) = crate::agents::find(&root, user.as_deref(), home);
+            let (skills, mut skipped) = crate::sources::skills::find(&root, user.as_deref(), home);
+            let (found, more) = crate::sources::agents::find(&root, user.as_deref(), home);
             skipped.extend(more);
             let mut agents = given;
             for def in found {
@@ -75,12 +75,14 @@ impl FromFiles {
                 }
             }
             let instructions = match own {
-                true => crate::context::read_instructions(&crate::context::Places {
-                    root: &root,
-                    working: working.as_deref(),
-                    user_dir: user.as_deref(),
-                    home,
-                }),
+                true => {
+                    crate::sources::context::read_instructions(&crate::sources::context::Places {
+                        root: &root,
+                        working: working.as_deref(),
+                        user_dir: user.as_deref(),
+                        home,
+                    })
+                }
                 false => Vec::new(),
             };
             (instructions, skills, agents, skipped)
@@ -134,7 +136,7 @@ impl FromFiles {
         context.instructions = self.instructions;
         context.git = self.git;
         if !self.skills.is_empty() {
-            context.own_tools.push(crate::skills::definition());
+            context.own_tools.push(crate::sources::skills::definition());
         }
         context.skills = self.skills;
         context.agents = self.agents.iter().map(AgentDef::index).collect();

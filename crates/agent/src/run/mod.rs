@@ -12,11 +12,11 @@
 //! (`compact.rs`), its start (`start.rs`) and its end.
 
 mod compact;
+mod crab;
 mod cycle;
 mod files;
 pub(crate) mod gates;
 pub(crate) mod inbox;
-mod shell;
 pub(crate) mod side;
 mod start;
 pub(crate) mod stop;
@@ -44,7 +44,7 @@ struct Knowledge {
     context: ContextBody,
     pins: Vec<String>,
     /// A hermitcrab's shell, as its context event read it.
-    shell: Option<crate::blocks::shell::Shell>,
+    shell: Option<crate::blocks::crab::Crab>,
 }
 
 /// A run in progress.
@@ -63,7 +63,7 @@ pub struct Run {
     /// The text of the run's last answer.
     last_answer: String,
     /// A hermitcrab's history, being read while the model answers.
-    history_read: Option<shell::HistoryRead>,
+    history_read: Option<crab::HistoryRead>,
 }
 
 impl Run {

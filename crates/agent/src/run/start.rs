@@ -11,7 +11,7 @@ use crate::catalog;
 use crate::config::{AgentConfig, ApiKind};
 use crate::contract::{ContextBody, Member, Notice, PROJECT_MEMORY, SessionItem, USER_MEMORY};
 use crate::request::{Conversation, Prefix, Request};
-use crate::servers::Servers;
+use crate::sources::servers::Servers;
 use crate::toolbox::Toolbox;
 use protocol::program::{Program, ProgramError};
 use protocol::{Client, PlacementType, ScopeOpts};
@@ -73,7 +73,7 @@ impl Run {
                 let (programs, origin) =
                     tokio::join!(catalog::programs(&client, None), catalog::origin(&client));
                 let (mut programs, origin) = (programs?, origin?);
-                let servers = crate::servers::start(&client, &programs, &origin).await;
+                let servers = crate::sources::servers::start(&client, &programs, &origin).await;
                 if !servers.statuses.is_empty() {
                     programs = catalog::programs(&client, None).await?;
                 }
@@ -125,8 +125,8 @@ impl Run {
         let (agents, chunks, skipped) = files.record(&mut context);
         let shell = match config.hermitcrab {
             true => {
-                let have = super::shell::operable(&config, &tools);
-                Some(super::shell::prepare(&client, &config, &have, &found.history).await?)
+                let have = super::crab::operable(&config, &tools);
+                Some(super::crab::prepare(&client, &config, &have, &found.history).await?)
             }
             false => None,
         };
@@ -179,7 +179,7 @@ impl Run {
         let provider = connect(&config, &client).map(Arc::new);
         if config.has_blocks() {
             toolbox.set_blocks(crate::toolbox::blocks::BlockTools {
-                store: crate::block_store::BlockStore::new(client.clone(), config.identity()),
+                store: crate::blocks::store::BlockStore::new(client.clone(), config.identity()),
                 provider: provider.clone(),
                 model: config.model.clone(),
                 fast_model: config.fast_model().to_owned(),
@@ -319,9 +319,9 @@ fn context_body(
         system: match (&config.system, config.hermitcrab) {
             (Some(system), _) => system.clone(),
             (None, true) => String::new(),
-            (None, false) => crate::context::BASE_INSTRUCTIONS.to_owned(),
+            (None, false) => crate::sources::context::BASE_INSTRUCTIONS.to_owned(),
         },
-        date: crate::context::today(),
+        date: crate::sources::context::today(),
         cwd: root.to_string_lossy().into_owned(),
         platform: std::env::consts::OS.to_owned(),
         model: config.model.clone(),

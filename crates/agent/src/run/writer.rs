@@ -6,7 +6,7 @@
 
 use crate::catalog;
 use crate::contract::{Body, ContextBody, Entry, KNOWLEDGE_FILE, KnowledgeFile, Notice, RunTotals};
-use crate::knowledge::{Known, Pinned};
+use crate::sources::knowledge::{Known, Pinned};
 use protocol::{ChunkDecl, Client, ClientError, Declaration, NewPlacement, PlacementType};
 use substrate::{Commit, PlacementDecl};
 use tokio::task::JoinHandle;

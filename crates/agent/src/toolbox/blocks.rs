@@ -6,7 +6,7 @@
 //! error result — `{"error": …}` — never a failed run.
 
 use super::outcome::{Outcome, Turn};
-use crate::block_store::{BlockStore, valid_name};
+use crate::blocks::store::{BlockStore, valid_name};
 use crate::blocks::{Block, MAX_DECIMAL, dotted, grow::check_content};
 use crate::contract::{LlmCall, LlmPurpose};
 use crate::run::side::Side;

@@ -73,7 +73,7 @@ pub(crate) struct Toolbox {
     /// The scopes the run has pinned (a sub-agent starts with them).
     pins: Vec<String>,
     /// The custom agents `subagent_type` names.
-    agents: Vec<crate::agents::AgentDef>,
+    agents: Vec<crate::sources::agents::AgentDef>,
     /// What a sub-agent inherits besides the pins: the instruction files
     /// (by chunk) and the git facts of this run's request.
     inherit: Value,
@@ -129,7 +129,7 @@ impl Toolbox {
     }
 
     /// The custom agents a sub-agent may be.
-    pub fn set_agents(&mut self, agents: Vec<crate::agents::AgentDef>) {
+    pub fn set_agents(&mut self, agents: Vec<crate::sources::agents::AgentDef>) {
         self.agents = agents;
     }
 
@@ -202,13 +202,13 @@ impl Toolbox {
     fn load_skill(&mut self, input: &Value) -> Outcome {
         let name = input["name"].as_str().unwrap_or_default();
         let trusted = self.config.project_trusted;
-        match crate::skills::load(&self.skills, name, trusted) {
+        match crate::sources::skills::load(&self.skills, name, trusted) {
             Ok(text) => {
                 let allowed = self
                     .skills
                     .iter()
                     .find(|s| s.name == name)
-                    .map(|s| crate::skills::granted(s, trusted).to_vec())
+                    .map(|s| crate::sources::skills::granted(s, trusted).to_vec())
                     .unwrap_or_default();
                 for rule in &allowed {
                     self.permit.allow(rule);

@@ -256,7 +256,7 @@ impl Permit {
             Decision::Ask(why) if !self.interactive => {
                 let flags: Vec<String> = rules
                     .iter()
-                    .map(|r| format!("--allow {}", crate::permissions::shell::quote(r)))
+                    .map(|r| format!("--allow {}", crate::permissions::command::quote(r)))
                     .collect();
                 let listed: Vec<String> = rules.iter().map(|r| format!("\"{r}\"")).collect();
                 format!(

@@ -40,7 +40,7 @@ pub(super) fn sub_agent_args(
     args: &mut RunArgs,
     input: &Value,
     handed: Handed<'_>,
-    def: Option<&crate::agents::AgentDef>,
+    def: Option<&crate::sources::agents::AgentDef>,
 ) {
     let mut config = parent.clone();
     config.depth += 1;
@@ -81,7 +81,10 @@ pub(super) fn sub_agent_args(
 
 /// The refusal of a `subagent_type` no custom agent has, naming those
 /// there are.
-pub(super) fn unknown_kind(input: &Value, agents: &[crate::agents::AgentDef]) -> Option<String> {
+pub(super) fn unknown_kind(
+    input: &Value,
+    agents: &[crate::sources::agents::AgentDef],
+) -> Option<String> {
     let kind = input["subagent_type"].as_str().filter(|k| !k.is_empty())?;
     if agents.iter().any(|a| a.name == kind) {
         return None;

@@ -8,7 +8,7 @@ use crate::exit::exit;
 use crate::project::Project;
 use crate::style::{bold, cut, dim, shown};
 use agent::blocks::address::render_spindle;
-use agent::blocks::shell::IDENTITY;
+use agent::blocks::crab::IDENTITY;
 use agent::blocks::{BLOCK, Block, Node, chunk_id, dotted, scope_of};
 use anyhow::{Context as _, Result};
 use clap::Subcommand;

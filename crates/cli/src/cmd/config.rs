@@ -197,17 +197,17 @@ fn knowledge_rows(config: &agent::AgentConfig) -> Result<Vec<(String, Value, Str
     let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
     let user = config.user_config_dir.as_deref().map(std::path::Path::new);
     let mut rows = Vec::new();
-    let places = agent::context::Places {
+    let places = agent::sources::context::Places {
         root: &root,
         working: Some(&here),
         user_dir: user,
         home: home.as_deref(),
     };
-    for file in agent::context::read_instructions(&places) {
+    for file in agent::sources::context::read_instructions(&places) {
         let size = json!(format!("{} bytes", file.text.len()));
         rows.push(("instructions".to_owned(), size, file.path));
     }
-    let (skills, skipped) = agent::skills::find(&root, user, home.as_deref());
+    let (skills, skipped) = agent::sources::skills::find(&root, user, home.as_deref());
     for skill in skills {
         rows.push((
             format!("skills.{}", skill.name),
@@ -215,7 +215,7 @@ fn knowledge_rows(config: &agent::AgentConfig) -> Result<Vec<(String, Value, Str
             skill.path,
         ));
     }
-    let (agents, odd) = agent::agents::find(&root, user, home.as_deref());
+    let (agents, odd) = agent::sources::agents::find(&root, user, home.as_deref());
     for def in agents {
         rows.push((
             format!("agents.{}", def.name),

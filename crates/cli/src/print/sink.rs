@@ -123,10 +123,10 @@ fn emit_init(
     slash_commands.extend(crate::mcp_config::prompt_commands(engine.db())?);
     let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
     let user = config.user_config_dir.as_deref().map(std::path::Path::new);
-    let (skills, _) = agent::skills::find(root, user, home.as_deref());
+    let (skills, _) = agent::sources::skills::find(root, user, home.as_deref());
     let skills: Vec<String> = skills.into_iter().map(|s| s.name).collect();
     // the general sub-agent, then the custom ones (`subagent_type`)
-    let (custom, _) = agent::agents::find(root, user, home.as_deref());
+    let (custom, _) = agent::sources::agents::find(root, user, home.as_deref());
     let mut agents = vec!["agent".to_owned()];
     agents.extend(config.agents.iter().map(|a| a.name.clone()));
     agents.extend(

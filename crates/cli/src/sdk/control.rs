@@ -82,7 +82,7 @@ fn initialize(state: &mut State, link: &super::Link, request: &Value) -> Result<
     }
     if let Some(agents) = request["agents"].as_object() {
         for (name, def) in agents {
-            state.config.agents.push(agent::agents::AgentSpec {
+            state.config.agents.push(agent::sources::agents::AgentSpec {
                 name: name.clone(),
                 description: def["description"].as_str().unwrap_or_default().to_owned(),
                 prompt: def["prompt"].as_str().unwrap_or_default().to_owned(),

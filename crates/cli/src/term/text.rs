@@ -117,7 +117,7 @@ impl TextSink {
                 rules => {
                     let flags: Vec<String> = rules
                         .iter()
-                        .map(|r| format!("--allow {}", agent::permissions::shell::quote(r)))
+                        .map(|r| format!("--allow {}", agent::permissions::command::quote(r)))
                         .collect();
                     format!(" (allow it with {})", flags.join(" "))
                 }

@@ -17,8 +17,8 @@
 //! every request, a description is cut at [`MAX_DESCRIPTION_CHARS`] and
 //! what would take the index past [`MAX_INDEX_CHARS`] is left out, said.
 
-use crate::context::{LEADS_OUT, within};
 use crate::contract::SkillIndex;
+use crate::sources::context::{LEADS_OUT, within};
 use serde_json::{Value, json};
 use std::io::Read as _;
 use std::path::{Path, PathBuf};

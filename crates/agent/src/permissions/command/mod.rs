@@ -7,13 +7,16 @@
 //! cannot be judged statically when it cannot (`eval`, a command name that
 //! is a variable or a substitution, a syntax it cannot parse).
 
-use super::wrappers::{self, Unwrap};
+pub mod paths;
+mod wrappers;
+
 use brush_parser::ast::{
     self, Command, CommandPrefixOrSuffixItem, CompoundCommand, CompoundList, IoFileRedirectKind,
     IoFileRedirectTarget, IoRedirect, SimpleCommand,
 };
 use brush_parser::word::{Parameter, ParameterExpr, WordPiece, WordPieceWithSource};
 use brush_parser::{ParserOptions, SourceInfo};
+use wrappers::Unwrap;
 
 /// How deep `sh -c` strings and substitutions are followed.
 const MAX_DEPTH: usize = 8;

@@ -242,7 +242,7 @@ fn block_tool_line(tool: &str) -> String {
 /// What the system prompt is made from: the constitution and the blocks,
 /// as read at one commit.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Shell {
+pub struct Crab {
     /// The constitution's text.
     pub constitution: String,
     /// The identity's blocks.
@@ -258,7 +258,7 @@ fn one_line(text: &str, max: usize) -> String {
     }
 }
 
-impl Shell {
+impl Crab {
     fn block(&self, name: &str) -> Option<&Block> {
         self.blocks.iter().find(|b| b.name == name)
     }
@@ -331,7 +331,7 @@ impl Shell {
 mod tests {
     use super::*;
 
-    fn shell() -> Shell {
+    fn shell() -> Crab {
         let mut blocks = seeds();
         blocks.push(capabilities(&Operable {
             server: vec!["web_search".into()],
@@ -339,7 +339,7 @@ mod tests {
             programs: vec![("read".into(), "Reads a file. More.".into())],
             delegation: vec!["call_llm".into()],
         }));
-        Shell {
+        Crab {
             constitution: "Be a crab.".into(),
             blocks,
         }

@@ -8,8 +8,8 @@
 
 use super::Run;
 use super::side::Side;
-use crate::block_store::BlockStore;
-use crate::blocks::shell::{self, Operable, Shell};
+use crate::blocks::crab::{self, Crab, Operable};
+use crate::blocks::store::BlockStore;
 use crate::blocks::{Block, dotted};
 use crate::catalog::ProgramTool;
 use crate::config::AgentConfig;
@@ -56,15 +56,15 @@ pub(super) async fn prepare(
     config: &AgentConfig,
     have: &Operable,
     history: &[ChunkItem],
-) -> Result<(Shell, ShellRecord), ClientError> {
+) -> Result<(Crab, ShellRecord), ClientError> {
     let store = BlockStore::new(client.clone(), config.identity());
     let (stored, _) = store.all(None).await?;
     let has = |name: &str| stored.iter().any(|s| s.name == name);
-    let mut write: Vec<Block> = shell::seeds()
+    let mut write: Vec<Block> = crab::seeds()
         .into_iter()
         .filter(|b| !has(&b.name))
         .collect();
-    let capabilities = shell::capabilities(have);
+    let capabilities = crab::capabilities(have);
     let current = stored.iter().find(|s| s.name == "capabilities");
     if current.is_none_or(|s| s.block.as_ref().ok() != Some(&capabilities)) {
         write.push(capabilities);
@@ -77,7 +77,7 @@ pub(super) async fn prepare(
     let boot = !history.iter().any(
         |c| matches!(SessionItem::of(c), SessionItem::Context(Some(body)) if body.shell.is_some()),
     );
-    let shell = Shell {
+    let shell = Crab {
         constitution,
         blocks: blocks.into_iter().filter_map(|s| s.block.ok()).collect(),
     };
@@ -99,7 +99,7 @@ fn history_of(read: Read) -> Result<Block, String> {
     match read {
         Ok(Some(Ok(block))) => Ok(block),
         Ok(Some(Err(invalid))) => Err(format!("the block is not valid ({invalid})")),
-        Ok(None) => shell::seeds()
+        Ok(None) => crab::seeds()
             .into_iter()
             .find(|b| b.name == "history")
             .ok_or_else(|| "there is no history block".to_owned()),

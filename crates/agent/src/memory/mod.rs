@@ -6,7 +6,7 @@
 //! declares; the run commits it.
 
 use crate::contract::{MemoryEntry, MemoryScope, now};
-use crate::knowledge::Pinned;
+use crate::sources::knowledge::Pinned;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use substrate::{ChunkDecl, Declaration, NewPlacement, PlacementType};

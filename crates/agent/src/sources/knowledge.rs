@@ -24,7 +24,7 @@ pub struct Known {
     /// The memory scopes (`memory`, `user-memory`).
     pub memory: Vec<Pinned>,
     /// A hermitcrab's shell: its blocks and constitution.
-    pub shell: Option<crate::blocks::shell::Shell>,
+    pub shell: Option<crate::blocks::crab::Crab>,
 }
 
 /// The markdown of `pinned`, in order.

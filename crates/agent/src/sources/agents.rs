@@ -5,7 +5,7 @@
 //! body is the sub-agent's system prompt. The `agent` tool's
 //! `subagent_type` names one; the list is recorded on the context event.
 //! A project's definitions reach only the project, as its skills do
-//! ([`crate::skills`]): one that leads outside it is skipped and said.
+//! ([`crate::sources::skills`]): one that leads outside it is skipped and said.
 
 use crate::contract::AgentIndex;
 use serde::{Deserialize, Serialize};
@@ -87,16 +87,16 @@ pub fn find(
     dirs.extend(home.map(|h| (h.join(".claude/agents"), false)));
     let mut found: Vec<AgentDef> = Vec::new();
     let mut skipped = Vec::new();
-    let mut budget = crate::skills::Budget::default();
+    let mut budget = crate::sources::skills::Budget::default();
     for (dir, project) in dirs {
         let project = project.then_some(root);
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
         if let Some(root) = project
-            && !crate::context::within(root, &dir)
+            && !crate::sources::context::within(root, &dir)
         {
-            let why = crate::context::LEADS_OUT;
+            let why = crate::sources::context::LEADS_OUT;
             skipped.push(format!("{}: {why}", dir.display()));
             continue;
         }
@@ -110,7 +110,7 @@ pub fn find(
             match read(&file, project) {
                 Ok(def) if found.iter().any(|f| f.name == def.name) => {}
                 Ok(def) if !budget.take(&def.name, &def.description) => {
-                    let why = crate::skills::OVER_BUDGET;
+                    let why = crate::sources::skills::OVER_BUDGET;
                     skipped.push(format!("{}: {why}", file.display()));
                 }
                 Ok(def) => found.push(def),
@@ -124,9 +124,9 @@ pub fn find(
 /// A definition from `file`; `project`: the project's root when the file
 /// is the project's.
 fn read(file: &Path, project: Option<&Path>) -> Result<AgentDef, String> {
-    let text = crate::skills::read_text(file, project)
+    let text = crate::sources::skills::read_text(file, project)
         .map_err(|why| why.unwrap_or_else(|| "there is no such file".to_owned()))?;
-    let (pairs, body) = crate::skills::front_matter(&text)?;
+    let (pairs, body) = crate::sources::skills::front_matter(&text)?;
     let get = |key: &str| pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone());
     let name = get("name")
         .or_else(|| file.file_stem().map(|s| s.to_string_lossy().into_owned()))
@@ -134,12 +134,12 @@ fn read(file: &Path, project: Option<&Path>) -> Result<AgentDef, String> {
     let Some(description) = get("description") else {
         return Err("its front matter has no `description`".into());
     };
-    let (name, description) = crate::skills::indexed(name, &description)?;
+    let (name, description) = crate::sources::skills::indexed(name, &description)?;
     Ok(AgentDef {
         name,
         description,
         tools: get("tools").map(|t| {
-            crate::skills::list(&t)
+            crate::sources::skills::list(&t)
                 .iter()
                 .map(|n| tool_name(n))
                 .collect()
