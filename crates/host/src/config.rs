@@ -5,6 +5,7 @@
 use anyhow::{Context as _, Result, bail};
 use contain::grant::Grant;
 use protocol::ReadAccess;
+use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -519,15 +520,13 @@ impl McpJson {
 
 /// What a server entry starts or reaches, in words.
 pub fn what(entry: &Value) -> String {
-    match (entry["command"].as_str(), entry["url"].as_str()) {
+    let Ok(entry) = mcp::config::ServerEntry::deserialize(entry) else {
+        return "an entry that does not read as a server's".into();
+    };
+    match (entry.command, entry.url) {
         (Some(command), _) => {
-            let args: Vec<&str> = entry["args"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-                .collect();
-            format!("runs `{}`", [vec![command], args].concat().join(" "))
+            let words = [vec![command], entry.args].concat();
+            format!("runs `{}`", words.join(" "))
         }
         (None, Some(url)) => format!("connects to {url}"),
         (None, None) => "an entry with no command or url".into(),

@@ -9,6 +9,7 @@
 
 use crate::config::{Files, what};
 use anyhow::{Context as _, Result, bail};
+use mcp::body::McpProgram;
 use mcp::config::{ServerEntry, service_name, tool_prefix};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -261,7 +262,7 @@ fn registered(db: &Substrate) -> Result<Vec<String>> {
     Ok(programs
         .chunks
         .iter()
-        .filter(|c| c.body_value().get("mcp").is_some())
+        .filter(|c| McpProgram::parse(&c.body_value()).mcp.is_some())
         .filter_map(|c| c.name.clone())
         .collect())
 }
@@ -281,8 +282,11 @@ pub fn tools_by_server(db: &Substrate) -> Result<BTreeMap<String, Vec<String>>> 
     let programs = programs(db)?;
     let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for chunk in &programs.chunks {
-        if let (Some(name), Some(by)) = (&chunk.name, chunk.body_value()["served_by"].as_str()) {
-            out.entry(by.to_owned()).or_default().push(name.clone());
+        if let (Some(name), Some(by)) = (
+            &chunk.name,
+            McpProgram::parse(&chunk.body_value()).served_by,
+        ) {
+            out.entry(by).or_default().push(name.clone());
         }
     }
     Ok(out)
@@ -301,14 +305,13 @@ pub fn statuses(db: &Substrate) -> Result<Vec<Value>> {
                 .is_some_and(|n| !n.contains('/'))
         })
         .filter_map(|c| {
-            let body = c.body_value();
-            let mcp = body.get("mcp")?;
-            let status = match (mcp["enabled"].as_bool(), mcp["error"].is_string()) {
+            let mcp = McpProgram::parse(&c.body_value()).mcp?;
+            let status = match (mcp.enabled, mcp.error.is_some()) {
                 (Some(false), _) => "disabled",
                 (_, true) => "failed",
                 _ => "pending",
             };
-            Some(json!({"name": mcp["server"], "status": status}))
+            Some(json!({"name": mcp.server, "status": status}))
         })
         .collect())
 }
@@ -319,14 +322,12 @@ pub fn prompt_commands(db: &Substrate) -> Result<Vec<String>> {
     let programs = programs(db)?;
     let mut out = Vec::new();
     for chunk in &programs.chunks {
-        let body = chunk.body_value();
-        let Some(server) = body["mcp"]["server"].as_str() else {
+        let body = McpProgram::parse(&chunk.body_value());
+        let Some(facts) = body.mcp else {
             continue;
         };
-        for prompt in body["prompts"].as_array().into_iter().flatten() {
-            if let Some(name) = prompt["name"].as_str() {
-                out.push(mcp::config::tool_name(server, name));
-            }
+        for prompt in body.prompts {
+            out.push(mcp::config::tool_name(&facts.server, &prompt.name));
         }
     }
     Ok(out)

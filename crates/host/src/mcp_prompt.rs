@@ -6,6 +6,7 @@
 
 use anyhow::{Result, anyhow, bail};
 use engine::{Context, Engine};
+use mcp::body::{McpProgram, Prompt};
 use mcp::config::tool_name;
 use mcp::extras::prompt_program;
 use serde_json::{Map, Value, json};
@@ -32,26 +33,21 @@ pub async fn expand(engine: &Engine, text: &str) -> Result<Option<String>> {
         .read(|snap| snap.body(&format!("program/{program}")))?
         .ok_or_else(|| anyhow!("MCP server `{server}` offers no prompts"))?;
     let wanted = format!("mcp__{called}");
-    let prompts = body["prompts"].as_array().cloned().unwrap_or_default();
+    let prompts = McpProgram::parse(&body).prompts;
     let Some(prompt) = prompts
         .iter()
-        .find(|p| tool_name(server, p["name"].as_str().unwrap_or_default()) == wanted)
+        .find(|p| tool_name(server, &p.name) == wanted)
     else {
         let names: Vec<String> = prompts
             .iter()
-            .map(|p| {
-                format!(
-                    "/{}",
-                    tool_name(server, p["name"].as_str().unwrap_or_default())
-                )
-            })
+            .map(|p| format!("/{}", tool_name(server, &p.name)))
             .collect();
         bail!(
             "MCP server `{server}` has no prompt /{wanted}; its prompts: {}",
             names.join(", ")
         );
     };
-    let input = json!({"name": prompt["name"], "arguments": arguments(prompt, words)?});
+    let input = json!({"name": prompt.name, "arguments": arguments(prompt, words)?});
     let output = crate::commands::run_for_output(engine, &program, input)
         .await?
         .ok_or_else(|| anyhow!("MCP server `{server}` did not answer for the prompt"))?;
@@ -64,12 +60,12 @@ pub async fn expand(engine: &Engine, text: &str) -> Result<Option<String>> {
 /// The prompt's arguments from the words after the command: in the order
 /// declared, the last one taking the rest; a required one missing is an
 /// error naming it.
-fn arguments(prompt: &Value, words: &str) -> Result<Map<String, Value>> {
-    let declared = prompt["arguments"].as_array().cloned().unwrap_or_default();
+fn arguments(prompt: &Prompt, words: &str) -> Result<Map<String, Value>> {
+    let declared = &prompt.arguments;
     let mut rest = words;
     let mut out = Map::new();
     for (i, arg) in declared.iter().enumerate() {
-        let name = arg["name"].as_str().unwrap_or_default();
+        let name = &arg.name;
         let value = if i + 1 == declared.len() {
             std::mem::take(&mut rest)
         } else {
@@ -78,14 +74,11 @@ fn arguments(prompt: &Value, words: &str) -> Result<Map<String, Value>> {
             first
         };
         if value.is_empty() {
-            if arg["required"] == true {
-                let usage: Vec<String> = declared
-                    .iter()
-                    .map(|a| a["name"].as_str().unwrap_or_default().to_uppercase())
-                    .collect();
+            if arg.required {
+                let usage: Vec<String> = declared.iter().map(|a| a.name.to_uppercase()).collect();
                 bail!(
                     "the prompt needs `{name}`: /{} {}",
-                    prompt["name"].as_str().unwrap_or(""),
+                    prompt.name,
                     usage.join(" ")
                 );
             }

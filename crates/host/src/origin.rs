@@ -11,8 +11,10 @@
 //! "always" answers allow nothing, and its memory is not carried into the
 //! person's — until `hc trust`.
 
+use agent::contract::{Choice, PermissionDecision};
 use anyhow::{Context as _, Result};
 use protocol::origin::{ORIGIN, Origin};
+use serde::Deserialize;
 use std::collections::HashSet;
 use std::path::Path;
 use substrate::{ChunkDecl, Declaration, PlacementType, ScopeOpts, Substrate, TypeFilter};
@@ -153,7 +155,10 @@ fn foreign_decisions(db: &Substrate, at: u64) -> Result<Vec<String>> {
         .chunks
         .iter()
         .filter(|c| c.is_on("permission-decision", PlacementType::Instance))
-        .filter(|c| c.body_value()["decision"] == "always")
+        .filter(|c| {
+            PermissionDecision::deserialize(&c.body_value())
+                .is_ok_and(|d| d.decision == Choice::Always)
+        })
         .map(|c| c.id.clone())
         .collect())
 }

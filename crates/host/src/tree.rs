@@ -11,7 +11,7 @@ use agent::contract::{
 use anyhow::Result;
 use model::{StopReason, Usage};
 use protocol::process::{ProcessBody, ProcessStatus};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use substrate::{ScopeOpts, Substrate};
@@ -350,7 +350,7 @@ fn context_node(db: &Substrate, id: String, c: ContextBody) -> Node {
     tools.extend(
         servers
             .chain(own)
-            .filter_map(|t| t["name"].as_str().map(str::to_owned)),
+            .filter_map(|t| Named::deserialize(t).ok().map(|n| n.name)),
     );
     Node::Context {
         id,
@@ -527,4 +527,10 @@ pub fn numbered(n: &Node) -> bool {
             | Node::Compaction { call: Some(_), .. }
             | Node::LlmCall { call: Some(_), .. }
     )
+}
+
+/// A tool definition, as far as the tree names it.
+#[derive(serde::Deserialize)]
+struct Named {
+    name: String,
 }

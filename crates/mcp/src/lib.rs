@@ -27,6 +27,7 @@
 //! a listing it does not answer waited for no longer than its startup
 //! limit.
 
+pub mod body;
 mod client;
 pub mod config;
 pub mod elicit;

@@ -68,6 +68,9 @@ pub struct ProcessBody {
     /// The engine that runs it (its lease's id): only once that engine is
     /// gone may another fail it for an `engine restart`.
     pub engine: Option<String>,
+    /// A webview run's page: its program's `entry`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub webview: Option<String>,
 }
 
 impl ProcessBody {

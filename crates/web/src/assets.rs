@@ -61,7 +61,7 @@ pub async fn tile_file(
         .read(|s| s.body(&process))
         .ok()
         .flatten()
-        .and_then(|b| b["webview"].as_str().map(str::to_owned));
+        .and_then(|b| protocol::process::ProcessBody::parse(&b).webview);
     let Some(entry) = entry else {
         return (StatusCode::NOT_FOUND, "not a webview run").into_response();
     };

@@ -12,6 +12,7 @@ use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::future::Future;
 use std::pin::Pin;
@@ -43,7 +44,7 @@ pub async fn start(
     link: Arc<dyn Forward>,
     flags: &mut [String],
 ) -> Result<Option<tokio::task::JoinHandle<()>>> {
-    let mut parsed: Vec<(usize, Value)> = Vec::new();
+    let mut parsed: Vec<(usize, ConfigFile)> = Vec::new();
     for (i, given) in flags.iter().enumerate() {
         let text = if given.trim_start().starts_with('{') {
             given.clone()
@@ -53,10 +54,10 @@ pub async fn start(
                 Err(_) => continue, // said where the configuration is read
             }
         };
-        if let Ok(value) = serde_json::from_str::<Value>(&text)
-            && has_sdk_server(&value)
+        if let Ok(file) = serde_json::from_str::<ConfigFile>(&text)
+            && file.servers.values().any(is_sdk)
         {
-            parsed.push((i, value));
+            parsed.push((i, file));
         }
     }
     if parsed.is_empty() {
@@ -67,19 +68,17 @@ pub async fn start(
         .context("cannot listen on 127.0.0.1 for the program's MCP servers")?;
     let base = format!("http://{}", listener.local_addr()?);
     let token = substrate::ids::new_id("tok");
-    for (i, mut value) in parsed {
-        if let Some(servers) = value["mcpServers"].as_object_mut() {
-            for (name, entry) in servers.iter_mut() {
-                if entry["type"] == "sdk" {
-                    *entry = json!({
-                        "type": "http",
-                        "url": format!("{base}/sdk/{name}"),
-                        "headers": {"Authorization": format!("Bearer {token}")},
-                    });
-                }
+    for (i, mut file) in parsed {
+        for (name, entry) in file.servers.iter_mut() {
+            if is_sdk(entry) {
+                *entry = json!({
+                    "type": "http",
+                    "url": format!("{base}/sdk/{name}"),
+                    "headers": {"Authorization": format!("Bearer {token}")},
+                });
             }
         }
-        flags[i] = value.to_string();
+        flags[i] = serde_json::to_string(&file)?;
     }
     let bridge = Bridge { link, token };
     let app = axum::Router::new()
@@ -97,10 +96,42 @@ pub async fn start(
     })))
 }
 
-fn has_sdk_server(value: &Value) -> bool {
-    value["mcpServers"]
-        .as_object()
-        .is_some_and(|servers| servers.values().any(|s| s["type"] == "sdk"))
+/// An `--mcp-config` value: its servers, and whatever else it holds
+/// (kept as given).
+#[derive(Deserialize, Serialize)]
+struct ConfigFile {
+    #[serde(rename = "mcpServers")]
+    servers: serde_json::Map<String, Value>,
+    #[serde(flatten)]
+    rest: serde_json::Map<String, Value>,
+}
+
+/// A server entry's transport, as far as the bridge reads it.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Transport {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+}
+
+/// Whether a server entry is the driving program's own (`"type": "sdk"`).
+fn is_sdk(entry: &Value) -> bool {
+    Transport::deserialize(entry).is_ok_and(|t| t.kind.as_deref() == Some("sdk"))
+}
+
+/// A JSON-RPC message, as far as the bridge reads it.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Rpc {
+    id: Option<Value>,
+    method: Option<Value>,
+}
+
+/// The program's answer to an `mcp_message`.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct McpAnswer {
+    mcp_response: Value,
 }
 
 /// One JSON-RPC message for server `name`: to the program, and its answer
@@ -122,7 +153,8 @@ async fn message(
     let Ok(message) = serde_json::from_slice::<Value>(&body) else {
         return (StatusCode::BAD_REQUEST, "not a JSON-RPC message").into_response();
     };
-    let is_request = message.get("id").is_some() && message.get("method").is_some();
+    let rpc = Rpc::deserialize(&message).unwrap_or_default();
+    let is_request = rpc.id.is_some() && rpc.method.is_some();
     let answer = bridge
         .link
         .request(json!({"subtype": "mcp_message", "server_name": name, "message": message}))
@@ -131,8 +163,12 @@ async fn message(
         return StatusCode::ACCEPTED.into_response();
     }
     let reply = match answer {
-        Ok(answer) => answer["mcp_response"].clone(),
-        Err(why) => json!({"jsonrpc": "2.0", "id": message["id"],
+        Ok(answer) => {
+            McpAnswer::deserialize(&answer)
+                .unwrap_or_default()
+                .mcp_response
+        }
+        Err(why) => json!({"jsonrpc": "2.0", "id": rpc.id,
                            "error": {"code": -32603, "message": why}}),
     };
     (

@@ -139,6 +139,21 @@ fn print(value: &Value) -> Result<()> {
     Ok(())
 }
 
+/// One block as `hc blocks list` shows it (`--json`: these fields).
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+enum Row {
+    /// A block that reads as one.
+    Valid {
+        name: String,
+        decimal: u32,
+        pscale0: String,
+        nodes: usize,
+    },
+    /// One that does not, and why.
+    Invalid { name: String, invalid: String },
+}
+
 fn list(read: &Read<'_>, as_json: bool) -> Result<()> {
     let scope = scope_of(read.identity);
     let chunks = match read.db.scope(&[scope.as_str()], &read.opts()) {
@@ -152,13 +167,20 @@ fn list(read: &Read<'_>, as_json: bool) -> Result<()> {
     {
         let name = chunk.name.clone().unwrap_or_else(|| chunk.id.clone());
         rows.push(match Block::from_body(&chunk.body_value()) {
-            Ok(b) => json!({"name": name, "decimal": b.decimal, "pscale0": b.pscale0(),
-                            "nodes": b.tree.count()}),
-            Err(e) => json!({"name": name, "invalid": e.to_string()}),
+            Ok(b) => Row::Valid {
+                pscale0: b.pscale0().to_owned(),
+                name,
+                decimal: b.decimal,
+                nodes: b.tree.count(),
+            },
+            Err(e) => Row::Invalid {
+                name,
+                invalid: e.to_string(),
+            },
         });
     }
     if as_json {
-        return print(&Value::Array(rows));
+        return print(&serde_json::to_value(&rows)?);
     }
     if rows.is_empty() {
         println!(
@@ -168,21 +190,22 @@ fn list(read: &Read<'_>, as_json: bool) -> Result<()> {
         return Ok(());
     }
     for row in rows {
-        let name = row["name"].as_str().unwrap_or_default();
-        match row["invalid"].as_str() {
-            Some(why) => println!(
+        match row {
+            Row::Invalid { name, invalid } => println!(
                 "{}  {}",
-                bold(&shown(name)),
-                crate::style::bad(&shown(&format!("invalid: {why}")))
+                bold(&shown(&name)),
+                crate::style::bad(&shown(&format!("invalid: {invalid}")))
             ),
-            None => println!(
+            Row::Valid {
+                name,
+                decimal,
+                pscale0,
+                nodes,
+            } => println!(
                 "{}  {}  {}",
-                bold(&shown(name)),
-                dim(&format!(
-                    "decimal {} · {} nodes",
-                    row["decimal"], row["nodes"]
-                )),
-                cut(&shown(row["pscale0"].as_str().unwrap_or_default()), 80)
+                bold(&shown(&name)),
+                dim(&format!("decimal {decimal} · {nodes} nodes")),
+                cut(&shown(&pscale0), 80)
             ),
         }
     }

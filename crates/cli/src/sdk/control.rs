@@ -6,6 +6,7 @@
 //! an error naming any other subtype.
 
 use super::link::emit;
+use super::wire::{HookMatcher, Line, Request, read};
 use agent::contract::{Answer, Body, SessionItem};
 use agent::{AgentConfig, HookConfig, PermissionMode};
 use engine::{Context, Engine};
@@ -26,11 +27,27 @@ pub struct State {
 
 /// Answers one control request (`interrupt` is the caller's: it knows
 /// the running turn).
-pub fn answer(engine: &Engine, state: &mut State, link: &super::Link, line: &Value) {
-    let id = line["request_id"].clone();
-    let request = &line["request"];
-    let subtype = request["subtype"].as_str().unwrap_or_default();
-    let outcome = match subtype {
+pub fn answer(engine: &Engine, state: &mut State, link: &super::Link, line: &Line) {
+    let id = line.request_id.clone();
+    let outcome = match read::<Request>(&line.request) {
+        Ok(request) => outcome(engine, state, link, &request),
+        Err(why) => Err(format!("the control request does not read: {why}")),
+    };
+    let response = match outcome {
+        Ok(response) => json!({"subtype": "success", "request_id": id, "response": response}),
+        Err(error) => json!({"subtype": "error", "request_id": id, "error": error}),
+    };
+    emit(&json!({"type": "control_response", "response": response}));
+}
+
+/// What a control request is answered: its response, or the error.
+fn outcome(
+    engine: &Engine,
+    state: &mut State,
+    link: &super::Link,
+    request: &Request,
+) -> Result<Value, String> {
+    match request.subtype.as_str() {
         "initialize" => initialize(state, link, request),
         "interrupt" => {
             if state.running {
@@ -44,7 +61,7 @@ pub fn answer(engine: &Engine, state: &mut State, link: &super::Link, line: &Val
                 .iter()
                 .find(|(n, _)| *n == "model")
                 .map_or("", |(_, m)| m);
-            state.config.model = request["model"].as_str().unwrap_or(default).to_owned();
+            state.config.model = request.model.as_deref().unwrap_or(default).to_owned();
             Ok(json!({}))
         }
         "mcp_status" => crate::mcp_config::statuses(engine.db())
@@ -62,43 +79,33 @@ pub fn answer(engine: &Engine, state: &mut State, link: &super::Link, line: &Val
              interrupt, set_permission_mode, set_model, mcp_status, get_context_usage and \
              rewind_files"
         )),
-    };
-    let response = match outcome {
-        Ok(response) => json!({"subtype": "success", "request_id": id, "response": response}),
-        Err(error) => json!({"subtype": "error", "request_id": id, "error": error}),
-    };
-    emit(&json!({"type": "control_response", "response": response}));
+    }
 }
 
 /// `initialize`: the program's hook callbacks (by event, each matcher's
 /// callback ids) and its agents; answers the commands and models.
-fn initialize(state: &mut State, link: &super::Link, request: &Value) -> Result<Value, String> {
-    if let Some(events) = request["hooks"].as_object() {
-        for (event, matchers) in events {
-            for matcher in matchers.as_array().into_iter().flatten() {
-                register(state, link, event, matcher);
-            }
+fn initialize(state: &mut State, link: &super::Link, request: &Request) -> Result<Value, String> {
+    for (event, matchers) in &request.hooks {
+        for matcher in matchers {
+            register(state, link, event, matcher);
         }
     }
-    if let Some(agents) = request["agents"].as_object() {
-        for (name, def) in agents {
-            state.config.agents.push(agent::sources::agents::AgentSpec {
-                name: name.clone(),
-                description: def["description"].as_str().unwrap_or_default().to_owned(),
-                prompt: def["prompt"].as_str().unwrap_or_default().to_owned(),
-                tools: def["tools"].as_array().map(|tools| {
-                    tools
-                        .iter()
-                        .filter_map(Value::as_str)
-                        .map(|t| agent::names::program_of(t).to_owned())
-                        .collect()
-                }),
-                model: def["model"]
-                    .as_str()
-                    .filter(|m| !m.is_empty() && *m != "inherit")
-                    .map(str::to_owned),
-            });
-        }
+    for (name, def) in &request.agents {
+        state.config.agents.push(agent::sources::agents::AgentSpec {
+            name: name.clone(),
+            description: def.description.clone(),
+            prompt: def.prompt.clone(),
+            tools: def.tools.as_ref().map(|tools| {
+                tools
+                    .iter()
+                    .map(|t| agent::names::program_of(t).to_owned())
+                    .collect()
+            }),
+            model: def
+                .model
+                .clone()
+                .filter(|m| !m.is_empty() && m != "inherit"),
+        });
     }
     let commands: Vec<Value> = crate::commands::BUILT_IN
         .iter()
@@ -116,17 +123,16 @@ fn initialize(state: &mut State, link: &super::Link, request: &Value) -> Result<
 
 /// One hook matcher of `initialize`: each callback a hook of the agent's
 /// (or the host's, for the session's start and end).
-fn register(state: &mut State, link: &super::Link, event: &str, matcher: &Value) {
-    let ids = matcher["hookCallbackIds"].as_array().into_iter().flatten();
-    let timeout = matcher["timeout"].as_f64().filter(|t| *t > 0.0);
-    for id in ids.filter_map(Value::as_str) {
+fn register(state: &mut State, link: &super::Link, event: &str, matcher: &HookMatcher) {
+    let timeout = matcher.timeout.filter(|t| *t > 0.0);
+    for id in &matcher.hook_callback_ids {
         if let Some(secs) = timeout {
             link.set_timeout(id, Duration::from_secs_f64(secs));
         }
         match (agent::hook_event(event), event) {
             (Some(ours), _) => state.config.hooks.push(HookConfig {
                 event: ours.to_owned(),
-                matcher: matcher["matcher"].as_str().map(str::to_owned),
+                matcher: matcher.matcher.clone(),
                 command: String::new(),
                 callback: Some(id.to_owned()),
                 timeout_ms: timeout.map(|t| (t * 1000.0) as u64),
@@ -142,8 +148,8 @@ fn register(state: &mut State, link: &super::Link, event: &str, matcher: &Value)
 }
 
 /// `set_permission_mode`: from the next turn on.
-fn set_permission_mode(state: &mut State, request: &Value) -> Result<Value, String> {
-    let mode = request["mode"].as_str().unwrap_or_default();
+fn set_permission_mode(state: &mut State, request: &Request) -> Result<Value, String> {
+    let mode = request.mode.as_deref().unwrap_or_default();
     state.config.permission_mode = PermissionMode::parse(mode).ok_or_else(|| {
         format!(
             "set_permission_mode: `{mode}` is not a mode; give default, acceptEdits, plan, \

@@ -4,6 +4,7 @@
 //! line, matched by `request_id`; and what it asks of a running turn (an
 //! interrupt). Every line goes out whole, under stdout's lock.
 
+use super::wire::{Response, ToolAnswer, read};
 use agent::contract::{Choice, HookAnswer, HookCallback, PermissionDecision, PermissionRequest};
 use agent::names::ToolNames;
 use serde_json::{Value, json};
@@ -127,7 +128,8 @@ impl Link {
 
     /// A `control_response` line from the program: to whoever waits for it.
     pub fn resolve(&self, response: &Value) {
-        let Some(id) = response["request_id"].as_str() else {
+        let response: Response = read(response).unwrap_or_default();
+        let Some(id) = response.request_id.as_deref() else {
             eprintln!("hc: a control_response with no request_id is ignored");
             return;
         };
@@ -140,12 +142,11 @@ impl Link {
             eprintln!("hc: a control_response to no request of hc's ({id}) is ignored");
             return;
         };
-        let answer = match response["subtype"].as_str() {
-            Some("error") => Err(response["error"]
-                .as_str()
-                .unwrap_or("the program answered with an error")
-                .to_owned()),
-            _ => Ok(response["response"].clone()),
+        let answer = match response.subtype.as_str() {
+            "error" => Err(response
+                .error
+                .unwrap_or_else(|| "the program answered with an error".to_owned())),
+            _ => Ok(response.response),
         };
         let _ = waiter.send(answer);
     }
@@ -178,24 +179,30 @@ impl Link {
             by: Some(BY_PROGRAM.into()),
             ..PermissionDecision::default()
         };
-        match self.request(request, None).await {
-            Ok(answer) if answer["behavior"] == "allow" => {
+        let answer = match self.request(request, None).await {
+            Ok(answer) => answer,
+            Err(why) => {
+                decision.message = Some(format!("the program did not answer: {why}"));
+                return decision;
+            }
+        };
+        let said = read::<ToolAnswer>(&answer).unwrap_or_default();
+        match said.behavior.as_deref() {
+            Some("allow") => {
                 decision.decision = Choice::Allow;
-                decision.updated_input = answer
-                    .get("updatedInput")
-                    .filter(|i| i.is_object() && **i != asked.input)
-                    .cloned();
+                decision.updated_input = said
+                    .updated_input
+                    .filter(|i| i.is_object() && *i != asked.input);
             }
-            Ok(answer) if answer["behavior"] == "deny" => {
-                decision.message = answer["message"].as_str().map(str::to_owned);
-                decision.interrupt = answer["interrupt"].as_bool().unwrap_or(false);
+            Some("deny") => {
+                decision.message = said.message;
+                decision.interrupt = said.interrupt;
             }
-            Ok(answer) => {
+            _ => {
                 decision.message = Some(format!(
                     "the program's answer to can_use_tool has no behavior allow or deny: {answer}"
                 ));
             }
-            Err(why) => decision.message = Some(format!("the program did not answer: {why}")),
         }
         decision
     }
@@ -210,7 +217,12 @@ impl Link {
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
         {
-            input["session_id"] = json!(shown);
+            if input.is_null() {
+                input = json!({});
+            }
+            if let Some(fields) = input.as_object_mut() {
+                fields.insert("session_id".to_owned(), json!(shown));
+            }
         }
         let timeout = self
             .timeouts

@@ -14,6 +14,7 @@
 mod answerer;
 mod control;
 mod link;
+mod wire;
 
 pub use link::Link;
 
@@ -188,13 +189,14 @@ impl Driver {
 
     /// A line from the program.
     fn on_line(&mut self, line: Value) {
-        match line["type"].as_str().unwrap_or_default() {
+        let line = wire::Line::of(&line);
+        match line.kind.as_str() {
             "control_request" => {
                 control::answer(&self.engine, &mut self.state, &self.link, &line);
             }
-            "control_response" => self.link.resolve(&line["response"]),
+            "control_response" => self.link.resolve(&line.response),
             "control_cancel_request" | "keep_alive" => {}
-            "user" => match prompt_of(&line) {
+            "user" => match prompt_of(&line.message) {
                 Ok(prompt) => self.queue.push_back(prompt),
                 Err(why) => eprintln!("hc: a user line is ignored: {why}"),
             },
@@ -277,16 +279,17 @@ impl Driver {
     }
 }
 
-/// The prompt of a `user` line: its text, or its text blocks joined.
-fn prompt_of(line: &Value) -> Result<String, String> {
-    let content = &line["message"]["content"];
-    let text = match content {
-        Value::String(text) => text.clone(),
-        Value::Array(blocks) => {
+/// The prompt of a `user` line's message: its text, or its text blocks
+/// joined.
+fn prompt_of(message: &Value) -> Result<String, String> {
+    let message: wire::Message = wire::read(message).unwrap_or_default();
+    let text = match message.content {
+        Some(wire::Content::Text(text)) => text,
+        Some(wire::Content::Blocks(blocks)) => {
             let mut texts = Vec::new();
             for block in blocks {
-                match block["type"].as_str() {
-                    Some("text") => texts.extend(block["text"].as_str().map(str::to_owned)),
+                match block.kind.as_deref() {
+                    Some("text") => texts.extend(block.text),
                     Some(other) => eprintln!(
                         "hc: a `{other}` block in a user message is not supported yet; it is left out"
                     ),
@@ -295,7 +298,7 @@ fn prompt_of(line: &Value) -> Result<String, String> {
             }
             texts.join("\n\n")
         }
-        _ => return Err("it has no `message.content`".into()),
+        None => return Err("it has no `message.content`".into()),
     };
     if text.trim().is_empty() {
         return Err("its message is empty".into());

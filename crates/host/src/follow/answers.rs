@@ -3,7 +3,7 @@
 //! question), and who answered first when another host did.
 
 use super::Sink;
-use agent::contract::{Body, Entry, PermissionRequest, Plan, UserQuestion};
+use agent::contract::{Body, Choice, Entry, PermissionRequest, Plan, SessionItem, UserQuestion};
 use engine::{Context, Engine};
 use protocol::{ChunkDecl, Declaration, NewPlacement, PlacementType};
 
@@ -67,21 +67,27 @@ pub fn answered(engine: &Engine, on: &str, kind: &str, id: &str) -> Option<Strin
     let read = engine
         .scope(&Context::host(), &scopes, &Default::default())
         .ok()?;
-    let body = read
-        .chunks
-        .iter()
-        .map(|c| c.body_value())
-        .find(|b| b["request"] == id)?;
-    let by = body["by"].as_str().unwrap_or("another host");
-    let what = body["decision"]
-        .as_str()
-        .or(body["text"].as_str())
-        .unwrap_or("answered");
-    let by = match by {
+    let (by, what) = read.chunks.iter().find_map(|c| match SessionItem::of(c) {
+        SessionItem::PermissionDecision(d) if d.request == id => {
+            Some((d.by, choice_word(d.decision).to_owned()))
+        }
+        SessionItem::UserAnswer(a) if a.request == id => Some((a.by, a.text)),
+        _ => None,
+    })?;
+    let by = match by.as_deref().unwrap_or("another host") {
         "the page" => "on the page".to_owned(),
         other => format!("by {other}"),
     };
-    Some(format!("answered {by}: {}", crate::text::shown(what)))
+    Some(format!("answered {by}: {}", crate::text::shown(&what)))
+}
+
+/// A decision in the word its body holds.
+fn choice_word(choice: Choice) -> &'static str {
+    match choice {
+        Choice::Allow => "allow",
+        Choice::Always => "always",
+        Choice::Deny => "deny",
+    }
 }
 
 /// Where a question was asked: the session, or the process that is a
