@@ -1,4 +1,4 @@
-//! The command policy (`permissions/{shell,wrappers,paths}.rs`) as a
+//! The command policy (`permissions/command/`) as a
 //! property, through `Permissions::decide`: a command a deny rule names
 //! (`shell(rm:*)`, `shell(curl:*)`, `shell(git push:*)`) is never allowed,
 //! however it is dressed — its name quoted, escaped or spelled as a path,

@@ -219,32 +219,7 @@ const CARRIED: contain::Carried = contain::Carried {
 };
 
 fn program(name: &str) -> Result<()> {
-    let Some(builtin) = builtins::find(name) else {
-        let names: Vec<&str> = builtins::all().map(|b| b.name).collect();
-        anyhow::bail!(
-            "no built-in program `{name}`; the built-ins are: {}",
-            names.join(", ")
-        );
-    };
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
-    let outcome = rt.block_on((builtin.main)());
-    // The stdin reader is a blocking thread parked in read(2) until the
-    // engine closes the pipe; do not wait for it.
-    rt.shutdown_background();
-    match outcome {
-        Ok(()) => Ok(()),
-        // The program answered and chose its exit code.
-        Err(protocol::program::ProgramError::Exit(code, message)) => {
-            if !message.is_empty() {
-                eprintln!("{message}");
-            }
-            std::process::exit(code)
-        }
-        Err(e) => Err(e.into()),
-    }
+    builtins::run_program(name)
 }
 
 fn serve(stdio: bool, no_contain: bool) -> Result<()> {

@@ -23,6 +23,39 @@ pub fn find(name: &str) -> Option<&'static Builtin> {
     all().find(|b| b.name == name)
 }
 
+/// Runs the built-in called `name` in this process (`hc program NAME`,
+/// or forked from the zygote): its own runtime, left without waiting for
+/// the stdin reader parked in `read(2)`. A program that answered and
+/// chose its exit code exits with it here.
+pub fn run_program(name: &str) -> anyhow::Result<()> {
+    let Some(builtin) = find(name) else {
+        let names: Vec<&str> = all().map(|b| b.name).collect();
+        anyhow::bail!(
+            "no built-in program `{name}`; the built-ins are: {}",
+            names.join(", ")
+        );
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| anyhow::anyhow!("cannot start the async runtime: {e}"))?;
+    let outcome = rt.block_on((builtin.main)());
+    // The stdin reader is a blocking thread parked in read(2) until the
+    // engine closes the pipe; do not wait for it.
+    rt.shutdown_background();
+    match outcome {
+        Ok(()) => Ok(()),
+        // The program answered and chose its exit code.
+        Err(protocol::program::ProgramError::Exit(code, message)) => {
+            if !message.is_empty() {
+                eprintln!("{message}");
+            }
+            std::process::exit(code)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
 /// The bootstrap chunks: the engine's vocabulary, the agent's, every
 /// built-in program's, and the webview programs `hc` carries (shown by
 /// `hc serve --http`).

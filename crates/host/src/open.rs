@@ -54,9 +54,14 @@ impl Staged {
     /// trusted `.env` is applied to the environment.
     pub fn here(find: Find, ask: Ask<'_>) -> Result<Staged> {
         let here = std::env::current_dir().context("cannot read the working directory")?;
+        Staged::at(&here, find, ask)
+    }
+
+    /// [`Staged::here`], from `dir` instead of the working directory.
+    pub fn at(dir: &std::path::Path, find: Find, ask: Ask<'_>) -> Result<Staged> {
         let project = match find {
-            Find::Existing => Project::find(&here)?,
-            Find::OrInit => Project::find_or_init(&here)?,
+            Find::Existing => Project::find(dir)?,
+            Find::OrInit => Project::find_or_init(dir)?,
         };
         let files = project.config(ask)?;
         Ok(Staged { project, files })

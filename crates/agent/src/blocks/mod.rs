@@ -1,11 +1,11 @@
 //! pscale blocks (`design/blocks.md`): an agent's structured, growing
 //! memory. A block is a tree of text whose nodes are addressed by digits;
 //! the depth of a node is its scale (its *pscale*, `decimal − depth`).
-//! This module is pure — the format, addresses and spindles
-//! ([`address`]), growth and compression ([`grow`]), and what the
-//! hermitcrab's system prompt shows of its blocks ([`shell`]) — and knows
-//! nothing of the substrate: the agent stores each block as one `block`
-//! chunk, every write a new version.
+//! The format, addresses and spindles ([`address`]), growth and
+//! compression ([`grow`]), and what the hermitcrab's system prompt shows
+//! of its blocks ([`crab`]) are pure and know nothing of the substrate;
+//! [`store`] keeps each block as one `block` chunk through the protocol,
+//! every write a new version.
 
 pub mod address;
 pub mod crab;

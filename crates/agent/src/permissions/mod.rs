@@ -3,11 +3,11 @@
 //! `web-fetch(domain:docs.rs)`, or a bare program name — and a mode.
 //! Deny beats allow beats ask beats the mode.
 //!
-//! A `shell` command is judged as the shell would run it ([`shell`]):
+//! A `shell` command is judged as the shell would run it ([`command`]):
 //! every simple command in it must be allowed for the call to be allowed,
 //! and any one denied denies it; a command that cannot be judged
 //! statically asks; its output redirections are writes and need what a
-//! `write` needs. Paths are compared resolved ([`paths`]), and a `read(…)`
+//! `write` needs. Paths are compared resolved ([`command::paths`]), and a `read(…)`
 //! rule governs every program that reads — `read`, `grep`, `glob`, any
 //! read-only tool with a path. Reading a `.env` file asks first.
 

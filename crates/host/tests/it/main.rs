@@ -1,0 +1,4 @@
+//! hc-host's integration tests: one binary, a module per area.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod turn;
