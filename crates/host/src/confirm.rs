@@ -18,3 +18,20 @@ pub trait Confirm: Sync {
     /// Asks, answered when the person answers.
     fn ask(&self, question: String) -> Line;
 }
+
+/// No one to ask (a host no person watches): nothing is confirmed.
+pub struct NoOne;
+
+impl Confirm for NoOne {
+    fn present(&self) -> bool {
+        false
+    }
+
+    fn ask_now(&self, _question: &str) -> Option<String> {
+        None
+    }
+
+    fn ask(&self, _question: String) -> Line {
+        Box::pin(async { None })
+    }
+}

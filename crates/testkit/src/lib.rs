@@ -120,3 +120,41 @@ pub fn estimate_tokens(request: &serde_json::Value) -> u64 {
         .sum();
     chars.div_ceil(4) as u64
 }
+
+/// A Python virtual environment at `venv` with `pip install ARGS` done in
+/// it, made once (a venv whose `.installed` names the same arguments is
+/// taken as it is, so a changed pin makes it again): its interpreter. For
+/// tests that run real programs from PyPI (an MCP server's SDK, an Agent
+/// SDK); `python3` with `venv` must be on the machine.
+pub fn python_venv(
+    venv: &std::path::Path,
+    pip_args: &[&str],
+) -> Result<std::path::PathBuf, String> {
+    let python = venv.join("bin/python");
+    let ready = venv.join(".installed");
+    let wanted = pip_args.join(" ");
+    if std::fs::read_to_string(&ready).ok().as_deref() == Some(wanted.as_str()) {
+        return Ok(python);
+    }
+    let made = std::process::Command::new("python3")
+        .args(["-m", "venv"])
+        .arg(venv)
+        .status()
+        .map_err(|e| format!("python3 -m venv: {e}"))?;
+    if !made.success() {
+        return Err(format!("python3 -m venv {} failed", venv.display()));
+    }
+    let out = std::process::Command::new(&python)
+        .args(["-m", "pip", "install", "-q"])
+        .args(pip_args)
+        .output()
+        .map_err(|e| format!("pip install {wanted}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "pip install {wanted}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    std::fs::write(&ready, &wanted).map_err(|e| format!("{}: {e}", ready.display()))?;
+    Ok(python)
+}

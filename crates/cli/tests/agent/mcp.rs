@@ -218,23 +218,7 @@ pub fn python_server() -> (PathBuf, PathBuf) {
     let python = PYTHON
         .get_or_init(|| {
             let venv = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("mcp-python");
-            let python = venv.join("bin/python");
-            let ready = venv.join(".installed");
-            if !ready.exists() {
-                let made = std::process::Command::new("python3")
-                    .args(["-m", "venv"])
-                    .arg(&venv)
-                    .status()
-                    .unwrap();
-                assert!(made.success(), "python3 -m venv failed");
-                let out = std::process::Command::new(&python)
-                    .args(["-m", "pip", "install", "-q", PYTHON_MCP])
-                    .output()
-                    .unwrap();
-                assert!(out.status.success(), "pip install {PYTHON_MCP}: {out:?}");
-                std::fs::write(&ready, PYTHON_MCP).unwrap();
-            }
-            python
+            testkit::python_venv(&venv, &[PYTHON_MCP]).unwrap()
         })
         .clone();
     let server =

@@ -21,31 +21,7 @@ fn sdk_python() -> PathBuf {
     PYTHON
         .get_or_init(|| {
             let venv = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("sdk-python");
-            let python = venv.join("bin/python");
-            let ready = venv.join(".installed");
-            if std::fs::read_to_string(&ready).ok().as_deref() != Some(SDK) {
-                let made = std::process::Command::new("python3")
-                    .args(["-m", "venv"])
-                    .arg(&venv)
-                    .status()
-                    .unwrap();
-                assert!(made.success(), "python3 -m venv failed");
-                let out = std::process::Command::new(&python)
-                    .args([
-                        "-m",
-                        "pip",
-                        "install",
-                        "-q",
-                        "--no-binary",
-                        "claude-agent-sdk",
-                        SDK,
-                    ])
-                    .output()
-                    .unwrap();
-                assert!(out.status.success(), "pip install {SDK}: {out:?}");
-                std::fs::write(&ready, SDK).unwrap();
-            }
-            python
+            testkit::python_venv(&venv, &["--no-binary", "claude-agent-sdk", SDK]).unwrap()
         })
         .clone()
 }

@@ -165,7 +165,7 @@ async fn turn(
     sink: &mut Kept,
     answerer: &dyn Answerer,
 ) -> Finished {
-    let confirm = NoOne;
+    let confirm = hc_host::confirm::NoOne;
     let turn = Turn {
         prompt,
         config,
@@ -181,23 +181,6 @@ async fn turn(
         .await
         .expect("the turn did not end within 60 s")
         .unwrap()
-}
-
-/// No one to confirm a command file's line.
-struct NoOne;
-
-impl hc_host::confirm::Confirm for NoOne {
-    fn present(&self) -> bool {
-        false
-    }
-
-    fn ask_now(&self, _question: &str) -> Option<String> {
-        None
-    }
-
-    fn ask(&self, _question: String) -> hc_host::confirm::Line {
-        Box::pin(async { None })
-    }
 }
 
 fn writes_a_file() -> Script {

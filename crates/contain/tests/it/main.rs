@@ -1,0 +1,4 @@
+//! The contain crate's integration tests: one binary, a module per area.
+#![allow(clippy::unwrap_used, missing_docs)]
+
+mod build_id;

@@ -1,0 +1,9 @@
+//! The model crate's integration tests: one binary, a module per area.
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+mod client;
+mod common;
+mod decode;
+mod openai;
+mod retries;
+mod shapes;

@@ -1,0 +1,5 @@
+//! The protocol crate's integration tests: one binary, a module per area.
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+mod client;
+mod wire;
