@@ -338,13 +338,20 @@ impl AgentConfig {
     }
 
     /// Reads a body, with a message naming the field at fault.
-    pub fn parse(body: &Value) -> Result<AgentConfig, String> {
-        serde_path_to_error::deserialize(body.clone()).map_err(|e| {
-            format!(
-                "the agent-config chunk is malformed at `{}`: {}",
-                e.path(),
-                e.inner()
-            )
+    pub fn parse(body: &Value) -> Result<AgentConfig, MalformedConfig> {
+        serde_path_to_error::deserialize(body.clone()).map_err(|e| MalformedConfig {
+            path: e.path().to_string(),
+            reason: e.inner().to_string(),
         })
     }
+}
+
+/// An `agent-config` body that does not read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the agent-config chunk is malformed at `{path}`: {reason}")]
+pub struct MalformedConfig {
+    /// The field at fault.
+    pub path: String,
+    /// What is wrong with it.
+    pub reason: String,
 }

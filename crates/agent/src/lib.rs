@@ -65,10 +65,10 @@ mod vocabulary;
 
 pub use compact::recent_turns;
 pub use config::{
-    AgentConfig, ApiKind, CLAUDE_HOOK_EVENTS, HOOK_EVENTS, HookConfig, PermissionMode,
-    claude_hook_event, hook_event,
+    AgentConfig, ApiKind, CLAUDE_HOOK_EVENTS, HOOK_EVENTS, HookConfig, MalformedConfig,
+    PermissionMode, claude_hook_event, hook_event,
 };
-pub use rebuild::{calls, is_call, rebuild_request, request_body};
+pub use rebuild::{RebuildError, calls, is_call, rebuild_request, request_body};
 pub use request::{Conversation, Prefix, Request};
 pub use toolbox::plan::TOOL as EXIT_PLAN;
 pub use vocabulary::{

@@ -28,9 +28,58 @@ pub fn is_call(item: &ChunkItem) -> bool {
         && SessionItem::of(item).is_call()
 }
 
+/// Why a call's request cannot be rebuilt.
+#[derive(Debug, thiserror::Error)]
+pub enum RebuildError {
+    /// There is no call `n`.
+    #[error(
+        "session `{session}` has {count} model call{}; ask for one from 1 to {count}",
+        if *count == 1 { "" } else { "s" }
+    )]
+    NoSuchCall {
+        /// The session.
+        session: String,
+        /// How many calls it has.
+        count: usize,
+    },
+    /// The call's chunk does not say how its request was built.
+    #[error("answer `{chunk}` does not record how its request was built")]
+    NotRecorded {
+        /// The call's chunk.
+        chunk: String,
+    },
+    /// No context event before the call.
+    #[error("no context event before call {n} of `{session}`")]
+    NoContext {
+        /// The call.
+        n: usize,
+        /// The session.
+        session: String,
+    },
+    /// The run that made it has no configuration.
+    #[error("process `{process}` has no agent-config argument")]
+    NoConfig {
+        /// The run's process.
+        process: String,
+    },
+    /// Its configuration does not read.
+    #[error(transparent)]
+    Config(#[from] crate::config::MalformedConfig),
+    /// Reading the substrate failed.
+    #[error(transparent)]
+    Read(#[from] protocol::ClientError),
+    /// The request does not encode.
+    #[error(transparent)]
+    Encode(#[from] model::ModelError),
+}
+
 /// The exact body sent for call `n` (from 1) of `session`, as the API it
 /// went to received it (the agent always streams).
-pub async fn request_body(client: &Client, session: &str, n: usize) -> Result<Vec<u8>, String> {
+pub async fn request_body(
+    client: &Client,
+    session: &str,
+    n: usize,
+) -> Result<Vec<u8>, RebuildError> {
     let (request, config, summary) = rebuild_request(client, session, n).await?;
     // Every call streams but the summary's.
     let streamed = !summary;
@@ -38,7 +87,7 @@ pub async fn request_body(client: &Client, session: &str, n: usize) -> Result<Ve
         crate::ApiKind::Anthropic => model::AnthropicClient::body(&request, streamed),
         crate::ApiKind::Openai => model::OpenAiClient::body(&request, streamed),
     };
-    body.map_err(|e| e.to_string())
+    Ok(body?)
 }
 
 /// What a call's chunk records of how its request was built.
@@ -60,9 +109,8 @@ pub async fn rebuild_request(
     client: &Client,
     session: &str,
     n: usize,
-) -> Result<(MessagesRequest, AgentConfig, bool), String> {
+) -> Result<(MessagesRequest, AgentConfig, bool), RebuildError> {
     let call = find_call(client, session, n).await?;
-    let fail = |e: protocol::ClientError| e.to_string();
     let as_of = |n| ScopeOpts {
         as_of: Some(n),
         ..ScopeOpts::default()
@@ -72,10 +120,7 @@ pub async fn rebuild_request(
         let config = config_of(client, &call.process, None).await?;
         return Ok((side.request(), config, true));
     }
-    let history = client
-        .scope(&[session], as_of(call.as_of))
-        .await
-        .map_err(fail)?;
+    let history = client.scope(&[session], as_of(call.as_of)).await?;
     let history: Vec<ChunkItem> = history.chunks.iter().map(|c| (**c).clone()).collect();
     let (event, mut context) = history
         .iter()
@@ -84,17 +129,15 @@ pub async fn rebuild_request(
             SessionItem::Context(Some(body)) => Some((c.id.clone(), body)),
             _ => None,
         })
-        .ok_or_else(|| format!("no context event before call {n} of `{session}`"))?;
+        .ok_or_else(|| RebuildError::NoContext {
+            n,
+            session: session.to_owned(),
+        })?;
     let config = config_of(client, &call.process, Some(call.as_of)).await?;
-    let (_, tools) = catalog::program_tools(client, Some(context.as_of), Some(&context.tools), &[])
-        .await
-        .map_err(fail)?;
-    catalog::fill_files(client, &mut context)
-        .await
-        .map_err(fail)?;
-    let known = catalog::known(client, &event, &context)
-        .await
-        .map_err(fail)?;
+    let (_, tools) =
+        catalog::program_tools(client, Some(context.as_of), Some(&context.tools), &[]).await?;
+    catalog::fill_files(client, &mut context).await?;
+    let known = catalog::known(client, &event, &context).await?;
     let defs: Vec<_> = tools.into_iter().map(|t| t.def).collect();
     let request = Request::of_session(Prefix::new(&config, &context, &known, &defs), &history);
     let request = match call.summary {
@@ -105,37 +148,35 @@ pub async fn rebuild_request(
 }
 
 /// The configuration of agent process `process`, as of `at` (none: head).
-async fn config_of(client: &Client, process: &str, at: Option<u64>) -> Result<AgentConfig, String> {
+async fn config_of(
+    client: &Client,
+    process: &str,
+    at: Option<u64>,
+) -> Result<AgentConfig, RebuildError> {
     let opts = ScopeOpts {
         as_of: at,
         ..ScopeOpts::default()
     };
-    let run = client
-        .scope(&[process], opts)
-        .await
-        .map_err(|e| e.to_string())?;
+    let run = client.scope(&[process], opts).await?;
     run.chunks
         .iter()
         .find(|c| c.is_on("agent-config", PlacementType::Instance))
         .map(|c| AgentConfig::parse(&c.body_value()))
         .transpose()?
-        .ok_or_else(|| format!("process `{process}` has no agent-config argument"))
+        .ok_or_else(|| RebuildError::NoConfig {
+            process: process.to_owned(),
+        })
 }
 
 /// Call `n` of `session`: what its chunk records.
-async fn find_call(client: &Client, session: &str, n: usize) -> Result<Recorded, String> {
-    let head = client
-        .scope(&[session], ScopeOpts::default())
-        .await
-        .map_err(|e| e.to_string())?;
+async fn find_call(client: &Client, session: &str, n: usize) -> Result<Recorded, RebuildError> {
+    let head = client.scope(&[session], ScopeOpts::default()).await?;
     let all = calls(&head.chunks);
     let Some(chunk) = n.checked_sub(1).and_then(|i| all.get(i)) else {
-        return Err(format!(
-            "session `{session}` has {} model call{}; ask for one from 1 to {}",
-            all.len(),
-            if all.len() == 1 { "" } else { "s" },
-            all.len()
-        ));
+        return Err(RebuildError::NoSuchCall {
+            session: session.to_owned(),
+            count: all.len(),
+        });
     };
     let recorded = match SessionItem::of(chunk) {
         SessionItem::Answer(a) => a.as_of.map(|at| (at, a.process, false, None)),
@@ -150,9 +191,8 @@ async fn find_call(client: &Client, session: &str, n: usize) -> Result<Recorded,
             summary,
             side,
         }),
-        _ => Err(format!(
-            "answer `{}` does not record how its request was built",
-            chunk.id
-        )),
+        _ => Err(RebuildError::NotRecorded {
+            chunk: chunk.id.clone(),
+        }),
     }
 }

@@ -242,11 +242,11 @@ impl SdkFlags {
             }
         }
         for rule in rules(&self.allowed_tools) {
-            agent::permissions::Rule::parse(&rule)?;
+            agent::permissions::Rule::parse(&rule).map_err(|e| e.to_string())?;
             config.allow.push(rule);
         }
         for rule in rules(&self.disallowed_tools) {
-            agent::permissions::Rule::parse(&rule)?;
+            agent::permissions::Rule::parse(&rule).map_err(|e| e.to_string())?;
             config.deny.push(rule);
         }
         for beta in self

@@ -214,7 +214,7 @@ pub fn register(
                 values.insert(id, vec![(mcp::SERVER_ENV.to_owned(), config)]);
                 None
             }
-            Err(why) => Some(why),
+            Err(why) => Some(why.to_string()),
         };
         let body = service_body(server, error.as_deref());
         let id = format!("program/{program}");

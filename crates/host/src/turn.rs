@@ -156,7 +156,7 @@ pub fn load_images(paths: &[PathBuf]) -> Result<Vec<PromptImage>> {
         .iter()
         .map(|path| {
             let shown = path.display().to_string();
-            let image = programs::image::load(path, &shown).map_err(|e| exit(2, e))?;
+            let image = programs::image::load(path, &shown).map_err(|e| exit(2, e.to_string()))?;
             Ok(PromptImage {
                 path: shown,
                 media_type: image.media_type.to_owned(),

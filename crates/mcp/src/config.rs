@@ -3,6 +3,7 @@
 //! `${VAR}` expanded, secrets read — as the service gets it in
 //! [`SERVER_ENV`](crate::SERVER_ENV), never in the substrate.
 
+use crate::error::ConfigError;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -158,17 +159,17 @@ impl ServerEntry {
         &self,
         name: &str,
         lookup: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<Server, String> {
+    ) -> Result<Server, ConfigError> {
         let ex = |s: &str| expand(s, lookup);
-        let map = |m: &BTreeMap<String, String>| -> Result<BTreeMap<String, String>, String> {
+        let map = |m: &BTreeMap<String, String>| -> Result<BTreeMap<String, String>, ConfigError> {
             m.iter().map(|(k, v)| Ok((k.clone(), ex(v)?))).collect()
         };
         let transport = match self.transport_name() {
             "stdio" => {
                 let Some(command) = &self.command else {
-                    return Err(format!(
-                        "server `{name}` has no `command` (a stdio server) and no `url` (an http server)"
-                    ));
+                    return Err(ConfigError::NoCommand {
+                        server: name.to_owned(),
+                    });
                 };
                 Transport::Stdio {
                     command: ex(command)?,
@@ -179,17 +180,16 @@ impl ServerEntry {
             }
             "http" | "sse" | "streamable-http" => {
                 let Some(url) = &self.url else {
-                    return Err(format!(
-                        "server `{name}` is `{}` and has no `url`",
-                        self.transport_name()
-                    ));
+                    return Err(ConfigError::NoUrl {
+                        server: name.to_owned(),
+                        transport: self.transport_name().to_owned(),
+                    });
                 };
                 let mut headers = map(&self.headers)?;
                 if let Some(var) = &self.bearer_token_env_var {
-                    let token = lookup(var).ok_or_else(|| {
-                        format!(
-                            "server `{name}` reads its bearer token from ${var}, which is not set"
-                        )
+                    let token = lookup(var).ok_or_else(|| ConfigError::TokenUnset {
+                        server: name.to_owned(),
+                        var: var.clone(),
                     })?;
                     headers.insert("Authorization".into(), format!("Bearer {token}"));
                 }
@@ -199,9 +199,10 @@ impl ServerEntry {
                 }
             }
             other => {
-                return Err(format!(
-                    "server `{name}` has type `{other}`: use `stdio`, `http` or `sse`"
-                ));
+                return Err(ConfigError::Transport {
+                    server: name.to_owned(),
+                    kind: other.to_owned(),
+                });
             }
         };
         Ok(Server {
@@ -290,7 +291,7 @@ pub fn redact(text: &str, redactions: &[(String, String)]) -> String {
 /// Expands `${VAR}` and `${VAR:-default}` in `text` (Claude Code's
 /// syntax); a variable that is not set and has no default is an error
 /// naming it.
-pub fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+pub fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String, ConfigError> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("${") {
@@ -309,9 +310,9 @@ pub fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<Str
             (Some(value), _) => out.push_str(&value),
             (None, Some(default)) => out.push_str(default),
             (None, None) => {
-                return Err(format!(
-                    "${{{var}}} is not set: set it in the environment, or write ${{{var}:-DEFAULT}}"
-                ));
+                return Err(ConfigError::Unset {
+                    var: var.to_owned(),
+                });
             }
         }
         rest = &after[end + 1..];
@@ -373,7 +374,7 @@ mod tests {
         assert_eq!(expand("${TOKEN:-x}", &env).unwrap(), "t0k");
         assert_eq!(expand("no vars", &env).unwrap(), "no vars");
         let err = expand("${NOPE}", &env).unwrap_err();
-        assert!(err.contains("${NOPE} is not set"), "{err}");
+        assert!(err.to_string().contains("${NOPE} is not set"), "{err}");
     }
 
     #[test]

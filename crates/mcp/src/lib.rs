@@ -31,6 +31,7 @@ pub mod body;
 mod client;
 pub mod config;
 pub mod elicit;
+pub mod error;
 pub mod extras;
 mod guard;
 pub mod output;

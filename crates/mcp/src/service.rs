@@ -171,7 +171,7 @@ impl Shared {
                     )),
                     None => tools.push(tool),
                 },
-                Err(why) => skipped.push(why),
+                Err(why) => skipped.push(why.to_string()),
             }
         }
         if !skipped.is_empty() {

@@ -3,6 +3,7 @@
 //! is the tool's `inputSchema`. Pure: the service commits what these say.
 
 use crate::config::{Server, service_name, tool_name, tool_prefix};
+use crate::error::ToolError;
 use protocol::{ChunkDecl, Declaration, NewPlacement, PlacementType};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -36,13 +37,15 @@ impl Tool {
     /// The tool `listed` (a `tools/list` entry) of `server`, or why it
     /// is skipped: a name that is empty or has spaces or control
     /// characters, or an input schema that is not an object schema.
-    pub fn of(server: &Server, listed: &Value) -> Result<Tool, String> {
+    pub fn of(server: &Server, listed: &Value) -> Result<Tool, ToolError> {
         let name = listed["name"].as_str().unwrap_or_default().to_owned();
         if name.is_empty()
             || name.len() > 128
             || name.chars().any(|c| c.is_whitespace() || c.is_control())
         {
-            return Err(format!("the tool {} has an invalid name", listed["name"]));
+            return Err(ToolError::InvalidName {
+                name: listed["name"].clone(),
+            });
         }
         let program = tool_name(&server.name, &name);
         let schema = match &listed["inputSchema"] {
@@ -51,9 +54,10 @@ impl Tool {
             }
             Value::Null => json!({"type": "object"}),
             other => {
-                return Err(format!(
-                    "the tool `{name}` has an input schema that is not an object schema: {other}"
-                ));
+                return Err(ToolError::Schema {
+                    tool: name,
+                    schema: other.clone(),
+                });
             }
         };
         let read_only = listed["annotations"]["readOnlyHint"]

@@ -43,26 +43,68 @@ pub fn named_as_image(path: &Path) -> bool {
     })
 }
 
+/// Why an image cannot be sent (`shown`: the path as the person or the
+/// model gave it).
+#[derive(Debug, thiserror::Error)]
+pub enum ImageError {
+    /// No such file.
+    #[error("{shown} does not exist")]
+    Missing {
+        /// The path as given.
+        shown: String,
+    },
+    /// It could not be read.
+    #[error("cannot read {shown}: {source}")]
+    Unreadable {
+        /// The path as given.
+        shown: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Larger than a model takes.
+    #[error(
+        "{shown} is {:.1} MB; an image may be at most {:.2} MB (5 MB once encoded, the model \
+         API's limit): make it smaller",
+        *.bytes as f64 / 1_048_576.0,
+        MAX_BYTES as f64 / 1_048_576.0
+    )]
+    TooBig {
+        /// The path as given.
+        shown: String,
+        /// Its size.
+        bytes: u64,
+    },
+    /// Not a PNG, JPEG, GIF or WebP file.
+    #[error("{shown} is not an image a model can see: give a PNG, JPEG, GIF or WebP file")]
+    NotAnImage {
+        /// The path as given.
+        shown: String,
+    },
+}
+
 /// Reads an image file; an error says why it cannot be sent (`shown` is
 /// the path as the person or model gave it).
-pub fn load(path: &Path, shown: &str) -> Result<Image, String> {
+pub fn load(path: &Path, shown: &str) -> Result<Image, ImageError> {
+    let shown_ = || shown.to_owned();
     let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => format!("{shown} does not exist"),
-        _ => format!("cannot read {shown}: {e}"),
+        std::io::ErrorKind::NotFound => ImageError::Missing { shown: shown_() },
+        _ => ImageError::Unreadable {
+            shown: shown_(),
+            source: e,
+        },
     })?;
     if meta.len() > MAX_BYTES {
-        return Err(format!(
-            "{shown} is {:.1} MB; an image may be at most {:.2} MB (5 MB once encoded, the \
-             model API's limit): make it smaller",
-            meta.len() as f64 / 1_048_576.0,
-            MAX_BYTES as f64 / 1_048_576.0
-        ));
+        return Err(ImageError::TooBig {
+            shown: shown_(),
+            bytes: meta.len(),
+        });
     }
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    let bytes = std::fs::read(path).map_err(|e| ImageError::Unreadable {
+        shown: shown_(),
+        source: e,
+    })?;
     let Some(media_type) = media_type(&bytes) else {
-        return Err(format!(
-            "{shown} is not an image a model can see: give a PNG, JPEG, GIF or WebP file"
-        ));
+        return Err(ImageError::NotAnImage { shown: shown_() });
     };
     Ok(Image {
         media_type,
@@ -91,13 +133,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let big = dir.path().join("big.png");
         std::fs::write(&big, vec![0u8; MAX_BYTES as usize + 1]).unwrap();
-        let err = load(&big, "big.png").unwrap_err();
+        let err = load(&big, "big.png").unwrap_err().to_string();
         assert!(err.contains("at most 3.75 MB"), "{err}");
         let fake = dir.path().join("fake.png");
         std::fs::write(&fake, b"not an image").unwrap();
         assert!(
             load(&fake, "fake.png")
                 .unwrap_err()
+                .to_string()
                 .contains("PNG, JPEG, GIF or WebP")
         );
         let png = dir.path().join("one.png");

@@ -104,7 +104,7 @@ pub(crate) fn read(paths: &Paths, input: &Input) -> Result<Output, String> {
 /// An image file: the image itself, in `data.images` (which a request
 /// sends as an image block beside the text).
 fn read_image(path: &std::path::Path, shown: &str) -> Result<Output, String> {
-    let image = crate::image::load(path, shown)?;
+    let image = crate::image::load(path, shown).map_err(|e| e.to_string())?;
     let text = format!(
         "{shown}: an image ({}, {} bytes), attached for you to see.",
         image.media_type, image.bytes

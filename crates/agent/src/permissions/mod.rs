@@ -47,25 +47,42 @@ pub struct Rule {
     words: Option<(Vec<String>, bool)>,
 }
 
+/// Why a permission rule does not read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RuleError {
+    /// `name(spec` with no `)`.
+    #[error("permission rule `{rule}` has no closing `)`; write `program` or `program(pattern)`")]
+    Unclosed {
+        /// The rule as written.
+        rule: String,
+    },
+    /// No program name before the pattern.
+    #[error("permission rule `{rule}` must start with a program name, e.g. `shell(git status:*)`")]
+    NoProgram {
+        /// The rule as written.
+        rule: String,
+    },
+}
+
 impl Rule {
     /// Parses `name` or `name(spec)`.
-    pub fn parse(text: &str) -> Result<Rule, String> {
+    pub fn parse(text: &str) -> Result<Rule, RuleError> {
         let text = text.trim();
         let (program, spec) = match text.split_once('(') {
             None => (text, None),
             Some((name, rest)) => match rest.strip_suffix(')') {
                 Some(spec) => (name.trim(), Some(spec.trim().to_owned())),
                 None => {
-                    return Err(format!(
-                        "permission rule `{text}` has no closing `)`; write `program` or `program(pattern)`"
-                    ));
+                    return Err(RuleError::Unclosed {
+                        rule: text.to_owned(),
+                    });
                 }
             },
         };
         if program.is_empty() || program.contains(char::is_whitespace) {
-            return Err(format!(
-                "permission rule `{text}` must start with a program name, e.g. `shell(git status:*)`"
-            ));
+            return Err(RuleError::NoProgram {
+                rule: text.to_owned(),
+            });
         }
         let spec = spec.filter(|s| !s.is_empty() && s != "*");
         let words = spec.as_deref().and_then(command_words);
@@ -315,7 +332,7 @@ impl Permissions {
         allow: &[String],
         deny: &[String],
         ask: &[String],
-    ) -> Result<Permissions, String> {
+    ) -> Result<Permissions, RuleError> {
         let parse = |list: &[String]| {
             list.iter()
                 .map(|r| Rule::parse(r))

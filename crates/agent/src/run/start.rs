@@ -39,7 +39,7 @@ impl Run {
             })
         };
         let config = match arg("agent-config") {
-            Some(item) => AgentConfig::parse(&item.body_value()).map_err(ProgramError::Other)?,
+            Some(item) => AgentConfig::parse(&item.body_value()).map_err(|e| ProgramError::Other(e.to_string()))?,
             None => return Err(ProgramError::Other(
                 "no agent-config argument: run the agent through `hc run`, which resolves its configuration".into(),
             )),

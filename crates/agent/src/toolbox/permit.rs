@@ -53,7 +53,8 @@ impl Permit {
             &config.allow,
             &config.deny,
             &config.ask,
-        )?
+        )
+        .map_err(|e| e.to_string())?
         .with_dirs(&root, &config.add_dirs);
         for rule in allowed_always(history) {
             permissions.allow_always(&rule);

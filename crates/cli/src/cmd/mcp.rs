@@ -131,7 +131,7 @@ async fn start(engine: &Engine, server: &Configured) -> (&'static str, Option<St
     }
     let lookup = |var: &str| std::env::var(var).ok();
     if let Err(why) = server.entry.resolve(&server.name, &lookup) {
-        return ("failed", Some(why));
+        return ("failed", Some(why.to_string()));
     }
     let program = service_name(&server.name);
     let wait = Some(server.entry.startup_timeout());
