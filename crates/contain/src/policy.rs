@@ -20,7 +20,28 @@ pub const SYSTEM_READ: &[&str] = &[
     "/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc", "/proc", "/sys", "/dev",
 ];
 
-/// What the trampoline applies.
+/// What the trampoline applies: made by [`policy`] from a program's
+/// capabilities, every path resolved against the project.
+///
+/// ```
+/// use contain::policy::policy;
+/// use protocol::{Capabilities, FilesystemAccess, ReadAccess};
+///
+/// let project = tempfile::tempdir().unwrap();
+/// let root = project.path().canonicalize().unwrap();
+/// std::fs::create_dir_all(root.join(".git")).unwrap();
+/// let caps = Capabilities {
+///     filesystem: FilesystemAccess { read: ReadAccess::All, write: vec![".".into(), "gone".into()] },
+///     network: false,
+///     ..Capabilities::default()
+/// };
+/// let run = policy(&caps, &root, "/tmp/p_1".into(), "/usr/bin/true".into(), vec![], None);
+/// // the project is writable (a path that is not there is left out) …
+/// assert_eq!(run.write, [root.clone()]);
+/// // … but never its `.git`
+/// assert_eq!(run.protect, [root.join(".git")]);
+/// assert!(!run.network && run.read.is_none());
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Policy {
     /// Readable: `None` for everything, else these paths (and [`SYSTEM_READ`]).

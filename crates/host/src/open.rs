@@ -5,17 +5,20 @@
 //! does its own steps between them in the order it always has (which
 //! message comes first, which error wins):
 //!
-//! ```no_run
+//! ```
 //! use hc_host::open::{Find, Staged};
 //! use hc_host::trust::Ask;
 //!
 //! # fn main() -> anyhow::Result<()> {
-//! let staged = Staged::here(Find::OrInit, Ask::Never)?; // before any thread: `.env` applies
-//! let prepared = staged.prepare(false)?; // "containment is off" said here
+//! # let dir = tempfile::tempdir()?;
+//! // (`Staged::here` starts from the working directory)
+//! let staged = Staged::at(dir.path(), Find::OrInit, Ask::Never)?; // before any thread: `.env` applies
+//! let prepared = staged.prepare(true)?; // "containment is off" said here
 //! let prepared = prepared.register(&Default::default(), false)?;
 //! hc_host::open::runtime()?.block_on(async {
 //!     let host = prepared.open()?;
-//!     // … a run, a page, a check …
+//!     // … a run, a page, a check: the project's substrate is open …
+//!     assert!(host.engine.db().read(|s| s.exists("engine/program"))?);
 //!     host.close().await;
 //!     anyhow::Ok(())
 //! })

@@ -17,7 +17,26 @@ fn yes() -> bool {
     true
 }
 
-/// One server entry as written, in either syntax.
+/// One server entry as written, in either syntax; resolved (its
+/// variables read) into the [`Server`] the service connects to.
+///
+/// ```
+/// use mcp::config::{ServerEntry, Transport};
+///
+/// let entry: ServerEntry = serde_json::from_value(serde_json::json!({
+///     "command": "npx", "args": ["-y", "docs-server"],
+///     "env": {"TOKEN": "${DOCS_TOKEN}"},
+/// })).unwrap();
+/// let lookup = |var: &str| (var == "DOCS_TOKEN").then(|| "t0ps3cret".to_owned());
+/// let server = entry.resolve("docs", &lookup).unwrap();
+/// let Transport::Stdio { env, .. } = &server.transport else { unreachable!() };
+/// assert_eq!(env["TOKEN"], "t0ps3cret");
+/// // what must never be shown of it, and how it is shown instead
+/// assert_eq!(entry.redactions(&lookup)[0], ("t0ps3cret".into(), "${DOCS_TOKEN}".into()));
+/// // a variable that is not set says what to do
+/// let err = entry.resolve("docs", &|_: &str| None).unwrap_err();
+/// assert!(err.to_string().starts_with("${DOCS_TOKEN} is not set"));
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ServerEntry {
     /// `stdio` (a command), `http` (streamable HTTP) or `sse` (old servers).

@@ -28,6 +28,22 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 /// How `hc serve --http` serves (its flags).
+///
+/// ```no_run
+/// // serves the project found from the working directory until Ctrl-C;
+/// // a command file's `!cmd` line from the page is put to no one
+/// let options = hc_web::Options {
+///     port: 8420,
+///     host: "127.0.0.1".into(),
+///     open: false,
+///     token_file: None,
+///     no_contain: false,
+///     agent: None,
+///     allow_host: Vec::new(),
+/// };
+/// hc_web::serve(options, &hc_host::confirm::NoOne)?;
+/// # anyhow::Ok(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct Options {
     /// The port.
