@@ -14,8 +14,8 @@
 //! dressed the same ways is never denied, and is allowed by a broad allow
 //! rule unless a layer makes it unjudgeable.
 //!
-//! The tests marked `#[ignore = "hole: …"]` are dressings that ARE allowed
-//! today (issue 32): each names the commands and why the policy misses them.
+//! The `closed_hole_…` tests are dressings that were allowed once (found
+//! by this test or a review), each kept with the commands that showed it.
 
 use agent::PermissionMode;
 use agent::permissions::{Call, Decision, Permissions};
@@ -407,12 +407,16 @@ impl Dressed {
         };
         match layer {
             Layer::Wrapper(w) => {
-                let inner = match self.kind {
-                    Kind::Bare | Kind::Simple => self,
-                    Kind::Assigned | Kind::Line => self.into_simple(),
+                let (inner, script) = match self.kind {
+                    Kind::Bare | Kind::Simple => (self, false),
+                    Kind::Assigned | Kind::Line => (self.into_simple(), true),
                 };
+                // (xargs fills `{}` into the `sh -c` script: known only
+                // when it runs)
+                let filled = script && w.ends_with("-I{}") && inner.text.contains("{}");
                 Dressed {
                     text: format!("{w} {}", inner.text),
+                    opaque: inner.opaque || filled,
                     ..inner
                 }
             }
@@ -746,8 +750,7 @@ fn closed_hole_shell_long_option_with_a_value() {
 }
 
 #[test]
-#[ignore = "hole (beyond the documented list of unjudged forms): a name bound at run time to another program is not followed: `hash -p $(which rm) ls; ls x` and `bash -c 'shopt -s expand_aliases<newline>alias x=rm<newline>x y'` run rm but are allowed under shell(*) + deny shell(rm:*)"]
-fn hole_names_rebound_at_run_time() {
+fn closed_hole_names_rebound_at_run_time() {
     none_allowed(&[
         "hash -p $(which rm) ls; ls x",
         "bash -c 'shopt -s expand_aliases\nalias x=rm\nx y'",
@@ -755,12 +758,14 @@ fn hole_names_rebound_at_run_time() {
 }
 
 #[test]
-#[ignore = "hole (a limit of prefix rules): git's global options before the subcommand evade `shell(git push:*)`: `git -C . push`, `git -c x=y push`, `git --git-dir=.git push` run git push but are allowed under shell(*)"]
-fn hole_git_global_options_before_the_subcommand() {
+fn closed_hole_git_global_options_before_the_subcommand() {
     none_allowed(&[
         "git -C . push",
         "git -c x=y push",
         "git --git-dir=.git push",
+        "git --no-pager push",
+        "git -P -p push",
+        "git -c core.pager=rm log",
     ]);
 }
 
@@ -780,4 +785,21 @@ fn closed_hole_backticks_are_not_unescaped() {
         "echo `$'\\\\162m' x`",
         "echo `git $'\\\\x70ush'`",
     ]);
+}
+
+#[test]
+fn gits_harmless_options_are_read_past_and_the_others_ask() {
+    let p = rules(PermissionMode::Default, &["shell(git status:*)"], &[]);
+    for allowed in ["git status", "git --no-pager status -s", "git -P status"] {
+        assert_eq!(decide(&p, allowed), Decision::Allow, "{allowed}");
+    }
+    // another repository, configuration or programs: asked, not allowed
+    for asked in [
+        "git -C /elsewhere status",
+        "git -c core.fsmonitor=x status",
+        "git --git-dir=/x/.git status",
+        "git --exec-path=/tmp status",
+    ] {
+        assert_ne!(decide(&p, asked), Decision::Allow, "{asked}");
+    }
 }
