@@ -89,14 +89,34 @@ pub async fn turn(
         pins: &pinned,
     };
     let process = start_agent(engine, &launch, *turn.session == Choice::New)?;
-    sink.begin(&Begun {
+    let run = Begun {
         engine,
         config,
         session: &session,
         process: &process,
-    })?;
-    let mut follower = Follower::new(engine.clone(), session.clone(), head, sink, answerer);
-    let done = follower.follow(events, &process).await?;
+    };
+    let followed = (head, events, sub.as_str());
+    let code = follow_to_end(&run, followed, sink, answerer, turn.started).await?;
+    sweep_git(engine, since).await;
+    if config.memory {
+        sync_memory(engine);
+    }
+    Ok(Finished { code, session })
+}
+
+/// Shows the started run on `sink` until it ends (what it asks put to
+/// `answerer`), then its outcome; answers its exit code.
+async fn follow_to_end(
+    run: &Begun<'_>,
+    (head, events, subscription): (substrate::CommitId, engine::EventStream, &str),
+    sink: &mut dyn Sink,
+    answerer: &dyn Answerer,
+    started: Instant,
+) -> Result<u8> {
+    sink.begin(run)?;
+    let session = run.session.to_owned();
+    let mut follower = Follower::new(run.engine.clone(), session, head, sink, answerer);
+    let done = follower.follow(events, subscription, run.process).await?;
     let interrupted = follower.interrupted;
     let mut body = done
         .scopes
@@ -108,21 +128,16 @@ pub async fn turn(
     if interrupted && body.totals.stop_reason.is_none() {
         body.totals.stop_reason = Some(RunStop::Interrupted);
     }
-    let code = body.exit_code();
     sink.ended(&Ended {
-        engine,
-        config,
+        engine: run.engine,
+        config: run.config,
         body: &body,
         done: &done,
-        session: &session,
-        process: &process,
-        started: turn.started,
+        session: run.session,
+        process: run.process,
+        started,
     })?;
-    sweep_git(engine, since).await;
-    if config.memory {
-        sync_memory(engine);
-    }
-    Ok(Finished { code, session })
+    Ok(body.exit_code())
 }
 
 /// Refuses early, with what to set, when the default API has no key.

@@ -13,11 +13,14 @@ use serde_json::Value;
 #[serde(default)]
 pub struct McpProgram {
     /// The MCP facts: absent on a program that is not an MCP server's.
+    #[serde(deserialize_with = "facts")]
     pub mcp: Option<McpFacts>,
     /// The service program that carries out its runs.
+    #[serde(deserialize_with = "string_or_none")]
     pub served_by: Option<String>,
-    /// On a server's prompt program: the prompts it lists.
-    #[serde(deserialize_with = "null_as_empty")]
+    /// On a server's prompt program: the prompts it lists (each read on
+    /// its own: one the server wrote wrong reads as what it can).
+    #[serde(deserialize_with = "each")]
     pub prompts: Vec<Prompt>,
 }
 
@@ -34,19 +37,32 @@ impl McpProgram {
 #[serde(default)]
 pub struct McpFacts {
     /// The server's name.
+    #[serde(deserialize_with = "string_or_empty")]
     pub server: String,
     /// A tool program's tool, as the server names it.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "string_or_none"
+    )]
     pub tool: Option<String>,
     /// A service program's: whether the server is to be started (absent:
     /// yes).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "bool_or_none"
+    )]
     pub enabled: Option<bool>,
     /// A service program's: why its configuration could not be resolved.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "string_or_none"
+    )]
     pub error: Option<String>,
     /// A service program's: how long the server may take to start.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "u64_or_none"
+    )]
     pub startup_timeout_ms: Option<u64>,
 }
 
@@ -55,11 +71,13 @@ pub struct McpFacts {
 #[serde(default)]
 pub struct Prompt {
     /// Its name.
+    #[serde(deserialize_with = "string_or_empty")]
     pub name: String,
     /// What it is for.
+    #[serde(deserialize_with = "string_or_none")]
     pub description: Option<String>,
     /// Its arguments, in order.
-    #[serde(deserialize_with = "null_as_empty")]
+    #[serde(deserialize_with = "each")]
     pub arguments: Vec<PromptArgument>,
 }
 
@@ -68,16 +86,56 @@ pub struct Prompt {
 #[serde(default)]
 pub struct PromptArgument {
     /// Its name.
+    #[serde(deserialize_with = "string_or_empty")]
     pub name: String,
     /// What it is.
+    #[serde(deserialize_with = "string_or_none")]
     pub description: Option<String>,
-    /// Whether the prompt needs it.
+    /// Whether the prompt needs it (`true`, nothing else).
+    #[serde(deserialize_with = "true_only")]
     pub required: bool,
 }
 
-/// A list the server left out or sent as `null`: empty.
-fn null_as_empty<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Vec<T>, D::Error> {
-    Ok(Option::<Vec<T>>::deserialize(d)?.unwrap_or_default())
+// What a server writes is read a field at a time: a value of the wrong
+// type reads as absent, and the rest of the body still counts.
+
+/// A list's entries, each read on its own (not a list: none).
+fn each<'de, D: Deserializer<'de>, T: for<'a> Deserialize<'a> + Default>(
+    d: D,
+) -> Result<Vec<T>, D::Error> {
+    let value = Value::deserialize(d)?;
+    let list = value.as_array().into_iter().flatten();
+    Ok(list
+        .map(|v| T::deserialize(v).unwrap_or_default())
+        .collect())
+}
+
+/// The `mcp` object, when it is one.
+fn facts<'de, D: Deserializer<'de>>(d: D) -> Result<Option<McpFacts>, D::Error> {
+    let value = Value::deserialize(d)?;
+    Ok(value
+        .is_object()
+        .then(|| McpFacts::deserialize(&value).unwrap_or_default()))
+}
+
+fn string_or_empty<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    Ok(string_or_none(d)?.unwrap_or_default())
+}
+
+fn string_or_none<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Ok(Value::deserialize(d)?.as_str().map(str::to_owned))
+}
+
+fn bool_or_none<'de, D: Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
+    Ok(Value::deserialize(d)?.as_bool())
+}
+
+fn u64_or_none<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    Ok(Value::deserialize(d)?.as_u64())
+}
+
+fn true_only<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    Ok(Value::deserialize(d)? == Value::Bool(true))
 }
 
 #[cfg(test)]

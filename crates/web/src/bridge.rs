@@ -119,12 +119,20 @@ fn is_sdk(entry: &Value) -> bool {
     Transport::deserialize(entry).is_ok_and(|t| t.kind.as_deref() == Some("sdk"))
 }
 
-/// A JSON-RPC message, as far as the bridge reads it.
+/// A JSON-RPC message, as far as the bridge reads it: whether it has an
+/// id and a method (present, whatever their values: `"id": null` too).
 #[derive(Deserialize, Default)]
 #[serde(default)]
 struct Rpc {
+    #[serde(deserialize_with = "present")]
     id: Option<Value>,
+    #[serde(deserialize_with = "present")]
     method: Option<Value>,
+}
+
+/// A field that is there, whatever its value (`null` included).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
 }
 
 /// The program's answer to an `mcp_message`.

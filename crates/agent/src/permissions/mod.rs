@@ -145,6 +145,15 @@ impl Rule {
         }
     }
 
+    /// Whether a command whose words start as `argv` and go on with
+    /// words known only when it runs may be covered: the rule's words are
+    /// longer, and start with them.
+    fn may_cover_more(&self, argv: &[String]) -> bool {
+        self.words
+            .as_ref()
+            .is_some_and(|(words, _)| words.len() > argv.len() && words.starts_with(argv))
+    }
+
     /// Whether the rule covers one simple command's words.
     fn covers(&self, argv: &[String]) -> bool {
         let Some(spec) = &self.spec else {
@@ -514,13 +523,38 @@ impl Permissions {
                 .find(|r| r.covers(&simple.argv))
                 .map(|r| r.as_str().to_owned())
         };
+        // deny and ask rules see what a command runs too (`git -C x push`
+        // runs `git push`); allow rules only its words as written
+        let hit_runs = |rules: &[Rule], simple: &command::Simple| {
+            hit(rules, simple).or_else(|| {
+                let runs = simple.runs.as_deref()?;
+                let rule = rules.iter().find(|r| r.covers(runs))?;
+                Some(rule.as_str().to_owned())
+            })
+        };
         for simple in &parsed.commands {
-            if let Some(rule) = hit(&deny, simple) {
+            if let Some(rule) = hit_runs(&deny, simple) {
                 return Decision::Deny(format!(
                     "denied by the rule `{rule}` (it runs `{}`)",
                     simple.argv.join(" ")
                 ));
             }
+        }
+        // words that come from the input (`echo push | xargs git`): a deny
+        // rule longer than the words as written may cover them
+        let fed = parsed.commands.iter().filter(|c| c.fed).find_map(|c| {
+            let rule = deny.iter().find(|r| r.may_cover_more(&c.argv))?;
+            Some(format!(
+                "more of `{}`'s words come from its input, and the rule `{}` may cover them",
+                c.argv.join(" "),
+                rule.as_str()
+            ))
+        });
+        if let Some(why) = fed {
+            return match self.mode {
+                PermissionMode::Plan => Decision::Deny(format!("plan mode: {why}")),
+                _ => Decision::Ask(format!("it cannot be judged before it runs: {why}")),
+            };
         }
         let inputs: Vec<Value> = parsed
             .writes
@@ -562,7 +596,7 @@ impl Permissions {
         if allowed {
             return Decision::Allow;
         }
-        if let Some(rule) = parsed.commands.iter().find_map(|c| hit(&ask, c)) {
+        if let Some(rule) = parsed.commands.iter().find_map(|c| hit_runs(&ask, c)) {
             return Decision::Ask(format!("the rule `{rule}` asks first"));
         }
         match self.mode {

@@ -765,7 +765,10 @@ fn closed_hole_git_global_options_before_the_subcommand() {
         "git --git-dir=.git push",
         "git --no-pager push",
         "git -P -p push",
-        "git -c core.pager=rm log",
+        "git $X push",
+        "git --no-pager $(echo push)",
+        "echo push | xargs git",
+        "O=-p; hash $O /bin/rm ls; ls x",
     ]);
 }
 
@@ -788,18 +791,29 @@ fn closed_hole_backticks_are_not_unescaped() {
 }
 
 #[test]
-fn gits_harmless_options_are_read_past_and_the_others_ask() {
-    let p = rules(PermissionMode::Default, &["shell(git status:*)"], &[]);
-    for allowed in ["git status", "git --no-pager status -s", "git -P status"] {
+fn gits_global_options_are_read_past_by_deny_rules_and_kept_for_allow_rules() {
+    let p = rules(
+        PermissionMode::Default,
+        &["shell(git status:*)", "shell(git -C docs log:*)"],
+        &["shell(git push:*)"],
+    );
+    // allow rules see the words as written
+    for allowed in ["git status -s", "git -C docs log -1"] {
         assert_eq!(decide(&p, allowed), Decision::Allow, "{allowed}");
     }
-    // another repository, configuration or programs: asked, not allowed
-    for asked in [
-        "git -C /elsewhere status",
-        "git -c core.fsmonitor=x status",
-        "git --git-dir=/x/.git status",
-        "git --exec-path=/tmp status",
+    assert_ne!(decide(&p, "git --no-pager status"), Decision::Allow);
+    // deny rules see what runs
+    for denied in [
+        "git -C /elsewhere push",
+        "git -c a=b --git-dir x push origin",
     ] {
-        assert_ne!(decide(&p, asked), Decision::Allow, "{asked}");
+        assert!(matches!(decide(&p, denied), Decision::Deny(_)), "{denied}");
+    }
+    // git runs no subcommand after its help or version
+    for harmless in ["git --help push", "git --version"] {
+        assert!(
+            !matches!(decide(&p, harmless), Decision::Deny(_)),
+            "{harmless}"
+        );
     }
 }

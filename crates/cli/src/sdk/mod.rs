@@ -287,7 +287,7 @@ fn prompt_of(message: &Value) -> Result<String, String> {
         Some(wire::Content::Text(text)) => text,
         Some(wire::Content::Blocks(blocks)) => {
             let mut texts = Vec::new();
-            for block in blocks {
+            for block in blocks.iter().map(wire::Block::of) {
                 match block.kind.as_deref() {
                     Some("text") => texts.extend(block.text),
                     Some(other) => eprintln!(

@@ -50,13 +50,6 @@ fn string_or_none<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Strin
     Ok(Value::deserialize(d)?.as_str().map(str::to_owned))
 }
 
-/// A field sent as `null`: its default.
-fn null_as_default<'de, D: serde::Deserializer<'de>, T: Deserialize<'de> + Default>(
-    d: D,
-) -> Result<T, D::Error> {
-    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
-}
-
 /// A field that must be a string: anything else reads as empty.
 fn string_or_empty<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
     Ok(Value::deserialize(d)?
@@ -79,8 +72,8 @@ pub struct Message {
 pub enum Content {
     /// Plain text.
     Text(String),
-    /// Content blocks (only `text` ones are read).
-    Blocks(Vec<Block>),
+    /// Content blocks (only `text` ones are read; [`Block::of`] each).
+    Blocks(Vec<Value>),
 }
 
 /// One content block.
@@ -88,27 +81,39 @@ pub enum Content {
 #[serde(default)]
 pub struct Block {
     /// `text`, `image`, …
-    #[serde(rename = "type")]
+    #[serde(rename = "type", deserialize_with = "string_or_none")]
     pub kind: Option<String>,
     /// A text block's text.
+    #[serde(deserialize_with = "string_or_none")]
     pub text: Option<String>,
 }
 
-/// A control request from the program.
+impl Block {
+    /// A block as given (one that is not an object reads as none of it).
+    pub fn of(value: &Value) -> Block {
+        Block::deserialize(value).unwrap_or_default()
+    }
+}
+
+/// A control request from the program. Every field is read on its own:
+/// one of the wrong type reads as absent, and the others still count.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct Request {
     /// What it asks: `initialize`, `interrupt`, `set_model`, …
+    #[serde(deserialize_with = "string_or_empty")]
     pub subtype: String,
     /// `set_model`'s model (none: the default).
+    #[serde(deserialize_with = "string_or_none")]
     pub model: Option<String>,
     /// `set_permission_mode`'s mode.
+    #[serde(deserialize_with = "string_or_none")]
     pub mode: Option<String>,
     /// `initialize`'s hook callbacks: event → matchers.
-    #[serde(deserialize_with = "null_as_default")]
+    #[serde(deserialize_with = "hook_map")]
     pub hooks: BTreeMap<String, Vec<HookMatcher>>,
     /// `initialize`'s agents: name → definition.
-    #[serde(deserialize_with = "null_as_default")]
+    #[serde(deserialize_with = "agent_map")]
     pub agents: BTreeMap<String, AgentDef>,
 }
 
@@ -117,11 +122,13 @@ pub struct Request {
 #[serde(default)]
 pub struct HookMatcher {
     /// The tool names it matches (none: every call).
+    #[serde(deserialize_with = "string_or_none")]
     pub matcher: Option<String>,
-    /// The program's callbacks for it.
-    #[serde(rename = "hookCallbackIds", deserialize_with = "null_as_default")]
+    /// The program's callbacks for it (what is not a string left out).
+    #[serde(rename = "hookCallbackIds", deserialize_with = "strings")]
     pub hook_callback_ids: Vec<String>,
     /// Seconds each callback may take.
+    #[serde(deserialize_with = "number_or_none")]
     pub timeout: Option<f64>,
 }
 
@@ -130,15 +137,72 @@ pub struct HookMatcher {
 #[serde(default)]
 pub struct AgentDef {
     /// When to use it.
-    #[serde(deserialize_with = "null_as_default")]
+    #[serde(deserialize_with = "string_or_empty")]
     pub description: String,
     /// Its system prompt.
-    #[serde(deserialize_with = "null_as_default")]
+    #[serde(deserialize_with = "string_or_empty")]
     pub prompt: String,
-    /// The tools it may use (none: all).
+    /// The tools it may use (none: all; what is not a string left out).
+    #[serde(deserialize_with = "strings_or_none")]
     pub tools: Option<Vec<String>>,
     /// Its model (`inherit` or none: the run's).
+    #[serde(deserialize_with = "string_or_none")]
     pub model: Option<String>,
+}
+
+/// `hooks`: each event's matchers (an event whose value is not a list has
+/// none; a matcher that is not an object reads as one with no callbacks).
+fn hook_map<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<BTreeMap<String, Vec<HookMatcher>>, D::Error> {
+    let value = Value::deserialize(d)?;
+    let events = value.as_object().into_iter().flatten();
+    Ok(events
+        .map(|(event, matchers)| {
+            let each = matchers.as_array().into_iter().flatten();
+            let read = each.map(|m| HookMatcher::deserialize(m).unwrap_or_default());
+            (event.clone(), read.collect())
+        })
+        .collect())
+}
+
+/// `agents`: each definition (one that is not an object reads as empty).
+fn agent_map<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<BTreeMap<String, AgentDef>, D::Error> {
+    let value = Value::deserialize(d)?;
+    let agents = value.as_object().into_iter().flatten();
+    Ok(agents
+        .map(|(name, def)| (name.clone(), AgentDef::deserialize(def).unwrap_or_default()))
+        .collect())
+}
+
+/// A list's strings (anything else left out; not a list: none).
+fn strings<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    Ok(strings_or_none(d)?.unwrap_or_default())
+}
+
+/// A list's strings, when it is a list.
+fn strings_or_none<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Vec<String>>, D::Error> {
+    let value = Value::deserialize(d)?;
+    Ok(value.as_array().map(|list| {
+        list.iter()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect()
+    }))
+}
+
+/// A number, when it is one.
+fn number_or_none<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    Ok(Value::deserialize(d)?.as_f64())
+}
+
+/// A boolean, when it is one (else false).
+fn bool_or_false<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    Ok(Value::deserialize(d)?.as_bool().unwrap_or(false))
 }
 
 /// A control response from the program, to one of `hc`'s requests.
@@ -163,13 +227,15 @@ pub struct Response {
 #[serde(default)]
 pub struct ToolAnswer {
     /// `allow` or `deny`.
+    #[serde(deserialize_with = "string_or_none")]
     pub behavior: Option<String>,
     /// With `allow`: the input to run with instead.
     #[serde(rename = "updatedInput")]
     pub updated_input: Option<Value>,
     /// With `deny`: what to tell the model.
+    #[serde(deserialize_with = "string_or_none")]
     pub message: Option<String>,
     /// With `deny`: stop the run too.
-    #[serde(deserialize_with = "null_as_default")]
+    #[serde(deserialize_with = "bool_or_false")]
     pub interrupt: bool,
 }

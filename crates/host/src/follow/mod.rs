@@ -220,11 +220,12 @@ impl<'s> Follower<'s> {
         }
     }
 
-    /// Follows until `process` ends; answers its final scope (its body,
-    /// its output).
+    /// Follows until `process` ends (`events` from `subscription`);
+    /// answers its final scope (its body, its output).
     pub async fn follow(
         &mut self,
         mut events: EventStream,
+        subscription: &str,
         process: &str,
     ) -> Result<substrate::ScopeResult> {
         let host = Context::host();
@@ -278,6 +279,19 @@ impl<'s> Follower<'s> {
         };
         while let Some(event) = events.try_recv() {
             self.on_event(event, process).await;
+        }
+        // What the run committed that its events have not brought yet
+        // (the end is known as soon as it is committed; the event of the
+        // same commit may come after): read back, each commit once.
+        match self.engine.missed(subscription, self.seen) {
+            Ok(missed) => {
+                for commit in missed.unwrap_or_default() {
+                    self.on_commit(&commit).await;
+                }
+            }
+            Err(e) => self
+                .sink
+                .say(&format!("cannot read back what the run did: {e}")),
         }
         self.sink.finish();
         done.get(process)

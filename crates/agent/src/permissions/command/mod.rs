@@ -17,7 +17,7 @@ use brush_parser::ast::{
     IoFileRedirectTarget, IoRedirect, SimpleCommand,
 };
 use brush_parser::{ParserOptions, SourceInfo};
-use names::{git_subcommand_first, rebinds};
+use names::{git_subcommand, rebinds};
 use word::Word;
 use wrappers::Unwrap;
 
@@ -71,6 +71,13 @@ pub struct Simple {
     /// in front of it that could change what runs: never allowed by an
     /// allow rule alone.
     pub risky: bool,
+    /// What it runs when that is not its words as written, for deny and
+    /// ask rules: git's subcommand with the global options before it
+    /// taken off (`git -C x push` runs `git push`).
+    pub runs: Option<Vec<String>>,
+    /// More of its words come from its input when it runs (after
+    /// `xargs`): a deny rule longer than its words may cover them.
+    pub fed: bool,
 }
 
 /// What a shell line would do.
@@ -497,20 +504,28 @@ impl Walker<'_> {
                 _ => break,
             }
         }
+        let runs = match argv.first().is_some_and(|w| normalise(&w.text).0 == "git") {
+            true => match git_subcommand(&argv) {
+                Ok(runs) => runs,
+                Err(word) => {
+                    self.opaque(format!(
+                        "git's subcommand is known only when it runs (`{word}`)"
+                    ));
+                    return;
+                }
+            },
+            false => None,
+        };
         let mut words: Vec<String> = argv.into_iter().map(|w| w.text).collect();
         if let Some(first) = words.first_mut() {
             *first = normalise(first).0;
         }
-        if words.first().is_some_and(|w| w == "git")
-            && let Err(option) = git_subcommand_first(&mut words)
-        {
-            self.opaque(format!(
-                "git's option `{option}` before its subcommand changes which repository, \
-                 configuration or programs it runs with"
-            ));
-            return;
-        }
-        self.out.commands.push(Simple { argv: words, risky });
+        self.out.commands.push(Simple {
+            argv: words,
+            risky,
+            runs,
+            fed,
+        });
     }
 
     /// A command string a shell (or a wrapper) runs.
