@@ -283,16 +283,7 @@ impl<'s> Follower<'s> {
         // What the run committed that its events have not brought yet
         // (the end is known as soon as it is committed; the event of the
         // same commit may come after): read back, each commit once.
-        match self.engine.missed(subscription, self.seen) {
-            Ok(missed) => {
-                for commit in missed.unwrap_or_default() {
-                    self.on_commit(&commit).await;
-                }
-            }
-            Err(e) => self
-                .sink
-                .say(&format!("cannot read back what the run did: {e}")),
-        }
+        self.read_back(subscription).await;
         self.sink.finish();
         done.get(process)
             .cloned()
@@ -385,10 +376,15 @@ impl<'s> Follower<'s> {
     /// lost.
     async fn catch_up(&mut self, subscriptions: &[String]) {
         self.sink.lagged();
-        let Some(sub) = subscriptions.first() else {
-            return;
-        };
-        match self.engine.missed(sub, self.seen) {
+        if let Some(sub) = subscriptions.first() {
+            self.read_back(sub).await;
+        }
+    }
+
+    /// Every commit of `subscription` after the last one handled, read
+    /// from the store and handled in order.
+    async fn read_back(&mut self, subscription: &str) {
+        match self.engine.missed(subscription, self.seen) {
             Ok(missed) => {
                 for commit in missed.unwrap_or_default() {
                     self.on_commit(&commit).await;
