@@ -69,6 +69,7 @@ fn main() -> ExitCode {
         _ => {}
     }
     init_logging();
+    output_errors_end_quietly();
     let cli = Cli::parse_from(compat::rewrite(std::env::args_os().collect(), &run_flags()));
     if cli.command.only_prints() {
         default_sigpipe();
@@ -179,6 +180,33 @@ fn default_sigpipe() {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+}
+
+/// A write to stdout or stderr that fails — a full disk (`hc sessions >
+/// /dev/full`), a reader gone where SIGPIPE is not the default — ends `hc`
+/// with a line saying why (or quietly, for a reader gone, as ripgrep
+/// does), not a panic: `println!` panics on a failed write.
+fn output_errors_end_quietly() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let message = (payload.downcast_ref::<String>().map(String::as_str))
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or_default();
+        let failed = ["failed printing to stdout: ", "failed printing to stderr: "]
+            .iter()
+            .find_map(|prefix| message.strip_prefix(prefix));
+        match failed {
+            Some(why) if why.contains("Broken pipe") => std::process::exit(0),
+            Some(why) => {
+                use std::io::Write as _;
+                let line = format!("hc: cannot write the output: {why}\n");
+                let _ = std::io::stderr().write_all(line.as_bytes());
+                std::process::exit(1)
+            }
+            None => default(info),
+        }
+    }));
 }
 
 /// Logs go to stderr, off unless `HC_LOG` says otherwise (`HC_LOG=debug`).

@@ -311,3 +311,42 @@ async fn hc_contains_through_the_trampoline_beside_it_or_itself() {
     assert_eq!(body["status"], "completed", "{body}");
     assert!(!log.exists(), "a trampoline from another build is not used");
 }
+
+#[test]
+fn output_to_a_full_disk_says_so_and_a_gone_reader_ends_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(hc(dir.path(), &["init"]).status.success());
+    // a full disk: one line saying why, exit 1, no panic
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_hc"))
+        .args(["programs"])
+        .current_dir(dir.path())
+        .env("XDG_CONFIG_HOME", dir.path().join(".user-config"))
+        .stdout(full)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("hc: cannot write the output: No space left on device"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    // a reader that goes after its first line: no panic, nothing said
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hc"))
+        .args(["programs"])
+        .current_dir(dir.path())
+        .env("XDG_CONFIG_HOME", dir.path().join(".user-config"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
+}
