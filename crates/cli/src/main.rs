@@ -61,7 +61,10 @@ fn main() -> ExitCode {
         // call: straight to it, without building the whole command line's
         // parser (twice: the print-mode rewrite reads it too).
         Some(first) if first == "program" => {
-            if let (Some(name), None) = (raw.next(), raw.next()) {
+            // (`hc program --help`: clap's)
+            if let (Some(name), None) = (raw.next(), raw.next())
+                && !name.to_string_lossy().starts_with('-')
+            {
                 init_logging();
                 return exit_code(program(&name.to_string_lossy()).map(|()| 0));
             }

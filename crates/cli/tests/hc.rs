@@ -350,3 +350,37 @@ fn output_to_a_full_disk_says_so_and_a_gone_reader_ends_quietly() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(stderr.is_empty(), "{stderr}");
 }
+
+#[test]
+fn a_run_where_there_is_no_project_says_it_made_one_and_where() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_hc"))
+        .args(["run", "hello"])
+        .current_dir(&root)
+        .env("XDG_CONFIG_HOME", root.join(".user-config"))
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("ANTHROPIC_AUTH_TOKEN")
+        .env_remove("ANTHROPIC_BASE_URL")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let made = format!("hc: made a project at {}", root.display());
+    assert!(
+        stderr.lines().next().is_some_and(|l| l.starts_with(&made)),
+        "{stderr}"
+    );
+    assert!(root.join(".hermitcrab/substrate.db").is_file());
+    // once made, it is found, not made again
+    let again = hc(&root, &["sessions"]);
+    assert!(!String::from_utf8_lossy(&again.stderr).contains("made a project"));
+}
+
+#[test]
+fn hc_program_help_is_the_commands_help() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = hc(dir.path(), &["program", "--help"]);
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("Usage: hc program <NAME>"), "{stdout}");
+}

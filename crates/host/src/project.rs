@@ -68,7 +68,14 @@ impl Project {
                 );
                 Ok(project)
             }
-            _ => Ok(Project::init(start)?.0),
+            _ => {
+                let (project, _) = Project::init(start)?;
+                eprintln!(
+                    "hc: made a project at {} (its record is kept in {DIR}/ there)",
+                    start.display()
+                );
+                Ok(project)
+            }
         }
     }
 
