@@ -540,17 +540,19 @@ impl Permissions {
                 ));
             }
         }
-        // words that come from the input (`echo push | xargs git`): a deny
-        // rule longer than the words as written may cover them
-        let fed = parsed.commands.iter().filter(|c| c.fed).find_map(|c| {
-            let rule = deny.iter().find(|r| r.may_cover_more(&c.argv))?;
+        // words known only when it runs (`rm $X`, `echo push | xargs
+        // git`, `find push -exec git {} ;`): a deny rule that goes on past
+        // the words known may cover what runs
+        let unknown = parsed.commands.iter().find_map(|c| {
+            let known = &c.argv[..c.known?.min(c.argv.len())];
+            let rule = deny.iter().find(|r| r.may_cover_more(known))?;
             Some(format!(
-                "more of `{}`'s words come from its input, and the rule `{}` may cover them",
-                c.argv.join(" "),
+                "`{}` goes on with words known only when it runs, and the rule `{}` may cover them",
+                known.join(" "),
                 rule.as_str()
             ))
         });
-        if let Some(why) = fed {
+        if let Some(why) = unknown {
             return match self.mode {
                 PermissionMode::Plan => Decision::Deny(format!("plan mode: {why}")),
                 _ => Decision::Ask(format!("it cannot be judged before it runs: {why}")),

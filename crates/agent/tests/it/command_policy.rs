@@ -421,15 +421,18 @@ impl Dressed {
                 }
             }
             Layer::FindExec => {
-                let inner = match self.kind {
-                    Kind::Bare => self,
-                    _ => self.into_simple(),
+                let (inner, script) = match self.kind {
+                    Kind::Bare => (self, false),
+                    _ => (self.into_simple(), true),
                 };
                 let path = inner.text.contains('/');
+                // (find fills `{}` into the `sh -c` script too)
+                let filled = script && inner.text.contains("{}");
                 Dressed {
                     text: format!("find . -exec {} \\;", inner.text),
                     kind: Kind::Simple,
                     names_outside: inner.names_outside || path,
+                    opaque: inner.opaque || filled,
                     ..inner
                 }
             }
@@ -769,7 +772,19 @@ fn closed_hole_git_global_options_before_the_subcommand() {
         "git --no-pager $(echo push)",
         "echo push | xargs git",
         "O=-p; hash $O /bin/rm ls; ls x",
+        "find push -maxdepth 0 -exec git {} \\;",
+        "echo push | xargs -I{} git {}",
     ]);
+}
+
+#[test]
+fn closed_hole_a_deny_rule_past_the_words_known_before_the_run() {
+    let p = rules(PermissionMode::Default, &["shell(*)"], &["shell(rm -rf:*)"]);
+    for command in ["X=-rf; rm $X /", "rm $(echo -rf) /", "echo -rf | xargs rm"] {
+        assert_ne!(decide(&p, command), Decision::Allow, "{command}");
+    }
+    // words known to differ are not asked about
+    assert_eq!(decide(&p, "rm -f $X"), Decision::Allow);
 }
 
 #[test]

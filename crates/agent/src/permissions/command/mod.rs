@@ -75,9 +75,12 @@ pub struct Simple {
     /// ask rules: git's subcommand with the global options before it
     /// taken off (`git -C x push` runs `git push`).
     pub runs: Option<Vec<String>>,
-    /// More of its words come from its input when it runs (after
-    /// `xargs`): a deny rule longer than its words may cover them.
-    pub fed: bool,
+    /// Where its words stop being known before it runs: the first one
+    /// that is filled in then (a variable, a substitution, `find -exec`'s
+    /// `{}`, xargs's replace string), or its end when xargs adds more
+    /// from its input. A deny rule whose words go on past there may cover
+    /// what runs.
+    pub known: Option<usize>,
 }
 
 /// What a shell line would do.
@@ -516,6 +519,10 @@ impl Walker<'_> {
             },
             false => None,
         };
+        let filled = |w: &Word| {
+            w.dynamic || (replaced.as_ref()).is_some_and(|r| w.text.contains(r.as_str()))
+        };
+        let known = (argv.iter().position(filled)).or(fed.then_some(argv.len()));
         let mut words: Vec<String> = argv.into_iter().map(|w| w.text).collect();
         if let Some(first) = words.first_mut() {
             *first = normalise(first).0;
@@ -524,7 +531,7 @@ impl Walker<'_> {
             argv: words,
             risky,
             runs,
-            fed,
+            known,
         });
     }
 
@@ -559,7 +566,11 @@ impl Walker<'_> {
                     .iter()
                     .position(|a| a.text == ";" || a.text == "+")
                     .map_or(args.len(), |p| i + 1 + p);
-                let command: Vec<Word> = args[i + 1..end].to_vec();
+                let mut command: Vec<Word> = args[i + 1..end].to_vec();
+                // (`{}` is the file found: known only when it runs)
+                for word in command.iter_mut().skip(1) {
+                    word.dynamic |= word.text.contains("{}");
+                }
                 match command.first() {
                     // the file found, run as the command
                     Some(name) if name.text.contains("{}") => self
