@@ -96,7 +96,11 @@ pub async fn turn(
         process: &process,
     };
     let followed = (head, events, sub.as_str());
-    let code = follow_to_end(&run, followed, sink, answerer, turn.started).await?;
+    let code = follow_to_end(&run, followed, sink, answerer, turn.started).await;
+    // (one engine runs many turns in `hc chat` and the SDK's loop: a
+    // subscription left behind would be matched against every commit)
+    engine.unsubscribe(&sub);
+    let code = code?;
     sweep_git(engine, since).await;
     if config.memory {
         sync_memory(engine);
