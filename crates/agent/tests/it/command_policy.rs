@@ -433,7 +433,6 @@ impl Dressed {
                     kind: Kind::Simple,
                     names_outside: inner.names_outside || path,
                     opaque: inner.opaque || filled,
-                    ..inner
                 }
             }
             Layer::Redirect(r, before) => match self.kind {
