@@ -407,13 +407,13 @@ impl Dressed {
         };
         match layer {
             Layer::Wrapper(w) => {
-                let (inner, script) = match self.kind {
-                    Kind::Bare | Kind::Simple => (self, false),
-                    Kind::Assigned | Kind::Line => (self.into_simple(), true),
+                let inner = match self.kind {
+                    Kind::Bare | Kind::Simple => self,
+                    Kind::Assigned | Kind::Line => self.into_simple(),
                 };
                 // (xargs fills `{}` into the `sh -c` script: known only
                 // when it runs)
-                let filled = script && w.ends_with("-I{}") && inner.text.contains("{}");
+                let filled = w.ends_with("-I{}") && braces_in_script(&inner.text);
                 Dressed {
                     text: format!("{w} {}", inner.text),
                     opaque: inner.opaque || filled,
@@ -421,13 +421,13 @@ impl Dressed {
                 }
             }
             Layer::FindExec => {
-                let (inner, script) = match self.kind {
-                    Kind::Bare => (self, false),
-                    _ => (self.into_simple(), true),
+                let inner = match self.kind {
+                    Kind::Bare => self,
+                    _ => self.into_simple(),
                 };
                 let path = inner.text.contains('/');
                 // (find fills `{}` into the `sh -c` script too)
-                let filled = script && inner.text.contains("{}");
+                let filled = braces_in_script(&inner.text);
                 Dressed {
                     text: format!("find . -exec {} \\;", inner.text),
                     kind: Kind::Simple,
@@ -522,6 +522,24 @@ impl Dressed {
             },
         }
     }
+}
+
+/// Whether the first `{}` in `text` sits in a shell's `-c` script, where
+/// xargs's `-I{}` or find's `-exec` fills it in when it runs.
+fn braces_in_script(text: &str) -> bool {
+    let Some(at) = text.find("{}") else {
+        return false;
+    };
+    // a shell's `-c` (or `-ec`, `-xc`, …), then perhaps `--`, then a quote
+    let words: Vec<&str> = text[..at].split_whitespace().collect();
+    words.iter().enumerate().any(|(i, w)| {
+        let script = |next: Option<&&str>| next.is_some_and(|n| n.starts_with(['\'', '"']));
+        w.starts_with('-')
+            && !w.starts_with("--")
+            && w.ends_with('c')
+            && (script(words.get(i + 1))
+                || words.get(i + 1) == Some(&"--") && script(words.get(i + 2)))
+    })
 }
 
 /// `core` with `layers` put around it, innermost first.
