@@ -50,6 +50,10 @@ pub const AGENT_ENV: &[&str] = &[
     "all_proxy",
     "SSL_CERT_FILE",
     "SSL_CERT_DIR",
+    "HC_MAX_RETRIES",
+    "CLAUDE_CODE_MAX_RETRIES",
+    "API_TIMEOUT_MS",
+    "HC_STREAM_IDLE_TIMEOUT_MS",
 ];
 
 fn archetype(id: &str, spec: Value) -> ChunkDecl {

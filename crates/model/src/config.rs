@@ -22,28 +22,32 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// 3. The wait is `retry-after-ms`, else `retry-after` (seconds, or an HTTP
 ///    date), when present and at most `max_retry_after`; otherwise
 ///    `min(initial_backoff × 2^n, max_backoff)` less up to 25 % jitter.
-/// 4. At most `max_retries` retries; none once a stream has delivered
-///    content (see [`MessageStream`](crate::MessageStream)).
+/// 4. At most `max_retries` retries (at most two for a connection that
+///    could not be made: a wrong address more often than a blip); none once
+///    a stream has delivered content (see
+///    [`MessageStream`](crate::MessageStream)).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RetryPolicy {
-    /// Retries after the first attempt (default 2).
+    /// Retries after the first attempt (default 10, as Claude Code;
+    /// `HC_MAX_RETRIES` or `CLAUDE_CODE_MAX_RETRIES`).
     pub max_retries: u32,
     /// The first backoff; it doubles each retry (default 0.5 s).
     pub initial_backoff: Duration,
-    /// The longest backoff (default 8 s).
+    /// The longest backoff (default 32 s: ten retries span about three
+    /// minutes).
     pub max_backoff: Duration,
     /// The longest `retry-after` honoured; a longer one falls back to the
-    /// backoff (default 60 s).
+    /// backoff (default 5 min).
     pub max_retry_after: Duration,
 }
 
 impl Default for RetryPolicy {
     fn default() -> Self {
         RetryPolicy {
-            max_retries: 2,
+            max_retries: 10,
             initial_backoff: Duration::from_millis(500),
-            max_backoff: Duration::from_secs(8),
-            max_retry_after: Duration::from_secs(60),
+            max_backoff: Duration::from_secs(32),
+            max_retry_after: Duration::from_secs(300),
         }
     }
 }
@@ -53,13 +57,23 @@ impl Default for RetryPolicy {
 pub struct HttpConfig {
     /// The longest wait to open a connection (default 10 s).
     pub connect_timeout: Duration,
-    /// The longest silence tolerated: waiting for the response headers and,
-    /// when streaming, between two pieces of the body (default 10 min; the
-    /// API pings streams well within that).
+    /// The longest wait for the response headers, and between two pieces
+    /// of a body read whole (default 10 min, as Claude Code's
+    /// `API_TIMEOUT_MS`).
     pub idle_timeout: Duration,
+    /// The longest silence between two pieces of a streamed reply (default
+    /// 90 s; the API pings a stream every few seconds, so a longer silence
+    /// is a stalled stream: retried when nothing was delivered yet, else an
+    /// error). `HC_STREAM_IDLE_TIMEOUT_MS`.
+    pub stall_limit: Duration,
+    /// A stream silent this long is said to the observer (default 5 s, or
+    /// a quarter of a shorter stall limit), and again each time as long
+    /// again passes.
+    pub silence_notice: Duration,
     /// Retries.
     pub retry: RetryPolicy,
-    /// Told of each retry before its wait (an agent shows it as status).
+    /// Told of each retry before its wait, and of a stream gone silent (an
+    /// agent shows them as status).
     pub on_retry: Option<RetryObserver>,
 }
 
@@ -68,10 +82,48 @@ impl Default for HttpConfig {
         HttpConfig {
             connect_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(600),
+            stall_limit: Duration::from_secs(90),
+            silence_notice: Duration::from_secs(5),
             retry: RetryPolicy::default(),
             on_retry: None,
         }
     }
+}
+
+impl HttpConfig {
+    /// Defaults, with the limits a person may set in the environment:
+    /// `HC_MAX_RETRIES` (or Claude Code's `CLAUDE_CODE_MAX_RETRIES`),
+    /// `API_TIMEOUT_MS` and `HC_STREAM_IDLE_TIMEOUT_MS`. A value that is not
+    /// a number is ignored.
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> HttpConfig {
+        let number = |name: &str| get(name).and_then(|v| v.trim().parse::<u64>().ok());
+        let mut http = HttpConfig::default();
+        if let Some(n) = number("HC_MAX_RETRIES").or_else(|| number("CLAUDE_CODE_MAX_RETRIES")) {
+            http.retry.max_retries = u32::try_from(n).unwrap_or(u32::MAX);
+        }
+        if let Some(ms) = number("API_TIMEOUT_MS").filter(|ms| *ms > 0) {
+            http.idle_timeout = Duration::from_millis(ms);
+        }
+        if let Some(ms) = number("HC_STREAM_IDLE_TIMEOUT_MS").filter(|ms| *ms > 0) {
+            http.stall_limit = Duration::from_millis(ms);
+            http.silence_notice = http.silence_notice.min(http.stall_limit / 4);
+        }
+        http
+    }
+}
+
+/// What the transport tells its observer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HttpNotice {
+    /// A retry is about to happen.
+    Retry(RetryNotice),
+    /// A streamed reply has sent nothing for a while.
+    Silent {
+        /// For how long.
+        silent_for: Duration,
+        /// When the stream is given up.
+        limit: Duration,
+    },
 }
 
 /// A retry about to happen.
@@ -79,15 +131,17 @@ impl Default for HttpConfig {
 pub struct RetryNotice {
     /// Which retry this is (1 for the first).
     pub attempt: u32,
+    /// The most retries there will be.
+    pub of: u32,
     /// How long until it is sent.
     pub wait: Duration,
     /// What failed.
     pub error: String,
 }
 
-/// A function told of every retry.
+/// A function told of every retry and silence.
 #[derive(Clone)]
-pub struct RetryObserver(pub std::sync::Arc<dyn Fn(&RetryNotice) + Send + Sync>);
+pub struct RetryObserver(pub std::sync::Arc<dyn Fn(&HttpNotice) + Send + Sync>);
 
 impl std::fmt::Debug for RetryObserver {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -162,6 +216,7 @@ impl AnthropicConfig {
                 api_key: get("ANTHROPIC_API_KEY"),
                 auth_token: get("ANTHROPIC_AUTH_TOKEN"),
             },
+            http: HttpConfig::from_lookup(get),
             ..AnthropicConfig::default()
         }
     }
@@ -237,7 +292,7 @@ impl OpenAiConfig {
         OpenAiConfig {
             base_url: get("OPENAI_BASE_URL").unwrap_or_else(|| DEFAULT_OPENAI_BASE_URL.to_owned()),
             api_key: get("OPENAI_API_KEY"),
-            http: HttpConfig::default(),
+            http: HttpConfig::from_lookup(get),
         }
     }
 

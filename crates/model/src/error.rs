@@ -24,7 +24,7 @@ pub enum ModelError {
     },
     /// Nothing arrived for the configured idle timeout.
     #[error(
-        "the model API at {url} sent nothing for {}s while {phase}; raise the idle timeout if the model is slow to answer",
+        "the model API at {url} sent nothing for {}s while {phase}; to wait longer, set API_TIMEOUT_MS or, for a streamed reply, HC_STREAM_IDLE_TIMEOUT_MS (milliseconds)",
         after.as_secs_f64()
     )]
     Timeout {
@@ -232,6 +232,23 @@ impl ApiError {
         })
     }
 
+    /// Whether the API does not know the model asked for (Anthropic's 404
+    /// `not_found_error` "model: …"; a 400 or 404 saying the model is not
+    /// found or does not exist, as OpenAI-compatible servers do).
+    pub fn is_model_not_found(&self) -> bool {
+        let message = self.message.to_lowercase();
+        let about_model = message.contains("model");
+        let missing = message.contains("not found")
+            || message.contains("not_found")
+            || message.contains("does not exist")
+            || message.contains("unknown model");
+        match self.kind {
+            ApiErrorKind::NotFound => about_model,
+            ApiErrorKind::InvalidRequest => about_model && missing,
+            _ => self.error_type == "model_not_found",
+        }
+    }
+
     /// Whether this is the 400 for a prompt over the context window.
     pub fn is_prompt_too_long(&self) -> bool {
         self.kind == ApiErrorKind::InvalidRequest
@@ -252,6 +269,8 @@ impl fmt::Display for ApiError {
         };
         let advice = if self.is_prompt_too_long() {
             "the conversation no longer fits the model's context window; compact it and retry"
+        } else if self.is_model_not_found() {
+            "check the model name: it may not exist, or this key may not use it"
         } else {
             self.kind.advice()
         };

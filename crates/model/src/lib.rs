@@ -73,7 +73,8 @@ mod transport;
 pub use anthropic::AnthropicClient;
 pub use config::{
     ANTHROPIC_VERSION, AnthropicAuth, AnthropicConfig, DEFAULT_ANTHROPIC_BASE_URL,
-    DEFAULT_OPENAI_BASE_URL, HttpConfig, OpenAiConfig, RetryNotice, RetryObserver, RetryPolicy,
+    DEFAULT_OPENAI_BASE_URL, HttpConfig, HttpNotice, OpenAiConfig, RetryNotice, RetryObserver,
+    RetryPolicy,
 };
 pub use content::{
     CacheControl, CacheTtl, ContentBlock, RawBlock, RedactedThinkingBlock, TextBlock,

@@ -92,7 +92,13 @@ mod tests {
         assert_eq!(backoff(&p, 0, 0.0), Duration::from_millis(500));
         assert_eq!(backoff(&p, 1, 0.0), Duration::from_secs(1));
         assert_eq!(backoff(&p, 4, 0.0), Duration::from_secs(8));
-        assert_eq!(backoff(&p, 9, 0.0), Duration::from_secs(8));
+        assert_eq!(backoff(&p, 6, 0.0), Duration::from_secs(32));
+        assert_eq!(backoff(&p, 9, 0.0), Duration::from_secs(32));
+        let all: Duration = (0..p.max_retries).map(|r| backoff(&p, r, 0.0)).sum();
+        assert!(
+            all > Duration::from_secs(120) && all < Duration::from_secs(240),
+            "ten tries over a few minutes: {all:?}"
+        );
         assert_eq!(backoff(&p, 0, 1.0), Duration::from_millis(375));
         for retry in 0..6 {
             let d = delay(&p, retry, None);

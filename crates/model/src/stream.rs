@@ -12,6 +12,7 @@ use futures_util::{Stream, StreamExt};
 use std::collections::VecDeque;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// The wire format of a stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -265,22 +266,39 @@ impl MessageStream {
     /// The next piece of the body, within the idle timeout.
     async fn read(&mut self) -> Result<Option<Bytes>, Failure> {
         let next = match self.origin.as_ref().map(|o| o.transport.clone()) {
-            Some(transport) => {
-                match tokio::time::timeout(transport.idle_timeout(), self.body.next()).await {
-                    Ok(next) => next,
-                    Err(_) => {
-                        return Err(
-                            transport.timeout(&self.url, "waiting for the next stream event")
-                        );
-                    }
-                }
-            }
+            Some(transport) => self.next_within(&transport).await?,
             None => self.body.next().await,
         };
         match next {
             None => Ok(None),
             Some(Ok(bytes)) => Ok(Some(bytes)),
             Some(Err(e)) => Err(self.broken(&transport::error_chain(e.as_ref()))),
+        }
+    }
+
+    /// The next piece within the stall limit, saying each silence of the
+    /// notice's length as it passes.
+    async fn next_within(
+        &mut self,
+        transport: &Transport,
+    ) -> Result<Option<Result<Bytes, BoxError>>, Failure> {
+        let (limit, notice) = transport.stall_limits();
+        let notice = notice.max(Duration::from_millis(1));
+        let mut waited = Duration::ZERO;
+        loop {
+            let slice = notice.min(limit.saturating_sub(waited));
+            if slice.is_zero() {
+                return Err(transport.stalled(&self.url));
+            }
+            match tokio::time::timeout(slice, self.body.next()).await {
+                Ok(next) => return Ok(next),
+                Err(_) => {
+                    waited += slice;
+                    if waited < limit {
+                        transport.say_silence(waited);
+                    }
+                }
+            }
         }
     }
 
@@ -292,6 +310,7 @@ impl MessageStream {
             },
             retryable: true,
             headers: None,
+            few: false,
         }
     }
 

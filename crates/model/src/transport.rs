@@ -1,7 +1,7 @@
 //! HTTP with retries, shared by every provider: send a call until it
 //! succeeds or a failure is final, and read bodies under the idle timeout.
 
-use crate::config::HttpConfig;
+use crate::config::{HttpConfig, HttpNotice};
 use crate::error::{ApiError, ApiErrorKind, ModelError};
 use crate::retry;
 use bytes::Bytes;
@@ -24,7 +24,13 @@ pub(crate) struct Failure {
     pub retryable: bool,
     /// The response's headers, for `retry-after`.
     pub headers: Option<HeaderMap>,
+    /// A connection that could not be made: a wrong address more often
+    /// than a blip, so tried at most [`FEW_RETRIES`] more times.
+    pub few: bool,
 }
+
+/// Retries of a connection that could not be made.
+const FEW_RETRIES: u32 = 2;
 
 /// The reqwest client and the policy.
 #[derive(Debug)]
@@ -69,18 +75,23 @@ impl Transport {
         failure: Failure,
         retries: &mut u32,
     ) -> Result<(), ModelError> {
-        if !failure.retryable || *retries >= self.config.retry.max_retries {
+        let most = match failure.few {
+            true => self.config.retry.max_retries.min(FEW_RETRIES),
+            false => self.config.retry.max_retries,
+        };
+        if !failure.retryable || *retries >= most {
             return Err(failure.error);
         }
         let wait = retry::delay(&self.config.retry, *retries, failure.headers.as_ref());
         *retries += 1;
         tracing::debug!(retry = *retries, ?wait, error = %failure.error, "retrying model call");
         if let Some(observer) = &self.config.on_retry {
-            (observer.0)(&crate::config::RetryNotice {
+            (observer.0)(&HttpNotice::Retry(crate::config::RetryNotice {
                 attempt: *retries,
+                of: self.config.retry.max_retries,
                 wait,
                 error: failure.error.to_string(),
-            });
+            }));
         }
         tokio::time::sleep(wait).await;
         Ok(())
@@ -128,6 +139,7 @@ impl Transport {
             error: ModelError::Api(api_error(status, &body, request_id)),
             retryable,
             headers: Some(headers),
+            few: false,
         })
     }
 
@@ -154,11 +166,38 @@ impl Transport {
             },
             retryable: true,
             headers: None,
+            few: false,
         }
     }
 
-    pub fn idle_timeout(&self) -> Duration {
-        self.config.idle_timeout
+    /// The longest silence in a streamed reply, and how often a silence is
+    /// said.
+    pub fn stall_limits(&self) -> (Duration, Duration) {
+        (self.config.stall_limit, self.config.silence_notice)
+    }
+
+    /// Tells the observer a stream has been silent `silent_for`.
+    pub fn say_silence(&self, silent_for: Duration) {
+        if let Some(observer) = &self.config.on_retry {
+            (observer.0)(&HttpNotice::Silent {
+                silent_for,
+                limit: self.config.stall_limit,
+            });
+        }
+    }
+
+    /// A stream silent past the stall limit.
+    pub fn stalled(&self, url: &str) -> Failure {
+        Failure {
+            error: ModelError::Timeout {
+                url: url.to_owned(),
+                phase: "waiting for the next piece of the streamed reply (it stalled)",
+                after: self.config.stall_limit,
+            },
+            retryable: true,
+            headers: None,
+            few: false,
+        }
     }
 }
 
@@ -170,6 +209,7 @@ fn transport_failure(url: &str, e: &reqwest::Error) -> Failure {
         },
         retryable: !e.is_builder(),
         headers: None,
+        few: e.is_connect(),
     }
 }
 

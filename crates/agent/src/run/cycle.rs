@@ -229,7 +229,7 @@ impl Run {
                     self.writer
                         .status(format!("the reply broke off ({e}); asking again"));
                 }
-                Err(Failed::Broken(e)) => return Err(Stop::Error(e.to_string())),
+                Err(Failed::Broken(e)) => return Err(stop_for(&self.config.model, e)),
             }
         }
     }
@@ -449,13 +449,16 @@ fn stop_for(model: &str, e: ModelError) -> Stop {
         ));
     }
     match &e {
-        ModelError::Api(api) if api.kind == model::ApiErrorKind::NotFound => Stop::Error(format!(
+        ModelError::Api(api) if api.is_model_not_found() => Stop::Error(format!(
             "the model API does not know the model `{model}` ({e}); choose another with --model or `model` in .hermitcrab/config.toml"
         )),
         ModelError::Api(api) if api.kind == model::ApiErrorKind::Authentication => {
             Stop::Error(format!(
                 "the model API refused the credentials ({e}); check ANTHROPIC_API_KEY (or OPENAI_API_KEY)"
             ))
+        }
+        ModelError::Timeout { phase, .. } if phase.contains("stalled") => {
+            Stop::Error(format!("the model's reply stalled ({e})"))
         }
         ModelError::Connect { .. } | ModelError::Timeout { .. } => Stop::Error(format!(
             "cannot reach the model API ({e}); check your network, or ANTHROPIC_BASE_URL / OPENAI_BASE_URL"
@@ -464,18 +467,22 @@ fn stop_for(model: &str, e: ModelError) -> Stop {
     }
 }
 
-/// Whether a failure after text was shown is worth a whole new call.
+/// Whether a failure after text was shown is worth a whole new call: a
+/// stream cut, or an overload said inside one. (A failure before anything
+/// arrived was already retried by the client, as often as its policy
+/// allows; asking again here would multiply those tries.)
 fn retryable(e: &ModelError) -> bool {
     match e {
-        ModelError::Interrupted { .. }
-        | ModelError::Timeout { .. }
-        | ModelError::Connect { .. } => true,
-        ModelError::Api(api) => matches!(
-            api.kind,
-            model::ApiErrorKind::Overloaded
-                | model::ApiErrorKind::Server
-                | model::ApiErrorKind::RateLimit
-        ),
+        ModelError::Interrupted { .. } => true,
+        ModelError::Api(api) => {
+            api.status.is_none()
+                && matches!(
+                    api.kind,
+                    model::ApiErrorKind::Overloaded
+                        | model::ApiErrorKind::Server
+                        | model::ApiErrorKind::RateLimit
+                )
+        }
         _ => false,
     }
 }

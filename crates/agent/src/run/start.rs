@@ -392,17 +392,40 @@ async fn find_session(
     Ok((me.to_owned(), history, process.as_of))
 }
 
+/// A retry or a silent stream, as a status line says it (Claude Code's
+/// "Retrying in Ns · attempt x/y").
+fn http_status(notice: &model::HttpNotice) -> String {
+    match notice {
+        model::HttpNotice::Retry(r) => format!(
+            "retrying in {} · attempt {}/{} · {}",
+            seconds(r.wait),
+            r.attempt,
+            r.of,
+            r.error
+        ),
+        model::HttpNotice::Silent { silent_for, limit } => format!(
+            "the model has sent nothing for {}; waiting up to {}",
+            seconds(*silent_for),
+            seconds(*limit)
+        ),
+    }
+}
+
+fn seconds(d: std::time::Duration) -> String {
+    if d < std::time::Duration::from_secs(10) {
+        format!("{:.1} s", d.as_secs_f64())
+    } else {
+        format!("{} s", d.as_secs())
+    }
+}
+
 /// The model client the configuration names (an error says what to set);
 /// its retries are shown to hosts as `status`.
 fn connect(config: &AgentConfig, client: &Client) -> Result<model::Provider, String> {
     let status = client.clone();
-    let observer = model::RetryObserver(Arc::new(move |n: &model::RetryNotice| {
+    let observer = model::RetryObserver(Arc::new(move |n: &model::HttpNotice| {
         let notice = Notice::Status {
-            text: format!(
-                "retrying the model call in {} ms ({})",
-                n.wait.as_millis(),
-                n.error
-            ),
+            text: http_status(n),
         };
         status.notify_now(notice.to_value());
     }));

@@ -23,6 +23,10 @@ pub const SCRUB: &[&str] = &[
     "HC_MAX_TURNS",
     "HC_PERMISSION_MODE",
     "HC_API",
+    "HC_MAX_RETRIES",
+    "CLAUDE_CODE_MAX_RETRIES",
+    "API_TIMEOUT_MS",
+    "HC_STREAM_IDLE_TIMEOUT_MS",
 ];
 
 pub struct Setup {

@@ -123,3 +123,74 @@ async fn an_empty_prompt_is_a_usage_error() {
     assert_eq!(ran.code, 2);
     assert!(ran.stderr.contains("empty"));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_busy_api_is_retried_honouring_retry_after_and_each_try_is_said() {
+    let busy = |status: u16, after: &str| json!({"error": {"status": status, "headers": {"retry-after": after}}});
+    let s = Setup::new(json!({"turns": [
+        busy(529, "1"),
+        busy(429, "0"),
+        busy(500, "0"),
+        reply(json!([text("done at last")]), "end_turn"),
+    ]}))
+    .await;
+    let ran = s.run(&["hi"]).await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    assert!(ran.stdout.contains("done at last"), "{ran:#?}");
+    assert_eq!(s.sent().len(), 4, "three retries, then the reply");
+    let said = format!("{}{}", ran.stdout, ran.stderr);
+    assert!(
+        said.contains("retrying in 1.0 s · attempt 1/10"),
+        "the server's retry-after, and the tries Claude Code makes: {said}"
+    );
+    assert!(
+        said.contains("attempt 2/10") && said.contains("attempt 3/10"),
+        "{said}"
+    );
+    assert!(said.contains("overloaded"), "why it retries: {said}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_silent_stream_is_said_and_ends_with_a_clear_error_at_the_stall_limit() {
+    let stalling = json!({"reply": {"content": [text("never seen")], "stop_reason": "end_turn"},
+        "fault": {"stall": {"after_events": 2, "ms": 3000}}});
+    let s = Setup::new(json!({"turns": [stalling.clone(), stalling]})).await;
+    let ran = s
+        .hc(&["run", "hi"])
+        .env("HC_STREAM_IDLE_TIMEOUT_MS", "800")
+        .env("HC_MAX_RETRIES", "1")
+        .output()
+        .await
+        .unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&ran.stdout),
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    assert_eq!(ran.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("the model has sent nothing for 0.2 s; waiting up to 0.8 s"),
+        "the silence is said while it lasts: {said}"
+    );
+    assert!(
+        said.contains("the model's reply stalled") && said.contains("HC_STREAM_IDLE_TIMEOUT_MS"),
+        "{said}"
+    );
+    assert_eq!(s.sent().len(), 2, "a stall before any reply is sent again");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_400_model_not_found_points_at_the_model_flag() {
+    let s = Setup::new(
+        json!({"turns": [{"error": {"status": 400, "type": "invalid_request_error",
+        "message": "The model `gpt-nope` does not exist or you do not have access to it."}}]}),
+    )
+    .await;
+    let ran = s.run(&["--model", "gpt-nope", "hi"]).await;
+    assert_eq!(ran.code, 1, "{ran:#?}");
+    assert!(
+        ran.stderr.contains("does not know the model `gpt-nope`") && ran.stderr.contains("--model"),
+        "{}",
+        ran.stderr
+    );
+}

@@ -12,6 +12,11 @@ fn ok() -> Turn {
     Turn::reply(Reply::text("fine"))
 }
 
+/// A streamed request, read to its end.
+async fn streamed(client: &AnthropicClient) -> Result<model::MessageResponse, ModelError> {
+    client.stream(&request()).await?.finish().await
+}
+
 fn client_with(fake: &FakeModel, f: impl FnOnce(&mut model::AnthropicConfig)) -> AnthropicClient {
     let mut c = config(fake);
     f(&mut c);
@@ -216,13 +221,7 @@ async fn a_slow_first_byte_times_out_and_is_retried() {
     });
     let fake = fake(vec![slow.clone(), ok()]).await;
     let client = client_with(&fake, |c| c.http.idle_timeout = Duration::from_millis(100));
-    let message = client
-        .stream(&request())
-        .await
-        .unwrap()
-        .finish()
-        .await
-        .unwrap();
+    let message = streamed(&client).await.unwrap();
     assert_eq!(message.text(), "fine");
     assert_eq!(fake.requests().len(), 2);
 
@@ -233,7 +232,7 @@ async fn a_slow_first_byte_times_out_and_is_retried() {
     });
     let err = client.create(&request()).await.unwrap_err();
     assert!(matches!(err, ModelError::Timeout { .. }), "{err:?}");
-    assert!(err.to_string().contains("raise the idle timeout"), "{err}");
+    assert!(err.to_string().contains("set API_TIMEOUT_MS"), "{err}");
 }
 
 #[tokio::test]
@@ -244,14 +243,8 @@ async fn a_stream_that_stalls_before_content_is_sent_again() {
         ms: 600,
     });
     let fake = fake(vec![stalling, ok()]).await;
-    let client = client_with(&fake, |c| c.http.idle_timeout = Duration::from_millis(150));
-    let message = client
-        .stream(&request())
-        .await
-        .unwrap()
-        .finish()
-        .await
-        .unwrap();
+    let client = client_with(&fake, |c| c.http.stall_limit = Duration::from_millis(150));
+    let message = streamed(&client).await.unwrap();
     assert_eq!(message.text(), "fine");
     assert_eq!(fake.requests().len(), 2);
 }
@@ -264,14 +257,8 @@ async fn a_stream_that_stalls_after_content_is_an_interruption() {
         ms: 600,
     });
     let fake = fake(vec![stalling, ok()]).await;
-    let client = client_with(&fake, |c| c.http.idle_timeout = Duration::from_millis(150));
-    let err = client
-        .stream(&request())
-        .await
-        .unwrap()
-        .finish()
-        .await
-        .unwrap_err();
+    let client = client_with(&fake, |c| c.http.stall_limit = Duration::from_millis(150));
+    let err = streamed(&client).await.unwrap_err();
     let ModelError::Interrupted {
         delivered, message, ..
     } = &err
@@ -306,4 +293,87 @@ async fn connection_refused_is_explained() {
     let text = err.to_string();
     assert!(text.contains(&format!("127.0.0.1:{port}")), "{text}");
     assert!(text.contains("check the base URL"), "{text}");
+}
+
+#[tokio::test]
+async fn a_silent_stream_is_said_while_it_waits_and_given_up_at_the_stall_limit() {
+    // message_start and ping arrive, then 700 ms of silence, then the rest.
+    let stalling = || {
+        ok().fault(Fault::Stall {
+            after_events: 2,
+            ms: 700,
+        })
+    };
+    let notices = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = notices.clone();
+    let observer = model::RetryObserver(std::sync::Arc::new(move |n: &model::HttpNotice| {
+        seen.lock().unwrap().push(n.clone());
+    }));
+    let fake = fake(vec![stalling()]).await;
+    let client = client_with(&fake, |c| {
+        c.http.silence_notice = Duration::from_millis(200);
+        c.http.stall_limit = Duration::from_secs(5);
+        c.http.on_retry = Some(observer.clone());
+    });
+    let message = streamed(&client).await;
+    assert_eq!(
+        message.unwrap().text(),
+        "fine",
+        "waited out, within the limit"
+    );
+    let said = notices.lock().unwrap().clone();
+    assert!(
+        said.len() >= 2,
+        "each 200 ms of the silence is said: {said:?}"
+    );
+    for (i, n) in said.iter().enumerate() {
+        let model::HttpNotice::Silent { silent_for, limit } = n else {
+            panic!("only silences: {said:?}");
+        };
+        assert_eq!(*silent_for, Duration::from_millis(200) * (i as u32 + 1));
+        assert_eq!(*limit, Duration::from_secs(5));
+    }
+
+    // Past the limit, with nothing delivered: retried; once out of retries,
+    // the stall is the error.
+    let fake = common::fake(vec![stalling(), stalling()]).await;
+    let client = client_with(&fake, |c| {
+        c.http.silence_notice = Duration::from_millis(100);
+        c.http.stall_limit = Duration::from_millis(250);
+        c.http.retry.max_retries = 1;
+    });
+    let err = streamed(&client).await.unwrap_err();
+    assert!(matches!(err, ModelError::Timeout { .. }), "{err:?}");
+    assert!(err.to_string().contains("it stalled"), "{err}");
+    assert!(
+        err.to_string().contains("HC_STREAM_IDLE_TIMEOUT_MS"),
+        "{err}"
+    );
+    assert_eq!(fake.requests().len(), 2, "sent again once");
+}
+
+#[test]
+fn ten_retries_by_default_and_the_limits_a_person_sets() {
+    let none = model::HttpConfig::from_lookup(|_| None);
+    assert_eq!(none.retry.max_retries, 10, "as Claude Code");
+    assert_eq!(none.retry.max_backoff, Duration::from_secs(32));
+    let set = model::HttpConfig::from_lookup(|name| match name {
+        "CLAUDE_CODE_MAX_RETRIES" => Some("3".into()),
+        "HC_STREAM_IDLE_TIMEOUT_MS" => Some("1500".into()),
+        "API_TIMEOUT_MS" => Some("nonsense".into()),
+        _ => None,
+    });
+    assert_eq!(set.retry.max_retries, 3);
+    assert_eq!(set.stall_limit, Duration::from_millis(1500));
+    assert_eq!(
+        set.idle_timeout,
+        Duration::from_secs(600),
+        "not a number: the default"
+    );
+    let ours = model::HttpConfig::from_lookup(|name| match name {
+        "CLAUDE_CODE_MAX_RETRIES" => Some("3".into()),
+        "HC_MAX_RETRIES" => Some("0".into()),
+        _ => None,
+    });
+    assert_eq!(ours.retry.max_retries, 0, "HC_MAX_RETRIES first");
 }

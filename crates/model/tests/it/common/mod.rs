@@ -31,6 +31,8 @@ pub fn config(fake: &FakeModel) -> AnthropicConfig {
         http: HttpConfig {
             connect_timeout: Duration::from_secs(5),
             idle_timeout: Duration::from_secs(10),
+            stall_limit: Duration::from_secs(10),
+            silence_notice: Duration::from_secs(10),
             retry: fast_retries(),
             on_retry: None,
         },
