@@ -27,7 +27,8 @@ pub struct SdkFlags {
     /// Print mode (the only mode of `hc run`; accepted for Claude Code's `-p`).
     #[arg(short = 'p', long = "print")]
     pub print: bool,
-    /// Accepted (stream-json always says everything).
+    /// Every line of a shell's output and of a failed tool's reason (text
+    /// output; stream-json always says everything).
     #[arg(long)]
     pub verbose: bool,
     /// text, or stream-json: user messages and control requests as JSON

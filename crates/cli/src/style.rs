@@ -28,7 +28,8 @@ pub fn paint_err(code: &str, text: &str) -> String {
     paint_if(on, code, text)
 }
 
-fn paint_if(on: bool, code: &str, text: &str) -> String {
+/// `text` in SGR `code` when `on`.
+pub fn paint_if(on: bool, code: &str, text: &str) -> String {
     if on {
         format!("\x1b[{code}m{text}\x1b[0m")
     } else {

@@ -412,7 +412,9 @@ fn http_status(notice: &model::HttpNotice) -> String {
 }
 
 fn seconds(d: std::time::Duration) -> String {
-    if d < std::time::Duration::from_secs(10) {
+    if d < std::time::Duration::from_secs(1) {
+        format!("{} ms", d.as_millis())
+    } else if d < std::time::Duration::from_secs(10) {
         format!("{:.1} s", d.as_secs_f64())
     } else {
         format!("{} s", d.as_secs())

@@ -75,4 +75,31 @@ impl Derived {
         }
         input
     }
+
+    /// Why a `write` or `edit` cannot succeed, known before anyone is
+    /// asked: it would change a file that exists and was not read in this
+    /// session (the program refuses that), or edit one that is not there.
+    /// Only inside the project: elsewhere, whether a file exists is not
+    /// said before the permissions are asked.
+    pub fn cannot_succeed(&self, root: &Path, program: &str, input: &Value) -> Option<String> {
+        if program != "write" && program != "edit" {
+            return None;
+        }
+        let given = input["file_path"].as_str()?;
+        let path = crate::permissions::absolute(root, given);
+        let real = crate::permissions::command::paths::real;
+        if !real(&path).starts_with(real(root)) {
+            return None;
+        }
+        match std::fs::metadata(&path) {
+            Ok(meta) if meta.is_file() && !self.hashes.contains_key(&path) => Some(format!(
+                "{given} exists and has not been read in this session; read it first \
+                 (a file is changed only as it was read, so nothing is overwritten unseen)"
+            )),
+            Err(e) if program == "edit" && e.kind() == std::io::ErrorKind::NotFound => Some(
+                format!("{given} does not exist; to create a file, use write"),
+            ),
+            _ => None,
+        }
+    }
 }

@@ -414,6 +414,10 @@ impl Toolbox {
                 call.name
             ))));
         }
+        // (a call that cannot succeed fails before anyone is asked)
+        if let Some(why) = self.derived.cannot_succeed(&self.root, &call.name, &input) {
+            return Ok(Prepared::Done(Outcome::error(why)));
+        }
         let input = match self.permit.check(call, &input, &tool, hooked, turn).await? {
             Permitted::No(refusal) => return Ok(Prepared::Done(refusal)),
             Permitted::Yes(None) => input,

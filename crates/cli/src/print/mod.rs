@@ -34,6 +34,8 @@ pub struct Printed {
     pub format: OutputFormat,
     /// With stream-json: the model's deltas as `stream_event` lines too.
     pub partial: bool,
+    /// With text: every line of a shell's output and of a failure's reason.
+    pub verbose: bool,
 }
 
 /// Writes JSON lines to stdout.

@@ -52,6 +52,10 @@ impl Answerer for TerminalAnswerer {
 /// Asks the person whether a call may run, and commits the decision
 /// where it was asked.
 pub async fn ask_permission(mut asked: Asked<'_>, request: &PermissionRequest) -> Outcome {
+    let root = asked.engine.config().project_root.clone();
+    for line in change_of(&root, &request.program, &request.input) {
+        asked.sink.say(&format!("  {line}"));
+    }
     let what = asked_words(&request.program, &request.input);
     let mut question = format!(
         "allow {} {what}? ({}) [y]es / [n]o / [a]lways for this session: ",
@@ -195,5 +199,32 @@ fn asked_words(program: &str, input: &Value) -> String {
     match input.get("command").and_then(Value::as_str) {
         Some(command) if program == "shell" => shown(command).into_owned(),
         _ => summary(program, input),
+    }
+}
+
+/// What a `write` or `edit` would change, as diff lines, shown before the
+/// person answers (a write's against the file as it is now).
+fn change_of(root: &std::path::Path, program: &str, input: &Value) -> Vec<String> {
+    /// A file bigger than this is not read for the diff.
+    const MOST: u64 = 1 << 20;
+    match program {
+        "edit" => crate::term::calls::edit_diff(input),
+        "write" => {
+            let (Some(path), Some(content)) = (
+                input.get("file_path").and_then(Value::as_str),
+                input.get("content").and_then(Value::as_str),
+            ) else {
+                return Vec::new();
+            };
+            let path = agent::permissions::absolute(root, path);
+            let old = match std::fs::metadata(&path) {
+                Ok(meta) if meta.is_file() && meta.len() <= MOST => {
+                    std::fs::read_to_string(&path).unwrap_or_default()
+                }
+                _ => String::new(),
+            };
+            crate::term::calls::diff_lines(&old, content)
+        }
+        _ => Vec::new(),
     }
 }

@@ -412,7 +412,7 @@ impl Chat {
         // What the session held before this run: a plan approved in an
         // earlier run does not end plan mode now.
         let held = self.session.as_deref().map_or(0, |s| members(&engine, s));
-        let mut sink = crate::term::text::TextSink::new(engine.clone());
+        let mut sink = crate::term::text::TextSink::new(engine.clone(), false);
         let answerer = crate::term::answerer::TerminalAnswerer {
             interactive: config.interactive,
         };

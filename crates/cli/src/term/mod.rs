@@ -5,7 +5,9 @@
 //! (`tty.rs`) sit at the crate's root: every command prints and asks too.
 
 pub mod answerer;
+pub mod calls;
 pub mod chat;
+pub mod markdown;
 pub mod run;
 pub mod spinner;
 pub mod text;

@@ -46,6 +46,7 @@ impl RunRequest {
         let printed = Printed {
             format: this.output_format,
             partial: this.include_partial_messages,
+            verbose: this.sdk.verbose,
         };
         let request = RunRequest {
             prompt: this.prompt,
@@ -134,7 +135,7 @@ fn start(request: RunRequest, printed: Printed, started: Instant) -> Result<u8> 
 /// What shows a run printed as asked.
 pub fn sink_for(engine: &Engine, printed: Printed) -> Box<dyn Sink> {
     match printed.format {
-        OutputFormat::Text => Box::new(TextSink::new(engine.clone())),
+        OutputFormat::Text => Box::new(TextSink::new(engine.clone(), printed.verbose)),
         format => Box::new(JsonSink::new(format, printed.partial)),
     }
 }

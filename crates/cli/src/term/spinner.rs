@@ -32,6 +32,11 @@ impl Spinner {
         }
     }
 
+    /// Whether it draws at all (stderr is a terminal).
+    pub fn on(&self) -> bool {
+        self.on
+    }
+
     /// Draws the line saying `label` if nothing was written for a while.
     pub fn tick(&mut self, label: &str) {
         let quiet = self.quiet_since.elapsed();

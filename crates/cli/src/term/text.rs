@@ -1,38 +1,40 @@
 //! A run shown on the terminal (the text sink): the answer streamed to
-//! stdout as it comes, each tool call one compact line on stderr (an
-//! edit with its diff), status lines, a progress line while a tool runs,
-//! and the closing summary. The questions a run asks are put to the
+//! stdout as it comes (markdown drawn and wrapped on a terminal, raw when
+//! piped), each tool call a compact line on stderr (`calls.rs`: an edit
+//! with its diff, a shell with its exit code and last lines, a failure
+//! with why), status lines, a progress line while a tool runs, and the
+//! closing summary. The questions a run asks are put to the
 //! person by the terminal answerer (`answerer.rs`).
 
 use agent::contract::{Answer, Notice, Plan, RunBody, ToolResult};
 use anyhow::Result;
 use engine::Engine;
 use hc_host::follow::{Ended, Sink};
-use serde_json::Value;
 use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 use std::time::Instant;
 
 use crate::describe::summary;
 use crate::style::{paint_err, shown};
+use crate::term::calls::Call;
+use crate::term::markdown::Markdown;
 use crate::term::spinner::Spinner;
-
-/// A tool call under way, as the person sees it.
-struct Call {
-    program: String,
-    /// One line: the program and its input in a few words.
-    line: String,
-    input: Value,
-}
-
-/// At most this many lines of an edit's diff are shown.
-const DIFF_LINES: usize = 12;
 
 /// Shows one run as text.
 pub struct TextSink {
     engine: Engine,
     /// Calls started and not ended: tool_use_id → the call.
     calls: HashMap<String, Call>,
+    /// Calls ended whose line waits for their result (a shell's exit code
+    /// and output, a failure's reason): id, call, failed.
+    waiting: Vec<(String, Call, bool)>,
+    /// `--verbose`: every line of a shell's output and of a reason.
+    verbose: bool,
+    /// The answer as a terminal draws it (none when stdout is piped).
+    markdown: Option<Markdown>,
+    /// A "waiting for …" status, shown on the progress line only (it is
+    /// over once answered).
+    waiting_status: Option<String>,
     spinner: Spinner,
     /// Whether stdout is in the middle of a line.
     open_line: bool,
@@ -50,30 +52,38 @@ pub struct TextSink {
     /// A call that changes things (a program not read-only) ran and
     /// succeeded.
     changed: bool,
-    /// A `shell` call failed: its result is read for what it says of why.
-    failed_shell: bool,
 }
 
 impl TextSink {
-    /// A sink for one run of `engine`.
-    pub fn new(engine: Engine) -> TextSink {
+    /// A sink for one run of `engine`; `verbose`: every line under a call.
+    pub fn new(engine: Engine, verbose: bool) -> TextSink {
+        let stdout_tty = std::io::stdout().is_terminal();
         TextSink {
             engine,
             calls: HashMap::new(),
+            waiting: Vec::new(),
+            verbose,
+            markdown: stdout_tty.then(|| {
+                Markdown::new(
+                    crate::term::markdown::terminal_width(),
+                    crate::style::colour(),
+                )
+            }),
+            waiting_status: None,
             spinner: Spinner::new(),
             open_line: false,
             printed: false,
             gap: false,
-            stdout_tty: std::io::stdout().is_terminal(),
+            stdout_tty,
             progress: None,
             streamed: String::new(),
             from_commits: false,
             changed: false,
-            failed_shell: false,
         }
     }
 
-    /// Answer text as it streams, on stdout.
+    /// Answer text as it streams, on stdout (on a terminal, drawn a whole
+    /// line at a time).
     fn print(&mut self, text: &str) {
         self.spinner.clear();
         let mut out = std::io::stdout().lock();
@@ -83,10 +93,30 @@ impl TextSink {
         }
         self.gap = false;
         self.printed = true;
-        let _ = out.write_all(shown(text).as_bytes());
+        let text = shown(text);
+        let drawn = match &mut self.markdown {
+            Some(md) => std::borrow::Cow::Owned(md.push(&text)),
+            None => text,
+        };
+        let _ = out.write_all(drawn.as_bytes());
         let _ = out.flush();
-        if !text.is_empty() {
-            self.open_line = !text.ends_with('\n');
+        if !drawn.is_empty() {
+            self.open_line = !drawn.ends_with('\n');
+        }
+        if self.markdown.as_ref().is_some_and(Markdown::pending) {
+            self.open_line = true;
+        }
+    }
+
+    /// The part of a line the terminal's markdown holds, drawn.
+    fn flush_markdown(&mut self) {
+        if let Some(md) = &mut self.markdown
+            && md.pending()
+        {
+            let rest = md.finish();
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(rest.as_bytes());
+            let _ = out.flush();
         }
     }
 
@@ -129,19 +159,12 @@ impl TextSink {
         if !failed && !self.changed && !hc_host::describe::read_only(&self.engine, &call.program) {
             self.changed = true;
         }
-        if failed && agent::names::program_of(&call.program) == "shell" {
-            self.failed_shell = true;
+        if call.waits_for_result(failed) {
+            self.waiting.push((id.to_owned(), call, failed));
+            return;
         }
-        let mark = if failed {
-            paint_err("31", "✗")
-        } else {
-            paint_err("32", "✓")
-        };
-        self.line(&format!("{mark} {}", call.line.trim_end()));
-        if !failed && call.program == "edit" {
-            for line in edit_diff(&call.input) {
-                self.line(&format!("  {line}"));
-            }
+        for line in call.ended(failed, None, self.verbose) {
+            self.line(&line);
         }
     }
 
@@ -153,6 +176,7 @@ impl TextSink {
     }
 
     fn end_line(&mut self) {
+        self.flush_markdown();
         if self.open_line && self.stdout_tty {
             println!();
             self.open_line = false;
@@ -162,6 +186,9 @@ impl TextSink {
 
 impl Sink for TextSink {
     fn notice(&mut self, notice: &Notice) {
+        if !matches!(notice, Notice::Status { .. }) {
+            self.waiting_status = None;
+        }
         match notice {
             Notice::TextDelta { text, .. } if !self.from_commits => {
                 self.streamed.push_str(text);
@@ -187,6 +214,11 @@ impl Sink for TextSink {
                 allow,
                 ..
             } => self.tool_end(tool_use_id, *is_error, denied.then_some(allow.as_slice())),
+            // (a wait for a person is over once answered: on a terminal it
+            // is said on the progress line only)
+            Notice::Status { text } if text.starts_with("waiting for ") && self.spinner.on() => {
+                self.waiting_status = Some(text.clone());
+            }
             Notice::Status { text } => self.line(&format!("· {}", shown(text))),
             Notice::Discard => self.line("· the reply broke off; it is being asked again"),
             Notice::ThinkingDelta { .. }
@@ -212,9 +244,9 @@ impl Sink for TextSink {
         self.from_commits
     }
 
-    /// (a failed shell's result may say why: no network)
+    /// (a shell's result says its exit code and output; a failure's, why)
     fn wants_results(&self) -> bool {
-        self.failed_shell
+        !self.waiting.is_empty()
     }
 
     /// The run's own answer, once text comes from the commits.
@@ -224,15 +256,23 @@ impl Sink for TextSink {
         }
     }
 
-    /// What the person must know to fix a failure (a shell with no
-    /// network) is said under its line, not only to the model.
-    fn results(&mut self, results: &[ToolResult], _parent: Option<&str>) {
-        self.failed_shell = false;
-        for note in results
-            .iter()
-            .filter_map(|r| r.text.lines().find(|l| l.starts_with("[no network:")))
-        {
-            self.line(&format!("  {}", shown(note)));
+    /// The lines of calls that waited for their results.
+    fn results(&mut self, results: &[ToolResult], parent: Option<&str>) {
+        if parent.is_some() {
+            return;
+        }
+        for result in results {
+            let Some(at) = self
+                .waiting
+                .iter()
+                .position(|(id, ..)| *id == result.tool_use_id)
+            else {
+                continue;
+            };
+            let (_, call, failed) = self.waiting.remove(at);
+            for line in call.ended(failed, Some(result), self.verbose) {
+                self.line(&line);
+            }
         }
     }
 
@@ -260,7 +300,10 @@ impl Sink for TextSink {
                 crate::style::cut(last, 36)
             ),
             (Some(call), None) => format!("running {}", crate::style::cut(&call.line, 60)),
-            (None, _) => "thinking".to_owned(),
+            (None, _) => match &self.waiting_status {
+                Some(status) => crate::style::cut(status, 60),
+                None => "thinking".to_owned(),
+            },
         };
         self.spinner.tick(&label);
     }
@@ -276,6 +319,12 @@ impl Sink for TextSink {
 
     fn finish(&mut self) {
         self.spinner.clear();
+        self.flush_markdown();
+        for (_, call, failed) in std::mem::take(&mut self.waiting) {
+            for line in call.ended(failed, None, self.verbose) {
+                self.line(&line);
+            }
+        }
         if self.open_line {
             println!();
             self.open_line = false;
@@ -291,41 +340,6 @@ impl Sink for TextSink {
         summary_line(ended.body, ended.started, all_denied);
         Ok(())
     }
-}
-
-/// What an `edit` call changes.
-#[derive(serde::Deserialize, Default)]
-#[serde(default)]
-struct EditInput {
-    old_string: String,
-    new_string: String,
-}
-
-/// An edit's change as diff lines (`-` old, `+` new), at most
-/// `DIFF_LINES` of them and a line saying how many more.
-fn edit_diff(input: &Value) -> Vec<String> {
-    let edit: EditInput = serde::Deserialize::deserialize(input).unwrap_or_default();
-    let diff = similar::TextDiff::from_lines(&edit.old_string, &edit.new_string);
-    let mut lines: Vec<String> = diff
-        .iter_all_changes()
-        .filter(|c| c.tag() != similar::ChangeTag::Equal)
-        .map(|c| {
-            let text = shown(c.value().trim_end_matches('\n'));
-            match c.tag() {
-                similar::ChangeTag::Delete => paint_err("31", &format!("- {text}")),
-                _ => paint_err("32", &format!("+ {text}")),
-            }
-        })
-        .collect();
-    if lines.len() > DIFF_LINES {
-        let more = lines.len() - DIFF_LINES;
-        lines.truncate(DIFF_LINES);
-        lines.push(format!(
-            "… {more} more line{}",
-            if more == 1 { "" } else { "s" }
-        ));
-    }
-    lines
 }
 
 /// The closing line of a finished run on stderr (with its denials

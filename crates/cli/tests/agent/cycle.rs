@@ -255,7 +255,7 @@ async fn an_overloaded_api_is_retried_and_shown() {
     assert_eq!(ran.code, 0, "{ran:#?}");
     assert!(ran.stdout.contains("made it"));
     assert!(
-        ran.stderr.contains("retrying the model call"),
+        ran.stderr.contains("retrying in 20 ms · attempt 1/10"),
         "{}",
         ran.stderr
     );

@@ -169,7 +169,7 @@ async fn a_silent_stream_is_said_and_ends_with_a_clear_error_at_the_stall_limit(
     );
     assert_eq!(ran.status.code(), Some(1), "{said}");
     assert!(
-        said.contains("the model has sent nothing for 0.2 s; waiting up to 0.8 s"),
+        said.contains("the model has sent nothing for 200 ms; waiting up to 800 ms"),
         "the silence is said while it lasts: {said}"
     );
     assert!(

@@ -26,6 +26,7 @@ mod plan;
 mod resume;
 mod safety;
 mod sdk;
+mod shown;
 mod subagents;
 mod terminal;
 mod trust;
