@@ -137,7 +137,7 @@ pub fn servers(files: &Files, flags: &[String], strict: bool) -> Result<Vec<Conf
 /// The capabilities of a server's process: as configured, else read all,
 /// write nothing, network on, env = the keys of its `env`; always the
 /// programs of its tools.
-fn capabilities(server: &Configured) -> protocol::Capabilities {
+fn capabilities(server: &Configured, cache: Option<&std::path::Path>) -> protocol::Capabilities {
     let mut caps = server
         .entry
         .capabilities
@@ -155,11 +155,64 @@ fn capabilities(server: &Configured) -> protocol::Capabilities {
         format!("{}*", tool_prefix(&server.name)),
         format!("{}/*", service_name(&server.name)),
     ];
+    if let Some(cache) = cache {
+        caps.filesystem
+            .write
+            .push(cache.to_string_lossy().into_owned());
+    }
     caps
 }
 
+/// The variables that point a package runner's caches (npx, uvx, pipx
+/// run, bunx — and anything that follows XDG) at `dir`, a directory of
+/// the server's own: under containment it cannot write the person's
+/// `~/.npm` or `~/.cache`, so `npx -y @scope/server` would fail.
+fn cache_env(dir: &std::path::Path) -> Vec<(String, String)> {
+    let at = |sub: &str| dir.join(sub).to_string_lossy().into_owned();
+    vec![
+        ("npm_config_cache".into(), at("npm")),
+        ("npm_config_update_notifier".into(), "false".into()),
+        ("UV_CACHE_DIR".into(), at("uv")),
+        ("PIPX_HOME".into(), at("pipx")),
+        ("PIP_CACHE_DIR".into(), at("pip")),
+        ("BUN_INSTALL_CACHE_DIR".into(), at("bun")),
+        ("XDG_CACHE_HOME".into(), at("xdg")),
+    ]
+}
+
+/// The cache directory of server `name` of the project at `root`:
+/// `$XDG_CACHE_HOME/hermitcrab/mcp/PROJECT-HASH/NAME` (the person's, as
+/// the package runners' own caches are; not in the project, which a
+/// contained process may not write, and one per project, so no project's
+/// server fills another's cache). Made when missing.
+pub fn cache_dir(root: &std::path::Path, name: &str) -> Result<std::path::PathBuf> {
+    let base = crate::config::xdg_dir("XDG_CACHE_HOME", ".cache")
+        .context("cannot find your cache directory: set HOME or XDG_CACHE_HOME")?;
+    let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_owned());
+    let digest = ring::digest::digest(&ring::digest::SHA256, root.as_os_str().as_encoded_bytes());
+    let hash: String = digest.as_ref()[..6]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let project = root
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let dir = base
+        .join("mcp")
+        .join(format!("{project}-{hash}"))
+        .join(name);
+    std::fs::create_dir_all(&dir)
+        .with_context(|| format!("cannot make {} for the MCP server `{name}`", dir.display()))?;
+    Ok(dir)
+}
+
 /// The service program's body: what it is, with no secret in it.
-fn service_body(server: &Configured, error: Option<&str>) -> Value {
+fn service_body(
+    server: &Configured,
+    error: Option<&str>,
+    cache: Option<&std::path::Path>,
+) -> Value {
     let entry = &server.entry;
     let transport = entry.transport_name();
     let raw = serde_json::to_value(entry).unwrap_or_default();
@@ -170,7 +223,7 @@ fn service_body(server: &Configured, error: Option<&str>) -> Value {
         // its own tree and the tool programs it manages
         "boundary": "open",
         "text": format!("The MCP server `{}` ({transport}: {}).", server.name, what(&raw)),
-        "capabilities": capabilities(server),
+        "capabilities": capabilities(server, cache),
         "mcp": {
             "server": server.name,
             "transport": transport,
@@ -193,6 +246,7 @@ fn service_body(server: &Configured, error: Option<&str>) -> Value {
 /// answers what the engine puts in each service's environment.
 pub fn register(
     db: &Substrate,
+    root: &std::path::Path,
     servers: &[Configured],
     interactive: bool,
 ) -> Result<BTreeMap<String, Vec<(String, String)>>> {
@@ -201,6 +255,10 @@ pub fn register(
     let lookup = |var: &str| std::env::var(var).ok();
     for server in servers {
         let program = service_name(&server.name);
+        let cache = match server.entry.transport_name() {
+            "stdio" => Some(cache_dir(root, &server.name)?),
+            _ => None,
+        };
         let error = match server.entry.resolve(&server.name, &lookup) {
             Ok(mut resolved) => {
                 resolved.interactive = interactive;
@@ -211,12 +269,22 @@ pub fn register(
                 };
                 let config = serde_json::to_string(&handed).context("cannot encode a server")?;
                 let id = format!("program/{program}");
-                values.insert(id, vec![(mcp::SERVER_ENV.to_owned(), config)]);
+                let mut env = vec![(mcp::SERVER_ENV.to_owned(), config)];
+                // (the server's own entry wins: it may name a cache of its own)
+                env.extend(
+                    cache
+                        .as_deref()
+                        .map(cache_env)
+                        .unwrap_or_default()
+                        .into_iter()
+                        .filter(|(k, _)| !server.entry.env.contains_key(k)),
+                );
+                values.insert(id, env);
                 None
             }
             Err(why) => Some(why.to_string()),
         };
-        let body = service_body(server, error.as_deref());
+        let body = service_body(server, error.as_deref(), cache.as_deref());
         let id = format!("program/{program}");
         let live = db.read(|snap| {
             Ok::<_, substrate::Error>(

@@ -223,7 +223,8 @@ fn with_servers(
     interactive: bool,
 ) -> Result<EngineConfig> {
     let servers = crate::mcp_config::servers(files, &flags.mcp_config, flags.strict_mcp_config)?;
-    config.env_values = crate::mcp_config::register(db, &servers, interactive)?;
+    let root = config.project_root.clone();
+    config.env_values = crate::mcp_config::register(db, &root, &servers, interactive)?;
     let ignored = crate::origin::recorded(db)?
         .map(|o| crate::origin::ignored(&o))
         .unwrap_or_default();

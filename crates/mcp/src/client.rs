@@ -179,6 +179,9 @@ impl ClientHandler for Handler {
     }
 }
 
+/// How long a server that did not start is given to finish saying why.
+const STDERR_SETTLE: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// A live connection.
 pub(crate) type Connection = RunningService<RoleClient, Handler>;
 
@@ -202,10 +205,19 @@ pub(crate) async fn connect(
                 .current_dir(cwd.as_deref().map_or(root.to_owned(), |c| root.join(c)));
             let transport =
                 crate::stdio::spawn(cmd).map_err(|e| format!("cannot start `{command}`: {e}"))?;
-            handler
-                .serve(transport)
-                .await
-                .map_err(|e| format!("`{command}` did not initialize: {}", plain(&e.to_string())))
+            let tail = transport.tail();
+            match handler.serve(transport).await {
+                Ok(connection) => Ok(connection),
+                Err(e) => {
+                    // what it said before it went is in flight still
+                    let said = tail.settled(STDERR_SETTLE).await;
+                    Err(format!(
+                        "`{command}` did not initialize: {}{}",
+                        plain(&e.to_string()),
+                        crate::stderr::explain(&server.name, &said)
+                    ))
+                }
+            }
         }
         Transport::Http { url, headers } => {
             // An answer over the limit is refused at once (not cut: the

@@ -36,6 +36,7 @@ pub mod extras;
 mod guard;
 pub mod output;
 mod service;
+mod stderr;
 mod stdio;
 pub mod tools;
 

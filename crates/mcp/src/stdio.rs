@@ -1,5 +1,6 @@
 //! The stdio transport: the server a child of the service (so inside its
-//! containment, its stderr the service's, which the host logs), killed
+//! containment, its stderr passed on to the service's, which the host
+//! logs, its last lines kept: `stderr.rs`), killed
 //! when the connection is dropped, its stdout read through a
 //! [`LineGuard`] — so every answer reaches the SDK, cut to size, and the
 //! SDK's own line limit (which drops a line, leaving the call to wait for
@@ -44,6 +45,8 @@ pub(crate) struct ChildServer {
     line: Vec<u8>,
     /// Lines left out so far.
     left_out: u64,
+    /// The last lines of its stderr.
+    tail: crate::stderr::Tail,
 }
 
 /// Starts `command` (its arguments, environment and directory set) as a
@@ -52,12 +55,14 @@ pub(crate) fn spawn(mut command: Command) -> std::io::Result<ChildServer> {
     command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        .stderr(Stdio::piped())
         .kill_on_drop(true);
     let mut child = command.spawn()?;
-    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+    let (Some(stdin), Some(stdout), Some(stderr)) =
+        (child.stdin.take(), child.stdout.take(), child.stderr.take())
+    else {
         return Err(std::io::Error::other(
-            "the server's stdin and stdout were not piped",
+            "the server's stdin, stdout and stderr were not piped",
         ));
     };
     Ok(ChildServer {
@@ -68,7 +73,15 @@ pub(crate) fn spawn(mut command: Command) -> std::io::Result<ChildServer> {
         lines: BufReader::new(LineGuard::new(stdout)),
         line: Vec::new(),
         left_out: 0,
+        tail: crate::stderr::Tail::follow(stderr),
     })
+}
+
+impl ChildServer {
+    /// The last lines of its stderr (kept after the server is gone).
+    pub fn tail(&self) -> crate::stderr::Tail {
+        self.tail.clone()
+    }
 }
 
 /// What one line of the server's is.

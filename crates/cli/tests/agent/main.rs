@@ -19,6 +19,7 @@ mod knowledge;
 mod lossless;
 mod mcp;
 mod mcp_attacks;
+mod mcp_runners;
 mod memory;
 mod newcomer;
 mod permissions;
