@@ -512,10 +512,53 @@ impl McpJson {
         self.servers
             .iter()
             .map(|(name, entry)| {
-                format!("the MCP server `{name}` from .mcp.json ({})", what(entry))
+                format!(
+                    "the MCP server `{name}` from .mcp.json ({}; {})",
+                    what(entry),
+                    grants(entry)
+                )
             })
             .collect()
     }
+}
+
+/// What a server entry's process may do, in words: its `capabilities`, or
+/// the default (read every file, write only its own cache, the network,
+/// the variables of its `env`).
+pub fn grants(entry: &Value) -> String {
+    let Ok(entry) = mcp::config::ServerEntry::deserialize(entry) else {
+        return "grants unknown".into();
+    };
+    if entry.transport_name() != "stdio" {
+        return "runs nothing here".into();
+    }
+    let env: Vec<String> = entry.env.keys().cloned().collect();
+    let caps = entry
+        .capabilities
+        .unwrap_or_else(|| protocol::Capabilities {
+            network: true,
+            env,
+            ..protocol::Capabilities::default()
+        });
+    let read = match &caps.filesystem.read {
+        protocol::ReadAccess::All => "reads every file".to_owned(),
+        protocol::ReadAccess::Paths(paths) if paths.is_empty() => "reads no file".to_owned(),
+        protocol::ReadAccess::Paths(paths) => format!("reads {}", paths.join(", ")),
+    };
+    let write = match caps.filesystem.write.as_slice() {
+        [] => "writes only its own cache".to_owned(),
+        paths => format!("writes {} and its own cache", paths.join(", ")),
+    };
+    let network = if caps.network {
+        "the network"
+    } else {
+        "no network"
+    };
+    let env = match caps.env.as_slice() {
+        [] => String::new(),
+        keys => format!(", gets {}", keys.join(", ")),
+    };
+    format!("{read}, {write}, {network}{env}")
 }
 
 /// What a server entry starts or reaches, in words.

@@ -400,3 +400,26 @@ pub fn prompt_commands(db: &Substrate) -> Result<Vec<String>> {
     }
     Ok(out)
 }
+
+/// The servers of the project's `.mcp.json` at `root` that do not start
+/// because the project is not trusted (those not among `kept`, the ones
+/// configured).
+pub fn untrusted(root: &std::path::Path, kept: &[Configured]) -> Result<Vec<Configured>> {
+    let Some(json) = crate::config::McpJson::read(root)? else {
+        return Ok(Vec::new());
+    };
+    Ok(json
+        .servers
+        .into_iter()
+        .filter(|(name, _)| !kept.iter().any(|k| k.name == *name))
+        .map(|(name, value)| Configured {
+            name,
+            entry: serde_json::from_value(value).unwrap_or_default(),
+            source: json.path.display().to_string(),
+        })
+        .collect())
+}
+
+/// What a server that is not started because the project is not trusted
+/// shows.
+pub const UNTRUSTED: &str = "not started: untrusted (`hc trust` lets the project's servers start)";

@@ -305,8 +305,9 @@ pub fn widening(table: &toml::Table, user: Option<&toml::Table>) -> Vec<String> 
         for (name, entry) in servers {
             let entry = serde_json::to_value(entry).unwrap_or_default();
             out.push(format!(
-                "the MCP server `{name}` ({})",
-                crate::config::what(&entry)
+                "the MCP server `{name}` ({}; {})",
+                crate::config::what(&entry),
+                crate::config::grants(&entry)
             ));
         }
     }

@@ -157,9 +157,11 @@ fn rows(files: &crate::config::Files, flags: &Flags) -> Result<Vec<(String, Valu
     }
     for server in crate::mcp_config::servers(files, &flags.mcp_config, flags.strict_mcp_config)? {
         let e = &server.entry;
+        let raw = serde_json::to_value(e).unwrap_or_default();
         let value = json!({"transport": e.transport_name(), "command": e.command, "args": e.args,
             "url": e.url, "env": e.env.keys().collect::<Vec<_>>(),
-            "headers": e.headers.keys().collect::<Vec<_>>(), "enabled": e.enabled});
+            "headers": e.headers.keys().collect::<Vec<_>>(), "enabled": e.enabled,
+            "grants": crate::config::grants(&raw)});
         rows.push((format!("mcp_servers.{}", server.name), value, server.source));
     }
     rows.extend(knowledge_rows(&config)?);

@@ -3,7 +3,7 @@
 //! and what tools it has; `add` and `remove` edit `.mcp.json` (`--scope
 //! project`, the default) or the person's `config.toml` (`--scope user`).
 
-use crate::config::{MCP_JSON, McpJson, what};
+use crate::config::{MCP_JSON, what};
 use crate::mcp_config::{self, Configured};
 use crate::project::Project;
 use anyhow::{Context as _, Result, bail};
@@ -60,14 +60,23 @@ impl Checked {
             "error": self.error, "tools": self.tools, "source": self.server.source,
             "command": e.command, "args": e.args, "url": e.url,
             "env": e.env.keys().collect::<Vec<_>>(), "headers": e.headers.keys().collect::<Vec<_>>(),
+            "grants": crate::config::grants(&serde_json::to_value(e).unwrap_or_default()),
         })
     }
 }
 
 /// Starts every configured server (each within its startup limit) and
-/// answers where each stands.
+/// answers where each stands. Where there is no project, none is made:
+/// the servers are listed, not started.
 fn check(only: Option<&str>) -> Result<Vec<Checked>> {
-    let prepared = Staged::here(Find::OrInit, crate::trust::Ask::Never)?.prepare(false)?;
+    let here = std::env::current_dir().context("cannot read the working directory")?;
+    if !here
+        .ancestors()
+        .any(|d| d.join(crate::project::DIR).is_dir())
+    {
+        return unstarted(&here, only);
+    }
+    let prepared = Staged::here(Find::Existing, crate::trust::Ask::Never)?.prepare(false)?;
     let mut servers = mcp_config::servers(&prepared.files, &[], false)?;
     if let Some(name) = only {
         servers.retain(|s| s.name == name);
@@ -99,30 +108,42 @@ fn check(only: Option<&str>) -> Result<Vec<Checked>> {
     })
 }
 
+/// The servers configured for `dir`, where there is no project: listed,
+/// not started (starting one takes a project's engine).
+fn unstarted(dir: &std::path::Path, only: Option<&str>) -> Result<Vec<Checked>> {
+    let files = crate::config::Files::read(&dir.join(crate::project::DIR).join("config.toml"))?;
+    let mut servers = mcp_config::servers(&files, &[], false)?;
+    servers.retain(|s| only.is_none_or(|o| o == s.name));
+    let project = Project {
+        root: dir.to_owned(),
+    };
+    let untrusted = untrusted(&project, &servers, only)?;
+    let mut all: Vec<Checked> = servers
+        .into_iter()
+        .map(|server| Checked {
+            server,
+            status: "not started".into(),
+            error: None,
+            tools: Vec::new(),
+        })
+        .collect();
+    all.extend(untrusted);
+    Ok(all)
+}
+
 /// The servers of the project's `.mcp.json` that do not start because the
 /// project is not trusted.
 fn untrusted(project: &Project, kept: &[Configured], only: Option<&str>) -> Result<Vec<Checked>> {
-    let Some(json) = McpJson::read(&project.root)? else {
-        return Ok(Vec::new());
-    };
-    let mut out = Vec::new();
-    for (name, value) in json.servers {
-        if kept.iter().any(|k| k.name == name) || only.is_some_and(|o| o != name) {
-            continue;
-        }
-        let entry: ServerEntry = serde_json::from_value(value).unwrap_or_default();
-        out.push(Checked {
-            server: Configured {
-                name,
-                entry,
-                source: json.path.display().to_string(),
-            },
+    Ok(mcp_config::untrusted(&project.root, kept)?
+        .into_iter()
+        .filter(|s| only.is_none_or(|o| o == s.name))
+        .map(|server| Checked {
+            server,
             status: "untrusted".into(),
-            error: Some("the project is not trusted: `hc trust` lets its servers start".into()),
+            error: None,
             tools: Vec::new(),
-        });
-    }
-    Ok(out)
+        })
+        .collect())
 }
 
 async fn start(engine: &Engine, server: &Configured) -> (&'static str, Option<String>) {
@@ -154,10 +175,14 @@ pub fn list(as_json: bool) -> Result<()> {
     }
     for c in &checked {
         let raw = serde_json::to_value(&c.server.entry).unwrap_or_default();
-        let state = match &c.error {
-            Some(error) => format!("✗ failed: {error}"),
-            None if c.status == "connected" => format!("✓ connected · {} tools", c.tools.len()),
-            None => c.status.clone(),
+        let state = match (&c.error, c.status.as_str()) {
+            (Some(error), _) => format!("✗ failed: {error}"),
+            (None, "connected") => format!("✓ connected · {} tools", c.tools.len()),
+            (None, "untrusted") => mcp_config::UNTRUSTED.to_owned(),
+            (None, "not started") => {
+                "not started: there is no project here (run hc in one to start it)".to_owned()
+            }
+            (None, status) => status.to_owned(),
         };
         println!(
             "{}: {} ({}) - {}",
@@ -185,6 +210,9 @@ pub fn get(name: &str, as_json: bool) -> Result<()> {
     }
     let view = c.json();
     println!("{name}:");
+    if c.status == "untrusted" {
+        println!("  {}", mcp_config::UNTRUSTED);
+    }
     for key in [
         "status",
         "error",
@@ -194,6 +222,7 @@ pub fn get(name: &str, as_json: bool) -> Result<()> {
         "url",
         "env",
         "headers",
+        "grants",
         "source",
     ] {
         match &view[key] {

@@ -368,23 +368,45 @@ impl Chat {
         text
     }
 
-    /// `/mcp`: each server registered, whether its service is up, its
-    /// tools.
+    /// `/mcp`: each server configured — its tools once it has started (a
+    /// run starts them: before the first message none has), else why not
+    /// yet — and the project's own when it is not trusted.
     fn servers(&self) -> Result<String> {
-        let tools = crate::mcp_config::tools_by_server(self.engine.db())?;
-        let services: Vec<&String> = tools.keys().filter(|k| k.starts_with("mcp/")).collect();
-        if services.is_empty() {
-            return Ok("no MCP servers have run here: `hc mcp add` adds one".into());
+        let db = self.engine.db();
+        let tools = crate::mcp_config::tools_by_server(db)?;
+        let configured = crate::mcp_config::statuses(db)?;
+        let root = &self.engine.config().project_root;
+        // (a trusted project's servers are among those configured)
+        let untrusted: Vec<String> = crate::mcp_config::untrusted(root, &[])?
+            .into_iter()
+            .map(|s| s.name)
+            .filter(|n| !configured.iter().any(|c| c["name"] == n.as_str()))
+            .collect();
+        if configured.is_empty() && untrusted.is_empty() {
+            return Ok("no MCP servers are configured: `hc mcp add` adds one".into());
         }
         let mut lines = Vec::new();
-        for service in services {
-            let names: Vec<&str> = tools[service]
-                .iter()
+        for server in &configured {
+            let name = server["name"].as_str().unwrap_or_default();
+            let service = mcp::config::service_name(name);
+            let names: Vec<&str> = tools
+                .get(&service)
+                .into_iter()
+                .flatten()
                 .filter(|t| t.starts_with("mcp__"))
                 .map(String::as_str)
                 .collect();
-            lines.push(format!("{service}: {} tools", names.len()));
+            let state = match server["status"].as_str() {
+                Some("disabled") => "disabled".to_owned(),
+                Some("failed") => "failed: its configuration cannot be used (`hc mcp get`)".into(),
+                _ if names.is_empty() => "not started yet (a run starts it)".into(),
+                _ => format!("{} tools", names.len()),
+            };
+            lines.push(format!("{name}: {state}"));
             lines.extend(names.iter().map(|n| format!("  {n}")));
+        }
+        for name in untrusted {
+            lines.push(format!("{name}: {}", crate::mcp_config::UNTRUSTED));
         }
         Ok(lines.join("\n"))
     }

@@ -158,3 +158,96 @@ async fn a_server_that_cannot_start_says_its_last_words_its_log_and_what_to_gran
     );
     assert!(!home.join("state.json").exists());
 }
+
+/// A script for a test that asks the model nothing.
+fn unused() -> serde_json::Value {
+    json!({"turns": [reply(json!([text("unused")]), "end_turn")]})
+}
+
+/// A `.mcp.json` with one stdio server that is never started here.
+const PROJECT_SERVER: &str =
+    r#"{"mcpServers": {"notes": {"command": "python3", "args": ["notes_server.py"]}}}"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn mcp_list_where_there_is_no_project_makes_none_and_untrusted_is_not_failed() {
+    let s = Setup::bare(unused()).await;
+    s.file(".mcp.json", PROJECT_SERVER);
+    let listed = s.out(&["mcp", "list"]).await;
+    assert_eq!(listed.code, 0, "{listed:#?}");
+    assert!(!s.root.join(".hermitcrab").exists(), "no project was made");
+    assert!(
+        listed.stdout.contains("notes:")
+            && listed.stdout.contains("not started: untrusted (`hc trust`"),
+        "{listed:#?}"
+    );
+    assert!(!listed.stdout.contains("failed"), "{listed:#?}");
+
+    let s = Setup::new(unused()).await;
+    s.file(".mcp.json", PROJECT_SERVER);
+    let listed = s.out(&["mcp", "list"]).await;
+    assert!(
+        listed.stdout.contains("notes:")
+            && listed.stdout.contains("not started: untrusted (`hc trust`"),
+        "in an untrusted project too: {listed:#?}"
+    );
+    assert!(!listed.stdout.contains("failed"), "{listed:#?}");
+    let json = s.out(&["mcp", "list", "--json"]).await;
+    let servers: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(servers[0]["status"], "untrusted", "{servers}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn trust_and_config_show_what_each_server_may_do() {
+    let s = Setup::new(unused()).await;
+    s.file(
+        ".mcp.json",
+        r#"{"mcpServers": {"notes": {"command": "python3", "args": ["notes_server.py"], "env": {"NOTES_KEY": "${NOTES_KEY}"}},
+            "narrow": {"command": "./narrow", "capabilities": {"filesystem": {"read": ["docs"], "write": ["out"]}, "network": false}}}}"#,
+    );
+    let trusted = s.out(&["trust"]).await;
+    assert_eq!(trusted.code, 0, "{trusted:#?}");
+    assert!(
+        trusted.stdout.contains(
+            "the MCP server `notes` from .mcp.json (runs `python3 notes_server.py`; reads every file, \
+             writes only its own cache, the network, gets NOTES_KEY)"
+        ),
+        "{trusted:#?}"
+    );
+    assert!(
+        trusted
+            .stdout
+            .contains("reads docs, writes out and its own cache, no network"),
+        "{trusted:#?}"
+    );
+    let config = s.out(&["config"]).await;
+    assert!(
+        config
+            .stdout
+            .contains("reads every file, writes only its own cache, the network"),
+        "{config:#?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn slash_mcp_in_chat_lists_the_servers_before_the_first_message() {
+    let s = Setup::new(unused()).await;
+    s.file(".mcp.json", PROJECT_SERVER);
+    s.trust();
+    let extra = r#"{"mcpServers": {"mine": {"command": "python3", "args": ["-c", "pass"]}}}"#;
+    let (code, shown) = crate::terminal::in_terminal(
+        &s,
+        &format!("chat --mcp-config '{extra}'"),
+        &[],
+        vec![
+            (crate::terminal::always(), b"/mcp\r"),
+            (crate::terminal::always(), b"/exit\r"),
+        ],
+    )
+    .await;
+    assert_eq!(code, 0, "{shown}");
+    assert!(
+        shown.contains("notes: not started yet") && shown.contains("mine: not started yet"),
+        "{shown}"
+    );
+    assert!(!shown.contains("no MCP servers"), "{shown}");
+}

@@ -22,6 +22,7 @@ fn redacted() -> insta::Settings {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_denial_without_a_terminal_says_denied_the_rule_and_is_counted() {
     let s = Setup::new(json!({"turns": [
+        reply(json!([call("r1", "read", json!({"file_path": "calc.py"}))]), "tool_use"),
         reply(json!([text("Fixing."), call("e1", "edit", json!({"file_path": "calc.py", "old_string": "a - b", "new_string": "a + b"}))]), "tool_use"),
         reply(json!([text("I could not change calc.py.")]), "end_turn"),
     ]}))
