@@ -2,7 +2,8 @@
 //! `hc chat` sends a message), run a program from its form, mount and
 //! close a webview program's tile, and the trace — the tree, a call's
 //! exact request (rebuilt by the agent's own function) and its diff to the
-//! previous one. Everything else the page does is the protocol on `/ws`.
+//! previous one. The sidebar's rows are `sessions.rs`'s; everything else
+//! the page does is the protocol on `/ws`.
 
 use super::App;
 use axum::Json;
@@ -15,7 +16,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 /// An error as the page shows it.
-fn failed(status: StatusCode, e: impl std::fmt::Display) -> Response {
+pub(crate) fn failed(status: StatusCode, e: impl std::fmt::Display) -> Response {
     (status, Json(json!({"error": format!("{e:#}")}))).into_response()
 }
 

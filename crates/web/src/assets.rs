@@ -11,9 +11,20 @@ use hc_host::builtins::BUILTIN_VIEWS;
 use std::collections::HashMap;
 
 const INDEX: &str = include_str!("../assets/index.html");
-const APP_JS: &str = include_str!("../assets/app.js");
 const APP_CSS: &str = include_str!("../assets/app.css");
 const HC_JS: &str = include_str!("../assets/hc.js");
+
+/// The page's script: `app.js` and the modules it imports.
+const SCRIPTS: &[(&str, &str)] = &[
+    ("app.js", include_str!("../assets/app.js")),
+    ("core.js", include_str!("../assets/core.js")),
+    ("markdown.js", include_str!("../assets/markdown.js")),
+    ("conversation.js", include_str!("../assets/conversation.js")),
+    ("questions.js", include_str!("../assets/questions.js")),
+    ("trace.js", include_str!("../assets/trace.js")),
+    ("sidebar.js", include_str!("../assets/sidebar.js")),
+    ("panels.js", include_str!("../assets/panels.js")),
+];
 
 /// A compiled-in file, with the headers every one carries.
 fn respond(content_type: &'static str, body: &'static str) -> Response {
@@ -35,10 +46,12 @@ pub async fn page() -> Response {
 
 /// `/assets/FILE`.
 pub async fn asset(Path(file): Path<String>) -> Response {
-    match file.as_str() {
-        "app.js" => respond("text/javascript; charset=utf-8", APP_JS),
-        "app.css" => respond("text/css; charset=utf-8", APP_CSS),
-        _ => (StatusCode::NOT_FOUND, "no such asset").into_response(),
+    if file == "app.css" {
+        return respond("text/css; charset=utf-8", APP_CSS);
+    }
+    match SCRIPTS.iter().find(|(name, _)| *name == file) {
+        Some((_, script)) => respond("text/javascript; charset=utf-8", script),
+        None => (StatusCode::NOT_FOUND, "no such asset").into_response(),
     }
 }
 

@@ -7,11 +7,14 @@
 //! a WebSocket upgrade, and any request that changes something, is
 //! checked for the cookie and its `Origin`. The
 //! page and its views are compiled in (`assets.rs`): it works offline.
+//! Beside the socket, HTTP for what the protocol does not say (`api.rs`:
+//! runs, tiles, the trace; `sessions.rs`: the sidebar's rows).
 
 mod api;
 mod assets;
 mod auth;
 pub mod bridge;
+mod sessions;
 mod socket;
 
 use anyhow::{Context as _, Result};
@@ -221,6 +224,7 @@ fn router(app: App) -> axum::Router {
         .route("/api/program-run", post(api::program_run))
         .route("/api/tile/{process}", post(api::mount))
         .route("/api/tile/{process}/close", post(api::close))
+        .route("/api/sessions", get(sessions::list))
         .route("/api/trace/{session}", get(api::trace))
         .route("/api/request/{session}/{n}", get(api::request))
         .route("/api/diff/{session}/{n}", get(api::diff))

@@ -3,7 +3,11 @@
 //! pinned, in a venv under `target/`) — against the fake model: the token
 //! gate, a run streamed, a permission answered on the page, an interrupt,
 //! the trace byte for byte, a webview program's tile, a terminal run seen
-//! live; and the transport's bad input.
+//! live; and the transport's bad input. `surfaces.rs`: the page against
+//! `hc trace` and the other hosts (results, totals, markdown, the Trace
+//! tab, sidebar, search, processes, one answer per question).
+
+mod surfaces;
 
 use crate::common::*;
 use serde_json::{Value, json};
@@ -216,8 +220,8 @@ async fn a_permission_answered_on_the_page_lets_the_tool_run() {
     ]}))
     .await;
     let served = Served::start(&s).await;
-    // the README's picture of the page, taken here
-    let shot = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("page.png");
+    // (the README's picture is the sidebar test's: surfaces.rs)
+    let shot = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("page-permission.png");
     let seen = page(&s, &served, "permission", json!({"screenshot": shot})).await;
     assert!(
         said(&seen, "answered").as_str().unwrap().contains("allow"),
