@@ -199,6 +199,16 @@ fn output_errors_end_quietly() {
         let failed = ["failed printing to stdout: ", "failed printing to stderr: "]
             .iter()
             .find_map(|prefix| message.strip_prefix(prefix));
+        if let Some(why) = refused_thread(message) {
+            use std::io::Write as _;
+            let line = format!(
+                "hc: the system refused to start a thread ({why}): too many processes or threads \
+                 are running, or a limit is reached (ulimit -u, a cgroup's pids.max); end some, \
+                 or raise the limit, and try again\n"
+            );
+            let _ = std::io::stderr().write_all(line.as_bytes());
+            std::process::exit(1)
+        }
         match failed {
             Some(why) if why.contains("Broken pipe") => std::process::exit(0),
             Some(why) => {
@@ -210,6 +220,15 @@ fn output_errors_end_quietly() {
             None => default(info),
         }
     }));
+}
+
+/// Why the system refused a thread, when `message` is the panic of a
+/// thread that could not be started (std's `thread::spawn`, tokio's
+/// workers and blocking pool): the OS's words.
+fn refused_thread(message: &str) -> Option<&str> {
+    ["failed to spawn thread: ", "OS can't spawn worker thread: "]
+        .iter()
+        .find_map(|prefix| message.split_once(prefix).map(|(_, why)| why))
 }
 
 /// Logs go to stderr, off unless `HC_LOG` says otherwise (`HC_LOG=debug`).

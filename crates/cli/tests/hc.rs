@@ -386,3 +386,63 @@ fn hc_program_help_is_the_commands_help() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("Usage: hc program <NAME>"), "{stdout}");
 }
+
+/// A uid of its own for the test (no other process counts against its
+/// process limit; none needs a name).
+const LIMITED_UID: &str = "54321";
+
+/// `hc ARGS` in `dir` with at most `n` processes and threads: as a uid of
+/// its own when run as root (root is not held to `RLIMIT_NPROC`).
+fn hc_with_nproc(dir: &std::path::Path, n: u32, args: &[&str]) -> std::process::Output {
+    let root = Command::new("id").arg("-u").output().unwrap().stdout == b"0\n";
+    let limit = format!("--nproc={n}:{n}");
+    let mut command = Command::new("prlimit");
+    command.arg(limit);
+    if root {
+        command.args([
+            "setpriv",
+            &format!("--reuid={LIMITED_UID}"),
+            &format!("--regid={LIMITED_UID}"),
+            "--clear-groups",
+        ]);
+    }
+    command
+        .arg(env!("CARGO_BIN_EXE_hc"))
+        .args(args)
+        .current_dir(dir)
+        .env("HOME", dir)
+        .env("XDG_CONFIG_HOME", dir.join(".user-config"))
+        .env("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_thread_or_process_the_system_refuses_is_an_error_naming_it_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(hc(dir.path(), &["init"]).status.success());
+    if Command::new("id").arg("-u").output().unwrap().stdout == b"0\n" {
+        let owned = Command::new("chown")
+            .args(["-R", &format!("{LIMITED_UID}:{LIMITED_UID}")])
+            .arg(dir.path())
+            .status()
+            .unwrap();
+        assert!(owned.success());
+    }
+    let mut refused_a_thread = false;
+    for n in [2, 3, 4, 6] {
+        let out = hc_with_nproc(dir.path(), n, &["run", "hi"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "at {n}: {stderr}");
+        assert!(!stderr.contains("panicked"), "at {n}: {stderr}");
+        assert!(
+            stderr.contains("Resource temporarily unavailable"),
+            "the OS's reason, at {n}: {stderr}"
+        );
+        refused_a_thread |= stderr.contains("hc: the system refused to start a thread");
+    }
+    assert!(
+        refused_a_thread,
+        "one of the limits stops a thread the runtime starts (which panics unless caught)"
+    );
+}
