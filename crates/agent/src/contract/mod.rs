@@ -25,7 +25,7 @@ pub use memory::{
     KNOWLEDGE_FILE, KnowledgeFile, MemoryEntry, MemoryScope, PROJECT_MEMORY, USER_MEMORY, now,
     sha256_hex,
 };
-pub use notice::Notice;
+pub use notice::{Notice, SAID_BYTES};
 pub use totals::{ChildTotals, Denial, RunBody, RunOutcome, RunStop, RunTotals, Tokens};
 
 use serde::de::DeserializeOwned;

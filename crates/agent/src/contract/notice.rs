@@ -57,6 +57,17 @@ pub enum Notice {
         /// Rules that would allow it (`edit(src/**)`), when a rule could.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         allow: Vec<String>,
+        /// What a person sees under the call's line, so a host need not
+        /// read the result: a shell's output's end, a failure's reason's
+        /// start (at most [`SAID_BYTES`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        said: Option<String>,
+        /// A shell's exit code.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        exit_code: Option<i64>,
+        /// A shell that ran out of time.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        timed_out: bool,
     },
     /// What the run is doing (retrying, compacting, waiting for a person).
     Status {
@@ -111,3 +122,6 @@ impl Notice {
         serde_json::to_value(self).unwrap_or(Value::Null)
     }
 }
+
+/// The most of a result a `tool-end` notice carries (`said`).
+pub const SAID_BYTES: usize = 4096;

@@ -529,12 +529,16 @@ impl Toolbox {
             {
                 gates.add_child(process, &child);
             }
+            let shell = crate::names::program_of(&call.name) == "shell";
             self.notifier.notify(&Notice::ToolEnd {
                 tool_use_id: call.id.clone(),
                 process: o.process.clone(),
                 is_error: o.is_error,
                 denied: o.denied,
                 allow: o.allow.into_vec(),
+                said: said_of(&o.text, shell, o.is_error && !o.denied),
+                exit_code: shell.then(|| o.data["exit_code"].as_i64()).flatten(),
+                timed_out: shell && o.data["timed_out"] == true,
             });
             results.push(ToolResult {
                 program: call.name.clone(),
@@ -548,4 +552,26 @@ impl Toolbox {
         }
         results
     }
+}
+
+/// What a person sees under a call's line: a shell's output's end, a
+/// failure's reason's start, each at most `SAID_BYTES` (cut at a
+/// character's edge).
+fn said_of(text: &str, shell: bool, failed: bool) -> Option<String> {
+    use crate::contract::SAID_BYTES;
+    if shell {
+        let mut from = text.len().saturating_sub(SAID_BYTES);
+        while !text.is_char_boundary(from) {
+            from += 1;
+        }
+        return Some(text[from..].to_owned());
+    }
+    if failed {
+        let mut to = text.len().min(SAID_BYTES);
+        while !text.is_char_boundary(to) {
+            to -= 1;
+        }
+        return Some(text[..to].to_owned());
+    }
+    None
 }

@@ -15,6 +15,28 @@ const TAIL_LINES: usize = 4;
 /// The longest line shown under a call (without `--verbose`).
 const LINE_CHARS: usize = 300;
 
+/// What a call's result says that its lines show.
+pub struct Detail<'a> {
+    /// Its text (or, from a `tool-end` notice, the part a person sees).
+    pub text: &'a str,
+    /// A shell's exit code.
+    pub exit_code: Option<i64>,
+    /// A shell that ran out of time.
+    pub timed_out: bool,
+}
+
+impl Detail<'_> {
+    /// A committed result's.
+    pub fn of(result: &ToolResult) -> Detail<'_> {
+        let data = result.data.as_ref();
+        Detail {
+            text: &result.text,
+            exit_code: data.and_then(|d| d["exit_code"].as_i64()),
+            timed_out: data.is_some_and(|d| d["timed_out"] == true),
+        }
+    }
+}
+
 /// A tool call under way, as the person sees it.
 pub struct Call {
     pub program: String,
@@ -31,17 +53,16 @@ impl Call {
     }
 
     /// The call's lines once it ended; `result` when it is known.
-    pub fn ended(&self, failed: bool, result: Option<&ToolResult>, verbose: bool) -> Vec<String> {
+    pub fn ended(&self, failed: bool, result: Option<Detail<'_>>, verbose: bool) -> Vec<String> {
         let mark = if failed {
             paint_err("31", "✗")
         } else {
             paint_err("32", "✓")
         };
         let shell = agent::names::program_of(&self.program) == "shell";
-        let data = result.and_then(|r| r.data.as_ref());
-        let how = match data {
-            Some(d) if shell && d["timed_out"] == true => " · timed out".to_owned(),
-            Some(d) if shell && failed => match d["exit_code"].as_i64() {
+        let how = match &result {
+            Some(d) if shell && d.timed_out => " · timed out".to_owned(),
+            Some(d) if shell && failed => match d.exit_code {
                 Some(code) => format!(" · exit {code}"),
                 None => String::new(),
             },
@@ -53,7 +74,7 @@ impl Call {
         }
         if let Some(r) = result {
             let body = if shell {
-                shell_output(&r.text)
+                shell_output(r.text)
             } else if failed {
                 r.text.lines().collect()
             } else {
@@ -196,7 +217,7 @@ mod tests {
     fn a_failed_command_shows_its_exit_code_and_last_lines() {
         let text = "1\n2\n3\n4\n5\n6\n[exit code 2]";
         let r = result(text, serde_json::json!({"exit_code": 2}));
-        let lines = shell_call().ended(true, Some(&r), false);
+        let lines = shell_call().ended(true, Some(Detail::of(&r)), false);
         assert_eq!(
             lines,
             [
@@ -208,7 +229,7 @@ mod tests {
                 "    6"
             ]
         );
-        let all = shell_call().ended(true, Some(&r), true);
+        let all = shell_call().ended(true, Some(Detail::of(&r)), true);
         assert_eq!(all.len(), 7, "{all:?}");
         assert_eq!(all[1], "  ⎿ 1");
     }
@@ -222,7 +243,7 @@ mod tests {
         };
         let mut r = result("old_string not found in calc.py", Value::Null);
         r.program = "edit".into();
-        let lines = call.ended(true, Some(&r), false);
+        let lines = call.ended(true, Some(Detail::of(&r)), false);
         assert_eq!(
             lines,
             ["✗ edit calc.py", "  ⎿ old_string not found in calc.py"]
@@ -234,7 +255,7 @@ mod tests {
         let mut r = result("(no output)", serde_json::json!({"exit_code": 0}));
         r.is_error = false;
         assert_eq!(
-            shell_call().ended(false, Some(&r), false),
+            shell_call().ended(false, Some(Detail::of(&r)), false),
             ["✓ shell make test"]
         );
     }

@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use crate::describe::summary;
 use crate::style::{paint_err, shown};
-use crate::term::calls::Call;
+use crate::term::calls::{Call, Detail};
 use crate::term::markdown::Markdown;
 use crate::term::spinner::Spinner;
 
@@ -136,7 +136,13 @@ impl TextSink {
 
     /// A call's line, once it ended (an edit with its diff); a refused
     /// call's says so, with the rules that would allow it.
-    fn tool_end(&mut self, id: &str, failed: bool, denied: Option<&[String]>) {
+    fn tool_end(
+        &mut self,
+        id: &str,
+        failed: bool,
+        denied: Option<&[String]>,
+        detail: Option<Detail<'_>>,
+    ) {
         let Some(call) = self.calls.remove(id) else {
             return;
         };
@@ -159,11 +165,11 @@ impl TextSink {
         if !failed && !self.changed && !hc_host::describe::read_only(&self.engine, &call.program) {
             self.changed = true;
         }
-        if call.waits_for_result(failed) {
+        if call.waits_for_result(failed) && (detail.is_none() || self.from_commits) {
             self.waiting.push((id.to_owned(), call, failed));
             return;
         }
-        for line in call.ended(failed, None, self.verbose) {
+        for line in call.ended(failed, detail, self.verbose) {
             self.line(&line);
         }
     }
@@ -212,8 +218,27 @@ impl Sink for TextSink {
                 is_error,
                 denied,
                 allow,
+                said,
+                exit_code,
+                timed_out,
                 ..
-            } => self.tool_end(tool_use_id, *is_error, denied.then_some(allow.as_slice())),
+            } => {
+                // what the notice says, when it is all the lines shown
+                let whole = said
+                    .as_deref()
+                    .filter(|s| !self.verbose || s.len() < agent::contract::SAID_BYTES);
+                let detail = whole.map(|text| Detail {
+                    text,
+                    exit_code: *exit_code,
+                    timed_out: *timed_out,
+                });
+                self.tool_end(
+                    tool_use_id,
+                    *is_error,
+                    denied.then_some(allow.as_slice()),
+                    detail,
+                )
+            }
             // (a wait for a person is over once answered: on a terminal it
             // is said on the progress line only)
             Notice::Status { text } if text.starts_with("waiting for ") && self.spinner.on() => {
@@ -270,7 +295,7 @@ impl Sink for TextSink {
                 continue;
             };
             let (_, call, failed) = self.waiting.remove(at);
-            for line in call.ended(failed, Some(result), self.verbose) {
+            for line in call.ended(failed, Some(Detail::of(result)), self.verbose) {
                 self.line(&line);
             }
         }
