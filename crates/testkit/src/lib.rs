@@ -103,10 +103,12 @@
 //! # Ok(()) }
 //! ```
 
+mod postgres;
 mod render;
 mod script;
 mod server;
 
+pub use postgres::{PG_USER, PgCluster, PgError};
 pub use script::{ErrorReply, Fault, Pace, Reply, Script, ScriptError, Turn, error_type_for};
 pub use server::{FakeModel, RecordedRequest};
 

@@ -1,0 +1,251 @@
+//! A throwaway PostgreSQL cluster for tests: Debian's `postgresql`
+//! binaries (`initdb`, `postgres`), a data directory and a Unix socket in
+//! a temporary directory, a TCP port on 127.0.0.1, `trust` authentication
+//! for the one superuser `hc`. PostgreSQL will not run as root: when the
+//! tests do, the cluster runs as `nobody`. Stopped and removed when
+//! dropped. No mock: the server the tests talk to is the real one.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The superuser the tests connect as.
+pub const PG_USER: &str = "hc";
+
+/// A running cluster.
+pub struct PgCluster {
+    dir: tempfile::TempDir,
+    bin: PathBuf,
+    port: u16,
+    server: Option<Child>,
+    /// Run as `nobody` (the tests run as root).
+    as_nobody: bool,
+}
+
+/// Why a cluster could not be had.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct PgError(pub String);
+
+impl PgCluster {
+    /// Makes a cluster (`initdb`) and starts it, waiting until it takes
+    /// connections.
+    ///
+    /// # Errors
+    /// No PostgreSQL binaries (Debian: `apt-get install postgresql`), or a
+    /// step that failed, with what it said.
+    pub fn start() -> Result<PgCluster, PgError> {
+        let bin = binaries()?;
+        let dir = tempfile::Builder::new()
+            .prefix("hc-pg-")
+            .tempdir()
+            .map_err(|e| PgError(format!("cannot make a temporary directory: {e}")))?;
+        let as_nobody = is_root();
+        if as_nobody {
+            run(Command::new("chown").args(["-R", "nobody"]).arg(dir.path()))?;
+        }
+        let data = dir.path().join("data");
+        let mut initdb = Self::command_as(as_nobody, &bin.join("initdb"));
+        initdb
+            .arg("-D")
+            .arg(&data)
+            .args([
+                "-U",
+                PG_USER,
+                "--auth=trust",
+                "-E",
+                "UTF8",
+                "--locale=C.UTF-8",
+            ])
+            .arg("--no-sync");
+        run(&mut initdb)?;
+        let mut cluster = PgCluster {
+            dir,
+            bin,
+            port: free_port()?,
+            server: None,
+            as_nobody,
+        };
+        cluster.resume()?;
+        Ok(cluster)
+    }
+
+    fn command_as(as_nobody: bool, program: &Path) -> Command {
+        if as_nobody {
+            let mut c = Command::new("setpriv");
+            c.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
+                .arg(program);
+            c
+        } else {
+            Command::new(program)
+        }
+    }
+
+    /// The directory holding the server's Unix socket.
+    pub fn socket_dir(&self) -> PathBuf {
+        self.dir.path().to_path_buf()
+    }
+
+    /// Its TCP port on 127.0.0.1 (the socket's name carries it too).
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// A URL for `database` over the Unix socket.
+    pub fn url(&self, database: &str) -> String {
+        format!(
+            "postgres://{PG_USER}@/{database}?host={}&port={}",
+            self.socket_dir().display(),
+            self.port
+        )
+    }
+
+    /// A URL for `database` over TCP on 127.0.0.1.
+    pub fn tcp_url(&self, database: &str) -> String {
+        format!("postgres://{PG_USER}@127.0.0.1:{}/{database}", self.port)
+    }
+
+    /// Runs `sql` with `psql` on `database` (for setting up what a test
+    /// needs: another database, a role). Its output.
+    ///
+    /// # Errors
+    /// What `psql` said when it failed.
+    pub fn psql(&self, database: &str, sql: &str) -> Result<String, PgError> {
+        let out = Command::new("psql")
+            .args(["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1"])
+            .arg("-h")
+            .arg(self.socket_dir())
+            .arg("-p")
+            .arg(self.port.to_string())
+            .args(["-U", PG_USER, "-d", database, "-c", sql])
+            .output()
+            .map_err(|e| PgError(format!("psql: {e}")))?;
+        if !out.status.success() {
+            return Err(PgError(format!(
+                "psql -c {sql:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            )));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    /// Stops the server at once (`immediate`: as a crash would), keeping
+    /// its data.
+    pub fn stop(&mut self) {
+        if let Some(mut server) = self.server.take() {
+            // SIGQUIT: PostgreSQL's immediate shutdown
+            let _ = Command::new("kill")
+                .args(["-QUIT", &server.id().to_string()])
+                .status();
+            let _ = server.wait();
+        }
+    }
+
+    /// Starts the server again on the same data, port and socket.
+    ///
+    /// # Errors
+    /// It did not come up, with what it logged.
+    pub fn resume(&mut self) -> Result<(), PgError> {
+        let data = self.dir.path().join("data");
+        let log = self.dir.path().join("server.log");
+        let log_file = std::fs::File::create(&log)
+            .map_err(|e| PgError(format!("cannot make {}: {e}", log.display())))?;
+        if self.as_nobody {
+            let _ = Command::new("chown").arg("nobody").arg(&log).status();
+        }
+        let mut postgres = Self::command_as(self.as_nobody, &self.bin.join("postgres"));
+        postgres
+            .arg("-D")
+            .arg(&data)
+            .arg("-p")
+            .arg(self.port.to_string())
+            .arg("-k")
+            .arg(self.dir.path())
+            .args(["-c", "listen_addresses=127.0.0.1", "-c", "fsync=off"])
+            .args(["-c", "max_connections=200"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log_file);
+        let server = postgres
+            .spawn()
+            .map_err(|e| PgError(format!("cannot start postgres: {e}")))?;
+        self.server = Some(server);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            if self.psql("postgres", "SELECT 1").is_ok() {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Err(PgError(format!(
+            "postgres did not take connections within 30 s: {}",
+            std::fs::read_to_string(&log).unwrap_or_default()
+        )))
+    }
+}
+
+impl Drop for PgCluster {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Where Debian's PostgreSQL binaries are: the newest
+/// `/usr/lib/postgresql/N/bin`, else the directory of `initdb` on `PATH`.
+fn binaries() -> Result<PathBuf, PgError> {
+    let mut versions: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let n = e.file_name().to_string_lossy().parse::<u32>().ok()?;
+            let bin = e.path().join("bin");
+            bin.join("postgres").exists().then_some((n, bin))
+        })
+        .collect();
+    versions.sort();
+    if let Some((_, bin)) = versions.pop() {
+        return Ok(bin);
+    }
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .find(|dir| dir.join("initdb").exists() && dir.join("postgres").exists())
+        .ok_or_else(|| {
+            PgError(
+                "no PostgreSQL binaries (initdb, postgres): install Debian's postgresql \
+                 (apt-get install postgresql)"
+                    .into(),
+            )
+        })
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout == b"0\n")
+}
+
+fn free_port() -> Result<u16, PgError> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")
+        .map_err(|e| PgError(format!("no free port: {e}")))?;
+    listener
+        .local_addr()
+        .map(|a| a.port())
+        .map_err(|e| PgError(format!("no free port: {e}")))
+}
+
+fn run(command: &mut Command) -> Result<(), PgError> {
+    let out = command
+        .output()
+        .map_err(|e| PgError(format!("{command:?}: {e}")))?;
+    if !out.status.success() {
+        return Err(PgError(format!(
+            "{command:?} failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )));
+    }
+    Ok(())
+}
