@@ -6,7 +6,9 @@ mod checkpoint;
 mod read;
 mod schema;
 mod snapshot;
+mod sqlite_tx;
 mod text;
+mod tx;
 mod write;
 
 pub use read::DEFAULT_LIMIT;
@@ -277,7 +279,7 @@ impl Substrate {
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(Error::from)?;
         let head = head_of(&tx)?;
-        guard(&Snapshot::writing(&tx, head))?;
+        guard(&Snapshot::writing(&*tx, head))?;
         let n = head + 1;
         let timestamp = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
         let (commit, text_queued) = write::Apply::new(&tx, n)?.run(
@@ -412,7 +414,7 @@ impl Substrate {
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(Error::from)?;
         let head = head_of(&tx)?;
-        let out = f(&Snapshot::writing(&tx, head))?;
+        let out = f(&Snapshot::writing(&*tx, head))?;
         tx.commit().map_err(Error::from)?;
         Ok(out)
     }
@@ -429,7 +431,7 @@ impl Substrate {
             let tx = conn.unchecked_transaction().map_err(Error::from)?;
             let head = head_of(&tx)?;
             let out = f(&Snapshot {
-                conn: &tx,
+                tx: &*tx,
                 at: At::Head,
                 head,
                 cache: Some(&self.cache),
@@ -471,10 +473,7 @@ impl Substrate {
 }
 
 fn head_of(conn: &Connection) -> Result<CommitId> {
-    let head: i64 = conn
-        .prepare_cached("SELECT coalesce(max(id), 0) FROM commits")?
-        .query_row([], |r| r.get(0))?;
-    Ok(head as CommitId)
+    Ok(tx::Tx::head(conn)? as CommitId)
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! `scope(ids, opts)`: one scope, the intersection of several, or the whole
 //! substrate; filtered, paged, with facets; at head or as of a commit.
 
-use super::snapshot::{At, Snapshot, kind_from, row, rows};
+use super::snapshot::{At, Snapshot, kind_from};
 use crate::error::{Error, Result};
 use crate::ids::{COMMITS_ROOT, check_id};
 use crate::json::Json;
@@ -60,16 +60,6 @@ fn sequence(ordered: bool, seq: Option<i64>) -> i64 {
         (true, Some(seq)) => seq,
         (true, None) => i64::MAX,
         (false, _) => 0,
-    }
-}
-
-/// The SQL that keeps only the placement type a read asks for (the type
-/// is in the scope index, so rows of the other type never reach the join).
-fn kind_clause(opts: &ScopeOpts) -> &'static str {
-    match opts.kind {
-        crate::types::TypeFilter::Both => "",
-        crate::types::TypeFilter::Instance => " AND p.kind = 0",
-        crate::types::TypeFilter::Relates => " AND p.kind = 1",
     }
 }
 
@@ -239,29 +229,18 @@ impl Snapshot<'_> {
         opts: &ScopeOpts,
         kinds: &mut [bool; 2],
     ) -> Result<(Vec<i64>, bool)> {
-        let sql = format!(
-            "SELECT p.kind, p.seq IS NULL, c.vid \
-             FROM {} CROSS JOIN chunks c INDEXED BY chunks_by_key ON c.key = p.ckey AND {} \
-             WHERE p.scope = ?1 AND {}{} ORDER BY p.seq, p.began, p.pos",
-            self.at.by_scope(),
-            self.at.live("c"),
-            self.at.live("p"),
-            kind_clause(opts)
-        );
         let (mut ordered, mut unordered) = (Vec::new(), Vec::new());
-        rows(self.conn, &sql, &[&id], self.at, |r| {
-            let kind = kind_from(r.get(0)?);
+        for (kind, unsequenced, vid) in self.tx.members_in_order(self.at, id, opts.kind)? {
+            let kind = kind_from(kind);
             if opts.kind.admits(kind) {
                 kinds[kind as usize] = true;
-                let vid: i64 = r.get(2)?;
-                if r.get(1)? {
+                if unsequenced {
                     unordered.push(vid);
                 } else {
                     ordered.push(vid);
                 }
             }
-            Ok(())
-        })?;
+        }
         let sequenced = !ordered.is_empty();
         ordered.append(&mut unordered);
         Ok((ordered, sequenced))
@@ -278,25 +257,14 @@ impl Snapshot<'_> {
         ordered: bool,
         kinds: &mut [bool; 2],
     ) -> Result<Vec<i64>> {
-        let sql = format!(
-            "SELECT p.kind, p.seq, p.began, p.pos, c.vid \
-             FROM {} CROSS JOIN chunks c INDEXED BY chunks_by_key ON c.key = p.ckey AND {} \
-             WHERE p.scope = ?1 AND {}{}",
-            self.at.by_scope(),
-            self.at.live("c"),
-            self.at.live("p"),
-            kind_clause(opts)
-        );
         let mut keyed: Vec<(i64, i64, i64, i64)> = Vec::new();
-        rows(self.conn, &sql, &[&id], self.at, |r| {
-            let kind = kind_from(r.get(0)?);
+        for (kind, seq, began, pos, vid) in self.tx.members_with_vids(self.at, id, opts.kind)? {
+            let kind = kind_from(kind);
             if opts.kind.admits(kind) {
                 kinds[kind as usize] = true;
-                let seq = sequence(ordered, r.get(1)?);
-                keyed.push((seq, r.get(2)?, r.get(3)?, r.get(4)?));
+                keyed.push((sequence(ordered, seq), began, pos, vid));
             }
-            Ok(())
-        })?;
+        }
         keyed.sort_unstable();
         Ok(keyed.into_iter().map(|(.., vid)| vid).collect())
     }
@@ -337,21 +305,15 @@ impl Snapshot<'_> {
             }
         }
         let mut keyed: HashMap<i64, SortKey> = HashMap::new();
-        let sql = format!(
-            "SELECT p.ckey, p.kind, p.seq, p.began, p.pos FROM {} WHERE p.scope = ?1 AND {}{}",
-            self.at.by_scope(),
-            self.at.live("p"),
-            kind_clause(opts)
-        );
-        rows(self.conn, &sql, &[&ids[order]], self.at, |r| {
-            if !opts.kind.admits(kind_from(r.get(1)?)) {
-                return Ok(());
+        for (key, kind, seq, began, pos) in self.tx.member_rows(self.at, &ids[order], opts.kind)? {
+            if !opts.kind.admits(kind_from(kind)) {
+                continue;
             }
             let key = SortKey {
-                seq: sequence(ordered, r.get(2)?),
-                began: r.get(3)?,
-                pos: r.get(4)?,
-                key: r.get(0)?,
+                seq: sequence(ordered, seq),
+                began,
+                pos,
+                key,
             };
             match keyed.get_mut(&key.key) {
                 Some(old) if *old <= key => {}
@@ -360,8 +322,7 @@ impl Snapshot<'_> {
                     keyed.insert(key.key, key);
                 }
             }
-            Ok(())
-        })?;
+        }
         for (i, id) in ids.iter().enumerate() {
             if i == order {
                 continue;
@@ -373,28 +334,22 @@ impl Snapshot<'_> {
     }
 
     fn member_keys_of_kind(&self, scope: &str, opts: &ScopeOpts) -> Result<HashSet<i64>> {
-        let sql = format!(
-            "SELECT p.ckey, p.kind FROM {} WHERE p.scope = ?1 AND {}",
-            self.at.by_scope(),
-            self.at.live("p")
-        );
-        let list = rows(self.conn, &sql, &[&scope], self.at, |r| {
-            Ok((r.get::<_, i64>(0)?, kind_from(r.get(1)?)))
-        })?;
-        Ok(list
+        Ok(self
+            .tx
+            .member_keys(self.at, scope)?
             .into_iter()
-            .filter(|(_, kind)| opts.kind.admits(*kind))
-            .map(|(id, _)| id)
+            .filter(|(_, kind)| opts.kind.admits(kind_from(*kind)))
+            .map(|(key, _)| key)
             .collect())
     }
 
     fn member_keys(&self, scope: &str) -> Result<Vec<i64>> {
-        let sql = format!(
-            "SELECT p.ckey FROM {} WHERE p.scope = ?1 AND {}",
-            self.at.by_scope(),
-            self.at.live("p")
-        );
-        rows(self.conn, &sql, &[&scope], self.at, |r| r.get(0))
+        Ok(self
+            .tx
+            .member_keys(self.at, scope)?
+            .into_iter()
+            .map(|(key, _)| key)
+            .collect())
     }
 
     /// Every chunk (or every match of `match_`), keyed by creation.
@@ -418,32 +373,15 @@ impl Snapshot<'_> {
     fn everything_paged(&self, opts: &ScopeOpts, after: Option<SortKey>) -> Result<ScopeResult> {
         let limit = opts.limit.unwrap_or(DEFAULT_LIMIT);
         let after_key = after.map_or(i64::MIN, |k| k.key);
-        let live = self.at.live("c");
-        let table = match self.at {
-            At::Head => "chunks c INDEXED BY chunks_by_key",
-            At::Commit(_) => "chunks c",
-        };
-        let sql = format!(
-            "SELECT c.key FROM {table} WHERE {live} AND c.key > ?1 ORDER BY c.key LIMIT ?2"
-        );
         let page_size = limit.saturating_add(1).min(i64::MAX as usize) as i64;
-        let mut page: Vec<i64> = rows(self.conn, &sql, &[&after_key, &page_size], self.at, |r| {
-            r.get(0)
-        })?;
+        let mut page = self.tx.live_keys_page(self.at, after_key, page_size)?;
         let more = page.len() > limit;
         page.truncate(limit);
         let next_after = more
             .then(|| page.last())
             .flatten()
             .map(|key| format!("{key}.0.0.{key}"));
-        let total = row(
-            self.conn,
-            &format!("SELECT count(*) FROM chunks c WHERE {live}"),
-            &[],
-            self.at,
-            |r| r.get::<_, i64>(0),
-        )?
-        .unwrap_or(0) as u64;
+        let total = self.tx.live_count(self.at)?;
         let all = if opts.include.dimensions {
             Some(self.all_keys()?)
         } else {
@@ -461,18 +399,17 @@ impl Snapshot<'_> {
     }
 
     fn all_keys(&self) -> Result<Vec<i64>> {
-        let sql = format!("SELECT c.key FROM chunks c WHERE {}", self.at.live("c"));
-        rows(self.conn, &sql, &[], self.at, |r| r.get(0))
+        self.tx.live_keys(self.at)
     }
 
     /// Chunks whose current name or body text matches the FTS5 `query`,
     /// with their creation commits. A query that is not valid FTS5 syntax is
     /// searched as plain words.
     fn search(&self, query: &str) -> Result<Vec<i64>> {
-        if super::text::behind(self.conn)? {
+        if self.tx.text_behind()? {
             match self.behind {
                 // A write transaction: index the queue here, then search.
-                None => super::text::index_all(self.conn)?,
+                None => self.tx.index_text()?,
                 // A read: the store indexes it and reads again.
                 Some(flag) => {
                     flag.set(true);
@@ -480,9 +417,7 @@ impl Snapshot<'_> {
                 }
             }
         }
-        // The index holds current text only: every hit is a live chunk's key.
-        let sql = "SELECT rowid FROM chunk_text WHERE chunk_text MATCH ?1";
-        let run = |q: &str| rows(self.conn, sql, &[&q], At::Head, |r| r.get(0));
+        let run = |q: &str| self.tx.text_matches(q);
         match run(query) {
             Ok(found) => Ok(found),
             Err(Error::Storage(_)) => {
@@ -558,17 +493,8 @@ impl Snapshot<'_> {
             None => newest + 1,
         };
         let limit = opts.limit.unwrap_or(DEFAULT_LIMIT);
-        let mut list: Vec<(i64, String)> = rows(
-            self.conn,
-            "SELECT id, record FROM commits WHERE id <= ?1 AND id < ?2 ORDER BY id DESC LIMIT ?3",
-            &[
-                &newest,
-                &before,
-                &(limit.saturating_add(1).min(i64::MAX as usize) as i64),
-            ],
-            At::Head,
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )?;
+        let most = limit.saturating_add(1).min(i64::MAX as usize) as i64;
+        let mut list = self.tx.commit_records(newest, before, most)?;
         let more = list.len() > limit;
         list.truncate(limit);
         let next_after = more

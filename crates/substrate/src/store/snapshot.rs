@@ -3,14 +3,14 @@
 //! (reads, commit validation, the engine's boundary checks) is built from.
 
 use super::cache::VersionCache;
+use super::tx::Tx;
 use crate::error::{Error, Result};
 use crate::json::Json;
 use crate::spec::{ComposedSpec, Spec};
 use crate::types::{ChunkItem, CommitId, Placement, PlacementType};
-use rusqlite::types::{ToSql, Value as SqlValue};
+use rusqlite::types::ToSql;
 use rusqlite::{Connection, Row};
 use std::collections::HashMap;
-use std::rc::Rc;
 use std::sync::Arc;
 
 /// Which state a query sees.
@@ -106,11 +106,6 @@ pub(crate) fn row<T>(
     Ok(rows(conn, sql, params, at, f)?.into_iter().next())
 }
 
-/// A list of ids as an `rarray` parameter.
-pub(crate) fn id_array(ids: &[String]) -> Rc<Vec<SqlValue>> {
-    Rc::new(ids.iter().map(|s| SqlValue::Text(s.clone())).collect())
-}
-
 /// A chunk's stored version.
 pub(crate) struct ChunkRow {
     pub vid: i64,
@@ -135,7 +130,7 @@ pub(crate) fn parse_placements(text: &str) -> Vec<Placement> {
 /// `Substrate::commit_with`), so its checks and the read or write they
 /// guard see the same state.
 pub struct Snapshot<'c> {
-    pub(crate) conn: &'c Connection,
+    pub(crate) tx: &'c dyn Tx,
     pub(crate) at: At,
     pub(crate) head: CommitId,
     /// `None` inside a write transaction: versions written there are not
@@ -152,9 +147,9 @@ impl<'c> Snapshot<'c> {
     /// The view inside a write transaction on `conn`, at `head`: nothing
     /// cached (what it reads may not be committed yet), and a search
     /// indexes queued text inline.
-    pub(crate) fn writing(conn: &'c Connection, head: CommitId) -> Snapshot<'c> {
+    pub(crate) fn writing(tx: &'c dyn Tx, head: CommitId) -> Snapshot<'c> {
         Snapshot {
-            conn,
+            tx,
             at: At::Head,
             head,
             cache: None,
@@ -189,7 +184,7 @@ impl<'c> Snapshot<'c> {
             At::Commit(as_of)
         };
         Ok(Snapshot {
-            conn: self.conn,
+            tx: self.tx,
             at,
             head: self.head,
             cache: self.cache,
@@ -198,31 +193,12 @@ impl<'c> Snapshot<'c> {
     }
 
     pub(crate) fn chunk_row(&self, id: &str) -> Result<Option<ChunkRow>> {
-        let sql = format!(
-            "SELECT vid, key, name, spec, body, placements, began FROM {} WHERE c.id = ?1 AND {}",
-            self.at.chunks(),
-            self.at.live("c")
-        );
-        row(self.conn, &sql, &[&id], self.at, |r| {
-            Ok(ChunkRow {
-                vid: r.get(0)?,
-                key: r.get(1)?,
-                name: r.get(2)?,
-                spec: r.get(3)?,
-                body: r.get(4)?,
-                placements: r.get(5)?,
-                began: r.get::<_, i64>(6)? as CommitId,
-            })
-        })
+        self.tx.chunk_row(self.at, id)
     }
 
     /// Whether the chunk `id` exists in this view.
     pub fn exists(&self, id: &str) -> Result<bool> {
-        let sql = format!(
-            "SELECT 1 FROM chunks c WHERE c.id = ?1 AND {}",
-            self.at.live("c")
-        );
-        Ok(row(self.conn, &sql, &[&id], self.at, |_| Ok(()))?.is_some())
+        self.tx.exists(self.at, id)
     }
 
     /// The chunk `id` with all its placements, or `None`.
@@ -254,9 +230,7 @@ impl<'c> Snapshot<'c> {
                 .iter()
                 .any(|p| p.scope == scope && p.kind == PlacementType::Instance));
         }
-        let sql = "SELECT 1 FROM placements p INDEXED BY placements_head \
-                   WHERE p.chunk = ?1 AND p.scope = ?2 AND p.kind = 0 AND p.ended IS NULL";
-        Ok(row(self.conn, sql, &[&chunk, &scope], self.at, |_| Ok(()))?.is_some())
+        self.tx.is_instance_head(chunk, scope)
     }
 
     /// Every chunk `id` reaches up instance chains (`id` → a scope it is an
@@ -269,16 +243,7 @@ impl<'c> Snapshot<'c> {
     /// spec text (`None` for a chunk that does not exist in this view).
     fn walk_up(&self, id: &str) -> Result<Vec<(String, Option<String>)>> {
         if self.at == At::Head {
-            // The placements table is current inside a write transaction,
-            // before the versions' placement columns are brought up to date.
-            let sql = "WITH RECURSIVE up(id) AS (SELECT ?1 UNION \
-                   SELECT p.scope FROM up JOIN placements p INDEXED BY placements_head \
-                   ON p.chunk = up.id WHERE p.kind = 0 AND p.ended IS NULL) \
-                 SELECT up.id, (SELECT c.spec FROM chunks c INDEXED BY chunks_by_id \
-                   WHERE c.id = up.id AND c.ended IS NULL) FROM up";
-            return rows(self.conn, sql, &[&id], self.at, |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            });
+            return self.tx.walk_up_head(id);
         }
         let mut out: Vec<(String, Option<String>)> = vec![(id.to_owned(), None)];
         let mut i = 0;
@@ -332,20 +297,7 @@ impl<'c> Snapshot<'c> {
 
     /// How many chunks are placed on `id` (either type, each counted once).
     pub fn member_count(&self, id: &str) -> Result<u64> {
-        if let At::Head = self.at {
-            let sql = "SELECT members FROM scope_counts WHERE scope = ?1";
-            return Ok(
-                row(self.conn, sql, &[&id], self.at, |r| r.get::<_, i64>(0))?
-                    .unwrap_or(0)
-                    .max(0) as u64,
-            );
-        }
-        let sql = format!(
-            "SELECT count(DISTINCT p.ckey) FROM {} WHERE p.scope = ?1 AND {}",
-            self.at.by_scope(),
-            self.at.live("p")
-        );
-        Ok(row(self.conn, &sql, &[&id], self.at, |r| r.get::<_, i64>(0))?.unwrap_or(0) as u64)
+        self.tx.member_count(self.at, id)
     }
 
     /// Full items for `ids`, in the order given, skipping ids that do not
@@ -354,16 +306,7 @@ impl<'c> Snapshot<'c> {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        let sql = format!(
-            "SELECT c.id, c.vid FROM rarray(?1) a CROSS JOIN {} ON c.id = a.value WHERE {}",
-            self.at.chunks(),
-            self.at.live("c")
-        );
-        let found: HashMap<String, i64> = rows(self.conn, &sql, &[&id_array(ids)], self.at, |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })?
-        .into_iter()
-        .collect();
+        let found: HashMap<String, i64> = self.tx.vids_by_id(self.at, ids)?.into_iter().collect();
         let vids: Vec<i64> = ids.iter().filter_map(|id| found.get(id).copied()).collect();
         self.versions(&vids, with_body)
     }
@@ -378,21 +321,7 @@ impl<'c> Snapshot<'c> {
         if keys.is_empty() {
             return Ok(Vec::new());
         }
-        let array = Rc::new(
-            keys.iter()
-                .map(|k| SqlValue::Integer(*k))
-                .collect::<Vec<_>>(),
-        );
-        let sql = format!(
-            "SELECT c.key, c.vid FROM rarray(?1) a CROSS JOIN chunks c INDEXED BY chunks_by_key \
-             ON c.key = a.value WHERE {}",
-            self.at.live("c")
-        );
-        let found: HashMap<i64, i64> = rows(self.conn, &sql, &[&array], self.at, |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })?
-        .into_iter()
-        .collect();
+        let found: HashMap<i64, i64> = self.tx.vids_by_key(self.at, keys)?.into_iter().collect();
         let vids: Vec<i64> = keys.iter().filter_map(|k| found.get(k).copied()).collect();
         self.versions(&vids, with_body)
     }
@@ -411,20 +340,12 @@ impl<'c> Snapshot<'c> {
             .map(|(vid, _)| *vid)
             .collect();
         if !missing.is_empty() {
-            let array = Rc::new(
-                missing
-                    .iter()
-                    .map(|v| SqlValue::Integer(*v))
-                    .collect::<Vec<_>>(),
-            );
-            let loaded = rows(
-                self.conn,
-                "SELECT c.vid, c.id, c.name, c.spec, c.body, c.placements FROM rarray(?1) a \
-                 CROSS JOIN chunks c ON c.vid = a.value",
-                &[&array],
-                At::Head,
-                |r| Ok((r.get::<_, i64>(0)?, Arc::new(item_from_columns(r, 1)?))),
-            )?;
+            let loaded: Vec<(i64, Arc<ChunkItem>)> = self
+                .tx
+                .versions(&missing)?
+                .into_iter()
+                .map(|(vid, item)| (vid, Arc::new(item)))
+                .collect();
             if let Some(cache) = self.cache {
                 cache.insert_many(&loaded);
             }
