@@ -282,7 +282,7 @@ impl Substrate {
         guard(&Snapshot::writing(&*tx, head))?;
         let n = head + 1;
         let timestamp = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
-        let (commit, text_queued) = write::Apply::new(&tx, n)?.run(
+        let (commit, text_queued) = write::Apply::new(&*tx, n)?.run(
             decl,
             (head > 0).then_some(head),
             timestamp,
@@ -290,19 +290,7 @@ impl Substrate {
         )?;
         let record = serde_json::to_string(&commit)
             .map_err(|e| Error::Storage(format!("cannot encode commit record: {e}")))?;
-        tx.prepare_cached(
-            "INSERT INTO commits (id, parent_id, timestamp, dispatch_id, record) VALUES (?1, ?2, ?3, ?4, ?5)",
-        )
-        .and_then(|mut s| {
-            s.execute(rusqlite::params![
-                n as i64,
-                commit.parent_id.map(|p| p as i64),
-                commit.timestamp,
-                commit.dispatch_id,
-                record
-            ])
-        })
-        .map_err(Error::from)?;
+        tx::Tx::insert_commit(&*tx, &commit, &record)?;
         let inline = self.options.index_text_inline();
         if inline {
             for key in &text_queued {
@@ -363,15 +351,9 @@ impl Substrate {
         if head <= upto {
             return Ok(0);
         }
-        let mut statement = conn
-            .prepare_cached("SELECT record FROM commits WHERE id > ?1 AND id <= ?2 ORDER BY id")
-            .map_err(Error::from)?;
-        let records = statement
-            .query_map([upto as i64, head as i64], |r| r.get::<_, String>(0))
-            .map_err(Error::from)?;
+        let records = tx::Tx::records_between(conn, upto as i64, head as i64)?;
         let mut sent = 0;
         for record in records {
-            let record = record.map_err(Error::from)?;
             let commit: Commit = serde_json::from_str(&record)
                 .map_err(|e| Error::Storage(format!("unreadable commit record: {e}")))?;
             let _ = self.events.send(Arc::new(commit));

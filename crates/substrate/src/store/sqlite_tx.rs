@@ -1,10 +1,10 @@
 //! [`Tx`] on SQLite: each statement of a view, on a `rusqlite`
 //! connection (a pooled reader's transaction, or the writer's).
 
-use super::snapshot::{At, ChunkRow, item_from_columns, row, rows};
-use super::tx::{MemberRow, Tx, VersionRow};
+use super::snapshot::{At, ChunkRow, item_from_columns, kind_from, row, rows};
+use super::tx::{EndedPlacement, MemberRow, NewPlacementRow, Tx, VersionRow, VersionText};
 use crate::error::Result;
-use crate::types::{ChunkItem, TypeFilter};
+use crate::types::{ChunkItem, Commit, Placement, TypeFilter};
 use rusqlite::Connection;
 use rusqlite::types::Value as SqlValue;
 use std::rc::Rc;
@@ -147,12 +147,7 @@ impl Tx for Connection {
         })
     }
 
-    fn members_with_vids(
-        &self,
-        at: At,
-        scope: &str,
-        kind: TypeFilter,
-    ) -> Result<Vec<VersionRow>> {
+    fn members_with_vids(&self, at: At, scope: &str, kind: TypeFilter) -> Result<Vec<VersionRow>> {
         let sql = format!(
             "SELECT p.kind, p.seq, p.began, p.pos, c.vid \
              FROM {} CROSS JOIN chunks c INDEXED BY chunks_by_key ON c.key = p.ckey AND {} \
@@ -231,6 +226,234 @@ impl Tx for Connection {
             &[&newest, &before, &limit],
             At::Head,
             |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+    }
+
+    fn next_vid(&self) -> Result<i64> {
+        Ok(row(
+            self,
+            "SELECT coalesce(max(vid), 0) + 1 FROM chunks",
+            &[],
+            At::Head,
+            |r| r.get(0),
+        )?
+        .unwrap_or(1))
+    }
+
+    fn end_placement(
+        &self,
+        chunk: &str,
+        scope: &str,
+        kind: i64,
+        n: i64,
+    ) -> Result<Option<Option<i64>>> {
+        row(
+            self,
+            "UPDATE placements INDEXED BY placements_head SET ended = ?4 WHERE chunk = ?1 \
+             AND scope = ?2 AND kind = ?3 AND ended IS NULL RETURNING seq",
+            &[&chunk, &scope, &kind, &n],
+            At::Head,
+            |r| r.get::<_, Option<i64>>(0),
+        )
+    }
+
+    fn end_chunk(&self, id: &str, n: i64) -> Result<Option<i64>> {
+        row(
+            self,
+            "UPDATE chunks INDEXED BY chunks_by_id SET ended = ?2 WHERE id = ?1 AND ended IS NULL \
+             RETURNING key",
+            &[&id, &n],
+            At::Head,
+            |r| r.get::<_, i64>(0),
+        )
+    }
+
+    fn end_placements_touching(&self, id: &str, n: i64) -> Result<Vec<EndedPlacement>> {
+        rows(
+            self,
+            "UPDATE placements SET ended = ?2 WHERE (chunk = ?1 OR scope = ?1) AND ended IS NULL \
+             RETURNING chunk, scope, kind, seq",
+            &[&id, &n],
+            At::Head,
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+    }
+
+    fn rewrite_version(&self, vid: i64, v: &VersionText<'_>) -> Result<()> {
+        self.prepare_cached(
+            "UPDATE chunks SET name = ?2, spec = ?3, body = ?4, placements = ?5 WHERE vid = ?1",
+        )?
+        .execute(rusqlite::params![vid, v.name, v.spec, v.body, v.placements])?;
+        Ok(())
+    }
+
+    fn end_version(&self, vid: i64, n: i64) -> Result<()> {
+        self.prepare_cached("UPDATE chunks SET ended = ?2 WHERE vid = ?1")?
+            .execute([vid, n])?;
+        Ok(())
+    }
+
+    fn insert_version(
+        &self,
+        vid: i64,
+        id: &str,
+        key: i64,
+        v: &VersionText<'_>,
+        n: i64,
+    ) -> Result<()> {
+        self.prepare_cached(
+            "INSERT INTO chunks (vid, id, key, name, spec, body, placements, began) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        )?
+        .execute(rusqlite::params![
+            vid,
+            id,
+            key,
+            v.name,
+            v.spec,
+            v.body,
+            v.placements,
+            n
+        ])?;
+        Ok(())
+    }
+
+    fn text_changed(&self, key: i64) -> Result<()> {
+        super::text::queue(self, key)
+    }
+
+    fn live_placements(&self, chunk: &str) -> Result<Vec<Placement>> {
+        rows(
+            self,
+            "SELECT scope, kind, seq FROM placements INDEXED BY placements_head \
+             WHERE chunk = ?1 AND ended IS NULL ORDER BY began, pos",
+            &[&chunk],
+            At::Head,
+            |r| {
+                Ok(Placement {
+                    scope: r.get(0)?,
+                    kind: kind_from(r.get(1)?),
+                    seq: r.get(2)?,
+                })
+            },
+        )
+    }
+
+    fn placement_seq(&self, chunk: &str, scope: &str, kind: i64) -> Result<Option<Option<i64>>> {
+        row(
+            self,
+            "SELECT seq FROM placements INDEXED BY placements_head WHERE chunk = ?1 AND scope = ?2 \
+             AND kind = ?3 AND ended IS NULL",
+            &[&chunk, &scope, &kind],
+            At::Head,
+            |r| r.get::<_, Option<i64>>(0),
+        )
+    }
+
+    fn insert_placement(&self, p: &NewPlacementRow<'_>) -> Result<i64> {
+        self.prepare_cached(
+            "INSERT INTO placements (chunk, ckey, scope, kind, seq, began, pos) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        )?
+        .execute(rusqlite::params![
+            p.chunk, p.ckey, p.scope, p.kind, p.seq, p.began, p.pos
+        ])?;
+        Ok(self.last_insert_rowid())
+    }
+
+    fn seq_holders(&self, scope: &str, seq: i64, except: i64) -> Result<Vec<String>> {
+        rows(
+            self,
+            "SELECT chunk FROM placements INDEXED BY placements_by_scope WHERE scope = ?1 \
+             AND seq = ?2 AND ended IS NULL AND rid != ?3",
+            &[&scope, &seq, &except],
+            At::Head,
+            |r| r.get::<_, String>(0),
+        )
+    }
+
+    fn max_seq(&self, scope: &str) -> Result<Option<i64>> {
+        row(
+            self,
+            "SELECT seq FROM placements INDEXED BY placements_by_scope WHERE scope = ?1 \
+             AND ended IS NULL AND seq IS NOT NULL ORDER BY seq DESC LIMIT 1",
+            &[&scope],
+            At::Head,
+            |r| r.get::<_, i64>(0),
+        )
+    }
+
+    fn set_seq(&self, rid: i64, seq: i64) -> Result<()> {
+        self.prepare_cached("UPDATE placements SET seq = ?2 WHERE rid = ?1")?
+            .execute([rid, seq])?;
+        Ok(())
+    }
+
+    fn instance_scopes(&self, chunk: &str) -> Result<Vec<String>> {
+        rows(
+            self,
+            "SELECT scope FROM placements INDEXED BY placements_head WHERE chunk = ?1 \
+             AND kind = 0 AND ended IS NULL",
+            &[&chunk],
+            At::Head,
+            |r| r.get::<_, String>(0),
+        )
+    }
+
+    fn unique_clash(
+        &self,
+        scope: &str,
+        chunk: &str,
+        field: &str,
+        value: &serde_json::Value,
+    ) -> Result<Option<String>> {
+        // a JSON path naming one object key, quoted so any key works
+        let path = format!("$.{}", serde_json::Value::String(field.to_owned()));
+        row(
+            self,
+            "SELECT p.chunk FROM placements p INDEXED BY placements_by_scope \
+             WHERE p.scope = ?1 AND p.kind = 0 AND p.ended IS NULL AND p.chunk != ?2 \
+             AND (SELECT c.body -> ?3 FROM chunks c WHERE c.id = p.chunk AND c.ended IS NULL) \
+             = json(?4) LIMIT 1",
+            &[&scope, &chunk, &path, &value.to_string()],
+            At::Head,
+            |r| r.get::<_, String>(0),
+        )
+    }
+
+    fn scopes_of(&self, chunk: &str) -> Result<Vec<String>> {
+        rows(
+            self,
+            "SELECT scope FROM placements INDEXED BY placements_head WHERE chunk = ?1 \
+             AND ended IS NULL",
+            &[&chunk],
+            At::Head,
+            |r| r.get::<_, String>(0),
+        )
+    }
+
+    fn insert_commit(&self, commit: &Commit, record: &str) -> Result<()> {
+        self.prepare_cached(
+            "INSERT INTO commits (id, parent_id, timestamp, dispatch_id, record) \
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+        )?
+        .execute(rusqlite::params![
+            commit.id as i64,
+            commit.parent_id.map(|p| p as i64),
+            commit.timestamp,
+            commit.dispatch_id,
+            record
+        ])?;
+        Ok(())
+    }
+
+    fn records_between(&self, after: i64, upto: i64) -> Result<Vec<String>> {
+        rows(
+            self,
+            "SELECT record FROM commits WHERE id > ?1 AND id <= ?2 ORDER BY id",
+            &[&after, &upto],
+            At::Head,
+            |r| r.get::<_, String>(0),
         )
     }
 }

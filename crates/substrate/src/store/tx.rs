@@ -8,7 +8,7 @@
 
 use super::snapshot::{At, ChunkRow};
 use crate::error::Result;
-use crate::types::{ChunkItem, TypeFilter};
+use crate::types::{ChunkItem, Commit, Placement, TypeFilter};
 
 /// A member's placement row: its chunk's key, type (0 instance, 1
 /// relates), `seq`, the commit that placed it and its position there.
@@ -48,12 +48,7 @@ pub(crate) trait Tx {
         kind: TypeFilter,
     ) -> Result<Vec<(i64, bool, i64)>>;
     /// A scope's members as (type, seq, began, pos, vid), in no order.
-    fn members_with_vids(
-        &self,
-        at: At,
-        scope: &str,
-        kind: TypeFilter,
-    ) -> Result<Vec<VersionRow>>;
+    fn members_with_vids(&self, at: At, scope: &str, kind: TypeFilter) -> Result<Vec<VersionRow>>;
     /// A scope's placements ([`MemberRow`]), in no order.
     fn member_rows(&self, at: At, scope: &str, kind: TypeFilter) -> Result<Vec<MemberRow>>;
     /// A scope's members' (key, type), in no order.
@@ -74,4 +69,85 @@ pub(crate) trait Tx {
     /// Commit records (id, record) with `id <= newest` and `id < before`,
     /// newest first, at most `limit`.
     fn commit_records(&self, newest: i64, before: i64, limit: i64) -> Result<Vec<(i64, String)>>;
+
+    // ---- the write transaction's own (at head) ----
+    /// The vid the next new version takes.
+    fn next_vid(&self) -> Result<i64>;
+    /// Ends a live placement; its `seq`, or none when there was none.
+    fn end_placement(
+        &self,
+        chunk: &str,
+        scope: &str,
+        kind: i64,
+        n: i64,
+    ) -> Result<Option<Option<i64>>>;
+    /// Ends a live chunk; its key, or none when there was none.
+    fn end_chunk(&self, id: &str, n: i64) -> Result<Option<i64>>;
+    /// Ends every live placement of or on `id`: (chunk, scope, type, seq).
+    fn end_placements_touching(&self, id: &str, n: i64) -> Result<Vec<EndedPlacement>>;
+    /// Rewrites a version made by this commit in place.
+    fn rewrite_version(&self, vid: i64, v: &VersionText<'_>) -> Result<()>;
+    /// Ends a version.
+    fn end_version(&self, vid: i64, n: i64) -> Result<()>;
+    /// Writes a new version.
+    fn insert_version(
+        &self,
+        vid: i64,
+        id: &str,
+        key: i64,
+        v: &VersionText<'_>,
+        n: i64,
+    ) -> Result<()>;
+    /// Notes that `key`'s text changed (indexed later, or at once).
+    fn text_changed(&self, key: i64) -> Result<()>;
+    /// A chunk's live placements, in the order they were made.
+    fn live_placements(&self, chunk: &str) -> Result<Vec<Placement>>;
+    /// The live placement's `seq`, or none when there is no such placement.
+    fn placement_seq(&self, chunk: &str, scope: &str, kind: i64) -> Result<Option<Option<i64>>>;
+    /// Places a chunk; the placement's row id.
+    fn insert_placement(&self, p: &NewPlacementRow<'_>) -> Result<i64>;
+    /// The chunks other than row `except` holding `seq` on `scope`.
+    fn seq_holders(&self, scope: &str, seq: i64, except: i64) -> Result<Vec<String>>;
+    /// The highest `seq` on `scope`.
+    fn max_seq(&self, scope: &str) -> Result<Option<i64>>;
+    /// Gives placement row `rid` its `seq`.
+    fn set_seq(&self, rid: i64, seq: i64) -> Result<()>;
+    /// The scopes `chunk` is an instance of.
+    fn instance_scopes(&self, chunk: &str) -> Result<Vec<String>>;
+    /// Another instance of `scope` whose body's `field` is `value` (JSON).
+    fn unique_clash(
+        &self,
+        scope: &str,
+        chunk: &str,
+        field: &str,
+        value: &serde_json::Value,
+    ) -> Result<Option<String>>;
+    /// The scopes `chunk` is placed on, either type.
+    fn scopes_of(&self, chunk: &str) -> Result<Vec<String>>;
+    /// Stores a commit's record (`record`: the commit as JSON).
+    fn insert_commit(&self, commit: &Commit, record: &str) -> Result<()>;
+    /// The records of the commits after `after` up to `upto`, in order.
+    fn records_between(&self, after: i64, upto: i64) -> Result<Vec<String>>;
+}
+
+/// A placement ended by the removal of a chunk: chunk, scope, type, seq.
+pub(crate) type EndedPlacement = (String, String, i64, Option<i64>);
+
+/// The stored text of one chunk version.
+pub(crate) struct VersionText<'a> {
+    pub name: &'a Option<String>,
+    pub spec: &'a str,
+    pub body: &'a str,
+    pub placements: &'a str,
+}
+
+/// A placement to write.
+pub(crate) struct NewPlacementRow<'a> {
+    pub chunk: &'a str,
+    pub ckey: i64,
+    pub scope: &'a str,
+    pub kind: i64,
+    pub seq: Option<i64>,
+    pub began: i64,
+    pub pos: i64,
 }

@@ -2,7 +2,8 @@
 //! chunks, then placements; then `seq`s; then the spec rules, judged on the
 //! state the whole declaration produced. Any error rolls everything back.
 
-use super::snapshot::{At, ChunkRow, Snapshot, kind_code, kind_from, row, rows};
+use super::snapshot::{ChunkRow, Snapshot, kind_code, kind_from};
+use super::tx::{NewPlacementRow, Tx, VersionText};
 use crate::error::{Error, Result};
 use crate::ids::{check_id, is_reserved, new_id};
 use crate::spec::{ComposedSpec, Spec, kind_of};
@@ -10,7 +11,6 @@ use crate::types::{
     ChunkDecl, Commit, CommitId, Declaration, NewPlacement, Placement, PlacementChange,
     PlacementOp, PlacementType,
 };
-use rusqlite::Connection;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 
@@ -75,7 +75,7 @@ struct NewRow {
 
 /// The running state of one commit.
 pub(crate) struct Apply<'c> {
-    conn: &'c Connection,
+    tx: &'c dyn Tx,
     n: CommitId,
     pos: i64,
     modified: Vec<String>,
@@ -96,12 +96,10 @@ pub(crate) struct Apply<'c> {
 }
 
 impl<'c> Apply<'c> {
-    pub(crate) fn new(conn: &'c Connection, n: CommitId) -> Result<Apply<'c>> {
-        let next_vid = conn
-            .prepare_cached("SELECT coalesce(max(vid), 0) + 1 FROM chunks")?
-            .query_row([], |r| r.get(0))?;
+    pub(crate) fn new(tx: &'c dyn Tx, n: CommitId) -> Result<Apply<'c>> {
+        let next_vid = tx.next_vid()?;
         Ok(Apply {
-            conn,
+            tx,
             n,
             pos: 0,
             modified: Vec::new(),
@@ -120,7 +118,7 @@ impl<'c> Apply<'c> {
     }
 
     fn snapshot(&self) -> Snapshot<'c> {
-        Snapshot::writing(self.conn, self.n)
+        Snapshot::writing(self.tx, self.n)
     }
 
     /// Applies the whole declaration and returns the commit record (not yet
@@ -182,20 +180,15 @@ impl<'c> Apply<'c> {
     }
 
     fn remove_placement(&mut self, chunk: &str, scope: &str, kind: PlacementType) -> Result<()> {
-        let seq = row(
-            self.conn,
-            "UPDATE placements INDEXED BY placements_head SET ended = ?4 WHERE chunk = ?1 AND scope = ?2 AND kind = ?3 \
-             AND ended IS NULL RETURNING seq",
-            &[&chunk, &scope, &kind_code(kind), &(self.n as i64)],
-            At::Head,
-            |r| r.get::<_, Option<i64>>(0),
-        )?
-        .ok_or_else(|| {
-            Error::NotFound(format!(
-                "cannot remove the {} placement of `{chunk}` on `{scope}`: there is none",
-                kind.as_str()
-            ))
-        })?;
+        let seq = self
+            .tx
+            .end_placement(chunk, scope, kind_code(kind), self.n as i64)?
+            .ok_or_else(|| {
+                Error::NotFound(format!(
+                    "cannot remove the {} placement of `{chunk}` on `{scope}`: there is none",
+                    kind.as_str()
+                ))
+            })?;
         self.changes.push(PlacementChange {
             chunk: chunk.to_owned(),
             scope: scope.to_owned(),
@@ -208,32 +201,22 @@ impl<'c> Apply<'c> {
     }
 
     fn remove_chunk(&mut self, id: &str) -> Result<()> {
-        let key = row(
-            self.conn,
-            "UPDATE chunks INDEXED BY chunks_by_id SET ended = ?2 WHERE id = ?1 AND ended IS NULL \
-             RETURNING key",
-            &[&id, &(self.n as i64)],
-            At::Head,
-            |r| r.get::<_, i64>(0),
-        )?
-        .ok_or_else(|| Error::NotFound(format!("cannot remove chunk `{id}`: it does not exist")))?;
+        let key = self.tx.end_chunk(id, self.n as i64)?.ok_or_else(|| {
+            Error::NotFound(format!("cannot remove chunk `{id}`: it does not exist"))
+        })?;
         self.queue_text(key)?;
-        let ended = rows(
-            self.conn,
-            "UPDATE placements SET ended = ?2 WHERE (chunk = ?1 OR scope = ?1) AND ended IS NULL \
-             RETURNING chunk, scope, kind, seq",
-            &[&id, &(self.n as i64)],
-            At::Head,
-            |r| {
-                Ok(PlacementChange {
-                    chunk: r.get(0)?,
-                    scope: r.get(1)?,
-                    kind: kind_from(r.get(2)?),
-                    seq: r.get(3)?,
-                    op: PlacementOp::Removed,
-                })
-            },
-        )?;
+        let ended: Vec<PlacementChange> = self
+            .tx
+            .end_placements_touching(id, self.n as i64)?
+            .into_iter()
+            .map(|(chunk, scope, kind, seq)| PlacementChange {
+                chunk,
+                scope,
+                kind: kind_from(kind),
+                seq,
+                op: PlacementOp::Removed,
+            })
+            .collect();
         for change in &ended {
             if change.chunk != id {
                 self.mark_replaced(&change.chunk);
@@ -283,7 +266,7 @@ impl<'c> Apply<'c> {
             current.is_some() && new_name == name && new_spec == spec && new_body == body;
         if !unchanged {
             let text_changed = current.is_none() || new_name != name || new_body != body;
-            let version = Version {
+            let version = VersionText {
                 name: &new_name,
                 spec: &new_spec,
                 body: &new_body,
@@ -307,22 +290,16 @@ impl<'c> Apply<'c> {
         &mut self,
         id: &str,
         current: Option<&ChunkRow>,
-        v: &Version<'_>,
+        v: &VersionText<'_>,
         text_changed: bool,
     ) -> Result<()> {
         let n = self.n as i64;
         if let Some(old) = current {
             if old.began == self.n {
                 // A second change of the chunk in this commit: rewrite in place.
-                self.conn
-                    .prepare_cached(
-                        "UPDATE chunks SET name = ?2, spec = ?3, body = ?4, placements = ?5 WHERE vid = ?1",
-                    )?
-                    .execute(rusqlite::params![old.vid, v.name, v.spec, v.body, v.placements])?;
+                self.tx.rewrite_version(old.vid, v)?;
             } else {
-                self.conn
-                    .prepare_cached("UPDATE chunks SET ended = ?2 WHERE vid = ?1")?
-                    .execute([old.vid, n])?;
+                self.tx.end_version(old.vid, n)?;
                 self.insert_version(id, old.key, v)?;
             }
             if text_changed {
@@ -335,32 +312,17 @@ impl<'c> Apply<'c> {
         self.queue_text(key)
     }
 
-    fn insert_version(&mut self, id: &str, key: i64, v: &Version<'_>) -> Result<()> {
+    fn insert_version(&mut self, id: &str, key: i64, v: &VersionText<'_>) -> Result<()> {
         let vid = self.next_vid;
         self.next_vid += 1;
-        self.conn
-            .prepare_cached(
-                "INSERT INTO chunks (vid, id, key, name, spec, body, placements, began) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            )?
-            .execute(rusqlite::params![
-                vid,
-                id,
-                key,
-                v.name,
-                v.spec,
-                v.body,
-                v.placements,
-                self.n as i64
-            ])?;
-        Ok(())
+        self.tx.insert_version(vid, id, key, v, self.n as i64)
     }
 
     /// Queues `key`'s text for the index (`text.rs`): indexed after the
     /// commit, off its path.
     fn queue_text(&mut self, key: i64) -> Result<()> {
         self.text_queued.push(key);
-        super::text::queue(self.conn, key)
+        self.tx.text_changed(key)
     }
 
     /// Brings the placements column of every chunk whose placements changed
@@ -371,23 +333,10 @@ impl<'c> Apply<'c> {
             let Some(current) = self.snapshot().chunk_row(&id)? else {
                 continue; // removed in this commit
             };
-            let placements: Vec<Placement> = rows(
-                self.conn,
-                "SELECT scope, kind, seq FROM placements INDEXED BY placements_head \
-                 WHERE chunk = ?1 AND ended IS NULL ORDER BY began, pos",
-                &[&id],
-                At::Head,
-                |r| {
-                    Ok(Placement {
-                        scope: r.get(0)?,
-                        kind: kind_from(r.get(1)?),
-                        seq: r.get(2)?,
-                    })
-                },
-            )?;
+            let placements: Vec<Placement> = self.tx.live_placements(&id)?;
             let text = serde_json::to_string(&placements)
                 .map_err(|e| Error::Storage(format!("cannot encode placements: {e}")))?;
-            let version = Version {
+            let version = VersionText {
                 name: &current.name,
                 spec: &current.spec,
                 body: &current.body,
@@ -424,13 +373,7 @@ impl<'c> Apply<'c> {
         if !snap.exists(&scope)? {
             return Err(missing(&scope, "scope"));
         }
-        let existing = row(
-            self.conn,
-            "SELECT seq FROM placements INDEXED BY placements_head WHERE chunk = ?1 AND scope = ?2 AND kind = ?3 AND ended IS NULL",
-            &[&chunk, &scope, &kind_code(kind)],
-            At::Head,
-            |r| r.get::<_, Option<i64>>(0),
-        )?;
+        let existing = self.tx.placement_seq(&chunk, &scope, kind_code(kind))?;
         if let Some(old_seq) = existing {
             return match seq {
                 Some(s) if Some(s) != old_seq => Err(Error::Validation(format!(
@@ -443,23 +386,18 @@ impl<'c> Apply<'c> {
             };
         }
         self.pos += 1;
-        self.conn
-            .prepare_cached(
-                "INSERT INTO placements (chunk, ckey, scope, kind, seq, began, pos) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            )?
-            .execute(rusqlite::params![
-                chunk,
-                ckey,
-                scope,
-                kind_code(kind),
-                seq,
-                self.n as i64,
-                self.pos
-            ])?;
+        let rid = self.tx.insert_placement(&NewPlacementRow {
+            chunk: &chunk,
+            ckey,
+            scope: &scope,
+            kind: kind_code(kind),
+            seq,
+            began: self.n as i64,
+            pos: self.pos,
+        })?;
         self.mark_replaced(&chunk);
         self.new_rows.push(NewRow {
-            rid: self.conn.last_insert_rowid(),
+            rid,
             chunk,
             scope,
             kind,
@@ -492,14 +430,7 @@ impl<'c> Apply<'c> {
                     )));
                 }
                 (true, Some(s)) => {
-                    let holders = rows(
-                        self.conn,
-                        "SELECT chunk FROM placements INDEXED BY placements_by_scope WHERE scope = ?1 AND seq = ?2 AND ended IS NULL \
-                         AND rid != ?3",
-                        &[&r.scope, &s, &r.rid],
-                        At::Head,
-                        |row| row.get::<_, String>(0),
-                    )?;
+                    let holders = self.tx.seq_holders(&r.scope, s, r.rid)?;
                     if let Some(holder) = holders.first() {
                         return Err(Error::Validation(format!(
                             "seq {s} on ordered scope `{}` is already taken by `{holder}`; \
@@ -509,18 +440,9 @@ impl<'c> Apply<'c> {
                     }
                 }
                 (true, None) => {
-                    let max = row(
-                        self.conn,
-                        "SELECT seq FROM placements INDEXED BY placements_by_scope WHERE scope = ?1 AND ended IS NULL \
-                         AND seq IS NOT NULL ORDER BY seq DESC LIMIT 1",
-                        &[&r.scope],
-                        At::Head,
-                        |row| row.get::<_, i64>(0),
-                    )?;
+                    let max = self.tx.max_seq(&r.scope)?;
                     let seq = max.map_or(0, |m| m + 1);
-                    self.conn
-                        .prepare_cached("UPDATE placements SET seq = ?2 WHERE rid = ?1")?
-                        .execute([r.rid, seq])?;
+                    self.tx.set_seq(r.rid, seq)?;
                     r.seq = Some(seq);
                 }
                 (false, None) => {}
@@ -559,13 +481,7 @@ impl<'c> Apply<'c> {
             checked.insert((chunk, scope));
         }
         for chunk in std::mem::take(&mut self.body_changed) {
-            let scopes = rows(
-                self.conn,
-                "SELECT scope FROM placements INDEXED BY placements_head WHERE chunk = ?1 AND kind = 0 AND ended IS NULL",
-                &[&chunk],
-                At::Head,
-                |r| r.get::<_, String>(0),
-            )?;
+            let scopes = self.tx.instance_scopes(&chunk)?;
             for scope in scopes {
                 if checked.contains(&(chunk.clone(), scope.clone())) {
                     continue;
@@ -627,16 +543,7 @@ impl<'c> Apply<'c> {
             let Some(value) = body.get(field).filter(|v| !v.is_null()) else {
                 continue;
             };
-            let clash = row(
-                self.conn,
-                "SELECT p.chunk FROM placements p INDEXED BY placements_by_scope \
-                 WHERE p.scope = ?1 AND p.kind = 0 AND p.ended IS NULL AND p.chunk != ?2 \
-                 AND (SELECT c.body -> ?3 FROM chunks c WHERE c.id = p.chunk AND c.ended IS NULL) \
-                 = json(?4) LIMIT 1",
-                &[&scope, &chunk, &field_path(field), &value.to_string()],
-                At::Head,
-                |r| r.get::<_, String>(0),
-            )?;
+            let clash = self.tx.unique_clash(scope, chunk, field, value)?;
             if let Some(other) = clash {
                 return Err(Error::Validation(format!(
                     "`{chunk}` on scope `{scope}` breaks the rule `unique`: `{other}` already has \
@@ -667,29 +574,10 @@ impl<'c> Apply<'c> {
         let removed: HashSet<&String> = self.removed.iter().collect();
         let changed = self.modified.iter().chain(self.replaced.iter());
         for id in changed.filter(|id| !removed.contains(id)) {
-            for scope in rows(
-                self.conn,
-                "SELECT scope FROM placements INDEXED BY placements_head WHERE chunk = ?1 AND ended IS NULL",
-                &[id],
-                At::Head,
-                |r| r.get::<_, String>(0),
-            )? {
+            for scope in self.tx.scopes_of(id)? {
                 add(&scope);
             }
         }
         Ok(out)
     }
-}
-
-/// The fields of one chunk version.
-struct Version<'a> {
-    name: &'a Option<String>,
-    spec: &'a str,
-    body: &'a str,
-    placements: &'a str,
-}
-
-/// A JSON path naming one object key, quoted so any key works.
-fn field_path(field: &str) -> String {
-    format!("$.{}", Value::String(field.to_owned()))
 }
