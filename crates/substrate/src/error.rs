@@ -49,5 +49,17 @@ impl From<rusqlite::Error> for Error {
     }
 }
 
+#[cfg(feature = "postgres")]
+impl From<tokio_postgres::Error> for Error {
+    fn from(e: tokio_postgres::Error) -> Error {
+        // the server's own words when it said any (never a credential)
+        let said = match e.as_db_error() {
+            Some(db) => format!("{} ({})", db.message(), db.code().code()),
+            None => e.to_string(),
+        };
+        Error::Storage(format!("substrate storage (PostgreSQL) failed: {said}"))
+    }
+}
+
 /// Shorthand for results of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

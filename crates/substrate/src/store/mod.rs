@@ -3,6 +3,11 @@
 
 mod cache;
 mod checkpoint;
+// (the PostgreSQL store answers as SQLite's under test; it is opened
+// through `Substrate` once the backends are one enum: issue 34, next)
+#[cfg(feature = "postgres")]
+#[cfg_attr(not(test), allow(dead_code))]
+mod pg;
 mod read;
 mod schema;
 mod snapshot;
@@ -451,6 +456,23 @@ impl Substrate {
         if idle.len() < self.options.max_idle_readers {
             idle.push(conn);
         }
+    }
+}
+
+#[cfg(test)]
+impl Substrate {
+    /// Runs `f` in the write transaction (its head given), committing
+    /// when it succeeds: the shared write logic, driven by a test.
+    pub(crate) fn with_writer_for_test<R>(
+        &self,
+        f: impl FnOnce(&dyn tx::Tx, i64) -> Result<R>,
+    ) -> Result<R> {
+        let mut writer = lock(&self.writer);
+        let tx = writer.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let head = tx::Tx::head(&*tx)?;
+        let out = f(&*tx, head)?;
+        tx.commit()?;
+        Ok(out)
     }
 }
 

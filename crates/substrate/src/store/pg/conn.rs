@@ -1,0 +1,223 @@
+//! Connections to a PostgreSQL server: a pool (`deadpool-postgres`) whose
+//! connections a small runtime of the store's own drives, and statements
+//! waited for on the caller's thread without a runtime there
+//! (`futures-executor`): the substrate's API stays synchronous, no tokio
+//! worker of a caller's runs the connections, and a caller on any thread
+//! — a plain one, a blocking one, a worker that gave its work away
+//! (`block_in_place`) — can wait.
+
+use crate::error::{Error, Result};
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use std::future::Future;
+
+/// Waits for `future` on this thread (no runtime needed here: the
+/// connections it talks to run on the store's).
+pub(crate) fn wait<F: Future>(future: F) -> F::Output {
+    futures_executor::block_on(future)
+}
+
+/// Where a substrate on PostgreSQL is: the server (a libpq-style URL, its
+/// credentials by libpq's conventions) and the schema that holds it.
+#[derive(Clone)]
+pub struct PgLocation {
+    /// The URL without `schema=`.
+    pub url: String,
+    /// The schema (`?schema=NAME` in the URL given).
+    pub schema: String,
+}
+
+impl std::fmt::Debug for PgLocation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} (schema {})", shown_url(&self.url), self.schema)
+    }
+}
+
+impl PgLocation {
+    /// `url` with its `schema=NAME` taken out (else `schema`).
+    ///
+    /// # Errors
+    /// A schema name that is not lowercase letters, digits and `_`.
+    pub fn parse(url: &str, schema: &str) -> Result<PgLocation> {
+        let (base, query) = url.split_once('?').unwrap_or((url, ""));
+        let mut kept = Vec::new();
+        let mut named = None;
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            match pair.strip_prefix("schema=") {
+                Some(name) => named = Some(name.to_owned()),
+                None => kept.push(pair),
+            }
+        }
+        let schema = named.unwrap_or_else(|| schema.to_owned());
+        let good = !schema.is_empty()
+            && schema.len() <= 63
+            && schema
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+            && !schema.starts_with(|c: char| c.is_ascii_digit());
+        if !good {
+            return Err(Error::InvalidRequest(format!(
+                "`{schema}` cannot name a schema: use lowercase letters, digits and `_` (not \
+                 first), at most 63"
+            )));
+        }
+        let url = match kept.is_empty() {
+            true => base.to_owned(),
+            false => format!("{base}?{}", kept.join("&")),
+        };
+        Ok(PgLocation { url, schema })
+    }
+}
+
+/// `url` as it may be shown: without a password.
+pub(crate) fn shown_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let (authority, path) = match rest.find('/') {
+        Some(at) => rest.split_at(at),
+        None => (rest, ""),
+    };
+    match authority.rsplit_once('@') {
+        Some((user, host)) => {
+            let user = user.split_once(':').map_or(user, |(name, _)| name);
+            format!("{scheme}://{user}@{host}{path}")
+        }
+        None => url.to_owned(),
+    }
+}
+
+/// A pool of connections to one schema, and the runtime driving them.
+pub(crate) struct Connections {
+    runtime: Option<tokio::runtime::Runtime>,
+    pool: Pool,
+}
+
+impl Connections {
+    /// Connections to `at`, at most `size` at once (none made yet).
+    pub fn new(at: &PgLocation, size: usize) -> Result<Connections> {
+        let mut config: tokio_postgres::Config = at.url.parse().map_err(|e| {
+            Error::InvalidRequest(format!(
+                "`{}` is not a PostgreSQL URL: {e}",
+                shown_url(&at.url)
+            ))
+        })?;
+        config.options(format!("-c search_path={}", at.schema));
+        if config.get_application_name().is_none() {
+            config.application_name("hermitcrab");
+        }
+        let manager = Manager::from_config(
+            config,
+            tokio_postgres::NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("substrate-pg")
+            .enable_all()
+            .build()
+            .map_err(|e| Error::Storage(format!("cannot start the PostgreSQL runtime: {e}")))?;
+        let pool = Pool::builder(manager)
+            .max_size(size.max(1))
+            .runtime(deadpool_postgres::Runtime::Tokio1)
+            .build()
+            .map_err(|e| Error::Storage(format!("cannot make the connection pool: {e}")))?;
+        Ok(Connections {
+            runtime: Some(runtime),
+            pool,
+        })
+    }
+
+    /// A connection from the pool (made on the store's runtime when none
+    /// is idle).
+    pub fn get(&self) -> Result<deadpool_postgres::Object> {
+        let pool = self.pool.clone();
+        let runtime = self
+            .runtime
+            .as_ref()
+            .ok_or_else(|| Error::Storage("the PostgreSQL store is closed".into()))?;
+        let got = wait(runtime.spawn(async move { pool.get().await }))
+            .map_err(|e| Error::Storage(format!("the PostgreSQL runtime failed: {e}")))?;
+        got.map_err(|e| Error::Storage(format!("cannot connect to PostgreSQL: {e}")))
+    }
+}
+
+impl Drop for Connections {
+    fn drop(&mut self) {
+        // (dropping a runtime inside another's task would panic)
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_url_loses_its_schema_and_never_shows_a_password() {
+        let at = PgLocation::parse(
+            "postgres://me:secret@db:5432/team?sslmode=require&schema=proj_1",
+            "x",
+        )
+        .unwrap();
+        assert_eq!(at.schema, "proj_1");
+        assert_eq!(at.url, "postgres://me:secret@db:5432/team?sslmode=require");
+        let shown = format!("{at:?}");
+        assert!(
+            !shown.contains("secret") && shown.contains("me@db:5432/team"),
+            "{shown}"
+        );
+        assert!(PgLocation::parse("postgres://db/team", "Bad-Name").is_err());
+        assert_eq!(
+            PgLocation::parse("postgres://db/team", "p_2")
+                .unwrap()
+                .schema,
+            "p_2"
+        );
+    }
+
+    /// A statement waited for from every kind of thread a caller may be on.
+    #[test]
+    fn statements_wait_on_any_thread() {
+        let pg = testkit::PgCluster::start().unwrap();
+        let at = PgLocation::parse(&pg.url("postgres"), "public").unwrap();
+        let conns = std::sync::Arc::new(Connections::new(&at, 4).unwrap());
+        let ask = |conns: &Connections| -> i32 {
+            let client = conns.get().unwrap();
+            let row = wait(client.query_one("SELECT 41 + 1", &[])).unwrap();
+            row.get(0)
+        };
+        assert_eq!(ask(&conns), 42, "a plain thread");
+        let current = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let c = conns.clone();
+        assert_eq!(
+            current.block_on(async move { ask(&c) }),
+            42,
+            "inside a current-thread runtime"
+        );
+        let multi = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let c = conns.clone();
+        let on_worker = multi.block_on(async move {
+            tokio::spawn(async move { tokio::task::block_in_place(|| ask(&c)) })
+                .await
+                .unwrap()
+        });
+        assert_eq!(on_worker, 42, "on a worker that gave its work away");
+        let c = conns.clone();
+        let blocking = multi
+            .block_on(async move { tokio::task::spawn_blocking(move || ask(&c)).await.unwrap() });
+        assert_eq!(blocking, 42, "on a blocking thread");
+        drop(multi);
+        drop(current);
+    }
+}

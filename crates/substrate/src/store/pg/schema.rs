@@ -1,0 +1,122 @@
+//! The substrate's tables on PostgreSQL, in a schema of their own, and
+//! their migrations: the same shape as SQLite's (`../schema.rs`), ids and
+//! scopes in bytewise (`C`) order as SQLite's, every JSON kept as the text
+//! written (never `jsonb`: a request is rebuilt byte for byte from it).
+//! The version is a row of `meta`; migrations run under an advisory lock,
+//! so engines opening one store at once apply each step once.
+
+use super::conn::wait;
+use crate::error::{Error, Result};
+
+/// Each entry migrates version `i` to `i + 1`.
+const MIGRATIONS: &[&str] = &[
+    // 1: the tables
+    r#"
+    CREATE TABLE commits (
+        id bigint PRIMARY KEY,
+        parent_id bigint,
+        branch text NOT NULL DEFAULT 'main',
+        timestamp text NOT NULL,
+        dispatch_id text,
+        record text NOT NULL
+    );
+    CREATE TABLE chunks (
+        vid bigint PRIMARY KEY,
+        id text COLLATE "C" NOT NULL,
+        key bigint NOT NULL,
+        name text,
+        spec text NOT NULL,
+        body text NOT NULL,
+        placements text NOT NULL,
+        began bigint NOT NULL,
+        ended bigint
+    );
+    CREATE INDEX chunks_by_id ON chunks (id, began);
+    CREATE INDEX chunks_live_by_id ON chunks (id) WHERE ended IS NULL;
+    CREATE INDEX chunks_by_key ON chunks (key, began);
+    CREATE TABLE placements (
+        rid bigserial PRIMARY KEY,
+        chunk text COLLATE "C" NOT NULL,
+        ckey bigint NOT NULL,
+        scope text COLLATE "C" NOT NULL,
+        kind bigint NOT NULL,
+        seq bigint,
+        began bigint NOT NULL,
+        pos bigint NOT NULL,
+        ended bigint
+    );
+    CREATE UNIQUE INDEX placements_head ON placements (chunk, scope, kind) WHERE ended IS NULL;
+    CREATE INDEX placements_by_scope ON placements (scope, seq, began, pos, kind, ckey);
+    CREATE INDEX placements_live_by_scope ON placements (scope, seq, began, pos, kind, ckey)
+        WHERE ended IS NULL;
+    CREATE TABLE chunk_text (
+        key bigint PRIMARY KEY,
+        text text NOT NULL
+    );
+    "#,
+];
+
+/// The schema version this build writes.
+pub(crate) const VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// A key for the advisory lock that serializes migrations of `schema`.
+fn lock_key(schema: &str) -> i64 {
+    // FNV-1a: stable across builds (std's hasher is not)
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in schema.bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash as i64
+}
+
+/// Makes `schema` (when missing) and brings it to [`VERSION`]; refuses a
+/// schema that is newer than this build, or that holds tables of another
+/// program.
+pub(crate) fn migrate(client: &mut deadpool_postgres::Client, schema: &str) -> Result<()> {
+    let tx = wait(client.transaction()).map_err(Error::from)?;
+    wait(tx.execute("SELECT pg_advisory_xact_lock($1)", &[&lock_key(schema)]))?;
+    wait(tx.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {schema}")))?;
+    let tables: Vec<String> = wait(tx.query(
+        "SELECT table_name::text FROM information_schema.tables WHERE table_schema = $1",
+        &[&schema],
+    ))?
+    .iter()
+    .map(|r| r.get(0))
+    .collect();
+    let version: i64 = if tables.iter().any(|t| t == "meta") {
+        let row = wait(tx.query_opt(
+            &format!("SELECT value FROM {schema}.meta WHERE key = 'schema_version'"),
+            &[],
+        ))?;
+        row.and_then(|r| r.get::<_, String>(0).parse().ok())
+            .unwrap_or(0)
+    } else if tables.is_empty() {
+        wait(tx.batch_execute(&format!(
+            "CREATE TABLE {schema}.meta (key text PRIMARY KEY, value text NOT NULL); \
+             INSERT INTO {schema}.meta VALUES ('schema_version', '0'), ('made_by', 'hermitcrab')"
+        )))?;
+        0
+    } else {
+        return Err(Error::Storage(format!(
+            "the schema `{schema}` holds tables of another program ({}); name another with \
+             ?schema=NAME in the store's URL",
+            tables.join(", ")
+        )));
+    };
+    if version > VERSION {
+        return Err(Error::Storage(format!(
+            "the substrate in schema `{schema}` is version {version}, newer than this hermitcrab \
+             (version {VERSION}); upgrade hermitcrab"
+        )));
+    }
+    for (i, step) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+        wait(tx.batch_execute(&format!("SET LOCAL search_path = {schema}; {step}")))?;
+        wait(tx.execute(
+            &format!("UPDATE {schema}.meta SET value = $1 WHERE key = 'schema_version'"),
+            &[&(i as i64 + 1).to_string()],
+        ))?;
+    }
+    wait(tx.commit())?;
+    Ok(())
+}

@@ -1,0 +1,572 @@
+//! [`Tx`] on PostgreSQL: the same statements as SQLite's (`sqlite_tx.rs`),
+//! on one transaction, each waited for on the caller's thread. Orders
+//! SQLite gives by its indexes are asked for explicitly (`ORDER BY`, ids
+//! in bytewise order), so both answer alike.
+
+use super::conn::wait;
+use crate::error::Result;
+use crate::json::Json;
+use crate::store::snapshot::{At, ChunkRow, kind_from, parse_placements};
+use crate::store::tx::{EndedPlacement, MemberRow, NewPlacementRow, Tx, VersionRow, VersionText};
+use crate::types::{ChunkItem, Commit, Placement, TypeFilter};
+use tokio_postgres::Row;
+use tokio_postgres::types::ToSql;
+
+/// One transaction on the server.
+pub(crate) struct PgTx<'a> {
+    pub tx: deadpool_postgres::Transaction<'a>,
+}
+
+type Params<'p> = Vec<&'p (dyn ToSql + Sync)>;
+
+/// The predicate selecting rows of `alias` live in the view; as of a
+/// commit it reads parameter `$n`.
+fn live(at: At, alias: &str, n: usize) -> String {
+    match at {
+        At::Head => format!("{alias}.ended IS NULL"),
+        At::Commit(_) => {
+            format!("{alias}.began <= ${n} AND ({alias}.ended IS NULL OR {alias}.ended > ${n})")
+        }
+    }
+}
+
+fn kind_clause(kind: TypeFilter) -> &'static str {
+    match kind {
+        TypeFilter::Both => "",
+        TypeFilter::Instance => " AND p.kind = 0",
+        TypeFilter::Relates => " AND p.kind = 1",
+    }
+}
+
+/// The `as_of` commit as a parameter (unused at head).
+fn at_value(at: At) -> i64 {
+    match at {
+        At::Head => 0,
+        At::Commit(n) => n as i64,
+    }
+}
+
+impl PgTx<'_> {
+    fn rows(&self, sql: &str, params: &Params<'_>) -> Result<Vec<Row>> {
+        Ok(wait(self.tx.query(sql, params))?)
+    }
+
+    fn first(&self, sql: &str, params: &Params<'_>) -> Result<Option<Row>> {
+        Ok(self.rows(sql, params)?.into_iter().next())
+    }
+
+    fn run(&self, sql: &str, params: &Params<'_>) -> Result<u64> {
+        Ok(wait(self.tx.execute(sql, params))?)
+    }
+
+    /// `sql` with the view's parameter appended when it is as of a commit.
+    fn rows_at<'p>(
+        &self,
+        at: At,
+        sql: &str,
+        mut params: Params<'p>,
+        n: &'p i64,
+    ) -> Result<Vec<Row>> {
+        let n: &(dyn ToSql + Sync) = n;
+        if let At::Commit(_) = at {
+            params.push(n);
+        }
+        self.rows(sql, &params)
+    }
+}
+
+/// The text a chunk's name and body give the full-text index (as
+/// SQLite's: the name, then every string of the body).
+fn text_of(name: Option<&str>, body: &str) -> String {
+    let mut text = name.unwrap_or_default().to_owned();
+    let value: serde_json::Value = serde_json::from_str(body).unwrap_or_default();
+    crate::store::text::collect_strings(&value, &mut text);
+    text
+}
+
+impl Tx for PgTx<'_> {
+    fn head(&self) -> Result<i64> {
+        let row = self.first("SELECT coalesce(max(id), 0)::bigint FROM commits", &vec![])?;
+        Ok(row.map_or(0, |r| r.get(0)))
+    }
+
+    fn chunk_row(&self, at: At, id: &str) -> Result<Option<ChunkRow>> {
+        let sql = format!(
+            "SELECT vid, key, name, spec, body, placements, began FROM chunks c \
+             WHERE c.id = $1 AND {}",
+            live(at, "c", 2)
+        );
+        let n = at_value(at);
+        let found = self.rows_at(at, &sql, vec![&id], &n)?;
+        Ok(found.into_iter().next().map(|r| ChunkRow {
+            vid: r.get(0),
+            key: r.get(1),
+            name: r.get(2),
+            spec: r.get(3),
+            body: r.get(4),
+            placements: r.get(5),
+            began: r.get::<_, i64>(6) as crate::types::CommitId,
+        }))
+    }
+
+    fn exists(&self, at: At, id: &str) -> Result<bool> {
+        let sql = format!(
+            "SELECT 1 FROM chunks c WHERE c.id = $1 AND {}",
+            live(at, "c", 2)
+        );
+        let n = at_value(at);
+        Ok(!self.rows_at(at, &sql, vec![&id], &n)?.is_empty())
+    }
+
+    fn is_instance_head(&self, chunk: &str, scope: &str) -> Result<bool> {
+        let found = self.first(
+            "SELECT 1 FROM placements p WHERE p.chunk = $1 AND p.scope = $2 AND p.kind = 0 \
+             AND p.ended IS NULL",
+            &vec![&chunk, &scope],
+        )?;
+        Ok(found.is_some())
+    }
+
+    fn walk_up_head(&self, id: &str) -> Result<Vec<(String, Option<String>)>> {
+        // every instance edge reachable (pairs repeat no further: cycles
+        // end), then breadth first here, each chunk's scopes in bytewise
+        // order — the order SQLite's walk gives
+        let edges = self.rows(
+            "WITH RECURSIVE up(chunk, scope) AS ( \
+               SELECT chunk, scope FROM placements WHERE chunk = $1 AND kind = 0 AND ended IS NULL \
+               UNION SELECT p.chunk, p.scope FROM up JOIN placements p ON p.chunk = up.scope \
+                 WHERE p.kind = 0 AND p.ended IS NULL) \
+             SELECT chunk, scope FROM up ORDER BY chunk, scope",
+            &vec![&id],
+        )?;
+        let edges: Vec<(String, String)> = edges.iter().map(|r| (r.get(0), r.get(1))).collect();
+        let mut order: Vec<String> = vec![id.to_owned()];
+        let mut i = 0;
+        while i < order.len() {
+            let current = order[i].clone();
+            for (_, scope) in edges.iter().filter(|(c, _)| *c == current) {
+                if !order.contains(scope) {
+                    order.push(scope.clone());
+                }
+            }
+            i += 1;
+        }
+        let specs = self.rows(
+            "SELECT id, spec FROM chunks WHERE id = ANY($1) AND ended IS NULL",
+            &vec![&order],
+        )?;
+        let specs: std::collections::HashMap<String, String> =
+            specs.iter().map(|r| (r.get(0), r.get(1))).collect();
+        Ok(order
+            .into_iter()
+            .map(|id| {
+                let spec = specs.get(&id).cloned();
+                (id, spec)
+            })
+            .collect())
+    }
+
+    fn member_count(&self, at: At, scope: &str) -> Result<u64> {
+        let sql = format!(
+            "SELECT count(DISTINCT p.ckey) FROM placements p WHERE p.scope = $1 AND {}",
+            live(at, "p", 2)
+        );
+        let n = at_value(at);
+        let found = self.rows_at(at, &sql, vec![&scope], &n)?;
+        Ok(found.first().map_or(0, |r| r.get::<_, i64>(0)) as u64)
+    }
+
+    fn vids_by_id(&self, at: At, ids: &[String]) -> Result<Vec<(String, i64)>> {
+        let sql = format!(
+            "SELECT c.id, c.vid FROM chunks c WHERE c.id = ANY($1) AND {}",
+            live(at, "c", 2)
+        );
+        let ids = ids.to_vec();
+        let n = at_value(at);
+        let found = self.rows_at(at, &sql, vec![&ids], &n)?;
+        Ok(found.iter().map(|r| (r.get(0), r.get(1))).collect())
+    }
+
+    fn vids_by_key(&self, at: At, keys: &[i64]) -> Result<Vec<(i64, i64)>> {
+        let sql = format!(
+            "SELECT c.key, c.vid FROM chunks c WHERE c.key = ANY($1) AND {}",
+            live(at, "c", 2)
+        );
+        let keys = keys.to_vec();
+        let n = at_value(at);
+        let found = self.rows_at(at, &sql, vec![&keys], &n)?;
+        Ok(found.iter().map(|r| (r.get(0), r.get(1))).collect())
+    }
+
+    fn versions(&self, vids: &[i64]) -> Result<Vec<(i64, ChunkItem)>> {
+        let vids = vids.to_vec();
+        let found = self.rows(
+            "SELECT vid, id, name, spec, body, placements FROM chunks WHERE vid = ANY($1)",
+            &vec![&vids],
+        )?;
+        Ok(found
+            .iter()
+            .map(|r| {
+                let item = ChunkItem {
+                    id: r.get(1),
+                    name: r.get(2),
+                    spec: Json::from_text_unchecked(r.get(3)),
+                    body: Some(Json::from_text_unchecked(r.get(4))),
+                    placements: parse_placements(r.get(5)),
+                };
+                (r.get(0), item)
+            })
+            .collect())
+    }
+
+    fn members_in_order(
+        &self,
+        at: At,
+        scope: &str,
+        kind: TypeFilter,
+    ) -> Result<Vec<(i64, bool, i64)>> {
+        let sql = format!(
+            "SELECT p.kind, p.seq IS NULL, c.vid FROM placements p \
+             JOIN chunks c ON c.key = p.ckey AND {} \
+             WHERE p.scope = $1 AND {}{} ORDER BY p.seq NULLS FIRST, p.began, p.pos",
+            live(at, "c", 2),
+            live(at, "p", 2),
+            kind_clause(kind)
+        );
+        let n = at_value(at);
+        let found = self.rows_at(at, &sql, vec![&scope], &n)?;
+        Ok(found
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2)))
+            .collect())
+    }
+
+    fn members_with_vids(&self, at: At, scope: &str, kind: TypeFilter) -> Result<Vec<VersionRow>> {
+        let sql = format!(
+            "SELECT p.kind, p.seq, p.began, p.pos, c.vid FROM placements p \
+             JOIN chunks c ON c.key = p.ckey AND {} WHERE p.scope = $1 AND {}{}",
+            live(at, "c", 2),
+            live(at, "p", 2),
+            kind_clause(kind)
+        );
+        let n = at_value(at);
+        let found = self.rows_at(at, &sql, vec![&scope], &n)?;
+        Ok(found
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4)))
+            .collect())
+    }
+
+    fn member_rows(&self, at: At, scope: &str, kind: TypeFilter) -> Result<Vec<MemberRow>> {
+        let sql = format!(
+            "SELECT p.ckey, p.kind, p.seq, p.began, p.pos FROM placements p \
+             WHERE p.scope = $1 AND {}{}",
+            live(at, "p", 2),
+            kind_clause(kind)
+        );
+        let n = at_value(at);
+        let found = self.rows_at(at, &sql, vec![&scope], &n)?;
+        Ok(found
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4)))
+            .collect())
+    }
+
+    fn member_keys(&self, at: At, scope: &str) -> Result<Vec<(i64, i64)>> {
+        let sql = format!(
+            "SELECT p.ckey, p.kind FROM placements p WHERE p.scope = $1 AND {}",
+            live(at, "p", 2)
+        );
+        let n = at_value(at);
+        let found = self.rows_at(at, &sql, vec![&scope], &n)?;
+        Ok(found.iter().map(|r| (r.get(0), r.get(1))).collect())
+    }
+
+    fn live_keys_page(&self, at: At, after: i64, limit: i64) -> Result<Vec<i64>> {
+        let sql = format!(
+            "SELECT c.key FROM chunks c WHERE {} AND c.key > $1 ORDER BY c.key LIMIT $2",
+            live(at, "c", 3)
+        );
+        let n = at_value(at);
+        let found = self.rows_at(at, &sql, vec![&after, &limit], &n)?;
+        Ok(found.iter().map(|r| r.get(0)).collect())
+    }
+
+    fn live_count(&self, at: At) -> Result<u64> {
+        let sql = format!("SELECT count(*) FROM chunks c WHERE {}", live(at, "c", 1));
+        let n = at_value(at);
+        let found = self.rows_at(at, &sql, vec![], &n)?;
+        Ok(found.first().map_or(0, |r| r.get::<_, i64>(0)) as u64)
+    }
+
+    fn live_keys(&self, at: At) -> Result<Vec<i64>> {
+        let sql = format!("SELECT c.key FROM chunks c WHERE {}", live(at, "c", 1));
+        let n = at_value(at);
+        let found = self.rows_at(at, &sql, vec![], &n)?;
+        Ok(found.iter().map(|r| r.get(0)).collect())
+    }
+
+    fn text_behind(&self) -> Result<bool> {
+        // indexed in the commit itself
+        Ok(false)
+    }
+
+    fn index_text(&self) -> Result<()> {
+        Ok(())
+    }
+
+    fn text_matches(&self, query: &str) -> Result<Vec<i64>> {
+        // (provisional: every word, as a whole word, case-insensitively;
+        // the `match_` language itself is written down and shared next)
+        let words: Vec<String> = query
+            .split_whitespace()
+            .map(|w| w.trim_matches('"').to_lowercase())
+            .filter(|w| !w.is_empty())
+            .collect();
+        if words.is_empty() {
+            return Err(crate::error::Error::Storage("an empty search".into()));
+        }
+        let patterns: Vec<String> = words
+            .iter()
+            .map(|w| format!("\\m{}\\M", regex_quote(w)))
+            .collect();
+        let found = self.rows(
+            "SELECT key FROM chunk_text t WHERE (SELECT bool_and(t.text ~* w) FROM unnest($1::text[]) w)",
+            &vec![&patterns],
+        )?;
+        Ok(found.iter().map(|r| r.get(0)).collect())
+    }
+
+    fn commit_records(&self, newest: i64, before: i64, limit: i64) -> Result<Vec<(i64, String)>> {
+        let found = self.rows(
+            "SELECT id, record FROM commits WHERE id <= $1 AND id < $2 ORDER BY id DESC LIMIT $3",
+            &vec![&newest, &before, &limit],
+        )?;
+        Ok(found.iter().map(|r| (r.get(0), r.get(1))).collect())
+    }
+
+    fn next_vid(&self) -> Result<i64> {
+        let row = self.first("SELECT coalesce(max(vid), 0) + 1 FROM chunks", &vec![])?;
+        Ok(row.map_or(1, |r| r.get(0)))
+    }
+
+    fn end_placement(
+        &self,
+        chunk: &str,
+        scope: &str,
+        kind: i64,
+        n: i64,
+    ) -> Result<Option<Option<i64>>> {
+        let found = self.first(
+            "UPDATE placements SET ended = $4 WHERE chunk = $1 AND scope = $2 AND kind = $3 \
+             AND ended IS NULL RETURNING seq",
+            &vec![&chunk, &scope, &kind, &n],
+        )?;
+        Ok(found.map(|r| r.get(0)))
+    }
+
+    fn end_chunk(&self, id: &str, n: i64) -> Result<Option<i64>> {
+        let found = self.first(
+            "UPDATE chunks SET ended = $2 WHERE id = $1 AND ended IS NULL RETURNING key",
+            &vec![&id, &n],
+        )?;
+        Ok(found.map(|r| r.get(0)))
+    }
+
+    fn end_placements_touching(&self, id: &str, n: i64) -> Result<Vec<EndedPlacement>> {
+        let found = self.rows(
+            "UPDATE placements SET ended = $2 WHERE (chunk = $1 OR scope = $1) AND ended IS NULL \
+             RETURNING chunk, scope, kind, seq",
+            &vec![&id, &n],
+        )?;
+        Ok(found
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
+            .collect())
+    }
+
+    fn rewrite_version(&self, vid: i64, v: &VersionText<'_>) -> Result<()> {
+        self.run(
+            "UPDATE chunks SET name = $2, spec = $3, body = $4, placements = $5 WHERE vid = $1",
+            &vec![&vid, v.name, &v.spec, &v.body, &v.placements],
+        )?;
+        Ok(())
+    }
+
+    fn end_version(&self, vid: i64, n: i64) -> Result<()> {
+        self.run(
+            "UPDATE chunks SET ended = $2 WHERE vid = $1",
+            &vec![&vid, &n],
+        )?;
+        Ok(())
+    }
+
+    fn insert_version(
+        &self,
+        vid: i64,
+        id: &str,
+        key: i64,
+        v: &VersionText<'_>,
+        n: i64,
+    ) -> Result<()> {
+        self.run(
+            "INSERT INTO chunks (vid, id, key, name, spec, body, placements, began) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+            &vec![&vid, &id, &key, v.name, &v.spec, &v.body, &v.placements, &n],
+        )?;
+        Ok(())
+    }
+
+    fn text_changed(&self, key: i64) -> Result<()> {
+        let current = self.first(
+            "SELECT name, body FROM chunks WHERE key = $1 AND ended IS NULL",
+            &vec![&key],
+        )?;
+        self.run("DELETE FROM chunk_text WHERE key = $1", &vec![&key])?;
+        if let Some(r) = current {
+            let name: Option<String> = r.get(0);
+            let body: String = r.get(1);
+            let text = text_of(name.as_deref(), &body);
+            self.run(
+                "INSERT INTO chunk_text (key, text) VALUES ($1, $2)",
+                &vec![&key, &text],
+            )?;
+        }
+        Ok(())
+    }
+
+    fn live_placements(&self, chunk: &str) -> Result<Vec<Placement>> {
+        let found = self.rows(
+            "SELECT scope, kind, seq FROM placements WHERE chunk = $1 AND ended IS NULL \
+             ORDER BY began, pos",
+            &vec![&chunk],
+        )?;
+        Ok(found
+            .iter()
+            .map(|r| Placement {
+                scope: r.get(0),
+                kind: kind_from(r.get(1)),
+                seq: r.get(2),
+            })
+            .collect())
+    }
+
+    fn placement_seq(&self, chunk: &str, scope: &str, kind: i64) -> Result<Option<Option<i64>>> {
+        let found = self.first(
+            "SELECT seq FROM placements WHERE chunk = $1 AND scope = $2 AND kind = $3 \
+             AND ended IS NULL",
+            &vec![&chunk, &scope, &kind],
+        )?;
+        Ok(found.map(|r| r.get(0)))
+    }
+
+    fn insert_placement(&self, p: &NewPlacementRow<'_>) -> Result<i64> {
+        let row = self.first(
+            "INSERT INTO placements (chunk, ckey, scope, kind, seq, began, pos) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING rid",
+            &vec![
+                &p.chunk, &p.ckey, &p.scope, &p.kind, &p.seq, &p.began, &p.pos,
+            ],
+        )?;
+        Ok(row.map_or(0, |r| r.get(0)))
+    }
+
+    fn seq_holders(&self, scope: &str, seq: i64, except: i64) -> Result<Vec<String>> {
+        let found = self.rows(
+            "SELECT chunk FROM placements WHERE scope = $1 AND seq = $2 AND ended IS NULL \
+             AND rid != $3 ORDER BY rid",
+            &vec![&scope, &seq, &except],
+        )?;
+        Ok(found.iter().map(|r| r.get(0)).collect())
+    }
+
+    fn max_seq(&self, scope: &str) -> Result<Option<i64>> {
+        let found = self.first(
+            "SELECT max(seq) FROM placements WHERE scope = $1 AND ended IS NULL",
+            &vec![&scope],
+        )?;
+        Ok(found.and_then(|r| r.get(0)))
+    }
+
+    fn set_seq(&self, rid: i64, seq: i64) -> Result<()> {
+        self.run(
+            "UPDATE placements SET seq = $2 WHERE rid = $1",
+            &vec![&rid, &seq],
+        )?;
+        Ok(())
+    }
+
+    fn instance_scopes(&self, chunk: &str) -> Result<Vec<String>> {
+        let found = self.rows(
+            "SELECT scope FROM placements WHERE chunk = $1 AND kind = 0 AND ended IS NULL \
+             ORDER BY scope",
+            &vec![&chunk],
+        )?;
+        Ok(found.iter().map(|r| r.get(0)).collect())
+    }
+
+    fn unique_clash(
+        &self,
+        scope: &str,
+        chunk: &str,
+        field: &str,
+        value: &serde_json::Value,
+    ) -> Result<Option<String>> {
+        // compared as JSON values (SQLite compares minified texts: the same
+        // for what this crate writes)
+        let value = value.to_string();
+        let found = self.first(
+            "SELECT p.chunk FROM placements p WHERE p.scope = $1 AND p.kind = 0 \
+             AND p.ended IS NULL AND p.chunk != $2 AND (SELECT c.body::jsonb -> $3 FROM chunks c \
+             WHERE c.id = p.chunk AND c.ended IS NULL) = $4::jsonb ORDER BY p.rid LIMIT 1",
+            &vec![&scope, &chunk, &field, &value],
+        )?;
+        Ok(found.map(|r| r.get(0)))
+    }
+
+    fn scopes_of(&self, chunk: &str) -> Result<Vec<String>> {
+        let found = self.rows(
+            "SELECT scope FROM placements WHERE chunk = $1 AND ended IS NULL ORDER BY scope, kind",
+            &vec![&chunk],
+        )?;
+        Ok(found.iter().map(|r| r.get(0)).collect())
+    }
+
+    fn insert_commit(&self, commit: &Commit, record: &str) -> Result<()> {
+        let id = commit.id as i64;
+        let parent = commit.parent_id.map(|p| p as i64);
+        self.run(
+            "INSERT INTO commits (id, parent_id, timestamp, dispatch_id, record) \
+             VALUES ($1, $2, $3, $4, $5)",
+            &vec![
+                &id,
+                &parent,
+                &commit.timestamp,
+                &commit.dispatch_id,
+                &record,
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn records_between(&self, after: i64, upto: i64) -> Result<Vec<String>> {
+        let found = self.rows(
+            "SELECT record FROM commits WHERE id > $1 AND id <= $2 ORDER BY id",
+            &vec![&after, &upto],
+        )?;
+        Ok(found.iter().map(|r| r.get(0)).collect())
+    }
+}
+
+/// `word` with the characters special to a PostgreSQL regular expression
+/// escaped.
+fn regex_quote(word: &str) -> String {
+    let mut out = String::with_capacity(word.len());
+    for c in word.chars() {
+        if "\\.^$|?*+()[]{}".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
