@@ -23,9 +23,11 @@ pub(crate) struct Checkpointer {
 impl Checkpointer {
     /// Starts the thread on its own connection to `path`.
     pub(crate) fn start(path: &Path) -> Result<Checkpointer> {
-        let conn =
-            Connection::open_with_flags(path, rusqlite::OpenFlags::default() | super::NOFOLLOW)?;
-        conn.busy_timeout(super::BUSY_WAIT)?;
+        let conn = Connection::open_with_flags(
+            path,
+            rusqlite::OpenFlags::default() | super::sqlite::NOFOLLOW,
+        )?;
+        conn.busy_timeout(super::sqlite::BUSY_WAIT)?;
         let (wake, requests) = mpsc::sync_channel::<()>(1);
         let thread = std::thread::Builder::new()
             .name("substrate-checkpoint".into())

@@ -1,16 +1,15 @@
-//! [`Substrate`]: the SQLite store — one writer connection, a pool of
-//! readers, and a broadcast of every commit once it is durable.
+//! [`Substrate`]: the store — in a SQLite file (`sqlite.rs`) or a schema
+//! on a PostgreSQL server (`pg/`), the same statements behind `Tx`, the
+//! same logic — and a broadcast of every commit once it is durable.
 
 mod cache;
 mod checkpoint;
-// (the PostgreSQL store answers as SQLite's under test; it is opened
-// through `Substrate` once the backends are one enum: issue 34, next)
 #[cfg(feature = "postgres")]
-#[cfg_attr(not(test), allow(dead_code))]
 mod pg;
 mod read;
 mod schema;
 mod snapshot;
+mod sqlite;
 mod sqlite_tx;
 mod text;
 mod tx;
@@ -23,10 +22,8 @@ pub use write::MAX_BODY_BYTES;
 
 use crate::error::{Error, Result};
 use crate::types::{Commit, CommitId, Declaration, ScopeOpts, ScopeResult};
-use rusqlite::{Connection, OpenFlags, TransactionBehavior};
-use snapshot::At;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::path::Path;
+use std::sync::Arc;
 use tokio::sync::broadcast;
 
 /// How hard a commit tries to survive.
@@ -85,84 +82,72 @@ impl Default for Options {
 
 /// The store. Cheap to share behind an `Arc`; every method takes `&self`.
 pub struct Substrate {
-    path: PathBuf,
-    options: Options,
-    writer: Arc<Mutex<Connection>>,
-    readers: Mutex<Vec<Connection>>,
-    events: broadcast::Sender<Arc<Commit>>,
-    checkpointer: checkpoint::Checkpointer,
-    indexer: text::Indexer,
-    cache: cache::VersionCache,
+    backend: Backend,
+    shared: Shared,
+}
+
+/// Where the substrate lives.
+enum Backend {
+    /// A SQLite file.
+    Sqlite(sqlite::SqliteStore),
+    /// A schema on a PostgreSQL server.
+    #[cfg(feature = "postgres")]
+    Postgres(pg::PgBackend),
+}
+
+/// What every backend shares: the options, the broadcast of commits, the
+/// version cache, and how far the broadcast has gone.
+pub(crate) struct Shared {
+    pub(crate) options: Options,
+    pub(crate) events: broadcast::Sender<Arc<Commit>>,
+    pub(crate) cache: cache::VersionCache,
     /// Every commit up to this one has been broadcast here (made here, or
     /// by another process and followed).
-    broadcast_upto: std::sync::atomic::AtomicU64,
+    pub(crate) broadcast_upto: std::sync::atomic::AtomicU64,
+}
+
+impl Shared {
+    fn new(options: Options, head: CommitId) -> Shared {
+        let (events, _) = broadcast::channel(options.broadcast_capacity.max(1));
+        Shared {
+            cache: cache::VersionCache::new(options.cache_bytes),
+            options,
+            events,
+            broadcast_upto: std::sync::atomic::AtomicU64::new(head),
+        }
+    }
+
+    /// Broadcasts the commit `records` (those after the last broadcast, up
+    /// to `head`, in order); answers how many.
+    pub(crate) fn broadcast(&self, records: &[String], head: CommitId) -> Result<usize> {
+        let mut sent = 0;
+        for record in records {
+            let commit: Commit = serde_json::from_str(record)
+                .map_err(|e| Error::Storage(format!("unreadable commit record: {e}")))?;
+            let _ = self.events.send(Arc::new(commit));
+            sent += 1;
+        }
+        self.broadcast_upto
+            .fetch_max(head, std::sync::atomic::Ordering::AcqRel);
+        Ok(sent)
+    }
 }
 
 impl std::fmt::Debug for Substrate {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Substrate")
-            .field("path", &self.path)
-            .finish()
-    }
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A panic while holding a connection leaves SQLite consistent (an open
-    // transaction rolls back when reused), so poisoning is not fatal.
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// A write-ahead log longer than this at open is checkpointed at once.
-const LONG_WAL_BYTES: u64 = 8 << 20;
-
-/// Makes the file at `path`, when there is none, readable by its owner
-/// only (SQLite gives its log and index files the same mode): the store
-/// holds everything every tool read.
-fn private_file(path: &Path) -> Result<()> {
-    use std::os::unix::fs::OpenOptionsExt as _;
-    match std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)
-    {
-        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => Err(Error::Storage(format!(
-            "cannot create the substrate at {}: {e}",
-            path.display()
-        ))),
-        _ => Ok(()),
-    }
-}
-
-/// A connection never opens the file through a symbolic link.
-pub(crate) const NOFOLLOW: OpenFlags = OpenFlags::SQLITE_OPEN_NOFOLLOW;
-
-/// Refuses a store whose file, or a file SQLite keeps beside it (the
-/// write-ahead log, the shared memory, the journal), is a symbolic link:
-/// SQLite would write through it — a checkout shipping
-/// `substrate.db-wal -> ~/.bashrc` would have it overwritten.
-fn refuse_links(path: &Path) -> Result<()> {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
-    let name = name.unwrap_or_default();
-    for suffix in ["", "-wal", "-shm", "-journal"] {
-        let file = path.with_file_name(format!("{name}{suffix}"));
-        if std::fs::symlink_metadata(&file).is_ok_and(|m| m.file_type().is_symlink()) {
-            let target = std::fs::read_link(&file)
-                .map(|t| format!(" (to {})", t.display()))
-                .unwrap_or_default();
-            return Err(Error::Storage(format!(
-                "{} is a symbolic link{target}: the store never writes through a link, which \
-                 could point at any of your files; remove it (rm {}) and open again",
-                file.display(),
-                file.display()
-            )));
+        match &self.backend {
+            Backend::Sqlite(s) => f
+                .debug_struct("Substrate")
+                .field("path", &s.path())
+                .finish(),
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(p) => f
+                .debug_struct("Substrate")
+                .field("postgres", &p.store.location)
+                .finish(),
         }
     }
-    Ok(())
 }
-
-/// How long a connection waits for another process's lock on the file.
-pub(crate) const BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 impl Substrate {
     /// Opens (creating if needed) the substrate at `path` with default options.
@@ -172,54 +157,23 @@ impl Substrate {
 
     /// Opens (creating if needed) the substrate at `path`, migrating its schema.
     pub fn open_with(path: impl AsRef<Path>, options: Options) -> Result<Substrate> {
-        let path = path.as_ref().to_path_buf();
-        refuse_links(&path)?;
-        private_file(&path)?;
-        let mut writer = Connection::open_with_flags(&path, OpenFlags::default() | NOFOLLOW)
-            .map_err(|e| {
-                Error::Storage(format!(
-                    "cannot open the substrate at {}: {e}",
-                    path.display()
-                ))
-            })?;
-        // Switching a new file to WAL can be refused at once (no busy
-        // wait) while another process opening it holds its lock: try again
-        // until the busy wait has passed.
-        let deadline = std::time::Instant::now() + BUSY_WAIT;
-        loop {
-            let opened = schema::configure(&writer, options.durability == Durability::Full)
-                .and_then(|()| schema::migrate(&mut writer));
-            match opened {
-                Err(e)
-                    if e.to_string().contains("locked") && std::time::Instant::now() < deadline =>
-                {
-                    std::thread::sleep(std::time::Duration::from_millis(20));
-                }
-                other => break other?,
-            }
-        }
-        let (events, _) = broadcast::channel(options.broadcast_capacity.max(1));
-        let checkpointer = checkpoint::Checkpointer::start(&path)?;
-        // A log left long by short-lived processes (each exits before its
-        // own checkpoint comes due) slows every read: fold it back now.
-        let wal = path.with_extension("db-wal");
-        if std::fs::metadata(&wal).is_ok_and(|m| m.len() > LONG_WAL_BYTES) {
-            checkpointer.request();
-        }
-        let cache = cache::VersionCache::new(options.cache_bytes);
-        let upto = head_of(&writer)?;
-        let writer = Arc::new(Mutex::new(writer));
-        let indexer = text::Indexer::start(Arc::downgrade(&writer))?;
+        let (store, head) = sqlite::SqliteStore::open(path, &options)?;
         Ok(Substrate {
-            path,
-            options,
-            writer,
-            readers: Mutex::new(Vec::new()),
-            events,
-            checkpointer,
-            indexer,
-            cache,
-            broadcast_upto: std::sync::atomic::AtomicU64::new(upto),
+            backend: Backend::Sqlite(store),
+            shared: Shared::new(options, head),
+        })
+    }
+
+    /// Opens (creating if needed) the substrate in schema `schema` (unless
+    /// the URL names one: `?schema=NAME`) of the PostgreSQL server at
+    /// `url`, migrating it.
+    #[cfg(feature = "postgres")]
+    pub fn open_postgres(url: &str, schema: &str, options: Options) -> Result<Substrate> {
+        let location = pg::conn::PgLocation::parse(url, schema)?;
+        let (backend, head) = pg::PgBackend::open(location, &options)?;
+        Ok(Substrate {
+            backend: Backend::Postgres(backend),
+            shared: Shared::new(options, head),
         })
     }
 
@@ -228,39 +182,30 @@ impl Substrate {
     /// never waits. A short-lived host calls it before it exits: the next
     /// process to open the store would otherwise read the whole log to
     /// recover its index, and the log would grow across processes that
-    /// each commit less than a checkpoint's worth.
+    /// each commit less than a checkpoint's worth. (Nothing to do on
+    /// PostgreSQL.)
     pub fn checkpoint(&self) -> Result<()> {
-        // Text still queued for the index goes in first: the next process
-        // would otherwise index it on its first search or commit.
-        text::catch_up(&self.writer)?;
-        let writer = self
-            .writer
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        // Truncate the log when no one else is reading it — the next
-        // process to open the store then has no log to recover — but never
-        // wait for another process to let go: then a passive checkpoint.
-        writer.busy_timeout(std::time::Duration::ZERO)?;
-        let truncated = writer.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
-            r.get::<_, i64>(0)
-        });
-        writer.busy_timeout(BUSY_WAIT)?;
-        if !matches!(truncated, Ok(0)) {
-            writer.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))?;
+        match &self.backend {
+            Backend::Sqlite(s) => s.checkpoint(),
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(_) => Ok(()),
         }
-        Ok(())
     }
 
-    /// The database file.
+    /// The database file (on PostgreSQL, an empty path: there is none).
     pub fn path(&self) -> &Path {
-        &self.path
+        match &self.backend {
+            Backend::Sqlite(s) => s.path(),
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(_) => Path::new(""),
+        }
     }
 
     /// A receiver of every commit, in order, once durable. A receiver that
     /// falls more than `broadcast_capacity` behind gets `Lagged`; the writer
     /// never waits for it.
     pub fn subscribe(&self) -> broadcast::Receiver<Arc<Commit>> {
-        self.events.subscribe()
+        self.shared.events.subscribe()
     }
 
     /// Applies `decl` atomically and returns the commit record.
@@ -278,95 +223,24 @@ impl Substrate {
         dispatch_id: Option<&str>,
         guard: impl FnOnce(&Snapshot<'_>) -> Result<(), E>,
     ) -> Result<Commit, E> {
-        write::check_shape(&decl)?;
-        let mut conn = lock(&self.writer);
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(Error::from)?;
-        let head = head_of(&tx)?;
-        guard(&Snapshot::writing(&*tx, head))?;
-        let n = head + 1;
-        let timestamp = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
-        let (commit, text_queued) = write::Apply::new(&*tx, n)?.run(
-            decl,
-            (head > 0).then_some(head),
-            timestamp,
-            dispatch_id.map(str::to_owned),
-        )?;
-        let record = serde_json::to_string(&commit)
-            .map_err(|e| Error::Storage(format!("cannot encode commit record: {e}")))?;
-        tx::Tx::insert_commit(&*tx, &commit, &record)?;
-        let inline = self.options.index_text_inline();
-        if inline {
-            for key in &text_queued {
-                text::index_key(&tx, *key)?;
-            }
+        match &self.backend {
+            Backend::Sqlite(s) => s.commit_with(&self.shared, decl, dispatch_id, guard),
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(p) => p.commit_with(&self.shared, decl, dispatch_id, guard),
         }
-        tx.commit().map_err(Error::from)?;
-        self.checkpointer.committed();
-        if !text_queued.is_empty() && !inline {
-            self.indexer.wake();
-        }
-        let commit = Arc::new(commit);
-        // What another process committed before this one, not yet followed,
-        // goes out first: subscribers see commits in order. This commit has
-        // landed whatever happens here: a record of another's that cannot
-        // be read is said, never this commit's failure (its caller would
-        // take it for not made, and make it again).
-        if let Err(e) = self.broadcast_between(&conn, head) {
-            tracing::warn!("commits other processes made could not be broadcast: {e}");
-        }
-        // No receivers is not an error: nobody is listening yet.
-        let _ = self.events.send(Arc::clone(&commit));
-        self.broadcast_upto
-            .store(n, std::sync::atomic::Ordering::Release);
-        drop(conn);
-        Ok(Arc::unwrap_or_clone(commit))
     }
 
-    /// Broadcasts the commits other processes made on this file since the
+    /// Broadcasts the commits other processes made on this store since the
     /// last one broadcast here, in order, as if they were made here — so
     /// subscribers of one engine see another engine's work (a terminal's
     /// `hc run` beside `hc serve`). Cheap when there are none (one read of
     /// the head). Answers how many it broadcast.
     pub fn follow(&self) -> Result<usize> {
-        let head = self.head()?;
-        if head
-            <= self
-                .broadcast_upto
-                .load(std::sync::atomic::Ordering::Acquire)
-        {
-            return Ok(0);
+        match &self.backend {
+            Backend::Sqlite(s) => s.follow(&self.shared),
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(p) => p.follow(&self.shared),
         }
-        // Under the writer's lock: no commit of this process is between
-        // its write and its broadcast meanwhile.
-        let conn = lock(&self.writer);
-        let sent = self.broadcast_between(&conn, head)?;
-        self.broadcast_upto
-            .fetch_max(head, std::sync::atomic::Ordering::AcqRel);
-        Ok(sent)
-    }
-
-    /// Broadcasts the commit records after the last one broadcast, up to
-    /// `head` (the writer's lock held by the caller).
-    fn broadcast_between(&self, conn: &Connection, head: CommitId) -> Result<usize> {
-        let upto = self
-            .broadcast_upto
-            .load(std::sync::atomic::Ordering::Acquire);
-        if head <= upto {
-            return Ok(0);
-        }
-        let records = tx::Tx::records_between(conn, upto as i64, head as i64)?;
-        let mut sent = 0;
-        for record in records {
-            let commit: Commit = serde_json::from_str(&record)
-                .map_err(|e| Error::Storage(format!("unreadable commit record: {e}")))?;
-            let _ = self.events.send(Arc::new(commit));
-            sent += 1;
-        }
-        self.broadcast_upto
-            .fetch_max(head, std::sync::atomic::Ordering::AcqRel);
-        Ok(sent)
     }
 
     /// Reads `ids` with `opts` (see the crate docs).
@@ -377,85 +251,23 @@ impl Substrate {
     }
 
     /// Runs `f` on one consistent snapshot at head: several reads (and the
-    /// checks that guard them) see the same state. A search in `f` that
-    /// found the full-text index behind (text a commit queued, not yet
-    /// indexed) has the queue indexed — a batch per transaction, so
-    /// commits go on between — and `f` run again; should text have been
-    /// queued again meanwhile, `f` runs inside a write transaction, where
-    /// the search indexes it first. Either way it finds everything
-    /// committed before it.
+    /// checks that guard them) see the same state, and everything
+    /// committed before it is found (on SQLite, a search that finds the
+    /// full-text index behind has it indexed and `f` run again).
     pub fn read<T, E: From<Error>>(
         &self,
-        mut f: impl FnMut(&Snapshot<'_>) -> Result<T, E>,
+        f: impl FnMut(&Snapshot<'_>) -> Result<T, E>,
     ) -> Result<T, E> {
-        for _ in 0..2 {
-            let behind = std::cell::Cell::new(false);
-            let result = self.read_once(&mut f, &behind);
-            if !behind.get() {
-                return result;
-            }
-            text::catch_up(&self.writer)?;
+        match &self.backend {
+            Backend::Sqlite(s) => s.read(&self.shared, f),
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(p) => p.read(&self.shared, f),
         }
-        let mut conn = lock(&self.writer);
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(Error::from)?;
-        let head = head_of(&tx)?;
-        let out = f(&Snapshot::writing(&*tx, head))?;
-        tx.commit().map_err(Error::from)?;
-        Ok(out)
-    }
-
-    /// `f` on a reader's snapshot at head; `behind` set when a search in
-    /// it found the index behind.
-    fn read_once<T, E: From<Error>>(
-        &self,
-        f: &mut impl FnMut(&Snapshot<'_>) -> Result<T, E>,
-        behind: &std::cell::Cell<bool>,
-    ) -> Result<T, E> {
-        let conn = self.reader()?;
-        let result = (|| {
-            let tx = conn.unchecked_transaction().map_err(Error::from)?;
-            let head = head_of(&tx)?;
-            let out = f(&Snapshot {
-                tx: &*tx,
-                at: At::Head,
-                head,
-                cache: Some(&self.cache),
-                behind: Some(behind),
-            })?;
-            tx.finish().map_err(Error::from)?;
-            Ok(out)
-        })();
-        self.give_back(conn);
-        result
     }
 
     /// The latest commit id (0 when nothing was committed).
     pub fn head(&self) -> Result<CommitId> {
         self.read(|snap| Ok::<_, Error>(snap.head_id()))
-    }
-
-    fn reader(&self) -> Result<Connection> {
-        if let Some(conn) = lock(&self.readers).pop() {
-            return Ok(conn);
-        }
-        let conn = Connection::open_with_flags(
-            &self.path,
-            OpenFlags::SQLITE_OPEN_READ_ONLY
-                | OpenFlags::SQLITE_OPEN_NO_MUTEX
-                | OpenFlags::SQLITE_OPEN_URI
-                | NOFOLLOW,
-        )?;
-        schema::configure_reader(&conn)?;
-        Ok(conn)
-    }
-
-    fn give_back(&self, conn: Connection) {
-        let mut idle = lock(&self.readers);
-        if idle.len() < self.options.max_idle_readers {
-            idle.push(conn);
-        }
     }
 }
 
@@ -467,17 +279,12 @@ impl Substrate {
         &self,
         f: impl FnOnce(&dyn tx::Tx, i64) -> Result<R>,
     ) -> Result<R> {
-        let mut writer = lock(&self.writer);
-        let tx = writer.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        let head = tx::Tx::head(&*tx)?;
-        let out = f(&*tx, head)?;
-        tx.commit()?;
-        Ok(out)
+        match &self.backend {
+            Backend::Sqlite(s) => s.with_writer_for_test(f),
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(_) => Err(Error::InvalidRequest("SQLite only".into())),
+        }
     }
-}
-
-fn head_of(conn: &Connection) -> Result<CommitId> {
-    Ok(tx::Tx::head(conn)? as CommitId)
 }
 
 #[cfg(test)]
@@ -604,7 +411,7 @@ mod tests {
         db.read(|s| s.reaches_any("s", &["agent".to_owned()]))
             .unwrap();
         let seen = snapshot::plans::take();
-        let conn = Connection::open(dir.path().join("p.db")).unwrap();
+        let conn = rusqlite::Connection::open(dir.path().join("p.db")).unwrap();
         rusqlite::vtab::array::load_module(&conn).unwrap();
         let mut checked = 0;
         for sql in &seen {

@@ -71,5 +71,145 @@ impl PgStore {
     }
 }
 
+/// The substrate on PostgreSQL, as `Substrate` holds it.
+pub(crate) struct PgBackend {
+    pub store: PgStore,
+    /// This handle's commits and their broadcast, one at a time (so
+    /// subscribers see commits in order).
+    order: std::sync::Mutex<()>,
+}
+
+/// Runs `f` where it may wait on the network: on a tokio worker of a
+/// multi-thread runtime, after handing the worker's other tasks away.
+fn off_worker<R>(f: impl FnOnce() -> R) -> R {
+    match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
+        Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(f),
+        _ => f(),
+    }
+}
+
+impl PgBackend {
+    /// Opens `location`; answers its head.
+    pub fn open(
+        location: PgLocation,
+        options: &super::Options,
+    ) -> Result<(PgBackend, crate::types::CommitId)> {
+        let store = PgStore::open(location, options.max_idle_readers.max(2))?;
+        let head = store.with_read(|_, head| Ok(head))? as crate::types::CommitId;
+        Ok((
+            PgBackend {
+                store,
+                order: std::sync::Mutex::new(()),
+            },
+            head,
+        ))
+    }
+
+    /// See `Substrate::commit_with`.
+    pub fn commit_with<E: From<crate::error::Error>>(
+        &self,
+        shared: &super::Shared,
+        decl: crate::types::Declaration,
+        dispatch_id: Option<&str>,
+        guard: impl FnOnce(&super::Snapshot<'_>) -> Result<(), E>,
+    ) -> Result<crate::types::Commit, E> {
+        super::write::check_shape(&decl)?;
+        off_worker(|| {
+            let _order = self
+                .order
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let (commit, head) = self.store.with_write(|tx, head| {
+                let head = head as crate::types::CommitId;
+                guard(&super::Snapshot::writing(tx, head))?;
+                let n = head + 1;
+                let timestamp =
+                    humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
+                let (commit, _) = super::write::Apply::new(tx, n)?.run(
+                    decl,
+                    (head > 0).then_some(head),
+                    timestamp,
+                    dispatch_id.map(str::to_owned),
+                )?;
+                let record = serde_json::to_string(&commit).map_err(|e| {
+                    crate::error::Error::Storage(format!("cannot encode commit record: {e}"))
+                })?;
+                tx.insert_commit(&commit, &record)?;
+                Ok::<_, E>((commit, head))
+            })?;
+            // what other engines committed before this one goes out first
+            if let Err(e) = self.broadcast_upto(shared, head) {
+                tracing::warn!("commits other engines made could not be broadcast: {e}");
+            }
+            let n = commit.id;
+            let _ = shared.events.send(std::sync::Arc::new(commit.clone()));
+            shared
+                .broadcast_upto
+                .store(n, std::sync::atomic::Ordering::Release);
+            Ok(commit)
+        })
+    }
+
+    /// Broadcasts the commits after the last broadcast up to `head`.
+    fn broadcast_upto(
+        &self,
+        shared: &super::Shared,
+        head: crate::types::CommitId,
+    ) -> Result<usize> {
+        let upto = shared
+            .broadcast_upto
+            .load(std::sync::atomic::Ordering::Acquire);
+        if head <= upto {
+            return Ok(0);
+        }
+        let records = self
+            .store
+            .with_read(|tx, _| tx.records_between(upto as i64, head as i64))?;
+        shared.broadcast(&records, head)
+    }
+
+    /// See `Substrate::follow`.
+    pub fn follow(&self, shared: &super::Shared) -> Result<usize> {
+        off_worker(|| {
+            let head = self.store.with_read(|_, head| Ok(head))? as crate::types::CommitId;
+            if head
+                <= shared
+                    .broadcast_upto
+                    .load(std::sync::atomic::Ordering::Acquire)
+            {
+                return Ok(0);
+            }
+            let _order = self
+                .order
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            self.broadcast_upto(shared, head)
+        })
+    }
+
+    /// See `Substrate::read`.
+    pub fn read<T, E: From<crate::error::Error>>(
+        &self,
+        shared: &super::Shared,
+        mut f: impl FnMut(&super::Snapshot<'_>) -> Result<T, E>,
+    ) -> Result<T, E> {
+        off_worker(|| {
+            let mut out = None;
+            self.store.with_read(|tx, head| {
+                let snap = super::Snapshot {
+                    tx,
+                    at: super::snapshot::At::Head,
+                    head: head as crate::types::CommitId,
+                    cache: Some(&shared.cache),
+                    behind: None,
+                };
+                out = Some(f(&snap));
+                Ok(())
+            })?;
+            out.unwrap_or_else(|| Err(crate::error::Error::Storage("no read".into()).into()))
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests;
