@@ -22,6 +22,19 @@ pub struct PgCluster {
     as_nobody: bool,
 }
 
+/// The process-wide cluster ([`PgCluster::shared`]).
+#[derive(Clone, Debug)]
+pub struct SharedCluster {
+    /// A URL of its `postgres` database over the Unix socket.
+    pub url: String,
+    /// The same over TCP on 127.0.0.1.
+    pub tcp_url: String,
+    /// Its socket's directory.
+    pub socket_dir: PathBuf,
+    /// Its port.
+    pub port: u16,
+}
+
 /// Why a cluster could not be had.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
@@ -36,6 +49,7 @@ impl PgCluster {
     /// step that failed, with what it said.
     pub fn start() -> Result<PgCluster, PgError> {
         let bin = binaries()?;
+        remove_stale();
         let dir = tempfile::Builder::new()
             .prefix("hc-pg-")
             .tempdir()
@@ -70,15 +84,60 @@ impl PgCluster {
         Ok(cluster)
     }
 
+    /// `program` as the cluster's user, killed when the thread that
+    /// started it ends (so no server outlives the tests).
     fn command_as(as_nobody: bool, program: &Path) -> Command {
+        let mut c = Command::new("setpriv");
+        c.arg("--pdeathsig=KILL");
         if as_nobody {
-            let mut c = Command::new("setpriv");
-            c.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
-                .arg(program);
-            c
-        } else {
-            Command::new(program)
+            c.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"]);
         }
+        c.arg(program);
+        c
+    }
+
+    /// One cluster for the whole test process: started once on a thread
+    /// that lives as long as the process (its server is killed when the
+    /// process ends; what it leaves in the temporary directory is removed
+    /// by the next start). Its URLs, for schemas of each test's own.
+    ///
+    /// # Errors
+    /// As [`PgCluster::start`].
+    pub fn shared() -> Result<&'static SharedCluster, PgError> {
+        static SHARED: std::sync::OnceLock<Result<SharedCluster, String>> =
+            std::sync::OnceLock::new();
+        SHARED
+            .get_or_init(|| {
+                let (tx, rx) = std::sync::mpsc::channel();
+                let started =
+                    std::thread::Builder::new()
+                        .name("pg-cluster".into())
+                        .spawn(move || match PgCluster::start() {
+                            Ok(cluster) => {
+                                let shared = SharedCluster {
+                                    url: cluster.url("postgres"),
+                                    tcp_url: cluster.tcp_url("postgres"),
+                                    socket_dir: cluster.socket_dir(),
+                                    port: cluster.port(),
+                                };
+                                let _ = tx.send(Ok(shared));
+                                // the server lives while this thread does
+                                let _keep = cluster;
+                                loop {
+                                    std::thread::park();
+                                }
+                            }
+                            Err(e) => {
+                                let _ = tx.send(Err(e.0));
+                            }
+                        });
+                match started {
+                    Ok(_) => rx.recv().unwrap_or_else(|e| Err(e.to_string())),
+                    Err(e) => Err(e.to_string()),
+                }
+            })
+            .as_ref()
+            .map_err(|e| PgError(e.clone()))
     }
 
     /// The directory holding the server's Unix socket.
@@ -218,6 +277,34 @@ fn binaries() -> Result<PathBuf, PgError> {
                     .into(),
             )
         })
+}
+
+/// Removes the directories of clusters whose server is gone (a shared
+/// cluster's, killed with its process).
+fn remove_stale() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.starts_with("hc-pg-") {
+            continue;
+        }
+        let pid_file = entry.path().join("data/postmaster.pid");
+        let alive = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|t| t.lines().next().and_then(|l| l.trim().parse::<u32>().ok()))
+            .is_some_and(|pid| Path::new(&format!("/proc/{pid}")).exists());
+        let old = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > Duration::from_secs(60));
+        if !alive && old {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 fn is_root() -> bool {

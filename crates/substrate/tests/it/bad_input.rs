@@ -1,6 +1,6 @@
 //! Bad input: each gets a clear error, and the store is left exactly as it was.
 
-use crate::common;
+use super::common;
 use common::*;
 use serde_json::{Value, json};
 use substrate::{ChunkDecl, Declaration, NewPlacement};

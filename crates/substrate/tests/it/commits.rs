@@ -1,7 +1,7 @@
 //! Commits: create, update, merge, removal, the commit record and its chain,
 //! touched scopes, bootstrap idempotency, and the broadcast of commits.
 
-use crate::common;
+use super::common;
 use common::*;
 use serde_json::json;
 use substrate::{

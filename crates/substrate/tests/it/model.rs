@@ -569,8 +569,7 @@ proptest! {
 
     #[test]
     fn the_store_behaves_like_the_model(decls in prop::collection::vec(declaration(), 1..30)) {
-        let dir = tempfile::tempdir().unwrap();
-        let db = Substrate::open(dir.path().join("m.db")).unwrap();
+        let (_dir, db) = super::common::empty();
         // seed: every id exists as a plain chunk, so placements have something to hit
         // A and B start with rules and members, so later body changes are judged
         let seed = Declaration::of(vec![

@@ -1,6 +1,6 @@
 //! Every spec rule with a passing and a failing case, through `commit`.
 
-use crate::common;
+use super::common;
 use common::*;
 use serde_json::json;
 use substrate::{ChunkDecl, Declaration, Error, NewPlacement, PlacementDecl, PlacementType};

@@ -318,10 +318,12 @@ impl Tx for PgTx<'_> {
     fn text_matches(&self, query: &str) -> Result<Vec<i64>> {
         // (provisional: every word, as a whole word, case-insensitively;
         // the `match_` language itself is written down and shared next)
+        // (as FTS5's `unicode61` reads text: a token is a run of letters
+        // and digits, anything else separates)
         let words: Vec<String> = query
-            .split_whitespace()
-            .map(|w| w.trim_matches('"').to_lowercase())
+            .split(|c: char| !c.is_alphanumeric())
             .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
             .collect();
         if words.is_empty() {
             return Err(crate::error::Error::Storage("an empty search".into()));
@@ -518,7 +520,7 @@ impl Tx for PgTx<'_> {
         let found = self.first(
             "SELECT p.chunk FROM placements p WHERE p.scope = $1 AND p.kind = 0 \
              AND p.ended IS NULL AND p.chunk != $2 AND (SELECT c.body::jsonb -> $3 FROM chunks c \
-             WHERE c.id = p.chunk AND c.ended IS NULL) = $4::jsonb ORDER BY p.rid LIMIT 1",
+             WHERE c.id = p.chunk AND c.ended IS NULL) = $4::text::jsonb ORDER BY p.rid LIMIT 1",
             &vec![&scope, &chunk, &field, &value],
         )?;
         Ok(found.map(|r| r.get(0)))

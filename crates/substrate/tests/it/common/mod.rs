@@ -129,3 +129,31 @@ pub fn everything(db: &Substrate) -> (u64, ScopeResult) {
         .unwrap();
     (db.head().unwrap(), all)
 }
+
+/// The same stores on PostgreSQL: a schema of each test's own on the
+/// test process's one cluster (Debian's `postgresql`, started once).
+pub mod postgres {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// A new, empty schema's substrate.
+    pub fn empty() -> (TempDir, Substrate) {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let cluster = testkit::PgCluster::shared().expect("a PostgreSQL cluster");
+        let schema = format!(
+            "t{}_{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::SeqCst)
+        );
+        let db =
+            Substrate::open_postgres(&cluster.url, &schema, substrate::Options::default()).unwrap();
+        (tempfile::tempdir().unwrap(), db)
+    }
+
+    /// [`empty`], with the vocabulary.
+    pub fn fresh() -> (TempDir, Substrate) {
+        let (dir, db) = empty();
+        db.init(vocabulary()).unwrap();
+        (dir, db)
+    }
+}
