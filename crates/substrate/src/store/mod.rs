@@ -96,14 +96,21 @@ enum Backend {
 }
 
 /// What every backend shares: the options, the broadcast of commits, the
-/// version cache, and how far the broadcast has gone.
+/// version cache.
 pub(crate) struct Shared {
     pub(crate) options: Options,
-    pub(crate) events: broadcast::Sender<Arc<Commit>>,
     pub(crate) cache: cache::VersionCache,
+    pub(crate) out: Broadcaster,
+}
+
+/// The broadcast of commits to subscribers, and how far it has gone (a
+/// follower thread holds one too).
+#[derive(Clone)]
+pub(crate) struct Broadcaster {
+    pub(crate) events: broadcast::Sender<Arc<Commit>>,
     /// Every commit up to this one has been broadcast here (made here, or
     /// by another process and followed).
-    pub(crate) broadcast_upto: std::sync::atomic::AtomicU64,
+    pub(crate) upto: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Shared {
@@ -112,9 +119,18 @@ impl Shared {
         Shared {
             cache: cache::VersionCache::new(options.cache_bytes),
             options,
-            events,
-            broadcast_upto: std::sync::atomic::AtomicU64::new(head),
+            out: Broadcaster {
+                events,
+                upto: Arc::new(std::sync::atomic::AtomicU64::new(head)),
+            },
         }
+    }
+}
+
+impl Broadcaster {
+    /// The last commit broadcast.
+    pub(crate) fn upto(&self) -> CommitId {
+        self.upto.load(std::sync::atomic::Ordering::Acquire)
     }
 
     /// Broadcasts the commit `records` (those after the last broadcast, up
@@ -127,9 +143,17 @@ impl Shared {
             let _ = self.events.send(Arc::new(commit));
             sent += 1;
         }
-        self.broadcast_upto
+        self.upto
             .fetch_max(head, std::sync::atomic::Ordering::AcqRel);
         Ok(sent)
+    }
+
+    /// Broadcasts a commit made here.
+    pub(crate) fn made(&self, commit: Arc<Commit>) {
+        let n = commit.id;
+        // No receivers is not an error: nobody is listening yet.
+        let _ = self.events.send(commit);
+        self.upto.store(n, std::sync::atomic::Ordering::Release);
     }
 }
 
@@ -171,9 +195,11 @@ impl Substrate {
     pub fn open_postgres(url: &str, schema: &str, options: Options) -> Result<Substrate> {
         let location = pg::conn::PgLocation::parse(url, schema)?;
         let (backend, head) = pg::PgBackend::open(location, &options)?;
+        let shared = Shared::new(options, head);
+        backend.start_following(shared.out.clone())?;
         Ok(Substrate {
             backend: Backend::Postgres(backend),
-            shared: Shared::new(options, head),
+            shared,
         })
     }
 
@@ -205,7 +231,7 @@ impl Substrate {
     /// falls more than `broadcast_capacity` behind gets `Lagged`; the writer
     /// never waits for it.
     pub fn subscribe(&self) -> broadcast::Receiver<Arc<Commit>> {
-        self.shared.events.subscribe()
+        self.shared.out.events.subscribe()
     }
 
     /// Applies `decl` atomically and returns the commit record.

@@ -212,11 +212,7 @@ impl SqliteStore {
         if let Err(e) = self.broadcast_between(shared, &conn, head) {
             tracing::warn!("commits other processes made could not be broadcast: {e}");
         }
-        // No receivers is not an error: nobody is listening yet.
-        let _ = shared.events.send(Arc::clone(&commit));
-        shared
-            .broadcast_upto
-            .store(n, std::sync::atomic::Ordering::Release);
+        shared.out.made(Arc::clone(&commit));
         drop(conn);
         Ok(Arc::unwrap_or_clone(commit))
     }
@@ -228,21 +224,13 @@ impl SqliteStore {
     /// the head). Answers how many it broadcast.
     pub(crate) fn follow(&self, shared: &Shared) -> Result<usize> {
         let head = self.head(shared)?;
-        if head
-            <= shared
-                .broadcast_upto
-                .load(std::sync::atomic::Ordering::Acquire)
-        {
+        if head <= shared.out.upto() {
             return Ok(0);
         }
         // Under the writer's lock: no commit of this process is between
         // its write and its broadcast meanwhile.
         let conn = lock(&self.writer);
-        let sent = self.broadcast_between(shared, &conn, head)?;
-        shared
-            .broadcast_upto
-            .fetch_max(head, std::sync::atomic::Ordering::AcqRel);
-        Ok(sent)
+        self.broadcast_between(shared, &conn, head)
     }
 
     /// Broadcasts the commit records after the last one broadcast, up to
@@ -253,14 +241,12 @@ impl SqliteStore {
         conn: &Connection,
         head: CommitId,
     ) -> Result<usize> {
-        let upto = shared
-            .broadcast_upto
-            .load(std::sync::atomic::Ordering::Acquire);
+        let upto = shared.out.upto();
         if head <= upto {
             return Ok(0);
         }
         let records = tx::Tx::records_between(conn, upto as i64, head as i64)?;
-        shared.broadcast(&records, head)
+        shared.out.broadcast(&records, head)
     }
 
     /// Runs `f` on one consistent snapshot at head: several reads (and the

@@ -14,3 +14,4 @@ mod specs;
 mod sqlite_only;
 
 mod on_postgres;
+mod postgres_only;

@@ -90,6 +90,10 @@ pub(crate) fn shown_url(url: &str) -> String {
 pub(crate) struct Connections {
     runtime: Option<tokio::runtime::Runtime>,
     pool: Pool,
+    /// How a connection is made (the listening one is made apart).
+    config: tokio_postgres::Config,
+    /// The server, as errors name it.
+    shown: String,
 }
 
 impl Connections {
@@ -106,7 +110,7 @@ impl Connections {
             config.application_name("hermitcrab");
         }
         let manager = Manager::from_config(
-            config,
+            config.clone(),
             tokio_postgres::NoTls,
             ManagerConfig {
                 recycling_method: RecyclingMethod::Fast,
@@ -126,6 +130,8 @@ impl Connections {
         Ok(Connections {
             runtime: Some(runtime),
             pool,
+            config,
+            shown: shown_url(&at.url),
         })
     }
 
@@ -139,7 +145,30 @@ impl Connections {
             .ok_or_else(|| Error::Storage("the PostgreSQL store is closed".into()))?;
         let got = wait(runtime.spawn(async move { pool.get().await }))
             .map_err(|e| Error::Storage(format!("the PostgreSQL runtime failed: {e}")))?;
-        got.map_err(|e| Error::Storage(format!("cannot connect to PostgreSQL: {e}")))
+        got.map_err(|e| {
+            Error::Storage(format!(
+                "cannot connect to PostgreSQL at {}: {e}; check that the server is up and the \
+                 store's URL",
+                self.shown
+            ))
+        })
+    }
+}
+
+impl Connections {
+    /// Listens on `channel` on a connection of its own (see
+    /// `follow::listen`).
+    pub fn listen(
+        &self,
+        channel: String,
+        wake: std::sync::mpsc::Sender<super::follow::Wake>,
+    ) -> Result<()> {
+        let runtime = self
+            .runtime
+            .as_ref()
+            .ok_or_else(|| Error::Storage("the PostgreSQL store is closed".into()))?;
+        runtime.spawn(super::follow::listen(self.config.clone(), channel, wake));
+        Ok(())
     }
 }
 

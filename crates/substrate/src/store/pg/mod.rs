@@ -10,6 +10,7 @@
 //! a read is one `REPEATABLE READ` transaction: one consistent state.
 
 pub(crate) mod conn;
+mod follow;
 mod schema;
 mod tx;
 
@@ -19,8 +20,7 @@ use tx::PgTx;
 
 /// A substrate's schema on a server.
 pub(crate) struct PgStore {
-    /// Where (shown in errors and `hc store info`).
-    #[allow(dead_code)]
+    /// Where (its schema names the channel commits are announced on).
     pub location: PgLocation,
     conns: Connections,
 }
@@ -66,6 +66,11 @@ impl PgStore {
         let tx = PgTx { tx };
         let head = super::tx::Tx::head(&tx)?;
         let out = f(&tx, head)?;
+        // every engine listening hears of the commit once it is durable
+        let now = super::tx::Tx::head(&tx)?;
+        if now > head {
+            follow::announce(&tx.tx, &self.location.schema, now)?;
+        }
         wait(tx.tx.commit()).map_err(crate::error::Error::from)?;
         Ok(out)
     }
@@ -73,10 +78,20 @@ impl PgStore {
 
 /// The substrate on PostgreSQL, as `Substrate` holds it.
 pub(crate) struct PgBackend {
-    pub store: PgStore,
+    pub store: std::sync::Arc<PgStore>,
     /// This handle's commits and their broadcast, one at a time (so
-    /// subscribers see commits in order).
-    order: std::sync::Mutex<()>,
+    /// subscribers see commits in order); the follower takes it too.
+    order: std::sync::Arc<std::sync::Mutex<()>>,
+    /// Tells the follower thread to end.
+    stop: std::sync::mpsc::Sender<follow::Wake>,
+    /// The follower's wake channel, until it starts.
+    pending: std::sync::Mutex<Option<std::sync::mpsc::Receiver<follow::Wake>>>,
+}
+
+impl Drop for PgBackend {
+    fn drop(&mut self) {
+        let _ = self.stop.send(follow::Wake::Stop);
+    }
 }
 
 /// Runs `f` where it may wait on the network: on a tokio worker of a
@@ -89,20 +104,44 @@ fn off_worker<R>(f: impl FnOnce() -> R) -> R {
 }
 
 impl PgBackend {
-    /// Opens `location`; answers its head.
+    /// Opens `location` (its follower started, broadcasting to `out`);
+    /// answers its head.
     pub fn open(
         location: PgLocation,
         options: &super::Options,
     ) -> Result<(PgBackend, crate::types::CommitId)> {
-        let store = PgStore::open(location, options.max_idle_readers.max(2))?;
+        let store = std::sync::Arc::new(PgStore::open(location, options.max_idle_readers.max(2))?);
         let head = store.with_read(|_, head| Ok(head))? as crate::types::CommitId;
+        let (stop, wake) = std::sync::mpsc::channel();
         Ok((
             PgBackend {
                 store,
-                order: std::sync::Mutex::new(()),
+                order: std::sync::Arc::default(),
+                stop,
+                pending: std::sync::Mutex::new(Some(wake)),
             },
             head,
         ))
+    }
+
+    /// Starts the follower: commits other engines make reach `out`'s
+    /// subscribers as they are announced, and every few seconds regardless.
+    pub fn start_following(&self, out: super::Broadcaster) -> Result<()> {
+        let pending = self
+            .pending
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        let Some(wake) = pending else {
+            return Ok(());
+        };
+        follow::start(
+            std::sync::Arc::clone(&self.store),
+            std::sync::Arc::clone(&self.order),
+            out,
+            self.stop.clone(),
+            wake,
+        )
     }
 
     /// See `Substrate::commit_with`.
@@ -138,53 +177,17 @@ impl PgBackend {
                 Ok::<_, E>((commit, head))
             })?;
             // what other engines committed before this one goes out first
-            if let Err(e) = self.broadcast_upto(shared, head) {
+            if let Err(e) = follow::broadcast_upto(&self.store, &shared.out, head) {
                 tracing::warn!("commits other engines made could not be broadcast: {e}");
             }
-            let n = commit.id;
-            let _ = shared.events.send(std::sync::Arc::new(commit.clone()));
-            shared
-                .broadcast_upto
-                .store(n, std::sync::atomic::Ordering::Release);
+            shared.out.made(std::sync::Arc::new(commit.clone()));
             Ok(commit)
         })
     }
 
-    /// Broadcasts the commits after the last broadcast up to `head`.
-    fn broadcast_upto(
-        &self,
-        shared: &super::Shared,
-        head: crate::types::CommitId,
-    ) -> Result<usize> {
-        let upto = shared
-            .broadcast_upto
-            .load(std::sync::atomic::Ordering::Acquire);
-        if head <= upto {
-            return Ok(0);
-        }
-        let records = self
-            .store
-            .with_read(|tx, _| tx.records_between(upto as i64, head as i64))?;
-        shared.broadcast(&records, head)
-    }
-
     /// See `Substrate::follow`.
     pub fn follow(&self, shared: &super::Shared) -> Result<usize> {
-        off_worker(|| {
-            let head = self.store.with_read(|_, head| Ok(head))? as crate::types::CommitId;
-            if head
-                <= shared
-                    .broadcast_upto
-                    .load(std::sync::atomic::Ordering::Acquire)
-            {
-                return Ok(0);
-            }
-            let _order = self
-                .order
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            self.broadcast_upto(shared, head)
-        })
+        off_worker(|| follow::once(&self.store, &self.order, &shared.out))
     }
 
     /// See `Substrate::read`.

@@ -1,0 +1,135 @@
+//! Following other engines on the same server: each commit is announced
+//! (`NOTIFY`, the commit id only) inside its transaction; a dedicated
+//! connection `LISTEN`s (never one of the pool's), and a thread of the
+//! store's reads the commit log after the last commit broadcast here —
+//! when woken, after the listening connection comes back, and every few
+//! seconds regardless — so a dropped connection or a restarted server
+//! loses nothing a subscriber should have had.
+
+use super::PgStore;
+use super::conn::wait;
+use crate::error::Result;
+use crate::store::Broadcaster;
+use crate::types::CommitId;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// The log is read this often even when nothing was announced.
+const EVERY: Duration = Duration::from_secs(2);
+
+/// What wakes the follower.
+pub(crate) enum Wake {
+    /// A commit was announced (or the listening connection came back).
+    Commit,
+    /// The store is closing.
+    Stop,
+}
+
+/// Broadcasts the commits after the last broadcast up to `head`.
+pub(crate) fn broadcast_upto(store: &PgStore, out: &Broadcaster, head: CommitId) -> Result<usize> {
+    let upto = out.upto();
+    if head <= upto {
+        return Ok(0);
+    }
+    let records = store.with_read(|tx, _| tx.records_between(upto as i64, head as i64))?;
+    out.broadcast(&records, head)
+}
+
+/// Broadcasts what other engines committed since the last broadcast.
+pub(crate) fn once(store: &PgStore, order: &Mutex<()>, out: &Broadcaster) -> Result<usize> {
+    let head = store.with_read(|_, head| Ok(head))? as CommitId;
+    if head <= out.upto() {
+        return Ok(0);
+    }
+    let _order = order
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    broadcast_upto(store, out, head)
+}
+
+/// Starts the listening connection and the follower thread.
+pub(crate) fn start(
+    store: Arc<PgStore>,
+    order: Arc<Mutex<()>>,
+    out: Broadcaster,
+    wake_tx: Sender<Wake>,
+    wake: Receiver<Wake>,
+) -> Result<()> {
+    store.conns.listen(store.location.schema.clone(), wake_tx)?;
+    std::thread::Builder::new()
+        .name("substrate-follow".into())
+        .spawn(move || {
+            loop {
+                match wake.recv_timeout(EVERY) {
+                    Ok(Wake::Stop) | Err(RecvTimeoutError::Disconnected) => return,
+                    Ok(Wake::Commit) | Err(RecvTimeoutError::Timeout) => {}
+                }
+                // (several announcements at once: one read of the log)
+                while let Ok(next) = wake.try_recv() {
+                    if matches!(next, Wake::Stop) {
+                        return;
+                    }
+                }
+                if let Err(e) = once(&store, &order, &out) {
+                    tracing::debug!("following other engines failed (tried again): {e}");
+                }
+            }
+        })
+        .map_err(|e| {
+            crate::error::Error::Storage(format!("cannot start the follower thread: {e}"))
+        })?;
+    Ok(())
+}
+
+/// `LISTEN`s on `channel` over connections of its own made by `config`
+/// on `runtime`, waking `wake` at each announcement and after each
+/// reconnection; ends when `wake`'s receiver is gone.
+pub(crate) async fn listen(config: tokio_postgres::Config, channel: String, wake: Sender<Wake>) {
+    loop {
+        if let Ok((client, mut connection)) = config.connect(tokio_postgres::NoTls).await {
+            let (heard_tx, mut heard) = tokio::sync::mpsc::unbounded_channel::<()>();
+            let driver = tokio::spawn(async move {
+                loop {
+                    match std::future::poll_fn(|cx| connection.poll_message(cx)).await {
+                        Some(Ok(tokio_postgres::AsyncMessage::Notification(_))) => {
+                            if heard_tx.send(()).is_err() {
+                                return;
+                            }
+                        }
+                        Some(Ok(_)) => {}
+                        Some(Err(_)) | None => return,
+                    }
+                }
+            });
+            if client
+                .batch_execute(&format!("LISTEN \"{channel}\""))
+                .await
+                .is_ok()
+            {
+                // what was committed while not listening is read now
+                if wake.send(Wake::Commit).is_err() {
+                    return;
+                }
+                while heard.recv().await.is_some() {
+                    if wake.send(Wake::Commit).is_err() {
+                        return;
+                    }
+                }
+            }
+            driver.abort();
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// Announces commit `id` on `channel` inside the transaction `tx`
+/// (delivered when it commits, never when it rolls back).
+pub(crate) fn announce(
+    tx: &deadpool_postgres::Transaction<'_>,
+    channel: &str,
+    id: i64,
+) -> Result<()> {
+    wait(tx.execute("SELECT pg_notify($1, $2)", &[&channel, &id.to_string()]))?;
+    Ok(())
+}
