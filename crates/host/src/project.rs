@@ -150,6 +150,18 @@ impl Project {
     pub fn open(&self) -> Result<(Arc<Substrate>, bool)> {
         refuse_links(&self.root.join(DIR))?;
         let path = self.database();
+        if let Some(url) = named_store()? {
+            // a server the person named in their own environment: theirs
+            let schema = schema_of(&self.root);
+            let db = Substrate::open_postgres(&url, &schema, substrate_options(), &path)
+                .context("cannot open the project's substrate on PostgreSQL (HC_STORE)")?;
+            let changed = db
+                .init(crate::builtins::vocabulary())
+                .context("cannot bootstrap the substrate")?
+                .is_some();
+            let seeded = seed(&db).context("cannot bootstrap the substrate")?;
+            return Ok((Arc::new(db), changed || seeded));
+        }
         let fresh = std::fs::symlink_metadata(&path).is_err();
         let db = Substrate::open_with(&path, substrate_options())
             .with_context(|| format!("cannot open {}", path.display()))?;
@@ -163,6 +175,48 @@ impl Project {
         crate::origin::settle(&db, &path, fresh, head_before)?;
         Ok((Arc::new(db), changed || seeded))
     }
+}
+
+/// The PostgreSQL server the person names for their projects' substrates
+/// (`HC_STORE=postgres://…`), if any.
+fn named_store() -> Result<Option<String>> {
+    let Some(url) = std::env::var("HC_STORE")
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+    else {
+        return Ok(None);
+    };
+    if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+        bail!(
+            "HC_STORE is not a PostgreSQL URL (postgres://USER@HOST/DATABASE); unset it to keep \
+             the substrate in .hermitcrab/"
+        );
+    }
+    Ok(Some(url))
+}
+
+/// The schema a project's substrate takes on a server: its directory's
+/// name and a short hash of its path, so two projects never share one by
+/// accident (`?schema=NAME` in the URL names one instead).
+pub fn schema_of(root: &Path) -> String {
+    let canonical = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_owned());
+    let digest = ring::digest::digest(
+        &ring::digest::SHA256,
+        canonical.as_os_str().as_encoded_bytes(),
+    );
+    let hash: String = digest.as_ref()[..4]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let name: String = canonical
+        .file_name()
+        .map(|n| n.to_string_lossy().to_lowercase())
+        .unwrap_or_default()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .take(40)
+        .collect();
+    format!("hc_{name}_{hash}")
 }
 
 /// Commits the chunks made once (the constitution) that are missing;

@@ -24,6 +24,7 @@ mod memory;
 mod newcomer;
 mod permissions;
 mod plan;
+mod postgres;
 mod resume;
 mod safety;
 mod sdk;

@@ -190,11 +190,19 @@ impl Substrate {
 
     /// Opens (creating if needed) the substrate in schema `schema` (unless
     /// the URL names one: `?schema=NAME`) of the PostgreSQL server at
-    /// `url`, migrating it.
+    /// `url`, migrating it. `beside` stands for the database file in
+    /// [`path`](Self::path): what this machine keeps of its own beside the
+    /// store (its engines' leases) goes beside it.
     #[cfg(feature = "postgres")]
-    pub fn open_postgres(url: &str, schema: &str, options: Options) -> Result<Substrate> {
+    pub fn open_postgres(
+        url: &str,
+        schema: &str,
+        options: Options,
+        beside: &Path,
+    ) -> Result<Substrate> {
         let location = pg::conn::PgLocation::parse(url, schema)?;
-        let (backend, head) = pg::PgBackend::open(location, &options)?;
+        let (mut backend, head) = pg::PgBackend::open(location, &options)?;
+        backend.beside = beside.to_path_buf();
         let shared = Shared::new(options, head);
         backend.start_following(shared.out.clone())?;
         Ok(Substrate {
@@ -218,12 +226,22 @@ impl Substrate {
         }
     }
 
-    /// The database file (on PostgreSQL, an empty path: there is none).
+    /// The database file (on PostgreSQL, where the host said the file
+    /// would be: this machine's own state goes beside it).
     pub fn path(&self) -> &Path {
         match &self.backend {
             Backend::Sqlite(s) => s.path(),
             #[cfg(feature = "postgres")]
-            Backend::Postgres(_) => Path::new(""),
+            Backend::Postgres(p) => &p.beside,
+        }
+    }
+
+    /// Which backend and where, as a person reads it (no password).
+    pub fn location(&self) -> String {
+        match &self.backend {
+            Backend::Sqlite(s) => format!("sqlite {}", s.path().display()),
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(p) => format!("postgres {:?}", p.store.location),
         }
     }
 

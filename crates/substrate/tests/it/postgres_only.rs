@@ -51,8 +51,20 @@ fn heard(
 fn another_engines_commits_reach_subscribers_without_asking_even_after_a_dropped_connection() {
     let cluster = testkit::PgCluster::shared().unwrap();
     let name = schema("follow");
-    let ours = Substrate::open_postgres(&cluster.url, &name, Options::default()).unwrap();
-    let theirs = Substrate::open_postgres(&cluster.url, &name, Options::default()).unwrap();
+    let ours = Substrate::open_postgres(
+        &cluster.url,
+        &name,
+        Options::default(),
+        std::path::Path::new("/nonexistent/substrate.db"),
+    )
+    .unwrap();
+    let theirs = Substrate::open_postgres(
+        &cluster.url,
+        &name,
+        Options::default(),
+        std::path::Path::new("/nonexistent/substrate.db"),
+    )
+    .unwrap();
     let mut events = ours.subscribe();
     let mut seen = Vec::new();
     let a = commit(&theirs, "a");
@@ -99,7 +111,13 @@ fn a_server_that_is_down_at_start_is_a_clear_error_naming_it() {
     let mut cluster = testkit::PgCluster::start().unwrap();
     let url = cluster.tcp_url("postgres");
     cluster.stop();
-    let err = Substrate::open_postgres(&url, "down", Options::default()).unwrap_err();
+    let err = Substrate::open_postgres(
+        &url,
+        "down",
+        Options::default(),
+        std::path::Path::new("/nonexistent/substrate.db"),
+    )
+    .unwrap_err();
     let said = err.to_string();
     assert!(
         said.contains("cannot connect to PostgreSQL at") && said.contains("127.0.0.1"),
@@ -107,6 +125,12 @@ fn a_server_that_is_down_at_start_is_a_clear_error_naming_it() {
     );
     cluster.resume().unwrap();
     // nothing was half made: the schema opens fresh now
-    let db = Substrate::open_postgres(&url, "down", Options::default()).unwrap();
+    let db = Substrate::open_postgres(
+        &url,
+        "down",
+        Options::default(),
+        std::path::Path::new("/nonexistent/substrate.db"),
+    )
+    .unwrap();
     assert_eq!(db.head().unwrap(), 0);
 }

@@ -86,6 +86,8 @@ pub(crate) struct PgBackend {
     stop: std::sync::mpsc::Sender<follow::Wake>,
     /// The follower's wake channel, until it starts.
     pending: std::sync::Mutex<Option<std::sync::mpsc::Receiver<follow::Wake>>>,
+    /// Stands for the database file: this machine's own state goes beside.
+    pub beside: std::path::PathBuf,
 }
 
 impl Drop for PgBackend {
@@ -119,6 +121,7 @@ impl PgBackend {
                 order: std::sync::Arc::default(),
                 stop,
                 pending: std::sync::Mutex::new(Some(wake)),
+                beside: std::path::PathBuf::new(),
             },
             head,
         ))

@@ -145,8 +145,13 @@ pub mod postgres {
             std::process::id(),
             N.fetch_add(1, Ordering::SeqCst)
         );
-        let db =
-            Substrate::open_postgres(&cluster.url, &schema, substrate::Options::default()).unwrap();
+        let db = Substrate::open_postgres(
+            &cluster.url,
+            &schema,
+            substrate::Options::default(),
+            std::path::Path::new("/nonexistent/substrate.db"),
+        )
+        .unwrap();
         (tempfile::tempdir().unwrap(), db)
     }
 

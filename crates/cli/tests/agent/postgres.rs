@@ -1,0 +1,68 @@
+//! `hc` with its substrate on PostgreSQL (`HC_STORE`): a run with tools,
+//! its trace rebuilt from the server, nothing in the project's SQLite file.
+
+use crate::common::*;
+use serde_json::json;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn hc_run_keeps_its_record_on_postgres_when_hc_store_names_a_server() {
+    let cluster = testkit::PgCluster::shared().unwrap();
+    let s = Setup::new(json!({"turns": [
+        reply(json!([call("r1", "read", json!({"file_path": "a.txt"}))]), "tool_use"),
+        reply(json!([text("it says hello")]), "end_turn"),
+    ]}))
+    .await;
+    s.file("a.txt", "hello from the file\n");
+    let schema = format!("e2e_{}", std::process::id());
+    let store = format!("{}&schema={schema}", cluster.url);
+    let on_pg = |args: &[&str]| {
+        let mut command = s.hc(args);
+        command.env("HC_STORE", &store);
+        command
+    };
+    let ran = on_pg(&["run", "--allow", "read", "what does a.txt say?"])
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&ran.stderr);
+    assert!(ran.status.success(), "{stderr}");
+    assert!(String::from_utf8_lossy(&ran.stdout).contains("it says hello"));
+    assert!(
+        s.sessions().is_empty(),
+        "nothing went to .hermitcrab/substrate.db"
+    );
+    let sessions = on_pg(&["sessions", "--json"]).output().await.unwrap();
+    let listed: serde_json::Value = serde_json::from_slice(&sessions.stdout).unwrap();
+    assert_eq!(listed.as_array().map(Vec::len), Some(1), "{listed}");
+    // the second request, rebuilt from the server, carries the file
+    let rebuilt = on_pg(&["trace", "--request", "2"]).output().await.unwrap();
+    assert!(rebuilt.status.success(), "{rebuilt:?}");
+    let sent = s.sent();
+    assert_eq!(
+        rebuilt.stdout, sent[1],
+        "byte for byte what the model was sent"
+    );
+    let psql = std::process::Command::new("psql")
+        .args(["-X", "-A", "-t", "-h"])
+        .arg(&cluster.socket_dir)
+        .args([
+            "-p",
+            &cluster.port.to_string(),
+            "-U",
+            testkit::PG_USER,
+            "-d",
+            "postgres",
+            "-c",
+        ])
+        .arg(format!("SELECT count(*) FROM {schema}.commits"))
+        .output()
+        .unwrap();
+    let commits: u32 = String::from_utf8_lossy(&psql.stdout)
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(
+        commits > 5,
+        "the record is on the server: {commits} commits"
+    );
+}
