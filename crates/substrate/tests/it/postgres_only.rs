@@ -134,3 +134,113 @@ fn a_server_that_is_down_at_start_is_a_clear_error_naming_it() {
     .unwrap();
     assert_eq!(db.head().unwrap(), 0);
 }
+
+#[test]
+fn two_engines_committing_at_once_make_one_order_and_lose_nothing() {
+    let cluster = testkit::PgCluster::shared().unwrap();
+    let name = schema("race");
+    let open = || {
+        Substrate::open_postgres(
+            &cluster.url,
+            &name,
+            Options::default(),
+            std::path::Path::new("/nonexistent/substrate.db"),
+        )
+        .unwrap()
+    };
+    let (one, two) = (open(), open());
+    std::thread::scope(|scope| {
+        for (db, tag) in [(&one, "one"), (&two, "two")] {
+            for t in 0..2 {
+                scope.spawn(move || {
+                    for i in 0..15 {
+                        commit(db, &format!("{tag}-{t}-{i}"));
+                    }
+                });
+            }
+        }
+    });
+    let log = one
+        .scope(
+            &["commits_root"],
+            &substrate::ScopeOpts {
+                limit: Some(1000),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let mut ids: Vec<u64> = log
+        .chunks
+        .iter()
+        .map(|c| c.id.trim_start_matches("commit/").parse().unwrap())
+        .collect();
+    ids.sort_unstable();
+    assert_eq!(
+        ids,
+        (1..=60).collect::<Vec<u64>>(),
+        "every commit, no gap, none twice"
+    );
+    for c in &log.chunks {
+        let body = c.body_value();
+        let id = body["id"].as_u64().unwrap();
+        let parent = body["parent_id"].as_u64();
+        assert_eq!(
+            parent,
+            (id > 1).then(|| id - 1),
+            "each commit follows the one before"
+        );
+    }
+    let (_, all) = (
+        0,
+        one.scope::<&str>(&[], &substrate::ScopeOpts::default())
+            .unwrap(),
+    );
+    assert_eq!(all.total, 60);
+}
+
+#[test]
+fn a_missing_database_or_a_role_that_may_not_create_says_what_to_do() {
+    let cluster = testkit::PgCluster::shared().unwrap();
+    let missing = cluster.url.replace("/postgres?", "/nosuchdb?");
+    let beside = std::path::Path::new("/nonexistent/substrate.db");
+    let said = Substrate::open_postgres(&missing, "x", Options::default(), beside)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        said.contains("database \"nosuchdb\" does not exist") && said.contains("createdb"),
+        "{said}"
+    );
+    assert_eq!(said.lines().count(), 1, "one line: {said}");
+    let psql = |sql: &str| {
+        let out = std::process::Command::new("psql")
+            .args(["-X", "-q", "-h"])
+            .arg(&cluster.socket_dir)
+            .args([
+                "-p",
+                &cluster.port.to_string(),
+                "-U",
+                testkit::PG_USER,
+                "-d",
+                "postgres",
+                "-c",
+                sql,
+            ])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+    };
+    let role = format!("ro_{}", std::process::id());
+    psql(&format!(
+        "CREATE ROLE {role} LOGIN; REVOKE CREATE ON DATABASE postgres FROM PUBLIC"
+    ));
+    let as_reader = cluster
+        .url
+        .replace("postgres://hc@", &format!("postgres://{role}@"));
+    let said = Substrate::open_postgres(&as_reader, &schema("ro"), Options::default(), beside)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        said.contains("permission denied") && said.contains("GRANT CREATE ON DATABASE"),
+        "{said}"
+    );
+}

@@ -146,13 +146,42 @@ impl Connections {
         let got = wait(runtime.spawn(async move { pool.get().await }))
             .map_err(|e| Error::Storage(format!("the PostgreSQL runtime failed: {e}")))?;
         got.map_err(|e| {
+            let said = pool_error_text(&e);
+            let what_to_do = if said.contains("database") && said.contains("does not exist") {
+                "make it (createdb NAME, as a role that may) or name another in the store's URL"
+            } else if said.contains("password") || said.contains("authentication") {
+                "check the user and password (in the URL, or PGPASSWORD)"
+            } else {
+                "check that the server is up and the store's URL"
+            };
             Error::Storage(format!(
-                "cannot connect to PostgreSQL at {}: {e}; check that the server is up and the \
-                 store's URL",
+                "cannot connect to PostgreSQL at {}: {said}; {what_to_do}",
                 self.shown
             ))
         })
     }
+}
+
+/// What a pool's failure to give a connection says: the server's own
+/// words when it said any, else the error and its causes, on one line.
+fn pool_error_text(e: &deadpool_postgres::PoolError) -> String {
+    let text = match e {
+        deadpool_postgres::PoolError::Backend(err) => match err.as_db_error() {
+            Some(db) => db.message().to_owned(),
+            None => {
+                let mut text = err.to_string();
+                let mut source = std::error::Error::source(err);
+                while let Some(cause) = source {
+                    text.push_str(": ");
+                    text.push_str(&cause.to_string());
+                    source = cause.source();
+                }
+                text
+            }
+        },
+        other => other.to_string(),
+    };
+    text.replace('\n', " ")
 }
 
 impl Connections {

@@ -76,7 +76,19 @@ fn lock_key(schema: &str) -> i64 {
 pub(crate) fn migrate(client: &mut deadpool_postgres::Client, schema: &str) -> Result<()> {
     let tx = wait(client.transaction()).map_err(Error::from)?;
     wait(tx.execute("SELECT pg_advisory_xact_lock($1)", &[&lock_key(schema)]))?;
-    wait(tx.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {schema}")))?;
+    let who = wait(tx.query_one("SELECT current_database()::text, current_user::text", &[]))?;
+    let (database, role): (String, String) = (who.get(0), who.get(1));
+    wait(tx.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {schema}"))).map_err(|e| {
+        let denied = e.code() == Some(&tokio_postgres::error::SqlState::INSUFFICIENT_PRIVILEGE);
+        match denied {
+            true => Error::Storage(format!(
+                "the role `{role}` may not make the schema `{schema}` in the database \
+                 `{database}` (permission denied): GRANT CREATE ON DATABASE {database} TO {role}, \
+                 or have the schema made for it (CREATE SCHEMA {schema} AUTHORIZATION {role})"
+            )),
+            false => Error::from(e),
+        }
+    })?;
     let tables: Vec<String> = wait(tx.query(
         "SELECT table_name::text FROM information_schema.tables WHERE table_schema = $1",
         &[&schema],
