@@ -47,8 +47,12 @@ fn at_value(at: At) -> i64 {
 }
 
 impl PgTx<'_> {
+    /// `sql`'s rows; each statement is prepared once per connection (a
+    /// query by text alone would be parsed again each time: a round trip
+    /// more).
     fn rows(&self, sql: &str, params: &Params<'_>) -> Result<Vec<Row>> {
-        Ok(wait(self.tx.query(sql, params))?)
+        let statement = wait(self.tx.prepare_cached(sql))?;
+        Ok(wait(self.tx.query(&statement, params))?)
     }
 
     fn first(&self, sql: &str, params: &Params<'_>) -> Result<Option<Row>> {
@@ -56,7 +60,8 @@ impl PgTx<'_> {
     }
 
     fn run(&self, sql: &str, params: &Params<'_>) -> Result<u64> {
-        Ok(wait(self.tx.execute(sql, params))?)
+        let statement = wait(self.tx.prepare_cached(sql))?;
+        Ok(wait(self.tx.execute(&statement, params))?)
     }
 
     /// `sql` with the view's parameter appended when it is as of a commit.
