@@ -27,6 +27,7 @@ pub const SCRUB: &[&str] = &[
     "CLAUDE_CODE_MAX_RETRIES",
     "API_TIMEOUT_MS",
     "HC_STREAM_IDLE_TIMEOUT_MS",
+    "HC_STORE",
 ];
 
 pub struct Setup {
