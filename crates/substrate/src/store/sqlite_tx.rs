@@ -318,7 +318,7 @@ impl Tx for Connection {
         Ok(())
     }
 
-    fn text_changed(&self, key: i64) -> Result<()> {
+    fn text_changed(&self, key: i64, _now: Option<&VersionText<'_>>) -> Result<()> {
         super::text::queue(self, key)
     }
 

@@ -98,8 +98,9 @@ pub(crate) trait Tx {
         v: &VersionText<'_>,
         n: i64,
     ) -> Result<()>;
-    /// Notes that `key`'s text changed (indexed later, or at once).
-    fn text_changed(&self, key: i64) -> Result<()>;
+    /// Notes that `key`'s text changed (indexed later, or at once): `now`
+    /// its new version, none when the chunk was removed.
+    fn text_changed(&self, key: i64, now: Option<&VersionText<'_>>) -> Result<()>;
     /// A chunk's live placements, in the order they were made.
     fn live_placements(&self, chunk: &str) -> Result<Vec<Placement>>;
     /// The live placement's `seq`, or none when there is no such placement.
@@ -128,6 +129,11 @@ pub(crate) trait Tx {
     fn insert_commit(&self, commit: &Commit, record: &str) -> Result<()>;
     /// The records of the commits after `after` up to `upto`, in order.
     fn records_between(&self, after: i64, upto: i64) -> Result<Vec<String>>;
+    /// Tells other engines commit `id` is made, once it is (nothing to do
+    /// where they read the same file).
+    fn announce(&self, _id: i64) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// A placement ended by the removal of a chunk: chunk, scope, type, seq.

@@ -204,7 +204,7 @@ impl<'c> Apply<'c> {
         let key = self.tx.end_chunk(id, self.n as i64)?.ok_or_else(|| {
             Error::NotFound(format!("cannot remove chunk `{id}`: it does not exist"))
         })?;
-        self.queue_text(key)?;
+        self.queue_text(key, None)?;
         let ended: Vec<PlacementChange> = self
             .tx
             .end_placements_touching(id, self.n as i64)?
@@ -303,13 +303,13 @@ impl<'c> Apply<'c> {
                 self.insert_version(id, old.key, v)?;
             }
             if text_changed {
-                self.queue_text(old.key)?;
+                self.queue_text(old.key, Some(v))?;
             }
             return Ok(());
         }
         let key = self.next_vid;
         self.insert_version(id, key, v)?;
-        self.queue_text(key)
+        self.queue_text(key, Some(v))
     }
 
     fn insert_version(&mut self, id: &str, key: i64, v: &VersionText<'_>) -> Result<()> {
@@ -319,10 +319,10 @@ impl<'c> Apply<'c> {
     }
 
     /// Queues `key`'s text for the index (`text.rs`): indexed after the
-    /// commit, off its path.
-    fn queue_text(&mut self, key: i64) -> Result<()> {
+    /// commit, off its path (`now`: its new version, none when removed).
+    fn queue_text(&mut self, key: i64, now: Option<&VersionText<'_>>) -> Result<()> {
         self.text_queued.push(key);
-        self.tx.text_changed(key)
+        self.tx.text_changed(key, now)
     }
 
     /// Brings the placements column of every chunk whose placements changed

@@ -138,13 +138,14 @@ impl Connections {
     /// A connection from the pool (made on the store's runtime when none
     /// is idle).
     pub fn get(&self) -> Result<deadpool_postgres::Object> {
-        let pool = self.pool.clone();
         let runtime = self
             .runtime
             .as_ref()
             .ok_or_else(|| Error::Storage("the PostgreSQL store is closed".into()))?;
-        let got = wait(runtime.spawn(async move { pool.get().await }))
-            .map_err(|e| Error::Storage(format!("the PostgreSQL runtime failed: {e}")))?;
+        // in the store's runtime's context: a connection made now is
+        // spawned there (an idle one is taken with no hop at all)
+        let _context = runtime.enter();
+        let got = wait(self.pool.get());
         got.map_err(|e| {
             let said = pool_error_text(&e);
             let what_to_do = if said.contains("database") && said.contains("does not exist") {

@@ -7,7 +7,6 @@
 //! loses nothing a subscriber should have had.
 
 use super::PgStore;
-use super::conn::wait;
 use crate::error::Result;
 use crate::store::Broadcaster;
 use crate::types::CommitId;
@@ -121,15 +120,4 @@ pub(crate) async fn listen(config: tokio_postgres::Config, channel: String, wake
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
-}
-
-/// Announces commit `id` on `channel` inside the transaction `tx`
-/// (delivered when it commits, never when it rolls back).
-pub(crate) fn announce(
-    tx: &deadpool_postgres::Transaction<'_>,
-    channel: &str,
-    id: i64,
-) -> Result<()> {
-    wait(tx.execute("SELECT pg_notify($1, $2)", &[&channel, &id.to_string()]))?;
-    Ok(())
 }

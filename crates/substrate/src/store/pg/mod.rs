@@ -46,7 +46,10 @@ impl PgStore {
                 .read_only(true)
                 .start(),
         )?;
-        let tx = PgTx { tx };
+        let tx = PgTx {
+            tx,
+            channel: &self.location.schema,
+        };
         let head = super::tx::Tx::head(&tx)?;
         let out = f(&tx, head)?;
         wait(tx.tx.commit())?;
@@ -63,14 +66,12 @@ impl PgStore {
         let tx = wait(client.transaction()).map_err(crate::error::Error::from)?;
         wait(tx.batch_execute("LOCK TABLE commits IN EXCLUSIVE MODE"))
             .map_err(crate::error::Error::from)?;
-        let tx = PgTx { tx };
+        let tx = PgTx {
+            tx,
+            channel: &self.location.schema,
+        };
         let head = super::tx::Tx::head(&tx)?;
         let out = f(&tx, head)?;
-        // every engine listening hears of the commit once it is durable
-        let now = super::tx::Tx::head(&tx)?;
-        if now > head {
-            follow::announce(&tx.tx, &self.location.schema, now)?;
-        }
         wait(tx.tx.commit()).map_err(crate::error::Error::from)?;
         Ok(out)
     }
@@ -177,6 +178,8 @@ impl PgBackend {
                     crate::error::Error::Storage(format!("cannot encode commit record: {e}"))
                 })?;
                 tx.insert_commit(&commit, &record)?;
+                // every engine listening hears of it once it is durable
+                tx.announce(n as i64)?;
                 Ok::<_, E>((commit, head))
             })?;
             // what other engines committed before this one goes out first

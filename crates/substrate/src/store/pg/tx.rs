@@ -15,6 +15,8 @@ use tokio_postgres::types::ToSql;
 /// One transaction on the server.
 pub(crate) struct PgTx<'a> {
     pub tx: deadpool_postgres::Transaction<'a>,
+    /// Where commits are announced (the schema's name).
+    pub channel: &'a str,
 }
 
 type Params<'p> = Vec<&'p (dyn ToSql + Sync)>;
@@ -424,20 +426,19 @@ impl Tx for PgTx<'_> {
         Ok(())
     }
 
-    fn text_changed(&self, key: i64) -> Result<()> {
-        let current = self.first(
-            "SELECT name, body FROM chunks WHERE key = $1 AND ended IS NULL",
-            &vec![&key],
-        )?;
-        self.run("DELETE FROM chunk_text WHERE key = $1", &vec![&key])?;
-        if let Some(r) = current {
-            let name: Option<String> = r.get(0);
-            let body: String = r.get(1);
-            let text = text_of(name.as_deref(), &body);
-            self.run(
-                "INSERT INTO chunk_text (key, text) VALUES ($1, $2)",
-                &vec![&key, &text],
-            )?;
+    fn text_changed(&self, key: i64, now: Option<&VersionText<'_>>) -> Result<()> {
+        match now {
+            Some(v) => {
+                let text = text_of(v.name.as_deref(), v.body);
+                self.run(
+                    "INSERT INTO chunk_text (key, text) VALUES ($1, $2) \
+                     ON CONFLICT (key) DO UPDATE SET text = EXCLUDED.text",
+                    &vec![&key, &text],
+                )?;
+            }
+            None => {
+                self.run("DELETE FROM chunk_text WHERE key = $1", &vec![&key])?;
+            }
         }
         Ok(())
     }
@@ -552,6 +553,14 @@ impl Tx for PgTx<'_> {
                 &commit.dispatch_id,
                 &record,
             ],
+        )?;
+        Ok(())
+    }
+
+    fn announce(&self, id: i64) -> Result<()> {
+        self.run(
+            "SELECT pg_notify($1, $2)",
+            &vec![&self.channel, &id.to_string()],
         )?;
         Ok(())
     }
