@@ -112,6 +112,14 @@ pub enum Command {
         #[command(subcommand)]
         command: McpCommand,
     },
+    /// The substrate: which backend, where, how big (`hc store info`).
+    #[command(
+        after_help = "Example:\n  hc store info          # sqlite .hermitcrab/substrate.db, or the server HC_STORE names"
+    )]
+    Store {
+        #[command(subcommand)]
+        command: StoreCommand,
+    },
     /// Memory: facts and rules every later session is given (this project's and yours).
     #[command(after_help = MEMORY_HELP)]
     Memory {
@@ -196,6 +204,7 @@ impl Command {
                 | Command::Programs { .. }
                 | Command::Commit { .. }
                 | Command::Blocks { .. }
+                | Command::Store { .. }
         )
     }
 }
@@ -283,6 +292,18 @@ const MCP_HELP: &str = "Examples:
   hc mcp list
   hc mcp get github --json
   hc mcp remove github";
+
+/// `hc store`'s commands.
+#[derive(clap::Subcommand)]
+pub enum StoreCommand {
+    /// Which backend, where (no password), its schema version, its latest
+    /// commit, how many bytes it takes.
+    Info {
+        /// As JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
 
 /// `hc mcp`'s commands.
 #[derive(clap::Subcommand)]

@@ -126,6 +126,9 @@ fn main() -> ExitCode {
         Command::Programs { json } => inspect::programs(json),
         Command::Commit { file } => inspect::commit(file.as_deref()),
         Command::Mcp { command } => mcp(command),
+        Command::Store { command } => match command {
+            args::StoreCommand::Info { json } => crate::cmd::store::info(json),
+        },
         Command::Memory { command } => memory::memory(command),
         Command::Blocks { command, flags } => blocks::blocks(command, flags),
         Command::Config {

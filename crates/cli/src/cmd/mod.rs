@@ -10,5 +10,6 @@ pub mod config;
 pub mod inspect;
 pub mod mcp;
 pub mod memory;
+pub mod store;
 pub mod trace;
 pub mod tree;

@@ -14,7 +14,10 @@ async fn hc_run_keeps_its_record_on_postgres_when_hc_store_names_a_server() {
     .await;
     s.file("a.txt", "hello from the file\n");
     let schema = format!("e2e_{}", std::process::id());
-    let store = format!("{}&schema={schema}", cluster.url);
+    // (the cluster trusts every connection: the password is only to be
+    // kept out of everything hc says)
+    let store = format!("{}&schema={schema}", cluster.url)
+        .replace("postgres://hc@", "postgres://hc:sekrit@");
     let on_pg = |args: &[&str]| {
         let mut command = s.hc(args);
         command.env("HC_STORE", &store);
@@ -64,5 +67,25 @@ async fn hc_run_keeps_its_record_on_postgres_when_hc_store_names_a_server() {
     assert!(
         commits > 5,
         "the record is on the server: {commits} commits"
+    );
+    let info = on_pg(&["store", "info", "--json"]).output().await.unwrap();
+    let shown = String::from_utf8_lossy(&info.stdout).into_owned();
+    assert!(info.status.success(), "{info:?}");
+    let info: serde_json::Value = serde_json::from_str(&shown).unwrap();
+    assert_eq!(info["backend"], "postgres", "{info}");
+    assert!(
+        info["location"].as_str().unwrap().contains(&schema),
+        "{info}"
+    );
+    assert!(info["head"].as_u64().unwrap() as u32 == commits, "{info}");
+    assert!(info["bytes"].as_u64().unwrap() > 0, "{info}");
+    for said in [&shown, &stderr.to_string()] {
+        assert!(!said.contains("sekrit"), "no password shown: {said}");
+    }
+    let local = s.hc(&["store", "info"]).output().await.unwrap();
+    let local = String::from_utf8_lossy(&local.stdout);
+    assert!(
+        local.contains("backend: sqlite") && local.contains("substrate.db"),
+        "{local}"
     );
 }

@@ -95,6 +95,23 @@ enum Backend {
     Postgres(pg::PgBackend),
 }
 
+/// What [`Substrate::info`] says.
+#[derive(Clone, Debug, serde::Serialize)]
+#[non_exhaustive]
+pub struct StoreInfo {
+    /// `sqlite` or `postgres`.
+    pub backend: String,
+    /// The file, or the server (no password) and schema.
+    pub location: String,
+    /// The version of its tables.
+    pub schema_version: i64,
+    /// The latest commit.
+    pub head: CommitId,
+    /// Bytes it takes (the file and its log; the schema's tables and
+    /// indexes).
+    pub bytes: u64,
+}
+
 /// What every backend shares: the options, the broadcast of commits, the
 /// version cache.
 pub(crate) struct Shared {
@@ -233,6 +250,38 @@ impl Substrate {
             Backend::Sqlite(s) => s.path(),
             #[cfg(feature = "postgres")]
             Backend::Postgres(p) => &p.beside,
+        }
+    }
+
+    /// What and where the store is, how big, its schema version.
+    pub fn info(&self) -> Result<StoreInfo> {
+        let head = self.head()?;
+        match &self.backend {
+            Backend::Sqlite(s) => {
+                let bytes = ["", "-wal"]
+                    .iter()
+                    .filter_map(|suffix| {
+                        let mut name = s.path().as_os_str().to_owned();
+                        name.push(suffix);
+                        std::fs::metadata(name).ok().map(|m| m.len())
+                    })
+                    .sum();
+                Ok(StoreInfo {
+                    backend: "sqlite".into(),
+                    location: s.path().display().to_string(),
+                    schema_version: SCHEMA_VERSION as i64,
+                    head,
+                    bytes,
+                })
+            }
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(p) => Ok(StoreInfo {
+                backend: "postgres".into(),
+                location: format!("{:?}", p.store.location),
+                schema_version: pg::schema_version(),
+                head,
+                bytes: p.store.bytes()?,
+            }),
         }
     }
 

@@ -77,6 +77,26 @@ impl PgStore {
     }
 }
 
+/// The version of the tables this build makes.
+pub(crate) fn schema_version() -> i64 {
+    schema::VERSION
+}
+
+impl PgStore {
+    /// The bytes the schema's tables and their indexes take.
+    pub fn bytes(&self) -> Result<u64> {
+        self.with_read(|_, _| Ok(()))?;
+        let client = self.conns.get()?;
+        let row = wait(client.query_one(
+            "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint FROM pg_class c \
+             JOIN pg_namespace n ON n.oid = c.relnamespace \
+             WHERE n.nspname = $1 AND c.relkind = 'r'",
+            &[&self.location.schema],
+        ))?;
+        Ok(row.get::<_, i64>(0).max(0) as u64)
+    }
+}
+
 /// The substrate on PostgreSQL, as `Substrate` holds it.
 pub(crate) struct PgBackend {
     pub store: std::sync::Arc<PgStore>,
