@@ -108,7 +108,7 @@ mod render;
 mod script;
 mod server;
 
-pub use postgres::{PG_USER, PgCluster, PgError, SharedCluster};
+pub use postgres::{PG_PASSWORD, PG_USER, PgCluster, PgError, SharedCluster};
 pub use script::{ErrorReply, Fault, Pace, Reply, Script, ScriptError, Turn, error_type_for};
 pub use server::{FakeModel, RecordedRequest};
 

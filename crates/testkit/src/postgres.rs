@@ -9,8 +9,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// The superuser the tests connect as.
+/// The superuser the tests connect as (trusted on the Unix socket).
 pub const PG_USER: &str = "hc";
+
+/// Its password, asked for over TCP (`scram-sha-256`).
+pub const PG_PASSWORD: &str = "hc-test-password";
 
 /// A running cluster.
 pub struct PgCluster {
@@ -59,14 +62,22 @@ impl PgCluster {
             run(Command::new("chown").args(["-R", "nobody"]).arg(dir.path()))?;
         }
         let data = dir.path().join("data");
+        let pwfile = dir.path().join("pwfile");
+        std::fs::write(&pwfile, PG_PASSWORD)
+            .map_err(|e| PgError(format!("cannot write {}: {e}", pwfile.display())))?;
+        if as_nobody {
+            run(Command::new("chown").arg("nobody").arg(&pwfile))?;
+        }
         let mut initdb = Self::command_as(as_nobody, &bin.join("initdb"));
         initdb
             .arg("-D")
             .arg(&data)
+            .arg(format!("--pwfile={}", pwfile.display()))
             .args([
                 "-U",
                 PG_USER,
-                "--auth=trust",
+                "--auth-local=trust",
+                "--auth-host=scram-sha-256",
                 "-E",
                 "UTF8",
                 "--locale=C.UTF-8",
@@ -159,9 +170,12 @@ impl PgCluster {
         )
     }
 
-    /// A URL for `database` over TCP on 127.0.0.1.
+    /// A URL for `database` over TCP on 127.0.0.1, with the password.
     pub fn tcp_url(&self, database: &str) -> String {
-        format!("postgres://{PG_USER}@127.0.0.1:{}/{database}", self.port)
+        format!(
+            "postgres://{PG_USER}:{PG_PASSWORD}@127.0.0.1:{}/{database}",
+            self.port
+        )
     }
 
     /// Runs `sql` with `psql` on `database` (for setting up what a test

@@ -89,3 +89,54 @@ async fn hc_run_keeps_its_record_on_postgres_when_hc_store_names_a_server() {
         "{local}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_password_comes_from_pgpassword_or_pgpass_and_a_wrong_one_is_one_line() {
+    let cluster = testkit::PgCluster::shared().unwrap();
+    let s = Setup::new(json!({"turns": [reply(json!([text("unused")]), "end_turn")]})).await;
+    let port = cluster.port;
+    let bare = format!(
+        "postgres://{}@127.0.0.1:{port}/postgres?schema=pw_{}",
+        testkit::PG_USER,
+        std::process::id()
+    );
+    let info = |env: Vec<(&str, String)>| {
+        let mut command = s.hc(&["store", "info"]);
+        command.env("HC_STORE", &bare).env_remove("PGPASSWORD");
+        for (k, v) in env {
+            command.env(k, v);
+        }
+        command.output()
+    };
+    let wrong = info(vec![("PGPASSWORD", "not-it".into())]).await.unwrap();
+    let said = String::from_utf8_lossy(&wrong.stderr).into_owned();
+    assert!(!wrong.status.success());
+    assert!(
+        said.contains("password authentication failed")
+            && said.contains("check the user and password"),
+        "{said}"
+    );
+    assert_eq!(said.trim().lines().count(), 1, "one line: {said}");
+    let right = info(vec![("PGPASSWORD", testkit::PG_PASSWORD.into())])
+        .await
+        .unwrap();
+    assert!(right.status.success(), "{right:?}");
+    let home = s.root.join(".pg-home");
+    std::fs::create_dir_all(&home).unwrap();
+    let pgpass = home.join(".pgpass");
+    std::fs::write(
+        &pgpass,
+        format!(
+            "127.0.0.1:{port}:*:{}:{}\n",
+            testkit::PG_USER,
+            testkit::PG_PASSWORD
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&pgpass, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let from_file = info(vec![("HOME", home.display().to_string())])
+        .await
+        .unwrap();
+    assert!(from_file.status.success(), "{from_file:?}");
+}

@@ -11,7 +11,10 @@ fn a_cluster_starts_answers_restarts_and_is_removed() {
     pg.psql("kept", "CREATE TABLE t (n int); INSERT INTO t VALUES (7)")
         .unwrap();
     assert!(pg.url("kept").contains(&format!("port={}", pg.port())));
-    assert!(pg.tcp_url("kept").starts_with("postgres://hc@127.0.0.1:"));
+    assert!(pg.tcp_url("kept").starts_with(&format!(
+        "postgres://hc:{}@127.0.0.1:",
+        testkit::PG_PASSWORD
+    )));
     pg.stop();
     assert!(pg.psql("kept", "SELECT 1").is_err(), "stopped");
     pg.resume().unwrap();

@@ -86,6 +86,72 @@ pub(crate) fn shown_url(url: &str) -> String {
     }
 }
 
+/// The password libpq would send for `config` when its URL has none:
+/// `PGPASSWORD`, else the first matching line of `PGPASSFILE` or
+/// `~/.pgpass` (`host:port:database:user:password`, `*` matching
+/// anything; a file others may read is ignored, as libpq does).
+fn password_for(config: &tokio_postgres::Config) -> Option<String> {
+    if let Some(password) = std::env::var("PGPASSWORD").ok().filter(|p| !p.is_empty()) {
+        return Some(password);
+    }
+    let file = std::env::var_os("PGPASSFILE")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".pgpass")))?;
+    use std::os::unix::fs::PermissionsExt as _;
+    if std::fs::metadata(&file).ok()?.permissions().mode() & 0o077 != 0 {
+        return None;
+    }
+    let host = match config.get_hosts().first() {
+        Some(tokio_postgres::config::Host::Tcp(host)) => host.clone(),
+        _ => "localhost".to_owned(),
+    };
+    let port = config
+        .get_ports()
+        .first()
+        .copied()
+        .unwrap_or(5432)
+        .to_string();
+    let user = config.get_user().unwrap_or_default().to_owned();
+    let database = config
+        .get_dbname()
+        .map_or_else(|| user.clone(), str::to_owned);
+    let wanted = [host, port, database, user];
+    std::fs::read_to_string(file)
+        .ok()?
+        .lines()
+        .find_map(|line| {
+            let fields = pgpass_fields(line);
+            let matches = fields.len() == 5
+                && fields[..4]
+                    .iter()
+                    .zip(&wanted)
+                    .all(|(field, want)| field == "*" || field == want);
+            matches.then(|| fields[4].clone())
+        })
+}
+
+/// A `.pgpass` line's fields (`\:` and `\\` escaped).
+fn pgpass_fields(line: &str) -> Vec<String> {
+    let mut fields = vec![String::new()];
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                if let (Some(next), Some(field)) = (chars.next(), fields.last_mut()) {
+                    field.push(next);
+                }
+            }
+            ':' => fields.push(String::new()),
+            c => {
+                if let Some(field) = fields.last_mut() {
+                    field.push(c);
+                }
+            }
+        }
+    }
+    fields
+}
+
 /// A pool of connections to one schema, and the runtime driving them.
 pub(crate) struct Connections {
     runtime: Option<tokio::runtime::Runtime>,
@@ -106,6 +172,11 @@ impl Connections {
             ))
         })?;
         config.options(format!("-c search_path={}", at.schema));
+        if config.get_password().is_none()
+            && let Some(password) = password_for(&config)
+        {
+            config.password(password);
+        }
         if config.get_application_name().is_none() {
             config.application_name("hermitcrab");
         }
@@ -151,7 +222,7 @@ impl Connections {
             let what_to_do = if said.contains("database") && said.contains("does not exist") {
                 "make it (createdb NAME, as a role that may) or name another in the store's URL"
             } else if said.contains("password") || said.contains("authentication") {
-                "check the user and password (in the URL, or PGPASSWORD)"
+                "check the user and password (in the URL, PGPASSWORD or ~/.pgpass)"
             } else {
                 "check that the server is up and the store's URL"
             };
@@ -235,6 +306,14 @@ mod tests {
                 .unwrap()
                 .schema,
             "p_2"
+        );
+    }
+
+    #[test]
+    fn a_pgpass_line_reads_as_libpq_reads_it() {
+        assert_eq!(
+            pgpass_fields(r"db\:1:5432:*:me:pa\:ss\\w"),
+            ["db:1", "5432", "*", "me", r"pa:ss\w"]
         );
     }
 
