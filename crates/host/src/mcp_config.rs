@@ -188,16 +188,7 @@ fn cache_env(dir: &std::path::Path) -> Vec<(String, String)> {
 pub fn cache_dir(root: &std::path::Path, name: &str) -> Result<std::path::PathBuf> {
     let base = crate::config::xdg_dir("XDG_CACHE_HOME", ".cache")
         .context("cannot find your cache directory: set HOME or XDG_CACHE_HOME")?;
-    let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_owned());
-    let digest = ring::digest::digest(&ring::digest::SHA256, root.as_os_str().as_encoded_bytes());
-    let hash: String = digest.as_ref()[..6]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    let project = root
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let (project, hash) = crate::project::named_key(root, 6);
     let dir = base
         .join("mcp")
         .join(format!("{project}-{hash}"))

@@ -150,29 +150,36 @@ impl Project {
     pub fn open(&self) -> Result<(Arc<Substrate>, bool)> {
         refuse_links(&self.root.join(DIR))?;
         let path = self.database();
-        if let Some(url) = named_store()? {
-            // a server the person named in their own environment: theirs
-            let schema = schema_of(&self.root);
-            let db = Substrate::open_postgres(&url, &schema, substrate_options(), &path)
+        // a server the person named in their own environment is theirs;
+        // a file's origin is settled (below)
+        let (db, fresh) = match named_store()? {
+            Some(url) => {
+                let db = Substrate::open_postgres(
+                    &url,
+                    &schema_of(&self.root),
+                    substrate_options(),
+                    &path,
+                )
                 .context("cannot open the project's substrate on PostgreSQL (HC_STORE)")?;
-            let changed = db
-                .init(crate::builtins::vocabulary())
-                .context("cannot bootstrap the substrate")?
-                .is_some();
-            let seeded = seed(&db).context("cannot bootstrap the substrate")?;
-            return Ok((Arc::new(db), changed || seeded));
-        }
-        let fresh = std::fs::symlink_metadata(&path).is_err();
-        let db = Substrate::open_with(&path, substrate_options())
-            .with_context(|| format!("cannot open {}", path.display()))?;
-        keep_private(&path);
+                (db, None)
+            }
+            None => {
+                let fresh = std::fs::symlink_metadata(&path).is_err();
+                let db = Substrate::open_with(&path, substrate_options())
+                    .with_context(|| format!("cannot open {}", path.display()))?;
+                keep_private(&path);
+                (db, Some(fresh))
+            }
+        };
         let head_before = db.head().context("cannot read the substrate")?;
         let changed = db
             .init(crate::builtins::vocabulary())
             .context("cannot bootstrap the substrate")?
             .is_some();
         let seeded = seed(&db).context("cannot bootstrap the substrate")?;
-        crate::origin::settle(&db, &path, fresh, head_before)?;
+        if let Some(fresh) = fresh {
+            crate::origin::settle(&db, &path, fresh, head_before)?;
+        }
         Ok((Arc::new(db), changed || seeded))
     }
 }
@@ -199,24 +206,34 @@ fn named_store() -> Result<Option<String>> {
 /// name and a short hash of its path, so two projects never share one by
 /// accident (`?schema=NAME` in the URL names one instead).
 pub fn schema_of(root: &Path) -> String {
-    let canonical = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_owned());
-    let digest = ring::digest::digest(
-        &ring::digest::SHA256,
-        canonical.as_os_str().as_encoded_bytes(),
-    );
-    let hash: String = digest.as_ref()[..4]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    let name: String = canonical
-        .file_name()
-        .map(|n| n.to_string_lossy().to_lowercase())
-        .unwrap_or_default()
+    let (name, hash) = named_key(root, 4);
+    let name: String = name
+        .to_lowercase()
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
         .take(40)
         .collect();
     format!("hc_{name}_{hash}")
+}
+
+/// A project's directory name and the first `bytes` of the SHA-256 of its
+/// canonical path, in hex: what names what is the project's elsewhere
+/// (its schema on a server, its MCP servers' caches).
+pub fn named_key(root: &Path, bytes: usize) -> (String, String) {
+    let canonical = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_owned());
+    let digest = ring::digest::digest(
+        &ring::digest::SHA256,
+        canonical.as_os_str().as_encoded_bytes(),
+    );
+    let hash = digest.as_ref()[..bytes.min(32)]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let name = canonical
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    (name, hash)
 }
 
 /// Commits the chunks made once (the constitution) that are missing;

@@ -192,3 +192,29 @@ pub fn for_choice(
         Choice::Resume(id) => resolve(engine.db(), id).map_err(|e| exit(2, format!("{e:#}")))?,
     })
 }
+
+/// Whether processes' engines are gone, each engine judged once.
+pub struct Gone<'a> {
+    db: &'a Substrate,
+    judged: std::collections::HashMap<Option<String>, bool>,
+}
+
+impl<'a> Gone<'a> {
+    /// Judges against `db`'s engines.
+    pub fn new(db: &'a Substrate) -> Gone<'a> {
+        Gone {
+            db,
+            judged: std::collections::HashMap::new(),
+        }
+    }
+
+    /// Whether `process` is marked running by an engine that is gone.
+    pub fn judge(&mut self, process: &protocol::process::ProcessBody) -> bool {
+        if process.status.ended() {
+            return false;
+        }
+        let db = self.db;
+        *(self.judged.entry(process.engine.clone()))
+            .or_insert_with(|| engine::engine_gone(db, process.engine.as_deref()))
+    }
+}

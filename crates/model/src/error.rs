@@ -4,6 +4,9 @@
 use std::fmt;
 use std::time::Duration;
 
+/// The phase of a [`ModelError::Timeout`] for a streamed reply gone silent.
+pub(crate) const STALLED: &str = "waiting for the next piece of the streamed reply (it stalled)";
+
 /// A failed model call.
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {
@@ -98,6 +101,11 @@ impl ModelError {
             | ModelError::Protocol { request_id, .. } => request_id.as_deref(),
             _ => None,
         }
+    }
+
+    /// Whether a streamed reply went silent past the stall limit.
+    pub fn is_stall(&self) -> bool {
+        matches!(self, ModelError::Timeout { phase, .. } if *phase == STALLED)
     }
 
     /// Whether the prompt no longer fits the context window (compact, then

@@ -191,7 +191,7 @@ impl Transport {
         Failure {
             error: ModelError::Timeout {
                 url: url.to_owned(),
-                phase: "waiting for the next piece of the streamed reply (it stalled)",
+                phase: crate::error::STALLED,
                 after: self.config.stall_limit,
             },
             retryable: true,

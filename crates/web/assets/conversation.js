@@ -37,7 +37,8 @@ export async function openSession(id) {
 // One read and draw after another, as the changes came (each awaits reads:
 // run side by side, a later commit's chunk could be drawn first).
 let queue = Promise.resolve();
-const inOrder = (step) => (queue = queue.then(step).catch(() => {}));
+// (a step that fails is said, and the next still runs)
+const inOrder = (step) => (queue = queue.then(step).catch((e) => console.error(e)));
 
 async function onSessionEvent(event, session) {
   if (session !== state.session) return;
@@ -62,13 +63,13 @@ async function onSessionEvent(event, session) {
 function homeOf(chunk, session) {
   const on = chunk.placements.filter((p) => p.type === "instance");
   if (on.some((p) => p.scope === session)) return session;
-  const sub = on.find((p) => p.scope.startsWith("p_") && document.querySelector(`[data-child-session="${p.scope}"]`));
+  const sub = on.find((p) => p.scope.startsWith("p_") && document.querySelector(`[data-child-session="${CSS.escape(p.scope)}"]`));
   return sub ? sub.scope : null;
 }
 
 function containerOf(home) {
   if (home === state.session) return $("#conversation");
-  return document.querySelector(`[data-child-session="${home}"] > .children`);
+  return document.querySelector(`[data-child-session="${CSS.escape(home)}"] > .children`);
 }
 
 export function render(chunk, session) {
@@ -111,7 +112,7 @@ function renderAnswer(box, chunk, b) {
     streamed.classList.remove("streaming");
     streamed.dataset.id = chunk.id;
     streamed.querySelector(".text").replaceChildren(markdown(b.text));
-  } else if (!document.querySelector(`[data-id="${chunk.id}"]`)) {
+  } else if (!document.querySelector(`[data-id="${CSS.escape(chunk.id)}"]`)) {
     place(box, el("div", { class: "item answer", "data-id": chunk.id }, el("div", { class: "text md" }, markdown(b.text))));
   }
 }
@@ -201,7 +202,7 @@ engine.onNotification((m) => {
     let node = state.streams.get(m.process);
     if (!node) {
       // a sub-agent's under its call; another session's run is not drawn here
-      const nested = document.querySelector(`[data-child-session="${m.process}"] > .children`);
+      const nested = document.querySelector(`[data-child-session="${CSS.escape(m.process)}"] > .children`);
       const run = state.running.get(m.process);
       if (!nested && (!state.session || (run && run.session && run.session !== state.session))) return;
       const mine = nested || $("#conversation");

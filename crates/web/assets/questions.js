@@ -74,7 +74,7 @@ function who(by, how) {
 // The question drawn as answered: its controls gone, the answer taken and who gave it.
 function settle(request, b, how) {
   const q = state.asked.get(request);
-  const node = q ? q.node : document.querySelector(`[data-request="${request}"]`);
+  const node = q ? q.node : document.querySelector(`[data-request="${CSS.escape(request)}"]`);
   if (!node || node.classList.contains("answered")) return;
   node.classList.remove("answering", "unanswered");
   node.classList.add("answered");

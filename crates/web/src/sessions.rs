@@ -79,8 +79,14 @@ pub fn rows(db: &Substrate) -> anyhow::Result<Vec<SessionRow>> {
     // every agent process, sub-agents too: where it runs, to find the
     // session a question asked from a sub-agent belongs to
     let mut agents = Agents::default();
+    let mut gone = hc_host::sessions::Gone::new(db);
     for run in &runs {
-        let body = RunBody::parse(&run.body_value());
+        let mut body = RunBody::parse(&run.body_value());
+        if gone.judge(&body.process) {
+            // as `hc sessions` says it, and the next engine will record it
+            body.process.status = protocol::process::ProcessStatus::Failed;
+            body.process.error = Some("hc was killed".into());
+        }
         let on = placed_on(run, "s_").or_else(|| placed_on(run, "p_"));
         if let Some(on) = on {
             agents.parent.insert(run.id.as_str(), on);

@@ -73,6 +73,10 @@ pub enum Notice {
     Status {
         /// In words.
         text: String,
+        /// A wait for a person (a permission, a question, a plan): over
+        /// once answered, so a terminal says it on its progress line only.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        waiting: bool,
     },
     /// The text streamed since the last answer is void: the stream broke
     /// and the call is made again.

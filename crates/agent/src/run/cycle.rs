@@ -457,7 +457,7 @@ fn stop_for(model: &str, e: ModelError) -> Stop {
                 "the model API refused the credentials ({e}); check ANTHROPIC_API_KEY (or OPENAI_API_KEY)"
             ))
         }
-        ModelError::Timeout { phase, .. } if phase.contains("stalled") => {
+        ModelError::Timeout { .. } if e.is_stall() => {
             Stop::Error(format!("the model's reply stalled ({e})"))
         }
         ModelError::Connect { .. } | ModelError::Timeout { .. } => Stop::Error(format!(

@@ -249,7 +249,10 @@ async fn carried_pins(client: &Client, history: &[ChunkItem]) -> Result<Vec<Stri
 fn announce(writer: &SessionWriter, servers: &Servers, skipped: &[String]) {
     for why in skipped {
         let text = format!("a skill is skipped: {why}");
-        writer.notify(&Notice::Status { text });
+        writer.notify(&Notice::Status {
+            text,
+            waiting: false,
+        });
     }
     for failed in servers.statuses.iter().filter(|s| s.status == "failed") {
         let why = failed.error.as_deref().unwrap_or("it did not start");
@@ -257,12 +260,18 @@ fn announce(writer: &SessionWriter, servers: &Servers, skipped: &[String]) {
             "MCP server `{}` failed: {why}; its tools are not available",
             failed.name
         );
-        writer.notify(&Notice::Status { text });
+        writer.notify(&Notice::Status {
+            text,
+            waiting: false,
+        });
     }
     for server in &servers.statuses {
         for why in &server.skipped_tools {
             let text = format!("MCP server `{}`: {why}; that tool is skipped", server.name);
-            writer.notify(&Notice::Status { text });
+            writer.notify(&Notice::Status {
+                text,
+                waiting: false,
+            });
         }
     }
 }
@@ -428,6 +437,7 @@ fn connect(config: &AgentConfig, client: &Client) -> Result<model::Provider, Str
     let observer = model::RetryObserver(Arc::new(move |n: &model::HttpNotice| {
         let notice = Notice::Status {
             text: http_status(n),
+            waiting: false,
         };
         status.notify_now(notice.to_value());
     }));

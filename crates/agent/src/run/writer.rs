@@ -23,7 +23,18 @@ impl Notifier {
 
     /// Tells what the run is doing.
     pub fn status(&self, text: impl Into<String>) {
-        self.notify(&Notice::Status { text: text.into() });
+        self.notify(&Notice::Status {
+            text: text.into(),
+            waiting: false,
+        });
+    }
+
+    /// Tells that the run waits for a person.
+    pub fn waiting(&self, text: impl Into<String>) {
+        self.notify(&Notice::Status {
+            text: text.into(),
+            waiting: true,
+        });
     }
 }
 

@@ -131,7 +131,7 @@ impl OwnTools {
         let Some(request) = commit.created.first().cloned() else {
             return Err(Stop::Error("the question was not recorded".into()));
         };
-        self.notifier.status("waiting for an answer");
+        self.notifier.waiting("waiting for an answer");
         let text = match turn.inbox.answer_to(&request).await {
             None => return Err(Stop::Interrupted),
             Some(Reply::User(answer)) => answer.text,

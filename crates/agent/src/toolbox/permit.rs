@@ -335,7 +335,7 @@ impl Permit {
             ));
         };
         self.notifier
-            .status(format!("waiting for permission to run `{}`", call.name));
+            .waiting(format!("waiting for permission to run `{}`", call.name));
         let decision = match turn.inbox.answer_to(&asked).await {
             None => return Err(Stop::Interrupted),
             Some(Reply::Permission(decision)) => decision,

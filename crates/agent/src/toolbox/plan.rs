@@ -84,7 +84,7 @@ pub(crate) async fn present(
     };
     turn.writer
         .notifier()
-        .status("waiting for the person to approve the plan");
+        .waiting("waiting for the person to approve the plan");
     let answer = match turn.inbox.answer_to(&asked).await {
         None => return Err(Stop::Interrupted),
         Some(Reply::User(answer)) => answer.text,

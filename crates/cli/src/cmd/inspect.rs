@@ -5,6 +5,7 @@ use crate::project::open_store;
 use crate::style::{bad, bold, cut, dim, ok, short_ids, shown};
 use agent::contract::{RunBody, SessionBody};
 use anyhow::{Context as _, Result, bail};
+use hc_host::sessions::Gone;
 use protocol::process::{ProcessBody, ProcessStatus};
 use protocol::program::ProgramBody;
 use serde_json::{Value, json};
@@ -368,31 +369,6 @@ pub fn ps(as_json: bool) -> Result<()> {
         );
     }
     Ok(())
-}
-
-/// Whether processes' engines are gone, each engine judged once.
-struct Gone<'a> {
-    db: &'a Substrate,
-    judged: HashMap<Option<String>, bool>,
-}
-
-impl<'a> Gone<'a> {
-    fn new(db: &'a Substrate) -> Gone<'a> {
-        Gone {
-            db,
-            judged: HashMap::new(),
-        }
-    }
-
-    /// Whether `process` is marked running by an engine that is gone.
-    fn judge(&mut self, process: &ProcessBody) -> bool {
-        if process.status.ended() {
-            return false;
-        }
-        let db = self.db;
-        *(self.judged.entry(process.engine.clone()))
-            .or_insert_with(|| engine::engine_gone(db, process.engine.as_deref()))
-    }
 }
 
 /// The processes under `parent`, each a line, their children below.

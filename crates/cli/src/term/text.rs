@@ -241,10 +241,13 @@ impl Sink for TextSink {
             }
             // (a wait for a person is over once answered: on a terminal it
             // is said on the progress line only)
-            Notice::Status { text } if text.starts_with("waiting for ") && self.spinner.on() => {
+            Notice::Status {
+                text,
+                waiting: true,
+            } if self.spinner.on() => {
                 self.waiting_status = Some(text.clone());
             }
-            Notice::Status { text } => self.line(&format!("· {}", shown(text))),
+            Notice::Status { text, .. } => self.line(&format!("· {}", shown(text))),
             Notice::Discard => self.line("· the reply broke off; it is being asked again"),
             Notice::ThinkingDelta { .. }
             | Notice::TextDelta { .. }

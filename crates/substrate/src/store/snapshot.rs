@@ -157,14 +157,6 @@ impl<'c> Snapshot<'c> {
         }
     }
 
-    /// A read view on `tx` at `head`, outside any cache (a store whose
-    /// text is indexed in each commit: a search is never behind).
-    #[cfg(feature = "postgres")]
-    #[cfg_attr(not(test), allow(dead_code))]
-    pub(crate) fn reading(tx: &'c dyn Tx, head: CommitId) -> Snapshot<'c> {
-        Snapshot::writing(tx, head)
-    }
-
     /// The commit this view reflects (0 on an empty substrate).
     pub fn commit_id(&self) -> CommitId {
         match self.at {

@@ -2,7 +2,9 @@
 //! connection (a pooled reader's transaction, or the writer's).
 
 use super::snapshot::{At, ChunkRow, item_from_columns, kind_from, row, rows};
-use super::tx::{EndedPlacement, MemberRow, NewPlacementRow, Tx, VersionRow, VersionText};
+use super::tx::{
+    EndedPlacement, MemberRow, NewPlacementRow, Tx, VersionRow, VersionText, kind_clause,
+};
 use crate::error::Result;
 use crate::types::{ChunkItem, Commit, Placement, TypeFilter};
 use rusqlite::Connection;
@@ -12,16 +14,6 @@ use std::rc::Rc;
 /// A list of values as an `rarray` parameter.
 fn array<T: Clone>(values: &[T], f: impl Fn(T) -> SqlValue) -> Rc<Vec<SqlValue>> {
     Rc::new(values.iter().cloned().map(f).collect())
-}
-
-/// The SQL that keeps only the placement type a read asks for (the type
-/// is in the scope index, so rows of the other type never reach the join).
-fn kind_clause(kind: TypeFilter) -> &'static str {
-    match kind {
-        TypeFilter::Both => "",
-        TypeFilter::Instance => " AND p.kind = 0",
-        TypeFilter::Relates => " AND p.kind = 1",
-    }
 }
 
 impl Tx for Connection {

@@ -102,15 +102,22 @@ pub(crate) fn catch_up(writer: &Mutex<Connection>) -> Result<()> {
 /// The text of a chunk the index keeps: its name and every string in its
 /// body; its size.
 fn index(conn: &Connection, key: i64, name: Option<String>, body: &str) -> Result<usize> {
-    let mut text = name.unwrap_or_default();
-    let value: Value = serde_json::from_str(body).unwrap_or_default();
-    collect_strings(&value, &mut text);
+    let text = text_for(name.as_deref(), body);
     if text.is_empty() {
         return Ok(0);
     }
     conn.prepare_cached("INSERT INTO chunk_text (rowid, text) VALUES (?1, ?2)")?
         .execute(rusqlite::params![key, text])?;
     Ok(text.len())
+}
+
+/// The text the full-text index keeps of a chunk: its name, then every
+/// string of its body.
+pub(crate) fn text_for(name: Option<&str>, body: &str) -> String {
+    let mut text = name.unwrap_or_default().to_owned();
+    let value: Value = serde_json::from_str(body).unwrap_or_default();
+    collect_strings(&value, &mut text);
+    text
 }
 
 /// Appends every string in `value` to `out`, space-separated.

@@ -10,6 +10,16 @@ use super::snapshot::{At, ChunkRow};
 use crate::error::Result;
 use crate::types::{ChunkItem, Commit, Placement, TypeFilter};
 
+/// The SQL that keeps only the placement type a read asks for (the type
+/// is in the scope index, so rows of the other type never reach the join).
+pub(crate) fn kind_clause(kind: TypeFilter) -> &'static str {
+    match kind {
+        TypeFilter::Both => "",
+        TypeFilter::Instance => " AND p.kind = 0",
+        TypeFilter::Relates => " AND p.kind = 1",
+    }
+}
+
 /// A member's placement row: its chunk's key, type (0 instance, 1
 /// relates), `seq`, the commit that placed it and its position there.
 pub(crate) type MemberRow = (i64, i64, Option<i64>, i64, i64);

@@ -53,11 +53,12 @@ impl PgLocation {
             && schema
                 .chars()
                 .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-            && !schema.starts_with(|c: char| c.is_ascii_digit());
+            && !schema.starts_with(|c: char| c.is_ascii_digit())
+            && !schema.starts_with("pg_");
         if !good {
             return Err(Error::InvalidRequest(format!(
-                "`{schema}` cannot name a schema: use lowercase letters, digits and `_` (not \
-                 first), at most 63"
+                "`{schema}` cannot name a schema: use lowercase letters, digits and `_` (a \
+                 digit not first, no `pg_` first), at most 63"
             )));
         }
         let url = match kept.is_empty() {
@@ -68,22 +69,28 @@ impl PgLocation {
     }
 }
 
-/// `url` as it may be shown: without a password.
+/// `url` as it may be shown: built from what it names — user, hosts,
+/// ports, database — so no password (in the authority, a query
+/// parameter or a `key=value` string) can be in it.
 pub(crate) fn shown_url(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_owned();
+    let Ok(config) = url.parse::<tokio_postgres::Config>() else {
+        return "a PostgreSQL server (its URL does not read)".to_owned();
     };
-    let (authority, path) = match rest.find('/') {
-        Some(at) => rest.split_at(at),
-        None => (rest, ""),
-    };
-    match authority.rsplit_once('@') {
-        Some((user, host)) => {
-            let user = user.split_once(':').map_or(user, |(name, _)| name);
-            format!("{scheme}://{user}@{host}{path}")
-        }
-        None => url.to_owned(),
-    }
+    let hosts: Vec<String> = config
+        .get_hosts()
+        .iter()
+        .zip(config.get_ports().iter().chain(std::iter::repeat(&5432)))
+        .map(|(host, port)| match host {
+            tokio_postgres::config::Host::Tcp(name) => format!("{name}:{port}"),
+            tokio_postgres::config::Host::Unix(dir) => format!("{}:{port}", dir.display()),
+        })
+        .collect();
+    format!(
+        "postgres://{}@{}/{}",
+        config.get_user().unwrap_or_default(),
+        hosts.join(","),
+        config.get_dbname().unwrap_or_default()
+    )
 }
 
 /// The password libpq would send for `config` when its URL has none:
@@ -171,7 +178,16 @@ impl Connections {
                 shown_url(&at.url)
             ))
         })?;
-        config.options(format!("-c search_path={}", at.schema));
+        // (after any options the URL gives)
+        let options = match config.get_options() {
+            Some(given) => format!("{given} -c search_path=\"{}\"", at.schema),
+            None => format!("-c search_path=\"{}\"", at.schema),
+        };
+        config.options(options);
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(std::time::Duration::from_secs(10));
+        }
+        config.keepalives(true);
         if config.get_password().is_none()
             && let Some(password) = password_for(&config)
         {
@@ -195,6 +211,8 @@ impl Connections {
             .map_err(|e| Error::Storage(format!("cannot start the PostgreSQL runtime: {e}")))?;
         let pool = Pool::builder(manager)
             .max_size(size.max(1))
+            .wait_timeout(Some(std::time::Duration::from_secs(30)))
+            .create_timeout(Some(std::time::Duration::from_secs(15)))
             .runtime(deadpool_postgres::Runtime::Tokio1)
             .build()
             .map_err(|e| Error::Storage(format!("cannot make the connection pool: {e}")))?;

@@ -85,8 +85,14 @@ pub(crate) fn start(
 /// on `runtime`, waking `wake` at each announcement and after each
 /// reconnection; ends when `wake`'s receiver is gone.
 pub(crate) async fn listen(config: tokio_postgres::Config, channel: String, wake: Sender<Wake>) {
+    let mut pause = Duration::from_millis(500);
     loop {
-        if let Ok((client, mut connection)) = config.connect(tokio_postgres::NoTls).await {
+        let connected = config.connect(tokio_postgres::NoTls).await;
+        if let Err(e) = &connected {
+            tracing::debug!("cannot listen for other engines' commits (tried again): {e}");
+        }
+        if let Ok((client, mut connection)) = connected {
+            pause = Duration::from_millis(500);
             let (heard_tx, mut heard) = tokio::sync::mpsc::unbounded_channel::<()>();
             let driver = tokio::spawn(async move {
                 loop {
@@ -118,6 +124,9 @@ pub(crate) async fn listen(config: tokio_postgres::Config, channel: String, wake
             }
             driver.abort();
         }
-        tokio::time::sleep(Duration::from_millis(500)).await;
+        // (a server that stays away is asked less and less often; the log
+        // is read every few seconds meanwhile)
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(Duration::from_secs(30));
     }
 }

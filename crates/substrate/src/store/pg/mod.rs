@@ -85,7 +85,6 @@ pub(crate) fn schema_version() -> i64 {
 impl PgStore {
     /// The bytes the schema's tables and their indexes take.
     pub fn bytes(&self) -> Result<u64> {
-        self.with_read(|_, _| Ok(()))?;
         let client = self.conns.get()?;
         let row = wait(client.query_one(
             "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint FROM pg_class c \

@@ -78,35 +78,51 @@ pub(crate) fn migrate(client: &mut deadpool_postgres::Client, schema: &str) -> R
     wait(tx.execute("SELECT pg_advisory_xact_lock($1)", &[&lock_key(schema)]))?;
     let who = wait(tx.query_one("SELECT current_database()::text, current_user::text", &[]))?;
     let (database, role): (String, String) = (who.get(0), who.get(1));
-    wait(tx.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {schema}"))).map_err(|e| {
-        let denied = e.code() == Some(&tokio_postgres::error::SqlState::INSUFFICIENT_PRIVILEGE);
-        match denied {
-            true => Error::Storage(format!(
-                "the role `{role}` may not make the schema `{schema}` in the database \
-                 `{database}` (permission denied): GRANT CREATE ON DATABASE {database} TO {role}, \
-                 or have the schema made for it (CREATE SCHEMA {schema} AUTHORIZATION {role})"
-            )),
-            false => Error::from(e),
-        }
-    })?;
+    let exists =
+        wait(tx.query_opt("SELECT 1 FROM pg_namespace WHERE nspname = $1", &[&schema]))?.is_some();
+    if !exists {
+        wait(tx.batch_execute(&format!("CREATE SCHEMA \"{schema}\""))).map_err(|e| {
+            let denied = e.code() == Some(&tokio_postgres::error::SqlState::INSUFFICIENT_PRIVILEGE);
+            match denied {
+                true => Error::Storage(format!(
+                    "the role `{role}` may not make the schema `{schema}` in the database \
+                     `{database}` (permission denied): GRANT CREATE ON DATABASE {database} TO \
+                     {role}, or have the schema made for it (CREATE SCHEMA {schema} \
+                     AUTHORIZATION {role})"
+                )),
+                false => Error::from(e),
+            }
+        })?;
+    }
+    // every table in it, whether this role may see it or not
     let tables: Vec<String> = wait(tx.query(
-        "SELECT table_name::text FROM information_schema.tables WHERE table_schema = $1",
+        "SELECT c.relname::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+         WHERE n.nspname = $1 AND c.relkind IN ('r', 'p', 'v', 'm', 'f')",
         &[&schema],
     ))?
     .iter()
     .map(|r| r.get(0))
     .collect();
-    let version: i64 = if tables.iter().any(|t| t == "meta") {
+    let ours = |key: &str| -> Result<Option<String>> {
         let row = wait(tx.query_opt(
-            &format!("SELECT value FROM {schema}.meta WHERE key = 'schema_version'"),
-            &[],
-        ))?;
-        row.and_then(|r| r.get::<_, String>(0).parse().ok())
+            &format!("SELECT value::text FROM \"{schema}\".meta WHERE key::text = $1"),
+            &[&key],
+        ))
+        .ok()
+        .flatten();
+        Ok(row.and_then(|r| r.try_get::<_, String>(0).ok()))
+    };
+    let version: i64 = if tables.iter().any(|t| t == "meta")
+        && ours("made_by")?.as_deref() == Some("hermitcrab")
+    {
+        ours("schema_version")?
+            .and_then(|v| v.parse().ok())
             .unwrap_or(0)
     } else if tables.is_empty() {
         wait(tx.batch_execute(&format!(
-            "CREATE TABLE {schema}.meta (key text PRIMARY KEY, value text NOT NULL); \
-             INSERT INTO {schema}.meta VALUES ('schema_version', '0'), ('made_by', 'hermitcrab')"
+            "CREATE TABLE \"{schema}\".meta (key text PRIMARY KEY, value text NOT NULL); \
+             INSERT INTO \"{schema}\".meta VALUES ('schema_version', '0'), \
+             ('made_by', 'hermitcrab')"
         )))?;
         0
     } else {
@@ -123,9 +139,9 @@ pub(crate) fn migrate(client: &mut deadpool_postgres::Client, schema: &str) -> R
         )));
     }
     for (i, step) in MIGRATIONS.iter().enumerate().skip(version as usize) {
-        wait(tx.batch_execute(&format!("SET LOCAL search_path = {schema}; {step}")))?;
+        wait(tx.batch_execute(&format!("SET LOCAL search_path = \"{schema}\"; {step}")))?;
         wait(tx.execute(
-            &format!("UPDATE {schema}.meta SET value = $1 WHERE key = 'schema_version'"),
+            &format!("UPDATE \"{schema}\".meta SET value = $1 WHERE key = 'schema_version'"),
             &[&(i as i64 + 1).to_string()],
         ))?;
     }

@@ -95,7 +95,7 @@ fn the_same_declarations_answer_the_same_on_both() {
     for (ids, opts) in reads {
         let ids: Vec<String> = ids.into_iter().map(str::to_owned).collect();
         let on_pg = store
-            .with_read(|tx, head| Snapshot::reading(tx, head as u64).scope(&ids, &opts))
+            .with_read(|tx, head| Snapshot::writing(tx, head as u64).scope(&ids, &opts))
             .unwrap();
         let on_sqlite = sqlite.scope(&ids, &opts).unwrap();
         assert_eq!(

@@ -7,7 +7,9 @@ use super::conn::wait;
 use crate::error::Result;
 use crate::json::Json;
 use crate::store::snapshot::{At, ChunkRow, kind_from, parse_placements};
-use crate::store::tx::{EndedPlacement, MemberRow, NewPlacementRow, Tx, VersionRow, VersionText};
+use crate::store::tx::{
+    EndedPlacement, MemberRow, NewPlacementRow, Tx, VersionRow, VersionText, kind_clause,
+};
 use crate::types::{ChunkItem, Commit, Placement, TypeFilter};
 use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
@@ -29,14 +31,6 @@ fn live(at: At, alias: &str, n: usize) -> String {
         At::Commit(_) => {
             format!("{alias}.began <= ${n} AND ({alias}.ended IS NULL OR {alias}.ended > ${n})")
         }
-    }
-}
-
-fn kind_clause(kind: TypeFilter) -> &'static str {
-    match kind {
-        TypeFilter::Both => "",
-        TypeFilter::Instance => " AND p.kind = 0",
-        TypeFilter::Relates => " AND p.kind = 1",
     }
 }
 
@@ -80,15 +74,6 @@ impl PgTx<'_> {
         }
         self.rows(sql, &params)
     }
-}
-
-/// The text a chunk's name and body give the full-text index (as
-/// SQLite's: the name, then every string of the body).
-fn text_of(name: Option<&str>, body: &str) -> String {
-    let mut text = name.unwrap_or_default().to_owned();
-    let value: serde_json::Value = serde_json::from_str(body).unwrap_or_default();
-    crate::store::text::collect_strings(&value, &mut text);
-    text
 }
 
 impl Tx for PgTx<'_> {
@@ -333,7 +318,8 @@ impl Tx for PgTx<'_> {
             .map(str::to_lowercase)
             .collect();
         if words.is_empty() {
-            return Err(crate::error::Error::Storage("an empty search".into()));
+            // (no word to look for: nothing matches, as on SQLite)
+            return Ok(Vec::new());
         }
         let patterns: Vec<String> = words
             .iter()
@@ -429,7 +415,9 @@ impl Tx for PgTx<'_> {
     fn text_changed(&self, key: i64, now: Option<&VersionText<'_>>) -> Result<()> {
         match now {
             Some(v) => {
-                let text = text_of(v.name.as_deref(), v.body);
+                // (PostgreSQL's text holds no NUL)
+                let text =
+                    crate::store::text::text_for(v.name.as_deref(), v.body).replace('\0', " ");
                 self.run(
                     "INSERT INTO chunk_text (key, text) VALUES ($1, $2) \
                      ON CONFLICT (key) DO UPDATE SET text = EXCLUDED.text",
