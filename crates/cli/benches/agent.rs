@@ -124,23 +124,22 @@ fn user_config() -> &'static Path {
 }
 
 fn hc_run(root: &Path, base_url: &str, prompt: &str) -> std::process::Child {
-    hc_run_with(root, base_url, prompt, None)
+    hc_run_with(root, base_url, prompt, &[])
 }
 
-/// The same without a lever: `HC_EXEC_BUILTINS` (built-ins exec'd by the
-/// init of a zygote that carries none, as before they were forked from
-/// `hc`'s own zygote) or `HC_INDEX_TEXT_INLINE` (each commit indexing its
-/// own text, as before the indexing thread).
+/// The same with `env` set: without a lever (`HC_EXEC_BUILTINS`:
+/// built-ins exec'd by the init of a zygote that carries none, as before
+/// they were forked from `hc`'s own zygote; `HC_INDEX_TEXT_INLINE`: each
+/// commit indexing its own text, as before the indexing thread), or on a
+/// PostgreSQL store (`HC_STORE`).
 fn hc_run_with(
     root: &Path,
     base_url: &str,
     prompt: &str,
-    without: Option<&str>,
+    env: &[(&str, &str)],
 ) -> std::process::Child {
     let mut command = std::process::Command::new(HC);
-    if let Some(lever) = without {
-        command.env(lever, "1");
-    }
+    command.envs(env.iter().copied());
     command
         .args(["run", "--permission-mode", "bypass", prompt])
         .current_dir(root)
@@ -216,17 +215,17 @@ fn tree_rss_kb(root: u32) -> (u64, u64) {
 /// `sample` — the peak RSS of its process tree (sampling costs CPU, so
 /// timed runs do not sample).
 fn one_run(fake: &FakeModel, root: &Path, sample: bool) -> (Duration, (u64, u64)) {
-    one_run_with(fake, root, sample, None)
+    one_run_with(fake, root, sample, &[])
 }
 
 fn one_run_with(
     fake: &FakeModel,
     root: &Path,
     sample: bool,
-    without: Option<&str>,
+    env: &[(&str, &str)],
 ) -> (Duration, (u64, u64)) {
     fake.clear_requests();
-    let mut child = hc_run_with(root, &fake.base_url(), "go", without);
+    let mut child = hc_run_with(root, &fake.base_url(), "go", env);
     let mut peak = (0, 0);
     if sample {
         while child.try_wait().unwrap().is_none() {
@@ -264,10 +263,23 @@ fn agent(c: &mut Criterion) {
         "text indexed off the commit path",
         "HC_INDEX_TEXT_INLINE",
     );
+    let cluster = testkit::PgCluster::start().unwrap();
+    let socket = format!("{}&schema=bench_agent", cluster.url("postgres"));
+    let tcp = format!("{}?schema=bench_agent_tcp", cluster.tcp_url("postgres"));
+    store_paired(&fake, &root, &socket, &tcp);
     let mut group = c.benchmark_group("agent");
     group
         .sample_size(10)
         .measurement_time(Duration::from_secs(20));
+    group.bench_function("turn_gap_postgres", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                total += one_run_with(&fake, &root, false, &[("HC_STORE", &socket)]).0;
+            }
+            total
+        })
+    });
     group.bench_function("turn_gap", |b| {
         b.iter_custom(|iters| {
             let mut total = Duration::ZERO;
@@ -302,6 +314,35 @@ fn agent(c: &mut Criterion) {
     );
 }
 
+/// The turn gap on SQLite against the same on PostgreSQL over its Unix
+/// socket and over TCP, run by run, alternating (ten rounds): the medians.
+fn store_paired(fake: &FakeModel, root: &Path, socket: &str, tcp: &str) {
+    let stores = [
+        ("SQLite", None),
+        ("PG socket", Some(socket)),
+        ("PG TCP", Some(tcp)),
+    ];
+    let mut gaps: Vec<Vec<Duration>> = vec![Vec::new(); stores.len()];
+    for _ in 0..10 {
+        for (i, (_, url)) in stores.iter().enumerate() {
+            let env: Vec<(&str, &str)> = url.iter().map(|u| ("HC_STORE", *u)).collect();
+            gaps[i].push(one_run_with(fake, root, false, &env).0);
+        }
+    }
+    let said: Vec<String> = stores
+        .iter()
+        .zip(&mut gaps)
+        .map(|((name, _), g)| {
+            g.sort();
+            format!("{name} {:.2} ms", g[g.len() / 2].as_secs_f64() * 1000.0)
+        })
+        .collect();
+    println!(
+        "agent/turn_gap paired by store (ten alternating rounds, medians): {}",
+        said.join(", ")
+    );
+}
+
 /// A lever against its absence (`without`: the variable that turns it
 /// off), run by run, alternating (ten pairs, then ten more unsampled): the
 /// median turn gaps, and the most memory of each, printed.
@@ -310,10 +351,10 @@ fn lever_paired(fake: &FakeModel, root: &Path, lever: &str, without: &str) {
     let mut peaks = ((0, 0), (0, 0));
     for n in 0..20 {
         let sample = n < 10;
-        let (gap, peak) = one_run_with(fake, root, sample, None);
+        let (gap, peak) = one_run_with(fake, root, sample, &[]);
         gaps.0.push(gap);
         peaks.0 = (peaks.0.0.max(peak.0), peaks.0.1.max(peak.1));
-        let (gap, peak) = one_run_with(fake, root, sample, Some(without));
+        let (gap, peak) = one_run_with(fake, root, sample, &[(without, "1")]);
         gaps.1.push(gap);
         peaks.1 = (peaks.1.0.max(peak.0), peaks.1.1.max(peak.1));
     }

@@ -10,6 +10,10 @@ use clap::{Parser, Subcommand};
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Keep the project's substrate on this PostgreSQL server
+    /// (postgres://USER@HOST/DATABASE[?schema=NAME]) instead of .hermitcrab/.
+    #[arg(long, global = true, value_name = "URL")]
+    pub store: Option<String>,
 }
 
 const MAIN_HELP: &str = "\
@@ -192,6 +196,21 @@ pub enum Command {
 }
 
 impl Command {
+    /// Whether the command opens the project's substrate (what `--store`
+    /// names is used).
+    pub fn uses_store(&self) -> bool {
+        !matches!(
+            self,
+            Command::Program { .. }
+                | Command::Contain { .. }
+                | Command::Trust { list: true, .. }
+                | Command::Trust { revoke: true, .. }
+                | Command::Mcp {
+                    command: McpCommand::Add(_) | McpCommand::Remove { .. }
+                }
+        )
+    }
+
     /// Whether the command only reads and prints (it runs no program).
     pub fn only_prints(&self) -> bool {
         matches!(
@@ -302,6 +321,27 @@ pub enum StoreCommand {
         /// As JSON.
         #[arg(long)]
         json: bool,
+    },
+    /// Copy the whole record — every commit in order, ids and times kept —
+    /// into an empty store, or from one into the project's (empty) store;
+    /// then rebuild every session's requests on the copy and compare.
+    #[command(
+        after_help = "Examples:\n  hc store copy --to postgres://me@db.internal/team      # then: store = \"postgres://…\" in your config\n  hc store copy --to /tmp/backup.db                      # a SQLite file\n  HC_STORE=postgres://me@db/team hc store copy --from .hermitcrab/substrate.db"
+    )]
+    Copy {
+        /// Where to copy to: a PostgreSQL URL (the project's schema there,
+        /// or ?schema=NAME) or a SQLite file; it must hold no commits.
+        #[arg(
+            long,
+            value_name = "URL|FILE",
+            required_unless_present = "from",
+            conflicts_with = "from"
+        )]
+        to: Option<String>,
+        /// Where to copy from, into the project's store (which must hold no
+        /// commits yet).
+        #[arg(long, value_name = "URL|FILE")]
+        from: Option<String>,
     },
 }
 

@@ -118,6 +118,29 @@ pub struct SdkFlags {
 /// `hc run`, a long flag it does not know is left out with a line on
 /// stderr (with its value, when it has one and no prompt can follow).
 pub fn rewrite(args: Vec<OsString>, known: &[String]) -> Vec<OsString> {
+    // `hc --store URL …`: hc's own flag before any command, set aside and
+    // put back after the command the rest makes
+    let (args, lead) = leading_store(args);
+    let mut out = rewrite_command(args, known);
+    let at = out.len().min(2);
+    out.splice(at..at, lead);
+    out
+}
+
+/// `args` without their leading `--store URL` (or `--store=URL`), and it.
+fn leading_store(mut args: Vec<OsString>) -> (Vec<OsString>, Vec<OsString>) {
+    let mut lead = Vec::new();
+    loop {
+        match args.get(1).map(|a| a.to_string_lossy().into_owned()) {
+            Some(a) if a == "--store" && args.len() > 2 => lead.extend(args.drain(1..3)),
+            Some(a) if a.starts_with("--store=") => lead.push(args.remove(1)),
+            _ => return (args, lead),
+        }
+    }
+}
+
+/// [`rewrite`] once a leading `--store` is set aside.
+fn rewrite_command(args: Vec<OsString>, known: &[String]) -> Vec<OsString> {
     let mut args = args;
     let first = args.get(1).map(|a| a.to_string_lossy().into_owned());
     if let Some(first) = first

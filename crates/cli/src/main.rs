@@ -42,7 +42,8 @@ fn run_flags() -> Vec<String> {
                 .map(str::to_owned),
         );
     }
-    out.extend(["help".to_owned()]);
+    // (hc's own, on every command)
+    out.extend(["help".to_owned(), "store".to_owned()]);
     out
 }
 
@@ -76,6 +77,16 @@ fn main() -> ExitCode {
     let cli = Cli::parse_from(compat::rewrite(std::env::args_os().collect(), &run_flags()));
     if cli.command.only_prints() {
         default_sigpipe();
+    }
+    if let Some(url) = cli.store {
+        if !cli.command.uses_store() {
+            return exit_code(Err(crate::exit::exit(
+                2,
+                "--store names where a project's substrate is kept; this command opens none \
+                 (leave it out)",
+            )));
+        }
+        hc_host::project::store_flag(url);
     }
     let outcome = match cli.command {
         Command::Run(flags) => {
@@ -128,6 +139,7 @@ fn main() -> ExitCode {
         Command::Mcp { command } => mcp(command),
         Command::Store { command } => match command {
             args::StoreCommand::Info { json } => crate::cmd::store::info(json),
+            args::StoreCommand::Copy { to, from } => crate::cmd::store::copy(to, from),
         },
         Command::Memory { command } => memory::memory(command),
         Command::Blocks { command, flags } => blocks::blocks(command, flags),

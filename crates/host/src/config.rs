@@ -201,6 +201,14 @@ pub fn user_file() -> Option<PathBuf> {
     Some(xdg_dir("XDG_CONFIG_HOME", ".config")?.join("config.toml"))
 }
 
+/// The user's configuration file, as a person reads its path.
+fn user_file_shown() -> String {
+    user_file().map_or_else(
+        || "~/.config/hermitcrab/config.toml".into(),
+        |p| p.display().to_string(),
+    )
+}
+
 /// hermitcrab's directory under the XDG base directory `var` (else
 /// `~/{fallback}`).
 pub fn xdg_dir(var: &str, fallback: &str) -> Option<PathBuf> {
@@ -214,6 +222,16 @@ pub fn xdg_dir(var: &str, fallback: &str) -> Option<PathBuf> {
 /// `safe_directories` is the person's alone (a project listing itself
 /// would vouch for itself), and a list of paths.
 fn check_safe_directories(table: &toml::Table, path: &Path, project: bool) -> Result<()> {
+    if project && table.contains_key("projects") {
+        return Err(crate::exit::exit(
+            2,
+            format!(
+                "{}: `[projects]` belongs in your own configuration ({}), not a project's",
+                path.display(),
+                user_file_shown()
+            ),
+        ));
+    }
     let Some(value) = table.get("safe_directories") else {
         return Ok(());
     };
@@ -223,10 +241,7 @@ fn check_safe_directories(table: &toml::Table, path: &Path, project: bool) -> Re
             format!(
                 "{}: `safe_directories` belongs in your own configuration ({}), not a project's",
                 path.display(),
-                user_file().map_or_else(
-                    || "~/.config/hermitcrab/config.toml".into(),
-                    |p| p.display().to_string()
-                )
+                user_file_shown()
             ),
         ));
     }

@@ -35,7 +35,13 @@ const TABLES: &[&str] = &[
     "mcp_servers",
     "betas",
     "agents",
+    "store",
+    "projects",
 ];
+
+/// The keys of a `[projects."PATH"]` table (the person's file: what
+/// applies to the project at that path).
+pub const PROJECT_KEYS: &[&str] = &["store"];
 
 /// The keys of an `[agents.hermitcrab]` table (the preset's settings).
 pub const PRESET_KEYS: &[&str] = &["model", "fast_model", "identity", "server_tools", "betas"];
@@ -131,6 +137,7 @@ pub fn unknown(table: &toml::Table, text: &str) -> Option<Unknown> {
             "programs" => Some(GRANT_KEYS),
             "mcp_servers" => Some(MCP_KEYS),
             "agents" => Some(PRESET_KEYS),
+            "projects" => Some(PROJECT_KEYS),
             _ => None,
         };
         if let (Some(known), toml::Value::Table(entries)) = (named, value) {

@@ -1,6 +1,7 @@
 //! A project is a directory holding `.hermitcrab/`:
 //! found upward from the working directory, like git.
 
+use crate::config::Source;
 use anyhow::{Context as _, Result, bail};
 use std::os::unix::fs::DirBuilderExt as _;
 use std::path::{Path, PathBuf};
@@ -140,6 +141,18 @@ impl Project {
         self.root.join(DIR).join("substrate.db")
     }
 
+    /// Opens the substrate where it is kept (see [`Project::store`]) as it
+    /// is: nothing bootstrapped, nothing committed (`hc store copy`).
+    pub fn open_unseeded(&self) -> Result<Substrate> {
+        refuse_links(&self.root.join(DIR))?;
+        let path = self.database();
+        match self.store()? {
+            (Some(url), source) => open_server(&url, &self.root, &path)
+                .with_context(|| format!("cannot open the project's substrate ({source})")),
+            (None, _) => open_file(&path),
+        }
+    }
+
     /// Opens the substrate, bringing its bootstrap chunks (archetypes and
     /// built-in programs) up to date. Returns whether that committed anything.
     ///
@@ -152,23 +165,16 @@ impl Project {
         let path = self.database();
         // a server the person named in their own environment is theirs;
         // a file's origin is settled (below)
-        let (db, fresh) = match named_store()? {
-            Some(url) => {
-                let db = Substrate::open_postgres(
-                    &url,
-                    &schema_of(&self.root),
-                    substrate_options(),
-                    &path,
-                )
-                .context("cannot open the project's substrate on PostgreSQL (HC_STORE)")?;
+        let (db, fresh) = match self.store()? {
+            (Some(url), source) => {
+                let db = open_server(&url, &self.root, &path).with_context(|| {
+                    format!("cannot open the project's substrate on PostgreSQL ({source})")
+                })?;
                 (db, None)
             }
-            None => {
+            (None, _) => {
                 let fresh = std::fs::symlink_metadata(&path).is_err();
-                let db = Substrate::open_with(&path, substrate_options())
-                    .with_context(|| format!("cannot open {}", path.display()))?;
-                keep_private(&path);
-                (db, Some(fresh))
+                (open_file(&path)?, Some(fresh))
             }
         };
         let head_before = db.head().context("cannot read the substrate")?;
@@ -184,22 +190,126 @@ impl Project {
     }
 }
 
-/// The PostgreSQL server the person names for their projects' substrates
-/// (`HC_STORE=postgres://…`), if any.
-fn named_store() -> Result<Option<String>> {
-    let Some(url) = std::env::var("HC_STORE")
-        .ok()
-        .filter(|v| !v.trim().is_empty())
-    else {
+/// The store `--store` names for this process (set once, before any
+/// project is opened).
+static STORE_FLAG: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Names the store every project this process opens is kept in (the
+/// `--store` flag).
+pub fn store_flag(url: String) {
+    let _ = STORE_FLAG.set(url);
+}
+
+/// A project's checkout naming a store it may not use is said once.
+static SAID_UNTRUSTED: std::sync::Once = std::sync::Once::new();
+
+impl Project {
+    /// Where the project's substrate is kept: a PostgreSQL server's URL
+    /// and who named it — `--store`, `HC_STORE`, the project's own file
+    /// (once it is trusted: a store URL sends the record elsewhere), the
+    /// person's file (`[projects."PATH"] store`, else `store`) — or none:
+    /// the file under `.hermitcrab/`.
+    pub fn store(&self) -> Result<(Option<String>, Source)> {
+        if let Some(url) = STORE_FLAG.get() {
+            return Ok((
+                Some(checked(url, "--store")?),
+                Source::Flag("--store".into()),
+            ));
+        }
+        if let Some(url) = std::env::var("HC_STORE")
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+        {
+            return Ok((
+                Some(checked(&url, "HC_STORE")?),
+                Source::Env("HC_STORE".into()),
+            ));
+        }
+        let own = self.root.join(DIR).join("config.toml");
+        if let Some(url) = store_in(&own, None)? {
+            if crate::trust::trusted_now(&self.root)? {
+                let url = checked(&url, &format!("store in {}", own.display()))?;
+                return Ok((Some(url), Source::Project(own)));
+            }
+            SAID_UNTRUSTED.call_once(|| {
+                eprintln!(
+                    "hc: {} names a store ({}), ignored: the project is not trusted. To allow it: \
+                     hc trust",
+                    own.display(),
+                    substrate::shown_store(&url)
+                );
+            });
+        }
+        if let Some(user) = crate::config::user_file() {
+            let root = crate::trust::canonical(&self.root);
+            if let Some(url) = store_in(&user, Some(&root))? {
+                let url = checked(&url, &format!("store in {}", user.display()))?;
+                return Ok((Some(url), Source::User(user)));
+            }
+        }
+        Ok((None, Source::Default))
+    }
+}
+
+/// The `store` a configuration file names: for `project` (the person's
+/// file: `[projects."PATH"] store` first, then `store`), else its own.
+fn store_in(file: &Path, project: Option<&Path>) -> Result<Option<String>> {
+    let text = match std::fs::read_to_string(file) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", file.display())),
+    };
+    let table: toml::Table = text
+        .parse()
+        .with_context(|| format!("{} is not TOML; fix it", file.display()))?;
+    let of_project = project.and_then(|root| {
+        table
+            .get("projects")?
+            .get(root.to_string_lossy().as_ref())?
+            .get("store")
+    });
+    let Some(value) = of_project.or_else(|| table.get("store")) else {
         return Ok(None);
     };
+    match value.as_str() {
+        Some(url) if !url.trim().is_empty() => Ok(Some(url.to_owned())),
+        _ => bail!(
+            "{}: `store` must be a PostgreSQL URL, e.g. store = \"postgres://me@db.internal/team\"",
+            file.display()
+        ),
+    }
+}
+
+/// `url` when it is a PostgreSQL URL; else an error saying where it came
+/// from.
+fn checked(url: &str, from: &str) -> Result<String> {
     if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
         bail!(
-            "HC_STORE is not a PostgreSQL URL (postgres://USER@HOST/DATABASE); unset it to keep \
+            "{from} is not a PostgreSQL URL (postgres://USER@HOST/DATABASE); leave it out to keep \
              the substrate in .hermitcrab/"
         );
     }
-    Ok(Some(url))
+    Ok(url.to_owned())
+}
+
+/// The substrate on the server `url` names, in the schema of the project
+/// at `root` (or `?schema=NAME`); this machine's state for it beside
+/// `beside`.
+pub fn open_server(url: &str, root: &Path, beside: &Path) -> Result<Substrate> {
+    Ok(Substrate::open_postgres(
+        url,
+        &schema_of(root),
+        substrate_options(),
+        beside,
+    )?)
+}
+
+/// The substrate in the SQLite file at `path` (made when missing).
+pub fn open_file(path: &Path) -> Result<Substrate> {
+    let db = Substrate::open_with(path, substrate_options())
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    keep_private(path);
+    Ok(db)
 }
 
 /// The schema a project's substrate takes on a server: its directory's

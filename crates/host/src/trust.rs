@@ -117,25 +117,9 @@ impl ProjectFiles<'_> {
         asked
     }
 
-    /// The hash trust is recorded with: the files' bytes, and what the
-    /// skills and commands grant.
+    /// The hash trust is recorded with (see [`hash_of`]).
     fn hash(&self) -> String {
-        let mut bytes = Vec::new();
-        for name in [".hermitcrab/config.toml", ".env", crate::config::MCP_JSON] {
-            bytes.extend_from_slice(name.as_bytes());
-            bytes.push(0);
-            match std::fs::read(self.root.join(name)) {
-                Ok(content) => bytes.extend_from_slice(&content),
-                Err(_) => bytes.extend_from_slice(b"\xffabsent"),
-            }
-            bytes.push(0);
-        }
-        for item in &self.granting {
-            bytes.extend_from_slice(item.as_bytes());
-            bytes.push(0);
-        }
-        let digest = ring::digest::digest(&ring::digest::SHA256, &bytes);
-        digest.as_ref().iter().map(|b| format!("{b:02x}")).collect()
+        hash_of(&self.root, &self.granting)
     }
 
     /// Drops what needs trust from the files.
@@ -184,6 +168,38 @@ impl ProjectFiles<'_> {
         self.strip();
         Ok(Trust::Ignored { asked, changed })
     }
+}
+
+/// The hash trust is recorded with: the bytes of the project's files at
+/// `root` (canonical), and what its skills and commands grant.
+fn hash_of(root: &std::path::Path, granting: &[String]) -> String {
+    let mut bytes = Vec::new();
+    for name in [".hermitcrab/config.toml", ".env", crate::config::MCP_JSON] {
+        bytes.extend_from_slice(name.as_bytes());
+        bytes.push(0);
+        match std::fs::read(root.join(name)) {
+            Ok(content) => bytes.extend_from_slice(&content),
+            Err(_) => bytes.extend_from_slice(b"\xffabsent"),
+        }
+        bytes.push(0);
+    }
+    for item in granting {
+        bytes.extend_from_slice(item.as_bytes());
+        bytes.push(0);
+    }
+    let digest = ring::digest::digest(&ring::digest::SHA256, &bytes);
+    digest.as_ref().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Whether the project at `root` is trusted as its files are now (asking
+/// no one).
+pub fn trusted_now(root: &std::path::Path) -> Result<bool> {
+    let root = canonical(root);
+    let hash = hash_of(&root, &granting_files(&root));
+    let store = Store::read()?;
+    Ok(store
+        .find(&root.to_string_lossy())
+        .is_some_and(|e| e.hash == hash))
 }
 
 /// Asks once, listing what would be enabled.
@@ -319,6 +335,12 @@ pub fn widening(table: &toml::Table, user: Option<&toml::Table>) -> Vec<String> 
     if table.get("containment").and_then(toml::Value::as_str) == Some("off") {
         out.push("containment = \"off\" (programs run with all your privileges)".into());
     }
+    if let Some(url) = table.get("store").and_then(toml::Value::as_str) {
+        out.push(format!(
+            "store = \"{}\" (the project's record is kept on that server)",
+            substrate::shown_store(url)
+        ));
+    }
     out
 }
 
@@ -419,6 +441,7 @@ fn strip(table: &mut toml::Table, user: Option<&toml::Table>) {
     if table.get("containment").and_then(toml::Value::as_str) == Some("off") {
         table.remove("containment");
     }
+    table.remove("store");
 }
 
 /// `hc trust --revoke` for the project at `root`.

@@ -65,3 +65,10 @@ pub use store::{
     Substrate,
 };
 pub use types::*;
+
+/// A PostgreSQL store's URL as it may be shown to a person: what it
+/// names, never a password.
+#[cfg(feature = "storage")]
+pub fn shown_store(url: &str) -> String {
+    store::shown_store(url)
+}

@@ -25,7 +25,8 @@ pub fn config(as_json: bool, edit: bool, flags: Flags) -> Result<()> {
     if edit {
         open_editor(&path)?;
     }
-    let rows = rows(&project.config(crate::trust::Ask::Quietly)?, &flags)?;
+    let mut rows = rows(&project.config(crate::trust::Ask::Quietly)?, &flags)?;
+    rows.push(store_row(&project)?);
     if as_json {
         let list: Vec<Value> = rows
             .iter()
@@ -67,6 +68,16 @@ pub(crate) fn open_editor(path: &std::path::Path) -> Result<()> {
         bail!("the editor `{editor}` exited {status}");
     }
     Ok(())
+}
+
+/// Where the substrate is kept, as a row (a server without its password).
+fn store_row(project: &crate::project::Project) -> Result<(String, Value, String)> {
+    let (url, source) = project.store()?;
+    let value = match url {
+        Some(url) => json!(substrate::shown_store(&url)),
+        None => json!(project.database().display().to_string()),
+    };
+    Ok(("store".into(), value, source.to_string()))
 }
 
 /// The project's trust state, as a row.

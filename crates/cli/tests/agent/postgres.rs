@@ -140,3 +140,209 @@ async fn a_password_comes_from_pgpassword_or_pgpass_and_a_wrong_one_is_one_line(
         .unwrap();
     assert!(from_file.status.success(), "{from_file:?}");
 }
+
+/// What `hc store info --json` says in `s`'s project with `args` before
+/// it, and its stderr.
+async fn store_info(s: &Setup, args: &[&str]) -> (serde_json::Value, String) {
+    let mut all = args.to_vec();
+    all.extend(["store", "info", "--json"]);
+    let out = s.hc(&all).output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    (serde_json::from_slice(&out.stdout).unwrap(), stderr)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_store_is_named_by_store_flag_the_persons_file_or_a_trusted_checkout() {
+    let cluster = testkit::PgCluster::shared().unwrap();
+    let s = Setup::new(json!({"turns": [reply(json!([text("unused")]), "end_turn")]})).await;
+    let url = |schema: &str| {
+        format!("{}&schema={schema}_{}", cluster.url, std::process::id())
+            .replace("postgres://hc@", "postgres://hc:sekrit@")
+    };
+    // `--store`, on any command that opens the substrate
+    let (info, said) = store_info(&s, &["--store", &url("flag")]).await;
+    assert_eq!(info["backend"], "postgres", "{info}");
+    assert!(
+        info["location"].as_str().unwrap().contains("flag_"),
+        "{info}"
+    );
+    assert!(!said.contains("sekrit") && !info.to_string().contains("sekrit"));
+    let listed = s
+        .hc(&["sessions", "--json", "--store", &url("flag")])
+        .output()
+        .await
+        .unwrap();
+    assert!(listed.status.success(), "{listed:?}");
+    // … and refused where nothing is opened
+    let refused = s
+        .hc(&["trust", "--list", "--store", &url("flag")])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2), "{refused:?}");
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("opens none"));
+    // the person's file, for this project's path
+    let user = s.root.join(".no-user-config/hermitcrab");
+    std::fs::create_dir_all(&user).unwrap();
+    let root = std::fs::canonicalize(&s.root).unwrap();
+    std::fs::write(
+        user.join("config.toml"),
+        format!(
+            "[projects.{:?}]\nstore = {:?}\n",
+            root.display().to_string(),
+            url("mine")
+        ),
+    )
+    .unwrap();
+    let (info, _) = store_info(&s, &[]).await;
+    assert!(
+        info["location"].as_str().unwrap().contains("mine_"),
+        "{info}"
+    );
+    let config = s.hc(&["config", "--json"]).output().await.unwrap();
+    let rows: serde_json::Value = serde_json::from_slice(&config.stdout).unwrap();
+    let row = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "store")
+        .unwrap()
+        .clone();
+    assert!(row["value"].as_str().unwrap().contains("mine_"), "{row}");
+    assert!(
+        row["source"].as_str().unwrap().contains("user file"),
+        "{row}"
+    );
+    assert!(!rows.to_string().contains("sekrit"), "no password: {rows}");
+    std::fs::remove_file(user.join("config.toml")).unwrap();
+    // a checkout's own file: ignored and said until the project is trusted
+    let own = s.root.join(".hermitcrab/config.toml");
+    let before = std::fs::read_to_string(&own).unwrap_or_default();
+    std::fs::write(&own, format!("{before}\nstore = {:?}\n", url("theirs"))).unwrap();
+    let (info, said) = store_info(&s, &[]).await;
+    assert_eq!(info["backend"], "sqlite", "{info}");
+    assert!(
+        said.contains("names a store") && said.contains("hc trust") && !said.contains("sekrit"),
+        "{said}"
+    );
+    let trusted = s.hc(&["trust"]).output().await.unwrap();
+    let trusted_said = String::from_utf8_lossy(&trusted.stdout).into_owned();
+    assert!(trusted.status.success(), "{trusted:?}");
+    assert!(
+        trusted_said.contains("store ="),
+        "trust says what it allows: {trusted_said}"
+    );
+    let (info, said) = store_info(&s, &[]).await;
+    assert_eq!(info["backend"], "postgres", "{info} {said}");
+    assert!(
+        info["location"].as_str().unwrap().contains("theirs_"),
+        "{info}"
+    );
+    // a store that is not a server's URL is refused, saying where it came from
+    let bad = s
+        .hc(&["store", "info", "--store", "mysql://x"])
+        .output()
+        .await
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("--store is not a PostgreSQL URL"),
+        "{bad:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn hc_store_copy_moves_the_record_to_postgres_and_back_and_the_requests_rebuild() {
+    let cluster = testkit::PgCluster::shared().unwrap();
+    let s = Setup::new(json!({"turns": [
+        reply(json!([call("r1", "read", json!({"file_path": "a.txt"}))]), "tool_use"),
+        reply(json!([text("it says hello")]), "end_turn"),
+    ]}))
+    .await;
+    s.file("a.txt", "hello from the file\n");
+    let ran = s
+        .hc(&["run", "--allow", "read", "what does a.txt say?"])
+        .output()
+        .await
+        .unwrap();
+    assert!(ran.status.success(), "{ran:?}");
+    let pg = format!("{}&schema=copy_{}", cluster.url, std::process::id());
+    // SQLite → PostgreSQL
+    let copied = s
+        .hc(&["store", "copy", "--to", &pg])
+        .output()
+        .await
+        .unwrap();
+    let said = String::from_utf8_lossy(&copied.stdout).into_owned();
+    assert!(copied.status.success(), "{copied:?}");
+    let head = s.hc(&["store", "info", "--json"]).output().await.unwrap();
+    let head: serde_json::Value = serde_json::from_slice(&head.stdout).unwrap();
+    assert!(
+        said.contains(&format!("copied {} commits", head["head"])),
+        "{said} {head}"
+    );
+    assert!(
+        said.contains("rebuilt 2 requests of 1 sessions on the copy: byte-identical"),
+        "{said}"
+    );
+    let rebuilt = s
+        .hc(&["trace", "--request", "2", "--store", &pg])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(
+        rebuilt.stdout,
+        s.sent()[1],
+        "the copy rebuilds what was sent"
+    );
+    // never into a store that holds commits
+    let again = s
+        .hc(&["store", "copy", "--to", &pg])
+        .output()
+        .await
+        .unwrap();
+    assert!(!again.status.success());
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("already holds"),
+        "{again:?}"
+    );
+    // … and back: from the server into a SQLite file
+    let back = s.root.join("back.db");
+    let home = s
+        .hc(&[
+            "store",
+            "copy",
+            "--to",
+            back.to_str().unwrap(),
+            "--store",
+            &pg,
+        ])
+        .output()
+        .await
+        .unwrap();
+    let said = String::from_utf8_lossy(&home.stdout).into_owned();
+    assert!(home.status.success(), "{home:?}");
+    assert!(said.contains("rebuilt 2 requests of 1 sessions"), "{said}");
+    // the project's own store filled from another
+    let fresh = format!("{}&schema=copy_in_{}", cluster.url, std::process::id());
+    let into = s
+        .hc(&[
+            "store",
+            "copy",
+            "--from",
+            back.to_str().unwrap(),
+            "--store",
+            &fresh,
+        ])
+        .output()
+        .await
+        .unwrap();
+    assert!(into.status.success(), "{into:?}");
+    let rebuilt = s
+        .hc(&["trace", "--request", "2", "--store", &fresh])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(rebuilt.stdout, s.sent()[1]);
+}

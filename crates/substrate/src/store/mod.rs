@@ -4,6 +4,7 @@
 
 mod cache;
 mod checkpoint;
+mod copy;
 #[cfg(feature = "postgres")]
 mod pg;
 mod read;
@@ -15,6 +16,8 @@ mod text;
 mod tx;
 mod write;
 
+#[cfg(feature = "postgres")]
+pub(crate) use pg::conn::shown_store;
 pub use read::DEFAULT_LIMIT;
 pub use schema::SCHEMA_VERSION;
 pub use snapshot::Snapshot;
@@ -357,6 +360,20 @@ impl Substrate {
     /// The latest commit id (0 when nothing was committed).
     pub fn head(&self) -> Result<CommitId> {
         self.read(|snap| Ok::<_, Error>(snap.head_id()))
+    }
+
+    /// Runs `f` in the write transaction (its head given), committing
+    /// when it succeeds, to write rows as they were stored elsewhere
+    /// (`copy.rs`); what it wrote counts as broadcast.
+    pub(crate) fn load<R>(&self, f: impl FnOnce(&dyn tx::Tx, i64) -> Result<R>) -> Result<R> {
+        let out = match &self.backend {
+            Backend::Sqlite(s) => s.load(f)?,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(p) => p.store.with_write(f)?,
+        };
+        let head = self.read(|snap| Ok::<_, Error>(snap.head_id()))?;
+        self.shared.out.broadcast(&[], head)?;
+        Ok(out)
     }
 }
 

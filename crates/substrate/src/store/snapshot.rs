@@ -107,6 +107,7 @@ pub(crate) fn row<T>(
 }
 
 /// A chunk's stored version.
+#[derive(Clone)]
 pub(crate) struct ChunkRow {
     pub vid: i64,
     pub key: i64,

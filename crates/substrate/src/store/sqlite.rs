@@ -334,6 +334,22 @@ impl SqliteStore {
     }
 }
 
+impl SqliteStore {
+    /// See `Substrate::load`: the text it queued indexed after.
+    pub(crate) fn load<R>(&self, f: impl FnOnce(&dyn tx::Tx, i64) -> Result<R>) -> Result<R> {
+        let out = {
+            let mut writer = lock(&self.writer);
+            let tx = writer.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let head = tx::Tx::head(&*tx)?;
+            let out = f(&*tx, head)?;
+            tx.commit()?;
+            out
+        };
+        self.indexer.wake();
+        Ok(out)
+    }
+}
+
 #[cfg(test)]
 impl SqliteStore {
     /// See `Substrate::with_writer_for_test`.

@@ -1,6 +1,7 @@
 //! [`Tx`] on SQLite: each statement of a view, on a `rusqlite`
 //! connection (a pooled reader's transaction, or the writer's).
 
+use super::copy::{RawChunk, RawCommit, RawPlacement};
 use super::snapshot::{At, ChunkRow, item_from_columns, kind_from, row, rows};
 use super::tx::{
     EndedPlacement, MemberRow, NewPlacementRow, Tx, VersionRow, VersionText, kind_clause,
@@ -435,6 +436,118 @@ impl Tx for Connection {
             commit.timestamp,
             commit.dispatch_id,
             record
+        ])?;
+        Ok(())
+    }
+
+    fn raw_commits(&self, after: i64, limit: i64) -> Result<Vec<RawCommit>> {
+        rows(
+            self,
+            "SELECT id, parent_id, branch, timestamp, dispatch_id, record FROM commits \
+             WHERE id > ?1 ORDER BY id LIMIT ?2",
+            &[&after, &limit],
+            At::Head,
+            |r| {
+                Ok(RawCommit {
+                    id: r.get(0)?,
+                    parent_id: r.get(1)?,
+                    branch: r.get(2)?,
+                    timestamp: r.get(3)?,
+                    dispatch_id: r.get(4)?,
+                    record: r.get(5)?,
+                })
+            },
+        )
+    }
+
+    fn raw_chunks(&self, after: i64, limit: i64) -> Result<Vec<RawChunk>> {
+        rows(
+            self,
+            "SELECT vid, id, key, name, spec, body, placements, began, ended FROM chunks \
+             WHERE vid > ?1 ORDER BY vid LIMIT ?2",
+            &[&after, &limit],
+            At::Head,
+            |r| {
+                Ok(RawChunk {
+                    vid: r.get(0)?,
+                    id: r.get(1)?,
+                    key: r.get(2)?,
+                    name: r.get(3)?,
+                    spec: r.get(4)?,
+                    body: r.get(5)?,
+                    placements: r.get(6)?,
+                    began: r.get(7)?,
+                    ended: r.get(8)?,
+                })
+            },
+        )
+    }
+
+    fn raw_placements(&self, after: i64, limit: i64) -> Result<Vec<RawPlacement>> {
+        rows(
+            self,
+            "SELECT rid, chunk, ckey, scope, kind, seq, began, pos, ended FROM placements \
+             WHERE rid > ?1 ORDER BY rid LIMIT ?2",
+            &[&after, &limit],
+            At::Head,
+            |r| {
+                Ok(RawPlacement {
+                    rid: r.get(0)?,
+                    chunk: r.get(1)?,
+                    ckey: r.get(2)?,
+                    scope: r.get(3)?,
+                    kind: r.get(4)?,
+                    seq: r.get(5)?,
+                    began: r.get(6)?,
+                    pos: r.get(7)?,
+                    ended: r.get(8)?,
+                })
+            },
+        )
+    }
+
+    fn load_commit(&self, c: &RawCommit) -> Result<()> {
+        self.prepare_cached(
+            "INSERT INTO commits (id, parent_id, branch, timestamp, dispatch_id, record) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )?
+        .execute(rusqlite::params![
+            c.id,
+            c.parent_id,
+            c.branch,
+            c.timestamp,
+            c.dispatch_id,
+            c.record
+        ])?;
+        Ok(())
+    }
+
+    fn load_chunk(&self, c: &RawChunk) -> Result<()> {
+        self.prepare_cached(
+            "INSERT INTO chunks (vid, id, key, name, spec, body, placements, began, ended) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        )?
+        .execute(rusqlite::params![
+            c.vid,
+            c.id,
+            c.key,
+            c.name,
+            c.spec,
+            c.body,
+            c.placements,
+            c.began,
+            c.ended
+        ])?;
+        Ok(())
+    }
+
+    fn load_placement(&self, p: &RawPlacement) -> Result<()> {
+        self.prepare_cached(
+            "INSERT INTO placements (rid, chunk, ckey, scope, kind, seq, began, pos, ended) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        )?
+        .execute(rusqlite::params![
+            p.rid, p.chunk, p.ckey, p.scope, p.kind, p.seq, p.began, p.pos, p.ended
         ])?;
         Ok(())
     }

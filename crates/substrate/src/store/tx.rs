@@ -6,6 +6,7 @@
 //! `at` selects the rows live in the view: at head (`ended` null), or as
 //! of a commit (began ≤ N < ended).
 
+use super::copy::{RawChunk, RawCommit, RawPlacement};
 use super::snapshot::{At, ChunkRow};
 use crate::error::Result;
 use crate::types::{ChunkItem, Commit, Placement, TypeFilter};
@@ -139,6 +140,19 @@ pub(crate) trait Tx {
     fn insert_commit(&self, commit: &Commit, record: &str) -> Result<()>;
     /// The records of the commits after `after` up to `upto`, in order.
     fn records_between(&self, after: i64, upto: i64) -> Result<Vec<String>>;
+    // ---- a whole store, row by row (`copy.rs`) ----
+    /// Commits after id `after`, ascending, at most `limit`.
+    fn raw_commits(&self, after: i64, limit: i64) -> Result<Vec<RawCommit>>;
+    /// Chunk versions after vid `after`, ascending, at most `limit`.
+    fn raw_chunks(&self, after: i64, limit: i64) -> Result<Vec<RawChunk>>;
+    /// Placements after rid `after`, ascending, at most `limit`.
+    fn raw_placements(&self, after: i64, limit: i64) -> Result<Vec<RawPlacement>>;
+    /// Writes a commit as it was stored.
+    fn load_commit(&self, c: &RawCommit) -> Result<()>;
+    /// Writes a chunk version as it was stored.
+    fn load_chunk(&self, c: &RawChunk) -> Result<()>;
+    /// Writes a placement as it was stored.
+    fn load_placement(&self, p: &RawPlacement) -> Result<()>;
     /// Tells other engines commit `id` is made, once it is (nothing to do
     /// where they read the same file).
     fn announce(&self, _id: i64) -> Result<()> {

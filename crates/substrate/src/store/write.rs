@@ -93,6 +93,25 @@ pub(crate) struct Apply<'c> {
     next_vid: i64,
     /// The keys whose text it queued for the index.
     text_queued: Vec<i64>,
+    /// What this commit knows without asking the store again (see
+    /// [`Known`]).
+    known: Known,
+}
+
+/// What a commit learnt or made, so that it asks the store only once: a
+/// commit's statements are its cost (on a server, a round trip each).
+/// Removals come first in a commit, so nothing here goes stale after.
+#[derive(Default)]
+struct Known {
+    /// The version this commit wrote of each chunk it wrote.
+    rows: HashMap<String, ChunkRow>,
+    /// Chunk keys by id, and scopes known to exist.
+    keys: HashMap<String, i64>,
+    present: HashSet<String>,
+    /// Chunks this commit created: their only placements are `added`.
+    fresh: HashSet<String>,
+    /// The placements this commit made, with the `seq` declared.
+    added: HashMap<(String, String, i64), Option<i64>>,
 }
 
 impl<'c> Apply<'c> {
@@ -114,11 +133,20 @@ impl<'c> Apply<'c> {
             composed: HashMap::new(),
             next_vid,
             text_queued: Vec::new(),
+            known: Known::default(),
         })
     }
 
     fn snapshot(&self) -> Snapshot<'c> {
         Snapshot::writing(self.tx, self.n)
+    }
+
+    /// Chunk `id`'s version now: the one this commit wrote, else stored.
+    fn row(&self, id: &str) -> Result<Option<ChunkRow>> {
+        match self.known.rows.get(id) {
+            Some(row) => Ok(Some(row.clone())),
+            None => self.snapshot().chunk_row(id),
+        }
     }
 
     /// Applies the whole declaration and returns the commit record (not yet
@@ -230,8 +258,14 @@ impl<'c> Apply<'c> {
 
     /// Creates or updates one chunk; returns its id and its placements to add.
     fn put_chunk(&mut self, decl: ChunkDecl) -> Result<(String, Vec<NewPlacement>)> {
-        let id = decl.id.unwrap_or_else(|| new_id("c"));
-        let current = self.snapshot().chunk_row(&id)?;
+        // (an id made now names no chunk yet)
+        let (id, current) = match decl.id {
+            Some(id) => {
+                let current = self.row(&id)?;
+                (id, current)
+            }
+            None => (new_id("c"), None),
+        };
         if decl.create && current.is_some() {
             return Err(Error::Validation(format!(
                 "chunk `{id}` already exists; it was declared with `create: true`"
@@ -275,6 +309,7 @@ impl<'c> Apply<'c> {
             self.write_version(&id, current.as_ref(), &version, text_changed)?;
             if current.is_none() {
                 self.created.push(id.clone());
+                self.known.fresh.insert(id.clone());
             }
             if current.is_none() || new_body != body {
                 self.body_changed.push(id.clone());
@@ -295,27 +330,47 @@ impl<'c> Apply<'c> {
     ) -> Result<()> {
         let n = self.n as i64;
         if let Some(old) = current {
-            if old.began == self.n {
+            let vid = if old.began == self.n {
                 // A second change of the chunk in this commit: rewrite in place.
                 self.tx.rewrite_version(old.vid, v)?;
+                old.vid
             } else {
                 self.tx.end_version(old.vid, n)?;
-                self.insert_version(id, old.key, v)?;
-            }
+                self.insert_version(id, old.key, v)?
+            };
             if text_changed {
                 self.queue_text(old.key, Some(v))?;
             }
+            self.remember(id, vid, old.key, v);
             return Ok(());
         }
         let key = self.next_vid;
-        self.insert_version(id, key, v)?;
+        let vid = self.insert_version(id, key, v)?;
+        self.remember(id, vid, key, v);
         self.queue_text(key, Some(v))
     }
 
-    fn insert_version(&mut self, id: &str, key: i64, v: &VersionText<'_>) -> Result<()> {
+    /// Notes the version of `id` this commit wrote.
+    fn remember(&mut self, id: &str, vid: i64, key: i64, v: &VersionText<'_>) {
+        let row = ChunkRow {
+            vid,
+            key,
+            name: v.name.clone(),
+            spec: v.spec.to_owned(),
+            body: v.body.to_owned(),
+            placements: v.placements.to_owned(),
+            began: self.n,
+        };
+        self.known.keys.insert(id.to_owned(), key);
+        self.known.rows.insert(id.to_owned(), row);
+    }
+
+    /// Writes a new version; its vid.
+    fn insert_version(&mut self, id: &str, key: i64, v: &VersionText<'_>) -> Result<i64> {
         let vid = self.next_vid;
         self.next_vid += 1;
-        self.tx.insert_version(vid, id, key, v, self.n as i64)
+        self.tx.insert_version(vid, id, key, v, self.n as i64)?;
+        Ok(vid)
     }
 
     /// Queues `key`'s text for the index (`text.rs`): indexed after the
@@ -330,10 +385,23 @@ impl<'c> Apply<'c> {
     /// version (a placement change is a change of the chunk).
     fn sync_placements(&mut self) -> Result<()> {
         for id in self.replaced.clone() {
-            let Some(current) = self.snapshot().chunk_row(&id)? else {
+            let Some(current) = self.row(&id)? else {
                 continue; // removed in this commit
             };
-            let placements: Vec<Placement> = self.tx.live_placements(&id)?;
+            let placements: Vec<Placement> = if self.known.fresh.contains(&id) {
+                // (all made by this commit, in the order they were made)
+                self.new_rows
+                    .iter()
+                    .filter(|r| r.chunk == id)
+                    .map(|r| Placement {
+                        scope: r.scope.clone(),
+                        kind: r.kind,
+                        seq: r.seq,
+                    })
+                    .collect()
+            } else {
+                self.tx.live_placements(&id)?
+            };
             let text = serde_json::to_string(&placements)
                 .map_err(|e| Error::Storage(format!("cannot encode placements: {e}")))?;
             let version = VersionText {
@@ -359,21 +427,36 @@ impl<'c> Apply<'c> {
                 "chunk `{chunk}` cannot be placed on itself"
             )));
         }
-        let snap = self.snapshot();
         let missing = |id: &str, role: &str| {
             Error::NotFound(format!(
                 "cannot place `{chunk}` on `{scope}`: the {role} `{id}` does not exist \
                  (create it first, or in the same declaration)"
             ))
         };
-        let ckey = snap
-            .chunk_row(&chunk)?
-            .ok_or_else(|| missing(&chunk, "chunk"))?
-            .key;
-        if !snap.exists(&scope)? {
-            return Err(missing(&scope, "scope"));
+        let ckey = match self.known.keys.get(&chunk) {
+            Some(key) => *key,
+            None => {
+                let key = self
+                    .snapshot()
+                    .chunk_row(&chunk)?
+                    .ok_or_else(|| missing(&chunk, "chunk"))?
+                    .key;
+                self.known.keys.insert(chunk.clone(), key);
+                key
+            }
+        };
+        if !self.known.keys.contains_key(&scope) && !self.known.present.contains(&scope) {
+            if !self.snapshot().exists(&scope)? {
+                return Err(missing(&scope, "scope"));
+            }
+            self.known.present.insert(scope.clone());
         }
-        let existing = self.tx.placement_seq(&chunk, &scope, kind_code(kind))?;
+        let placed = (chunk.clone(), scope.clone(), kind_code(kind));
+        let existing = if self.known.fresh.contains(&chunk) {
+            self.known.added.get(&placed).copied()
+        } else {
+            self.tx.placement_seq(&chunk, &scope, kind_code(kind))?
+        };
         if let Some(old_seq) = existing {
             return match seq {
                 Some(s) if Some(s) != old_seq => Err(Error::Validation(format!(
@@ -395,6 +478,7 @@ impl<'c> Apply<'c> {
             began: self.n as i64,
             pos: self.pos,
         })?;
+        self.known.added.insert(placed, seq);
         self.mark_replaced(&chunk);
         self.new_rows.push(NewRow {
             rid,
@@ -419,6 +503,9 @@ impl<'c> Apply<'c> {
     /// `seq` on unordered scopes and collisions on ordered ones.
     fn assign_seqs(&mut self) -> Result<()> {
         let new_rows = std::mem::take(&mut self.new_rows);
+        // the highest seq given on a scope by this loop (no other placement
+        // is made meanwhile)
+        let mut last: HashMap<String, i64> = HashMap::new();
         for mut r in new_rows {
             let ordered = self.composed(&r.scope)?.ordered;
             match (ordered, r.seq) {
@@ -440,9 +527,13 @@ impl<'c> Apply<'c> {
                     }
                 }
                 (true, None) => {
-                    let max = self.tx.max_seq(&r.scope)?;
+                    let max = match last.get(&r.scope) {
+                        Some(given) => Some(*given),
+                        None => self.tx.max_seq(&r.scope)?,
+                    };
                     let seq = max.map_or(0, |m| m + 1);
                     self.tx.set_seq(r.rid, seq)?;
+                    last.insert(r.scope.clone(), seq);
                     r.seq = Some(seq);
                 }
                 (false, None) => {}
@@ -481,6 +572,9 @@ impl<'c> Apply<'c> {
             checked.insert((chunk, scope));
         }
         for chunk in std::mem::take(&mut self.body_changed) {
+            if self.known.fresh.contains(&chunk) {
+                continue; // its every placement is new: checked above
+            }
             let scopes = self.tx.instance_scopes(&chunk)?;
             for scope in scopes {
                 if checked.contains(&(chunk.clone(), scope.clone())) {
@@ -496,7 +590,17 @@ impl<'c> Apply<'c> {
     fn check_accepts(&self, chunk: &str, scope: &str, types: &[String]) -> Result<()> {
         let snap = self.snapshot();
         for t in types {
-            if snap.is_instance_of(chunk, t)? {
+            let of = if self.known.fresh.contains(chunk) {
+                let placed = (
+                    chunk.to_owned(),
+                    t.clone(),
+                    kind_code(PlacementType::Instance),
+                );
+                self.known.added.contains_key(&placed)
+            } else {
+                snap.is_instance_of(chunk, t)?
+            };
+            if of {
                 return Ok(());
             }
         }
@@ -526,7 +630,10 @@ impl<'c> Apply<'c> {
             return Ok(());
         }
         if !bodies.contains_key(chunk) {
-            let body = self.snapshot().body(chunk)?.unwrap_or_default();
+            let body = match self.known.rows.get(chunk) {
+                Some(row) => serde_json::from_str(&row.body).unwrap_or_default(),
+                None => self.snapshot().body(chunk)?.unwrap_or_default(),
+            };
             bodies.insert(chunk.to_owned(), body);
         }
         let body = &bodies[chunk];
@@ -572,10 +679,16 @@ impl<'c> Apply<'c> {
             add(&c.scope);
         }
         let removed: HashSet<&String> = self.removed.iter().collect();
+        let mut asked = HashSet::new();
         let changed = self.modified.iter().chain(self.replaced.iter());
-        for id in changed.filter(|id| !removed.contains(id)) {
-            for scope in self.tx.scopes_of(id)? {
-                add(&scope);
+        // (a chunk made now sits only on scopes its placement changes
+        // named above)
+        let settled = changed.filter(|id| !removed.contains(id) && !self.known.fresh.contains(*id));
+        for id in settled {
+            if asked.insert(id) {
+                for scope in self.tx.scopes_of(id)? {
+                    add(&scope);
+                }
             }
         }
         Ok(out)

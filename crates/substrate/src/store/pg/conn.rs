@@ -69,6 +69,35 @@ impl PgLocation {
     }
 }
 
+/// A store's URL as it may be shown to a person (see [`shown_url`]), its
+/// `?schema=NAME` kept.
+pub fn shown_store(url: &str) -> String {
+    let (base, query) = url.split_once('?').unwrap_or((url, ""));
+    let mut kept = Vec::new();
+    let mut schema = None;
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        match pair.strip_prefix("schema=") {
+            Some(name) => schema = Some(name),
+            None => kept.push(pair),
+        }
+    }
+    let shown = shown_url(&match kept.is_empty() {
+        true => base.to_owned(),
+        false => format!("{base}?{}", kept.join("&")),
+    });
+    match schema {
+        Some(name) => {
+            let name: String = name
+                .chars()
+                .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .take(63)
+                .collect();
+            format!("{shown}?schema={name}")
+        }
+        None => shown,
+    }
+}
+
 /// `url` as it may be shown: built from what it names — user, hosts,
 /// ports, database — so no password (in the authority, a query
 /// parameter or a `key=value` string) can be in it.

@@ -11,11 +11,13 @@
 
 pub(crate) mod conn;
 mod follow;
+pub(crate) mod pipe;
 mod schema;
 mod tx;
 
 use crate::error::Result;
 use conn::{Connections, PgLocation, wait};
+use pipe::Pipe;
 use tx::PgTx;
 
 /// A substrate's schema on a server.
@@ -38,21 +40,15 @@ impl PgStore {
     /// Runs `f` in one read-only transaction that sees one state (its
     /// head given).
     pub fn with_read<R>(&self, f: impl FnOnce(&dyn super::tx::Tx, i64) -> Result<R>) -> Result<R> {
-        let mut client = self.conns.get()?;
-        let tx = wait(
-            client
-                .build_transaction()
-                .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
-                .read_only(true)
-                .start(),
-        )?;
+        let client = self.conns.get()?;
         let tx = PgTx {
-            tx,
+            pipe: Pipe::begin(&client, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"),
             channel: &self.location.schema,
+            next: std::cell::Cell::default(),
         };
         let head = super::tx::Tx::head(&tx)?;
         let out = f(&tx, head)?;
-        wait(tx.tx.commit())?;
+        tx.pipe.finish(true)?;
         Ok(out)
     }
 
@@ -62,17 +58,15 @@ impl PgStore {
         &self,
         f: impl FnOnce(&dyn super::tx::Tx, i64) -> Result<R, E>,
     ) -> Result<R, E> {
-        let mut client = self.conns.get()?;
-        let tx = wait(client.transaction()).map_err(crate::error::Error::from)?;
-        wait(tx.batch_execute("LOCK TABLE commits IN EXCLUSIVE MODE"))
-            .map_err(crate::error::Error::from)?;
+        let client = self.conns.get()?;
         let tx = PgTx {
-            tx,
+            pipe: Pipe::begin(&client, "BEGIN; LOCK TABLE commits IN EXCLUSIVE MODE"),
             channel: &self.location.schema,
+            next: std::cell::Cell::default(),
         };
-        let head = super::tx::Tx::head(&tx)?;
+        let head = tx.start_writing()?;
         let out = f(&tx, head)?;
-        wait(tx.tx.commit()).map_err(crate::error::Error::from)?;
+        tx.pipe.finish(true)?;
         Ok(out)
     }
 }

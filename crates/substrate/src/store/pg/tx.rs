@@ -3,9 +3,10 @@
 //! SQLite gives by its indexes are asked for explicitly (`ORDER BY`, ids
 //! in bytewise order), so both answer alike.
 
-use super::conn::wait;
+use super::pipe::{Owned, Params, Pipe, owned};
 use crate::error::Result;
 use crate::json::Json;
+use crate::store::copy::{RawChunk, RawCommit, RawPlacement};
 use crate::store::snapshot::{At, ChunkRow, kind_from, parse_placements};
 use crate::store::tx::{
     EndedPlacement, MemberRow, NewPlacementRow, Tx, VersionRow, VersionText, kind_clause,
@@ -16,12 +17,14 @@ use tokio_postgres::types::ToSql;
 
 /// One transaction on the server.
 pub(crate) struct PgTx<'a> {
-    pub tx: deadpool_postgres::Transaction<'a>,
+    pub pipe: Pipe<'a>,
     /// Where commits are announced (the schema's name).
     pub channel: &'a str,
+    /// The write transaction's next version id and placement row id,
+    /// read with its head (ids are given here: an insert waits for no
+    /// answer, so it goes with the next statement that is waited for).
+    pub next: std::cell::Cell<(i64, i64)>,
 }
-
-type Params<'p> = Vec<&'p (dyn ToSql + Sync)>;
 
 /// The predicate selecting rows of `alias` live in the view; as of a
 /// commit it reads parameter `$n`.
@@ -47,17 +50,30 @@ impl PgTx<'_> {
     /// query by text alone would be parsed again each time: a round trip
     /// more).
     fn rows(&self, sql: &str, params: &Params<'_>) -> Result<Vec<Row>> {
-        let statement = wait(self.tx.prepare_cached(sql))?;
-        Ok(wait(self.tx.query(&statement, params))?)
+        self.pipe.rows(sql, params)
     }
 
     fn first(&self, sql: &str, params: &Params<'_>) -> Result<Option<Row>> {
         Ok(self.rows(sql, params)?.into_iter().next())
     }
 
-    fn run(&self, sql: &str, params: &Params<'_>) -> Result<u64> {
-        let statement = wait(self.tx.prepare_cached(sql))?;
-        Ok(wait(self.tx.execute(&statement, params))?)
+    /// Queues `sql` (a write no answer is waited for).
+    fn run(&self, sql: &str, params: Vec<Owned>) -> Result<()> {
+        self.pipe.queue(sql, params)
+    }
+
+    /// The head, and the next version and placement row ids, of the write
+    /// transaction (read once, under its lock).
+    pub fn start_writing(&self) -> Result<i64> {
+        let row = self.first(
+            "SELECT (SELECT coalesce(max(id), 0) FROM commits)::bigint, \
+             (SELECT coalesce(max(vid), 0) + 1 FROM chunks)::bigint, \
+             (SELECT coalesce(max(rid), 0) + 1 FROM placements)::bigint",
+            &vec![],
+        )?;
+        let (head, vid, rid) = row.map_or((0, 1, 1), |r| (r.get(0), r.get(1), r.get(2)));
+        self.next.set((vid, rid));
+        Ok(head)
     }
 
     /// `sql` with the view's parameter appended when it is as of a commit.
@@ -123,15 +139,29 @@ impl Tx for PgTx<'_> {
         // every instance edge reachable (pairs repeat no further: cycles
         // end), then breadth first here, each chunk's scopes in bytewise
         // order — the order SQLite's walk gives
-        let edges = self.rows(
+        let found = self.rows(
             "WITH RECURSIVE up(chunk, scope) AS ( \
                SELECT chunk, scope FROM placements WHERE chunk = $1 AND kind = 0 AND ended IS NULL \
-               UNION SELECT p.chunk, p.scope FROM up JOIN placements p ON p.chunk = up.scope \
-                 WHERE p.kind = 0 AND p.ended IS NULL) \
-             SELECT chunk, scope FROM up ORDER BY chunk, scope",
+               UNION SELECT p.chunk, p.scope FROM up CROSS JOIN LATERAL ( \
+                 SELECT chunk, scope FROM placements WHERE chunk = up.scope AND kind = 0 \
+                   AND ended IS NULL OFFSET 0) p) \
+             SELECT chunk, scope, NULL::text FROM up \
+             UNION ALL SELECT id, NULL, spec FROM chunks \
+               WHERE ended IS NULL AND id = ANY(array_append(ARRAY(SELECT scope FROM up), $1::text))",
             &vec![&id],
         )?;
-        let edges: Vec<(String, String)> = edges.iter().map(|r| (r.get(0), r.get(1))).collect();
+        let mut edges: Vec<(String, String)> = Vec::new();
+        let mut specs: std::collections::HashMap<String, String> = Default::default();
+        for r in &found {
+            match r.get::<_, Option<String>>(1) {
+                Some(scope) => edges.push((r.get(0), scope)),
+                None => {
+                    specs.insert(r.get(0), r.get::<_, Option<String>>(2).unwrap_or_default());
+                }
+            }
+        }
+        // (bytewise, as the ids' collation orders them)
+        edges.sort();
         let mut order: Vec<String> = vec![id.to_owned()];
         let mut i = 0;
         while i < order.len() {
@@ -143,12 +173,6 @@ impl Tx for PgTx<'_> {
             }
             i += 1;
         }
-        let specs = self.rows(
-            "SELECT id, spec FROM chunks WHERE id = ANY($1) AND ended IS NULL",
-            &vec![&order],
-        )?;
-        let specs: std::collections::HashMap<String, String> =
-            specs.iter().map(|r| (r.get(0), r.get(1))).collect();
         Ok(order
             .into_iter()
             .map(|id| {
@@ -341,8 +365,7 @@ impl Tx for PgTx<'_> {
     }
 
     fn next_vid(&self) -> Result<i64> {
-        let row = self.first("SELECT coalesce(max(vid), 0) + 1 FROM chunks", &vec![])?;
-        Ok(row.map_or(1, |r| r.get(0)))
+        Ok(self.next.get().0)
     }
 
     fn end_placement(
@@ -383,7 +406,13 @@ impl Tx for PgTx<'_> {
     fn rewrite_version(&self, vid: i64, v: &VersionText<'_>) -> Result<()> {
         self.run(
             "UPDATE chunks SET name = $2, spec = $3, body = $4, placements = $5 WHERE vid = $1",
-            &vec![&vid, v.name, &v.spec, &v.body, &v.placements],
+            owned![
+                vid,
+                v.name.clone(),
+                v.spec.to_owned(),
+                v.body.to_owned(),
+                v.placements.to_owned()
+            ],
         )?;
         Ok(())
     }
@@ -391,7 +420,7 @@ impl Tx for PgTx<'_> {
     fn end_version(&self, vid: i64, n: i64) -> Result<()> {
         self.run(
             "UPDATE chunks SET ended = $2 WHERE vid = $1",
-            &vec![&vid, &n],
+            owned![vid, n],
         )?;
         Ok(())
     }
@@ -407,7 +436,16 @@ impl Tx for PgTx<'_> {
         self.run(
             "INSERT INTO chunks (vid, id, key, name, spec, body, placements, began) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-            &vec![&vid, &id, &key, v.name, &v.spec, &v.body, &v.placements, &n],
+            owned![
+                vid,
+                id.to_owned(),
+                key,
+                v.name.clone(),
+                v.spec.to_owned(),
+                v.body.to_owned(),
+                v.placements.to_owned(),
+                n
+            ],
         )?;
         Ok(())
     }
@@ -421,11 +459,11 @@ impl Tx for PgTx<'_> {
                 self.run(
                     "INSERT INTO chunk_text (key, text) VALUES ($1, $2) \
                      ON CONFLICT (key) DO UPDATE SET text = EXCLUDED.text",
-                    &vec![&key, &text],
+                    owned![key, text],
                 )?;
             }
             None => {
-                self.run("DELETE FROM chunk_text WHERE key = $1", &vec![&key])?;
+                self.run("DELETE FROM chunk_text WHERE key = $1", owned![key])?;
             }
         }
         Ok(())
@@ -457,14 +495,23 @@ impl Tx for PgTx<'_> {
     }
 
     fn insert_placement(&self, p: &NewPlacementRow<'_>) -> Result<i64> {
-        let row = self.first(
-            "INSERT INTO placements (chunk, ckey, scope, kind, seq, began, pos) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING rid",
-            &vec![
-                &p.chunk, &p.ckey, &p.scope, &p.kind, &p.seq, &p.began, &p.pos,
+        let (vid, rid) = self.next.get();
+        self.next.set((vid, rid + 1));
+        self.run(
+            "INSERT INTO placements (rid, chunk, ckey, scope, kind, seq, began, pos) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+            owned![
+                rid,
+                p.chunk.to_owned(),
+                p.ckey,
+                p.scope.to_owned(),
+                p.kind,
+                p.seq,
+                p.began,
+                p.pos,
             ],
         )?;
-        Ok(row.map_or(0, |r| r.get(0)))
+        Ok(rid)
     }
 
     fn seq_holders(&self, scope: &str, seq: i64, except: i64) -> Result<Vec<String>> {
@@ -478,7 +525,8 @@ impl Tx for PgTx<'_> {
 
     fn max_seq(&self, scope: &str) -> Result<Option<i64>> {
         let found = self.first(
-            "SELECT max(seq) FROM placements WHERE scope = $1 AND ended IS NULL",
+            "SELECT seq FROM placements WHERE scope = $1 AND ended IS NULL AND seq IS NOT NULL \
+             ORDER BY seq DESC LIMIT 1",
             &vec![&scope],
         )?;
         Ok(found.and_then(|r| r.get(0)))
@@ -487,7 +535,7 @@ impl Tx for PgTx<'_> {
     fn set_seq(&self, rid: i64, seq: i64) -> Result<()> {
         self.run(
             "UPDATE placements SET seq = $2 WHERE rid = $1",
-            &vec![&rid, &seq],
+            owned![rid, seq],
         )?;
         Ok(())
     }
@@ -534,12 +582,12 @@ impl Tx for PgTx<'_> {
         self.run(
             "INSERT INTO commits (id, parent_id, timestamp, dispatch_id, record) \
              VALUES ($1, $2, $3, $4, $5)",
-            &vec![
-                &id,
-                &parent,
-                &commit.timestamp,
-                &commit.dispatch_id,
-                &record,
+            owned![
+                id,
+                parent,
+                commit.timestamp.clone(),
+                commit.dispatch_id.clone(),
+                record.to_owned(),
             ],
         )?;
         Ok(())
@@ -548,9 +596,123 @@ impl Tx for PgTx<'_> {
     fn announce(&self, id: i64) -> Result<()> {
         self.run(
             "SELECT pg_notify($1, $2)",
-            &vec![&self.channel, &id.to_string()],
+            owned![self.channel.to_owned(), id.to_string()],
         )?;
         Ok(())
+    }
+
+    fn raw_commits(&self, after: i64, limit: i64) -> Result<Vec<RawCommit>> {
+        let found = self.rows(
+            "SELECT id, parent_id, branch, timestamp, dispatch_id, record FROM commits \
+             WHERE id > $1 ORDER BY id LIMIT $2",
+            &vec![&after, &limit],
+        )?;
+        Ok(found
+            .iter()
+            .map(|r| RawCommit {
+                id: r.get(0),
+                parent_id: r.get(1),
+                branch: r.get(2),
+                timestamp: r.get(3),
+                dispatch_id: r.get(4),
+                record: r.get(5),
+            })
+            .collect())
+    }
+
+    fn raw_chunks(&self, after: i64, limit: i64) -> Result<Vec<RawChunk>> {
+        let found = self.rows(
+            "SELECT vid, id, key, name, spec, body, placements, began, ended FROM chunks \
+             WHERE vid > $1 ORDER BY vid LIMIT $2",
+            &vec![&after, &limit],
+        )?;
+        Ok(found
+            .iter()
+            .map(|r| RawChunk {
+                vid: r.get(0),
+                id: r.get(1),
+                key: r.get(2),
+                name: r.get(3),
+                spec: r.get(4),
+                body: r.get(5),
+                placements: r.get(6),
+                began: r.get(7),
+                ended: r.get(8),
+            })
+            .collect())
+    }
+
+    fn raw_placements(&self, after: i64, limit: i64) -> Result<Vec<RawPlacement>> {
+        let found = self.rows(
+            "SELECT rid, chunk, ckey, scope, kind, seq, began, pos, ended FROM placements \
+             WHERE rid > $1 ORDER BY rid LIMIT $2",
+            &vec![&after, &limit],
+        )?;
+        Ok(found
+            .iter()
+            .map(|r| RawPlacement {
+                rid: r.get(0),
+                chunk: r.get(1),
+                ckey: r.get(2),
+                scope: r.get(3),
+                kind: r.get(4),
+                seq: r.get(5),
+                began: r.get(6),
+                pos: r.get(7),
+                ended: r.get(8),
+            })
+            .collect())
+    }
+
+    fn load_commit(&self, c: &RawCommit) -> Result<()> {
+        self.run(
+            "INSERT INTO commits (id, parent_id, branch, timestamp, dispatch_id, record) \
+             VALUES ($1, $2, $3, $4, $5, $6)",
+            owned![
+                c.id,
+                c.parent_id,
+                c.branch.clone(),
+                c.timestamp.clone(),
+                c.dispatch_id.clone(),
+                c.record.clone(),
+            ],
+        )
+    }
+
+    fn load_chunk(&self, c: &RawChunk) -> Result<()> {
+        self.run(
+            "INSERT INTO chunks (vid, id, key, name, spec, body, placements, began, ended) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+            owned![
+                c.vid,
+                c.id.clone(),
+                c.key,
+                c.name.clone(),
+                c.spec.clone(),
+                c.body.clone(),
+                c.placements.clone(),
+                c.began,
+                c.ended,
+            ],
+        )
+    }
+
+    fn load_placement(&self, p: &RawPlacement) -> Result<()> {
+        self.run(
+            "INSERT INTO placements (rid, chunk, ckey, scope, kind, seq, began, pos, ended) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+            owned![
+                p.rid,
+                p.chunk.clone(),
+                p.ckey,
+                p.scope.clone(),
+                p.kind,
+                p.seq,
+                p.began,
+                p.pos,
+                p.ended,
+            ],
+        )
     }
 
     fn records_between(&self, after: i64, upto: i64) -> Result<Vec<String>> {
