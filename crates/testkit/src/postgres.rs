@@ -38,6 +38,16 @@ pub struct SharedCluster {
     pub port: u16,
 }
 
+impl SharedCluster {
+    /// Runs `sql` with `psql` on its `postgres` database; its output.
+    ///
+    /// # Errors
+    /// What `psql` said when it failed.
+    pub fn psql(&self, sql: &str) -> Result<String, PgError> {
+        run_psql(&self.socket_dir, self.port, "postgres", sql)
+    }
+}
+
 /// Why a cluster could not be had.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
@@ -184,22 +194,7 @@ impl PgCluster {
     /// # Errors
     /// What `psql` said when it failed.
     pub fn psql(&self, database: &str, sql: &str) -> Result<String, PgError> {
-        let out = Command::new("psql")
-            .args(["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1"])
-            .arg("-h")
-            .arg(self.socket_dir())
-            .arg("-p")
-            .arg(self.port.to_string())
-            .args(["-U", PG_USER, "-d", database, "-c", sql])
-            .output()
-            .map_err(|e| PgError(format!("psql: {e}")))?;
-        if !out.status.success() {
-            return Err(PgError(format!(
-                "psql -c {sql:?}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            )));
-        }
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        run_psql(&self.socket_dir(), self.port, database, sql)
     }
 
     /// Stops the server at once (`immediate`: as a crash would), keeping
@@ -349,4 +344,30 @@ fn run(command: &mut Command) -> Result<(), PgError> {
         )));
     }
     Ok(())
+}
+
+/// `psql -c sql` on `database` of the cluster at `socket_dir`:`port`, as
+/// the tests' user; its output.
+fn run_psql(
+    socket_dir: &std::path::Path,
+    port: u16,
+    database: &str,
+    sql: &str,
+) -> Result<String, PgError> {
+    let out = Command::new("psql")
+        .args(["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1"])
+        .arg("-h")
+        .arg(socket_dir)
+        .arg("-p")
+        .arg(port.to_string())
+        .args(["-U", PG_USER, "-d", database, "-c", sql])
+        .output()
+        .map_err(|e| PgError(format!("psql: {e}")))?;
+    if !out.status.success() {
+        return Err(PgError(format!(
+            "psql -c {sql:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }

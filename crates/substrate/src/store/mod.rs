@@ -5,6 +5,7 @@
 mod cache;
 mod checkpoint;
 mod copy;
+mod facts;
 #[cfg(feature = "postgres")]
 mod pg;
 mod read;
@@ -14,6 +15,7 @@ mod sqlite;
 mod sqlite_tx;
 mod text;
 mod tx;
+mod words;
 mod write;
 
 #[cfg(feature = "postgres")]
@@ -131,6 +133,9 @@ pub(crate) struct Broadcaster {
     /// Every commit up to this one has been broadcast here (made here, or
     /// by another process and followed).
     pub(crate) upto: Arc<std::sync::atomic::AtomicU64>,
+    /// What the head says about the structure, brought along with each
+    /// commit broadcast.
+    pub(crate) facts: Arc<facts::HeadFacts>,
 }
 
 impl Shared {
@@ -142,6 +147,7 @@ impl Shared {
             out: Broadcaster {
                 events,
                 upto: Arc::new(std::sync::atomic::AtomicU64::new(head)),
+                facts: Arc::new(facts::HeadFacts::new(head)),
             },
         }
     }
@@ -162,6 +168,7 @@ impl Broadcaster {
             // the rest go out, and none twice
             match serde_json::from_str::<Commit>(record) {
                 Ok(commit) => {
+                    self.facts.advance(&commit);
                     let _ = self.events.send(Arc::new(commit));
                     sent += 1;
                 }
@@ -170,12 +177,15 @@ impl Broadcaster {
         }
         self.upto
             .fetch_max(head, std::sync::atomic::Ordering::AcqRel);
+        // (a record passed over, or none given: brought to head blind)
+        self.facts.reset(head);
         Ok(sent)
     }
 
     /// Broadcasts a commit made here.
     pub(crate) fn made(&self, commit: Arc<Commit>) {
         let n = commit.id;
+        self.facts.advance(&commit);
         // No receivers is not an error: nobody is listening yet.
         let _ = self.events.send(commit);
         self.upto.store(n, std::sync::atomic::Ordering::Release);

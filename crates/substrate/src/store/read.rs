@@ -402,9 +402,8 @@ impl Snapshot<'_> {
         self.tx.live_keys(self.at)
     }
 
-    /// Chunks whose current name or body text matches the FTS5 `query`,
-    /// with their creation commits. A query that is not valid FTS5 syntax is
-    /// searched as plain words.
+    /// The keys of the live chunks whose name or body text matches
+    /// `query` (the `match_` language, `words.rs`).
     fn search(&self, query: &str) -> Result<Vec<i64>> {
         if self.tx.text_behind()? {
             match self.behind {
@@ -417,23 +416,12 @@ impl Snapshot<'_> {
                 }
             }
         }
-        let run = |q: &str| self.tx.text_matches(q);
-        match run(query) {
-            Ok(found) => Ok(found),
-            Err(Error::Storage(_)) => {
-                let words: Vec<String> = query
-                    .split_whitespace()
-                    .map(|w| format!("\"{}\"", w.replace('"', "\"\"")))
-                    .collect();
-                if words.is_empty() {
-                    return Err(Error::InvalidRequest(
-                        "`match_` is empty; give at least one word to search for".into(),
-                    ));
-                }
-                run(&words.join(" "))
-            }
-            Err(e) => Err(e),
-        }
+        let Some(query) = super::words::Query::read(query) else {
+            return Err(Error::InvalidRequest(
+                "`match_` is empty; give at least one word to search for".into(),
+            ));
+        };
+        self.tx.text_matches(&query)
     }
 
     /// The scopes the given members sit on besides `requested`, with how

@@ -98,6 +98,15 @@ const MIGRATIONS: &[&str] = &[
     r#"
     CREATE TABLE text_queue (key INTEGER PRIMARY KEY);
     "#,
+    // 4: the index of the words `match_` reads (`words.rs`), as they are
+    // cut (no folding of accents by FTS5: PostgreSQL's index keeps them
+    // too); every live chunk's text queued to be indexed again
+    r#"
+    DROP TABLE chunk_text;
+    CREATE VIRTUAL TABLE chunk_text USING fts5(
+        text, content='', contentless_delete=1, tokenize="unicode61 remove_diacritics 0");
+    INSERT OR IGNORE INTO text_queue SELECT DISTINCT key FROM chunks WHERE ended IS NULL;
+    "#,
 ];
 
 /// The schema version this build writes.

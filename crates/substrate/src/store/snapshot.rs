@@ -142,6 +142,9 @@ pub struct Snapshot<'c> {
     /// [`Substrate::read`](super::Substrate::read) does, and reads again.
     /// `None` inside a write transaction, which indexes inline.
     pub(crate) behind: Option<&'c std::cell::Cell<bool>>,
+    /// What the head says about the structure, remembered between
+    /// commits (`facts.rs`): at head, outside a write's own changes.
+    pub(crate) facts: Option<&'c super::facts::HeadFacts>,
 }
 
 impl<'c> Snapshot<'c> {
@@ -155,7 +158,28 @@ impl<'c> Snapshot<'c> {
             head,
             cache: None,
             behind: None,
+            facts: None,
         }
+    }
+
+    /// The view a commit's guard judges in: the write transaction before
+    /// it writes anything, so the head's facts hold and every version it
+    /// reads is committed.
+    pub(crate) fn guarding(
+        tx: &'c dyn Tx,
+        head: CommitId,
+        shared: &'c super::Shared,
+    ) -> Snapshot<'c> {
+        Snapshot {
+            facts: Some(&shared.out.facts),
+            cache: Some(&shared.cache),
+            ..Snapshot::writing(tx, head)
+        }
+    }
+
+    /// The head's facts, when this view may use them.
+    fn facts(&self) -> Option<&'c super::facts::HeadFacts> {
+        self.facts.filter(|_| self.at == At::Head)
     }
 
     /// The commit this view reflects (0 on an empty substrate).
@@ -190,6 +214,7 @@ impl<'c> Snapshot<'c> {
             head: self.head,
             cache: self.cache,
             behind: self.behind,
+            facts: self.facts,
         })
     }
 
@@ -199,7 +224,15 @@ impl<'c> Snapshot<'c> {
 
     /// Whether the chunk `id` exists in this view.
     pub fn exists(&self, id: &str) -> Result<bool> {
-        self.tx.exists(self.at, id)
+        let Some(facts) = self.facts() else {
+            return self.tx.exists(self.at, id);
+        };
+        if let Some(known) = facts.exists(self.head, id) {
+            return Ok(known);
+        }
+        let found = self.tx.exists(self.at, id)?;
+        facts.keep_exists(self.head, id, found);
+        Ok(found)
     }
 
     /// The chunk `id` with all its placements, or `None`.
@@ -209,6 +242,15 @@ impl<'c> Snapshot<'c> {
 
     /// The parsed body of chunk `id` (`None` when it does not exist).
     pub fn body(&self, id: &str) -> Result<Option<serde_json::Value>> {
+        if self.facts().is_some() {
+            // (its version known, and likely cached)
+            return Ok(self.chunk(id)?.map(|c| {
+                c.body
+                    .as_ref()
+                    .and_then(|b| serde_json::from_str(b.as_str()).ok())
+                    .unwrap_or(serde_json::Value::Null)
+            }));
+        }
         Ok(self
             .chunk_row(id)?
             .map(|r| serde_json::from_str(&r.body).unwrap_or(serde_json::Value::Null)))
@@ -217,6 +259,12 @@ impl<'c> Snapshot<'c> {
     /// The chunk's own placements, in the order they were made (empty when
     /// the chunk does not exist).
     pub fn placements_of(&self, id: &str) -> Result<Vec<Placement>> {
+        if self.facts().is_some() {
+            return Ok(self
+                .chunk(id)?
+                .map(|c| c.placements.clone())
+                .unwrap_or_default());
+        }
         Ok(self
             .chunk_row(id)?
             .map(|r| parse_placements(&r.placements))
@@ -231,7 +279,15 @@ impl<'c> Snapshot<'c> {
                 .iter()
                 .any(|p| p.scope == scope && p.kind == PlacementType::Instance));
         }
-        self.tx.is_instance_head(chunk, scope)
+        let Some(facts) = self.facts() else {
+            return self.tx.is_instance_head(chunk, scope);
+        };
+        if let Some(known) = facts.instance(self.head, chunk, scope) {
+            return Ok(known);
+        }
+        let found = self.tx.is_instance_head(chunk, scope)?;
+        facts.keep_instance(self.head, chunk, scope, found);
+        Ok(found)
     }
 
     /// Every chunk `id` reaches up instance chains (`id` → a scope it is an
@@ -244,7 +300,15 @@ impl<'c> Snapshot<'c> {
     /// spec text (`None` for a chunk that does not exist in this view).
     fn walk_up(&self, id: &str) -> Result<Vec<(String, Option<String>)>> {
         if self.at == At::Head {
-            return self.tx.walk_up_head(id);
+            let Some(facts) = self.facts() else {
+                return self.tx.walk_up_head(id);
+            };
+            if let Some(known) = facts.walk(self.head, id) {
+                return Ok(known.as_ref().clone());
+            }
+            let walk = self.tx.walk_up_head(id)?;
+            facts.keep_walk(self.head, id, Arc::new(walk.clone()));
+            return Ok(walk);
         }
         let mut out: Vec<(String, Option<String>)> = vec![(id.to_owned(), None)];
         let mut i = 0;
@@ -298,7 +362,15 @@ impl<'c> Snapshot<'c> {
 
     /// How many chunks are placed on `id` (either type, each counted once).
     pub fn member_count(&self, id: &str) -> Result<u64> {
-        self.tx.member_count(self.at, id)
+        let Some(facts) = self.facts() else {
+            return self.tx.member_count(self.at, id);
+        };
+        if let Some(known) = facts.count(self.head, id) {
+            return Ok(known);
+        }
+        let found = self.tx.member_count(self.at, id)?;
+        facts.keep_count(self.head, id, found);
+        Ok(found)
     }
 
     /// Full items for `ids`, in the order given, skipping ids that do not
@@ -307,9 +379,39 @@ impl<'c> Snapshot<'c> {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        let found: HashMap<String, i64> = self.tx.vids_by_id(self.at, ids)?.into_iter().collect();
+        let found = self.vids_of(ids)?;
         let vids: Vec<i64> = ids.iter().filter_map(|id| found.get(id).copied()).collect();
         self.versions(&vids, with_body)
+    }
+
+    /// The live versions of `ids` (those that exist).
+    fn vids_of(&self, ids: &[String]) -> Result<HashMap<String, i64>> {
+        let Some(facts) = self.facts() else {
+            return Ok(self.tx.vids_by_id(self.at, ids)?.into_iter().collect());
+        };
+        let mut found = HashMap::new();
+        let mut asked = Vec::new();
+        for id in ids {
+            match facts.vid(self.head, id) {
+                Some(Some(vid)) => {
+                    found.insert(id.clone(), vid);
+                }
+                Some(None) => {}
+                None => asked.push(id.clone()),
+            }
+        }
+        if asked.is_empty() {
+            return Ok(found);
+        }
+        let read: HashMap<String, i64> = self.tx.vids_by_id(self.at, &asked)?.into_iter().collect();
+        for id in &asked {
+            let vid = read.get(id).copied();
+            facts.keep_vid(self.head, id, vid);
+            if let Some(vid) = vid {
+                found.insert(id.clone(), vid);
+            }
+        }
+        Ok(found)
     }
 
     /// Full items for the chunks with these keys, in the order given,

@@ -180,7 +180,7 @@ impl SqliteStore {
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(Error::from)?;
         let head = head_of(&tx)?;
-        guard(&Snapshot::writing(&*tx, head))?;
+        guard(&Snapshot::guarding(&*tx, head, shared))?;
         let n = head + 1;
         let timestamp = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
         let (commit, text_queued) = write::Apply::new(&*tx, n)?.run(
@@ -298,6 +298,7 @@ impl SqliteStore {
                 head,
                 cache: Some(&shared.cache),
                 behind: Some(behind),
+                facts: Some(&shared.out.facts),
             })?;
             tx.finish().map_err(Error::from)?;
             Ok(out)

@@ -206,10 +206,13 @@ impl Tx for Connection {
         super::text::index_all(self)
     }
 
-    fn text_matches(&self, query: &str) -> Result<Vec<i64>> {
+    fn text_matches(&self, query: &super::words::Query) -> Result<Vec<i64>> {
+        let Some(asked) = query.fts5() else {
+            return Ok(Vec::new());
+        };
         // The index holds current text only: every hit is a live chunk's key.
         let sql = "SELECT rowid FROM chunk_text WHERE chunk_text MATCH ?1";
-        rows(self, sql, &[&query], At::Head, |r| r.get(0))
+        rows(self, sql, &[&asked], At::Head, |r| r.get(0))
     }
 
     fn commit_records(&self, newest: i64, before: i64, limit: i64) -> Result<Vec<(i64, String)>> {

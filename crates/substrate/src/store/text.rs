@@ -102,7 +102,8 @@ pub(crate) fn catch_up(writer: &Mutex<Connection>) -> Result<()> {
 /// The text of a chunk the index keeps: its name and every string in its
 /// body; its size.
 fn index(conn: &Connection, key: i64, name: Option<String>, body: &str) -> Result<usize> {
-    let text = text_for(name.as_deref(), body);
+    // (the words `match_` reads, as both backends index them)
+    let text = super::words::words(&text_for(name.as_deref(), body)).join(" ");
     if text.is_empty() {
         return Ok(0);
     }

@@ -74,9 +74,9 @@ pub(crate) trait Tx {
     fn text_behind(&self) -> Result<bool>;
     /// Indexes all the text that waits (inside the write transaction).
     fn index_text(&self) -> Result<()>;
-    /// The keys of live chunks whose text matches the full-text `query`
-    /// (as the index's language reads it; an error when it cannot).
-    fn text_matches(&self, query: &str) -> Result<Vec<i64>>;
+    /// The keys of live chunks whose text matches `query` (`words.rs`),
+    /// in no order.
+    fn text_matches(&self, query: &super::words::Query) -> Result<Vec<i64>>;
     /// Commit records (id, record) with `id <= newest` and `id < before`,
     /// newest first, at most `limit`.
     fn commit_records(&self, newest: i64, before: i64, limit: i64) -> Result<Vec<(i64, String)>>;

@@ -244,3 +244,39 @@ fn a_missing_database_or_a_role_that_may_not_create_says_what_to_do() {
         "{said}"
     );
 }
+
+/// A store made before words were indexed (schema version 1) is brought
+/// up to date on open: the words of the text it kept are cut and found.
+#[test]
+fn an_older_store_gets_its_words_indexed_on_open() {
+    let cluster = testkit::PgCluster::shared().unwrap();
+    let name = schema("words");
+    let beside = std::path::Path::new("/nonexistent/substrate.db");
+    let db = Substrate::open_postgres(&cluster.url, &name, Options::default(), beside).unwrap();
+    db.commit(
+        Declaration::of(vec![
+            ChunkDecl::with_id("note").body(json!({"text": "the hermit crab"})),
+        ]),
+        None,
+    )
+    .unwrap();
+    drop(db);
+    cluster
+        .psql(&format!(
+            "DROP INDEX {name}.chunk_text_words; ALTER TABLE {name}.chunk_text DROP COLUMN words; \
+             UPDATE {name}.meta SET value = '1' WHERE key = 'schema_version'"
+        ))
+        .unwrap();
+    let db = Substrate::open_postgres(&cluster.url, &name, Options::default(), beside).unwrap();
+    let found = db
+        .scope::<&str>(
+            &[],
+            &substrate::ScopeOpts {
+                match_: Some("herm* crab".into()),
+                ..substrate::ScopeOpts::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(found.chunks.len(), 1);
+    assert_eq!(db.info().unwrap().schema_version, 2);
+}

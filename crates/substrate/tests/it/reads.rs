@@ -206,7 +206,7 @@ fn match_searches_names_and_every_string_in_bodies() {
         ),
         vec!["deep"]
     );
-    // text that is not FTS5 syntax is searched as words, not refused
+    // an unbalanced quote is read, not refused
     let r = db
         .scope(
             &["s"],
@@ -234,6 +234,59 @@ fn match_searches_names_and_every_string_in_bodies() {
         .chunks
         .is_empty()
     );
+}
+
+/// The `match_` language as docs/substrate.md writes it down: words,
+/// prefixes, phrases, `AND`, `OR`, letters of any script, punctuation as
+/// a separator — the same answers on either backend.
+#[test]
+fn match_reads_the_language_written_down() {
+    let (_d, db) = fresh();
+    let texts = [
+        ("a", "The hermit crab moves into a bigger shell"),
+        ("b", "crab-shell: a shell for the crab"),
+        ("c", "Größe matters; café au lait"),
+        ("d", "hermitage in the hills"),
+        ("e", "v2.0 released, see CHANGELOG"),
+    ];
+    commit(
+        &db,
+        texts
+            .iter()
+            .map(|(id, text)| ChunkDecl::with_id(*id).body(json!({"text": text})))
+            .collect(),
+    );
+    let found = |query: &str| {
+        let r = db
+            .scope::<&str>(
+                &[],
+                &ScopeOpts {
+                    match_: Some(query.into()),
+                    ..ScopeOpts::default()
+                },
+            )
+            .unwrap();
+        let mut ids = member_ids(&r);
+        ids.sort();
+        ids.join(",")
+    };
+    assert_eq!(found("crab"), "a,b");
+    assert_eq!(found("CRAB"), "a,b", "case does not matter");
+    assert_eq!(found("herm*"), "a,d", "a prefix");
+    assert_eq!(found("hermit"), "a", "a whole word, not a prefix");
+    assert_eq!(found("\"hermit crab\""), "a", "a phrase, in order");
+    assert_eq!(found("\"crab hermit\""), "", "not out of order");
+    assert_eq!(found("crab-shell"), "b", "a bare item's words are a phrase");
+    assert_eq!(found("shell crab"), "a,b", "every term");
+    assert_eq!(found("shell AND hills"), "");
+    assert_eq!(found("hills OR café"), "c,d", "either group");
+    assert_eq!(found("crab bigger OR hills"), "a,d", "AND binds first");
+    assert_eq!(found("größe"), "c", "letters of any script");
+    assert_eq!(found("grosse"), "", "no folding");
+    assert_eq!(found("v2"), "e", "punctuation separates");
+    assert_eq!(found("changelog released"), "e");
+    assert_eq!(found("\"hermit cr\"*"), "a", "a phrase ending in a prefix");
+    assert_eq!(found("!!! ???"), "", "no word: nothing");
 }
 
 #[test]

@@ -304,6 +304,23 @@ fn pool_error_text(e: &deadpool_postgres::PoolError) -> String {
 }
 
 impl Connections {
+    /// Ends `client`'s read-only transaction on the store's runtime, and
+    /// gives the connection back to the pool after (no one waits).
+    pub fn end_later(&self, client: deadpool_postgres::Object) {
+        match &self.runtime {
+            Some(runtime) => {
+                runtime.spawn(async move {
+                    if let Err(e) = client.batch_execute("COMMIT").await {
+                        tracing::debug!("a read's end was not said: {e}");
+                    }
+                });
+            }
+            None => {
+                let _ = wait(client.batch_execute("COMMIT"));
+            }
+        }
+    }
+
     /// Listens on `channel` on a connection of its own (see
     /// `follow::listen`).
     pub fn listen(

@@ -48,7 +48,14 @@ impl PgStore {
         };
         let head = super::tx::Tx::head(&tx)?;
         let out = f(&tx, head)?;
-        tx.pipe.finish(true)?;
+        if tx.pipe.detach() {
+            // (a read's end waited for by no one: the connection goes back
+            // to the pool once it is said)
+            drop(tx);
+            self.conns.end_later(client);
+        } else {
+            tx.pipe.finish(true)?;
+        }
         Ok(out)
     }
 
@@ -177,7 +184,7 @@ impl PgBackend {
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
             let (commit, head) = self.store.with_write(|tx, head| {
                 let head = head as crate::types::CommitId;
-                guard(&super::Snapshot::writing(tx, head))?;
+                guard(&super::Snapshot::guarding(tx, head, shared))?;
                 let n = head + 1;
                 let timestamp =
                     humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
@@ -224,6 +231,7 @@ impl PgBackend {
                     head: head as crate::types::CommitId,
                     cache: Some(&shared.cache),
                     behind: None,
+                    facts: Some(&shared.out.facts),
                 };
                 out = Some(f(&snap));
                 Ok(())

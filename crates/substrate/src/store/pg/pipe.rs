@@ -97,6 +97,16 @@ impl<'a> Pipe<'a> {
         Ok(rows?)
     }
 
+    /// Ends here, nothing sent, when nothing is queued (the caller ends
+    /// the transaction another way); else keeps it open.
+    pub fn detach(&self) -> bool {
+        let idle = self.queued.borrow().is_empty();
+        if idle {
+            self.open.set(false);
+        }
+        idle
+    }
+
     /// Sends what is queued, then `COMMIT` (or `ROLLBACK`), waiting for all.
     pub fn finish(self, commit: bool) -> Result<()> {
         self.open.set(false);

@@ -54,10 +54,33 @@ const MIGRATIONS: &[&str] = &[
         text text NOT NULL
     );
     "#,
+    // 2: the words of each chunk's text, indexed (`words.rs`; filled
+    // from the text kept, in `migrate`)
+    r#"
+    ALTER TABLE chunk_text ADD COLUMN words tsvector NOT NULL DEFAULT ''::tsvector;
+    CREATE INDEX chunk_text_words ON chunk_text USING gin (words);
+    "#,
 ];
 
 /// The schema version this build writes.
 pub(crate) const VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// Cuts the words of every text kept (the step to version 2).
+fn fill_words(tx: &deadpool_postgres::Transaction<'_>, schema: &str) -> Result<()> {
+    let texts = wait(tx.query(
+        &format!("SELECT key, text FROM \"{schema}\".chunk_text"),
+        &[],
+    ))?;
+    let update =
+        format!("UPDATE \"{schema}\".chunk_text SET words = $2::text::tsvector WHERE key = $1");
+    for row in texts {
+        let key: i64 = row.get(0);
+        let text: String = row.get(1);
+        let words = crate::store::words::tsvector(&crate::store::words::words(&text));
+        wait(tx.execute(&update, &[&key, &words]))?;
+    }
+    Ok(())
+}
 
 /// A key for the advisory lock that serializes migrations of `schema`.
 fn lock_key(schema: &str) -> i64 {
@@ -140,6 +163,9 @@ pub(crate) fn migrate(client: &mut deadpool_postgres::Client, schema: &str) -> R
     }
     for (i, step) in MIGRATIONS.iter().enumerate().skip(version as usize) {
         wait(tx.batch_execute(&format!("SET LOCAL search_path = \"{schema}\"; {step}")))?;
+        if i == 1 {
+            fill_words(&tx, schema)?;
+        }
         wait(tx.execute(
             &format!("UPDATE \"{schema}\".meta SET value = $1 WHERE key = 'schema_version'"),
             &[&(i as i64 + 1).to_string()],

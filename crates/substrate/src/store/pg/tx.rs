@@ -11,6 +11,7 @@ use crate::store::snapshot::{At, ChunkRow, kind_from, parse_placements};
 use crate::store::tx::{
     EndedPlacement, MemberRow, NewPlacementRow, Tx, VersionRow, VersionText, kind_clause,
 };
+use crate::store::words::{self, Query};
 use crate::types::{ChunkItem, Commit, Placement, TypeFilter};
 use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
@@ -331,29 +332,27 @@ impl Tx for PgTx<'_> {
         Ok(())
     }
 
-    fn text_matches(&self, query: &str) -> Result<Vec<i64>> {
-        // (provisional: every word, as a whole word, case-insensitively;
-        // the `match_` language itself is written down and shared next)
-        // (as FTS5's `unicode61` reads text: a token is a run of letters
-        // and digits, anything else separates)
-        let words: Vec<String> = query
-            .split(|c: char| !c.is_alphanumeric())
-            .filter(|w| !w.is_empty())
-            .map(str::to_lowercase)
-            .collect();
-        if words.is_empty() {
-            // (no word to look for: nothing matches, as on SQLite)
+    fn text_matches(&self, query: &Query) -> Result<Vec<i64>> {
+        let Some(asked) = query.tsquery() else {
             return Ok(Vec::new());
+        };
+        if !query.has_phrases() {
+            let found = self.rows(
+                "SELECT key FROM chunk_text WHERE words @@ $1::text::tsquery",
+                &vec![&asked],
+            )?;
+            return Ok(found.iter().map(|r| r.get(0)).collect());
         }
-        let patterns: Vec<String> = words
-            .iter()
-            .map(|w| format!("\\m{}\\M", regex_quote(w)))
-            .collect();
+        // the index finds every word; the order of a phrase's is checked here
         let found = self.rows(
-            "SELECT key FROM chunk_text t WHERE (SELECT bool_and(t.text ~* w) FROM unnest($1::text[]) w)",
-            &vec![&patterns],
+            "SELECT key, text FROM chunk_text WHERE words @@ $1::text::tsquery",
+            &vec![&asked],
         )?;
-        Ok(found.iter().map(|r| r.get(0)).collect())
+        Ok(found
+            .iter()
+            .filter(|r| query.matches(&words::words(r.get(1))))
+            .map(|r| r.get(0))
+            .collect())
     }
 
     fn commit_records(&self, newest: i64, before: i64, limit: i64) -> Result<Vec<(i64, String)>> {
@@ -456,10 +455,11 @@ impl Tx for PgTx<'_> {
                 // (PostgreSQL's text holds no NUL)
                 let text =
                     crate::store::text::text_for(v.name.as_deref(), v.body).replace('\0', " ");
+                let words = words::tsvector(&words::words(&text));
                 self.run(
-                    "INSERT INTO chunk_text (key, text) VALUES ($1, $2) \
-                     ON CONFLICT (key) DO UPDATE SET text = EXCLUDED.text",
-                    owned![key, text],
+                    "INSERT INTO chunk_text (key, text, words) VALUES ($1, $2, $3::text::tsvector) \
+                     ON CONFLICT (key) DO UPDATE SET text = EXCLUDED.text, words = EXCLUDED.words",
+                    owned![key, text, words],
                 )?;
             }
             None => {
@@ -722,17 +722,4 @@ impl Tx for PgTx<'_> {
         )?;
         Ok(found.iter().map(|r| r.get(0)).collect())
     }
-}
-
-/// `word` with the characters special to a PostgreSQL regular expression
-/// escaped.
-fn regex_quote(word: &str) -> String {
-    let mut out = String::with_capacity(word.len());
-    for c in word.chars() {
-        if "\\.^$|?*+()[]{}".contains(c) {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
 }

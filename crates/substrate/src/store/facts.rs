@@ -1,0 +1,156 @@
+//! What the head says about the structure, remembered between commits:
+//! whether a chunk exists, its version, whether it is an instance of a
+//! scope, the instance chains up from it with their specs, how many
+//! members a scope has. The engine judges every call with these (a few
+//! dozen a turn); on a server each is a round trip.
+//!
+//! A fact holds for the head it was read at, and for every later head
+//! whose commits did not touch what it depends on: each commit, as it is
+//! broadcast (in order, made here or followed from another engine),
+//! drops the facts about the chunks it modified or (re)placed and about
+//! the scopes whose members changed. A fact is used and kept only by a
+//! view at exactly the head the facts have been brought to, so a view
+//! never sees one from another state.
+
+use crate::types::{Commit, CommitId};
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// The instance chains up from a chunk: each chunk with its spec text.
+pub(crate) type Walk = Arc<Vec<(String, Option<String>)>>;
+
+/// Facts are dropped wholesale beyond this many (a bound, not a policy).
+const MOST: usize = 50_000;
+
+/// The facts at one head.
+pub(crate) struct HeadFacts {
+    inner: Mutex<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
+    head: CommitId,
+    exists: HashMap<String, bool>,
+    vids: HashMap<String, Option<i64>>,
+    instance: HashMap<(String, String), bool>,
+    walks: HashMap<String, Walk>,
+    counts: HashMap<String, u64>,
+}
+
+impl Inner {
+    fn len(&self) -> usize {
+        self.exists.len()
+            + self.vids.len()
+            + self.instance.len()
+            + self.walks.len()
+            + self.counts.len()
+    }
+
+    fn clear(&mut self, head: CommitId) {
+        *self = Inner {
+            head,
+            ..Inner::default()
+        };
+    }
+}
+
+impl HeadFacts {
+    /// No facts yet, at `head`.
+    pub(crate) fn new(head: CommitId) -> HeadFacts {
+        HeadFacts {
+            inner: Mutex::new(Inner {
+                head,
+                ..Inner::default()
+            }),
+        }
+    }
+
+    fn at<T>(&self, head: CommitId, f: impl FnOnce(&mut Inner) -> T) -> Option<T> {
+        let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        (inner.head == head).then(|| f(&mut inner))
+    }
+
+    /// Brings the facts to `commit` (the next one broadcast): those it
+    /// touched are dropped; a gap in the order drops them all.
+    pub(crate) fn advance(&self, commit: &Commit) {
+        let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        if commit.id != inner.head + 1 || inner.len() > MOST {
+            inner.clear(commit.id);
+            return;
+        }
+        inner.head = commit.id;
+        let mut chunks: HashSet<&str> = commit.chunks_modified.iter().map(String::as_str).collect();
+        let mut scopes: HashSet<&str> = HashSet::new();
+        for change in &commit.placements_modified {
+            chunks.insert(&change.chunk);
+            scopes.insert(&change.scope);
+        }
+        inner.exists.retain(|id, _| !chunks.contains(id.as_str()));
+        inner.vids.retain(|id, _| !chunks.contains(id.as_str()));
+        inner
+            .instance
+            .retain(|(chunk, _), _| !chunks.contains(chunk.as_str()));
+        inner
+            .walks
+            .retain(|_, walk| !walk.iter().any(|(id, _)| chunks.contains(id.as_str())));
+        inner
+            .counts
+            .retain(|scope, _| !scopes.contains(scope.as_str()));
+    }
+
+    /// Forgets everything; the facts are at `head` (after commits arrived
+    /// by another way than one by one).
+    pub(crate) fn reset(&self, head: CommitId) {
+        let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        if inner.head != head {
+            inner.clear(head);
+        }
+    }
+
+    pub(crate) fn exists(&self, head: CommitId, id: &str) -> Option<bool> {
+        self.at(head, |i| i.exists.get(id).copied()).flatten()
+    }
+
+    pub(crate) fn keep_exists(&self, head: CommitId, id: &str, yes: bool) {
+        self.at(head, |i| i.exists.insert(id.to_owned(), yes));
+    }
+
+    pub(crate) fn vid(&self, head: CommitId, id: &str) -> Option<Option<i64>> {
+        self.at(head, |i| i.vids.get(id).copied()).flatten()
+    }
+
+    pub(crate) fn keep_vid(&self, head: CommitId, id: &str, vid: Option<i64>) {
+        self.at(head, |i| i.vids.insert(id.to_owned(), vid));
+    }
+
+    pub(crate) fn instance(&self, head: CommitId, chunk: &str, scope: &str) -> Option<bool> {
+        self.at(head, |i| {
+            i.instance
+                .get(&(chunk.to_owned(), scope.to_owned()))
+                .copied()
+        })
+        .flatten()
+    }
+
+    pub(crate) fn keep_instance(&self, head: CommitId, chunk: &str, scope: &str, yes: bool) {
+        self.at(head, |i| {
+            i.instance.insert((chunk.to_owned(), scope.to_owned()), yes)
+        });
+    }
+
+    pub(crate) fn walk(&self, head: CommitId, id: &str) -> Option<Walk> {
+        self.at(head, |i| i.walks.get(id).cloned()).flatten()
+    }
+
+    pub(crate) fn keep_walk(&self, head: CommitId, id: &str, walk: Walk) {
+        self.at(head, |i| i.walks.insert(id.to_owned(), walk));
+    }
+
+    pub(crate) fn count(&self, head: CommitId, scope: &str) -> Option<u64> {
+        self.at(head, |i| i.counts.get(scope).copied()).flatten()
+    }
+
+    pub(crate) fn keep_count(&self, head: CommitId, scope: &str, n: u64) {
+        self.at(head, |i| i.counts.insert(scope.to_owned(), n));
+    }
+}
