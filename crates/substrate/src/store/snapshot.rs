@@ -343,21 +343,7 @@ impl<'c> Snapshot<'c> {
     /// The rules in force on scope `id`: its own spec (unless a template)
     /// folded with every template up its instance chains.
     pub fn composed_spec(&self, id: &str) -> Result<ComposedSpec> {
-        let specs = self.walk_up(id)?;
-        let mut own = Spec::default();
-        let mut ancestors = Vec::with_capacity(specs.len());
-        for (chunk, text) in specs {
-            let Some(text) = text else { continue };
-            let value: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
-            // Stored specs were checked when written; a malformed one binds nothing.
-            let spec = Spec::parse(&chunk, &value).unwrap_or_default();
-            if chunk == id {
-                own = spec;
-            } else {
-                ancestors.push(spec);
-            }
-        }
-        Ok(ComposedSpec::fold(&own, &ancestors))
+        Ok(compose(id, &self.walk_up(id)?))
     }
 
     /// How many chunks are placed on `id` (either type, each counted once).
@@ -495,6 +481,25 @@ pub(crate) fn item_from_columns(r: &Row<'_>, at: usize) -> rusqlite::Result<Chun
             .map(Json::from_text_unchecked),
         placements: parse_placements(r.get_ref(at + 4)?.as_str()?),
     })
+}
+
+/// The composed spec of `id` from its walk up instance chains (each chunk
+/// with its spec text, `id` first).
+pub(crate) fn compose(id: &str, walk: &[(String, Option<String>)]) -> ComposedSpec {
+    let mut own = Spec::default();
+    let mut ancestors = Vec::with_capacity(walk.len());
+    for (chunk, text) in walk {
+        let Some(text) = text else { continue };
+        let value: serde_json::Value = serde_json::from_str(text).unwrap_or_default();
+        // Stored specs were checked when written; a malformed one binds nothing.
+        let spec = Spec::parse(chunk, &value).unwrap_or_default();
+        if chunk == id {
+            own = spec;
+        } else {
+            ancestors.push(spec);
+        }
+    }
+    ComposedSpec::fold(&own, &ancestors)
 }
 
 /// Test support: every statement run through [`rows`] on this thread.

@@ -183,7 +183,7 @@ impl SqliteStore {
         guard(&Snapshot::guarding(&*tx, head, shared))?;
         let n = head + 1;
         let timestamp = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
-        let (commit, text_queued) = write::Apply::new(&*tx, n)?.run(
+        let (commit, text_queued) = write::Apply::new(&*tx, n)?.knowing(&shared.out.facts).run(
             decl,
             (head > 0).then_some(head),
             timestamp,

@@ -96,6 +96,9 @@ pub(crate) struct Apply<'c> {
     /// What this commit knows without asking the store again (see
     /// [`Known`]).
     known: Known,
+    /// The head's facts (`facts.rs`), true of the state before this
+    /// commit: used for what it has not touched.
+    facts: Option<&'c super::facts::HeadFacts>,
 }
 
 /// What a commit learnt or made, so that it asks the store only once: a
@@ -134,7 +137,26 @@ impl<'c> Apply<'c> {
             next_vid,
             text_queued: Vec::new(),
             known: Known::default(),
+            facts: None,
         })
+    }
+
+    /// The same, told the facts of the head it follows.
+    pub(crate) fn knowing(mut self, facts: &'c super::facts::HeadFacts) -> Apply<'c> {
+        self.facts = Some(facts);
+        self
+    }
+
+    /// Whether this commit has changed `id` so far (its version, its
+    /// placements, its existence).
+    fn touched(&self, id: &str) -> bool {
+        self.modified_set.contains(id) || self.replaced_set.contains(id)
+    }
+
+    /// Whether `id` existed before this commit and it has not touched it.
+    fn known_to_exist(&self, id: &str) -> bool {
+        let before = self.n.saturating_sub(1);
+        !self.touched(id) && self.facts.and_then(|f| f.exists(before, id)) == Some(true)
     }
 
     fn snapshot(&self) -> Snapshot<'c> {
@@ -445,7 +467,10 @@ impl<'c> Apply<'c> {
                 key
             }
         };
-        if !self.known.keys.contains_key(&scope) && !self.known.present.contains(&scope) {
+        if !self.known.keys.contains_key(&scope)
+            && !self.known.present.contains(&scope)
+            && !self.known_to_exist(&scope)
+        {
             if !self.snapshot().exists(&scope)? {
                 return Err(missing(&scope, "scope"));
             }
@@ -494,7 +519,16 @@ impl<'c> Apply<'c> {
         if let Some(c) = self.composed.get(scope) {
             return Ok(c.clone());
         }
-        let c = self.snapshot().composed_spec(scope)?;
+        // (the walk the head knows, when this commit changed none of it)
+        let before = self.n.saturating_sub(1);
+        let known = self
+            .facts
+            .and_then(|f| f.walk(before, scope))
+            .filter(|walk| !walk.iter().any(|(id, _)| self.touched(id)));
+        let c = match known {
+            Some(walk) => super::snapshot::compose(scope, &walk),
+            None => self.snapshot().composed_spec(scope)?,
+        };
         self.composed.insert(scope.to_owned(), c.clone());
         Ok(c)
     }

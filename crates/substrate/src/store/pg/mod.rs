@@ -188,12 +188,14 @@ impl PgBackend {
                 let n = head + 1;
                 let timestamp =
                     humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
-                let (commit, _) = super::write::Apply::new(tx, n)?.run(
-                    decl,
-                    (head > 0).then_some(head),
-                    timestamp,
-                    dispatch_id.map(str::to_owned),
-                )?;
+                let (commit, _) = super::write::Apply::new(tx, n)?
+                    .knowing(&shared.out.facts)
+                    .run(
+                        decl,
+                        (head > 0).then_some(head),
+                        timestamp,
+                        dispatch_id.map(str::to_owned),
+                    )?;
                 let record = serde_json::to_string(&commit).map_err(|e| {
                     crate::error::Error::Storage(format!("cannot encode commit record: {e}"))
                 })?;
