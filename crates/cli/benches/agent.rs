@@ -108,11 +108,13 @@ fn harness(c: &mut Criterion) {
                 .sum()
         })
     });
-    let ran = std::fs::read_to_string(hooked.path().join("hook-ran")).unwrap_or_default();
-    assert!(
-        ran.lines().count() >= TURNS,
-        "the hook ran before every call"
-    );
+    // (when a filter left the benchmark out, nothing ran to check)
+    if let Ok(ran) = std::fs::read_to_string(hooked.path().join("hook-ran")) {
+        assert!(
+            ran.lines().count() >= TURNS,
+            "the hook ran before every call"
+        );
+    }
     group.finish();
 }
 

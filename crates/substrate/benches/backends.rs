@@ -7,7 +7,12 @@
 //!   result, ~1 KiB each, on an ordered session);
 //! * `scope_session_1000`: a 1,000-member ordered session read;
 //! * `as_of_session_1000`: the same read as of an earlier commit;
-//! * `match_one_word`: a full-text search in the same store.
+//! * `match_one_word`: a full-text search in the same store;
+//! * `follow_latency` (PostgreSQL): from one engine's commit returning to
+//!   another engine's subscriber receiving it (each engine a `Substrate`
+//!   of its own on the schema, as two hosts would have);
+//! * commits per second from 1, 4 and 16 writers at once, each an engine
+//!   of its own committing tool turns (printed: a rate, not a latency).
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -132,6 +137,90 @@ fn backends(c: &mut Criterion) {
         });
     }
     group.finish();
+    following(c, &cluster, &beside);
+    writers(&cluster, &dir, &beside);
+}
+
+/// How long another engine's subscriber waits for a commit.
+fn following(c: &mut Criterion, cluster: &testkit::PgCluster, beside: &std::path::Path) {
+    let open = || {
+        Substrate::open_postgres(
+            &cluster.url("postgres"),
+            "bench_follow",
+            Options::default(),
+            beside,
+        )
+        .unwrap()
+    };
+    let (ours, theirs) = (open(), open());
+    fill(&ours);
+    let mut events = theirs.subscribe();
+    let mut group = c.benchmark_group("backends");
+    group.sample_size(50);
+    let mut n = 0;
+    group.bench_function("postgres_socket/follow_latency", |b| {
+        b.iter_custom(|iters| {
+            let mut total = std::time::Duration::ZERO;
+            for _ in 0..iters {
+                n += 1;
+                let started = std::time::Instant::now();
+                let made = ours.commit(tool_turn(n), None).unwrap().id;
+                loop {
+                    match events.try_recv() {
+                        Ok(c) if c.id == made => break,
+                        Ok(_) => {}
+                        Err(tokio::sync::broadcast::error::TryRecvError::Empty) => {
+                            std::thread::sleep(std::time::Duration::from_micros(50))
+                        }
+                        Err(e) => panic!("{e}"),
+                    }
+                }
+                total += started.elapsed();
+            }
+            total
+        })
+    });
+    group.finish();
+}
+
+/// Commits per second from 1, 4 and 16 engines committing at once, on
+/// each backend (SQLite: processes' handles on one file).
+fn writers(cluster: &testkit::PgCluster, dir: &tempfile::TempDir, beside: &std::path::Path) {
+    const EACH: u64 = 100;
+    for count in [1usize, 4, 16] {
+        let mut said = Vec::new();
+        for backend in ["sqlite", "postgres_socket"] {
+            let stores: Vec<Substrate> = (0..count)
+                .map(|_| match backend {
+                    "sqlite" => Substrate::open(dir.path().join("writers.db")).unwrap(),
+                    _ => Substrate::open_postgres(
+                        &cluster.url("postgres"),
+                        "bench_writers",
+                        Options::default(),
+                        beside,
+                    )
+                    .unwrap(),
+                })
+                .collect();
+            fill(&stores[0]);
+            let started = std::time::Instant::now();
+            std::thread::scope(|scope| {
+                for db in &stores {
+                    scope.spawn(move || {
+                        for n in 0..EACH {
+                            db.commit(tool_turn(n), None).unwrap();
+                        }
+                    });
+                }
+            });
+            let rate = (EACH as f64 * count as f64) / started.elapsed().as_secs_f64();
+            said.push(format!("{backend} {rate:.0}/s"));
+        }
+        println!(
+            "backends/writers_{count}: commits per second, {count} engines at once: {}",
+            said.join(", ")
+        );
+    }
 }
 
 criterion_group!(benches, backends);

@@ -325,15 +325,7 @@ async fn sessions_list_title_turns_cost_status_and_ids_resolve_by_prefix() {
 /// A session with a sub-agent, a denied call, and — on a second run —
 /// a compaction.
 async fn eventful() -> (Setup, String) {
-    let s = Setup::new(json!({"turns": [
-        {"reply": {"content": [text("Asking a helper."), call("a1", "agent", json!({"text": "CHILD count files", "description": "count"}))], "stop_reason": "tool_use"}},
-        {"reply": {"content": [text("There are 2.")], "stop_reason": "end_turn"}},
-        {"reply": {"content": [call("s1", "shell", json!({"command": "rm -rf build"}))], "stop_reason": "tool_use"}},
-        {"reply": {"content": [text("I may not delete; done.")], "stop_reason": "end_turn"}},
-        {"reply": {"content": [text("SUMMARY: counted files, could not delete.")], "stop_reason": "end_turn"}},
-        {"reply": {"content": [text("Going on from the summary.")], "stop_reason": "end_turn"}},
-    ]}))
-    .await;
+    let s = Setup::new(eventful_script()).await;
     let first = s.run(&["--allow", "agent", "ROOT tidy up"]).await;
     assert_eq!(first.code, 0, "{first:#?}");
     let second = s.run(&["--continue", "--compact", "LATER go on"]).await;

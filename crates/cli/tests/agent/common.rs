@@ -353,3 +353,16 @@ pub fn gone(pid: i64) -> bool {
             .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
     }
 }
+
+/// A session with a sub-agent, a denied call, and — on a second run
+/// (`--continue --compact`) — a compaction: the model's turns.
+pub fn eventful_script() -> Value {
+    json!({"turns": [
+        {"reply": {"content": [text("Asking a helper."), call("a1", "agent", json!({"text": "CHILD count files", "description": "count"}))], "stop_reason": "tool_use"}},
+        {"reply": {"content": [text("There are 2.")], "stop_reason": "end_turn"}},
+        {"reply": {"content": [call("s1", "shell", json!({"command": "rm -rf build"}))], "stop_reason": "tool_use"}},
+        {"reply": {"content": [text("I may not delete; done.")], "stop_reason": "end_turn"}},
+        {"reply": {"content": [text("SUMMARY: counted files, could not delete.")], "stop_reason": "end_turn"}},
+        {"reply": {"content": [text("Going on from the summary.")], "stop_reason": "end_turn"}},
+    ]})
+}

@@ -346,3 +346,72 @@ async fn hc_store_copy_moves_the_record_to_postgres_and_back_and_the_requests_re
         .unwrap();
     assert_eq!(rebuilt.stdout, s.sent()[1]);
 }
+
+/// The eventful session of `cli.rs` — a sub-agent, a denied call, and on a
+/// second run a compaction — kept on PostgreSQL: every call of the
+/// session rebuilt byte for byte from the server.
+#[tokio::test(flavor = "multi_thread")]
+async fn sub_agents_and_compaction_on_postgres_rebuild_byte_for_byte() {
+    let cluster = testkit::PgCluster::shared().unwrap();
+    let s = Setup::new(eventful_script()).await;
+    let store = format!("{}&schema=eventful_{}", cluster.url, std::process::id());
+    let first = s
+        .run(&["--store", &store, "--allow", "agent", "ROOT tidy up"])
+        .await;
+    assert_eq!(first.code, 0, "{first:#?}");
+    let second = s
+        .run(&["--store", &store, "--continue", "--compact", "LATER go on"])
+        .await;
+    assert_eq!(second.code, 0, "{second:#?}");
+    assert!(s.sessions().is_empty(), "nothing in the project's file");
+    let listed = s.out(&["sessions", "--json", "--store", &store]).await;
+    let listed: serde_json::Value = serde_json::from_str(&listed.stdout).unwrap();
+    let session = listed[0]["id"].as_str().unwrap().to_owned();
+    let sent = s.sent();
+    // the session's own calls: all but the sub-agent's (the second sent)
+    let own: Vec<&Vec<u8>> = sent
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != 1)
+        .map(|(_, b)| b)
+        .collect();
+    assert_eq!(own.len(), 5);
+    for (n, body) in own.iter().enumerate() {
+        let rebuilt = s
+            .hc(&[
+                "trace",
+                &session,
+                "--request",
+                &(n + 1).to_string(),
+                "--store",
+                &store,
+            ])
+            .output()
+            .await
+            .unwrap();
+        assert!(rebuilt.status.success(), "{rebuilt:?}");
+        assert!(
+            rebuilt.stdout == **body,
+            "call {} rebuilt byte for byte",
+            n + 1
+        );
+    }
+    let tree = s
+        .out(&["trace", &session, "--json", "--store", &store])
+        .await;
+    let tree: serde_json::Value = serde_json::from_str(&tree.stdout).unwrap();
+    let items = tree["items"].as_array().unwrap();
+    assert!(items.iter().any(|n| n["type"] == "compaction"), "{tree:#}");
+    let sub = items
+        .iter()
+        .find(|n| n["type"] == "tool-call" && n["program"] == "agent")
+        .unwrap();
+    assert!(
+        sub["children"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n["type"] == "answer" && n["text"] == "There are 2."),
+        "{sub:#}"
+    );
+}

@@ -332,9 +332,25 @@ async fn a_webview_program_runs_as_a_tile_survives_a_reload_and_completes_when_c
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_terminal_run_shows_up_on_the_page_as_it_happens() {
+    terminal_run_seen_live(None).await;
+}
+
+/// The same with the substrate on PostgreSQL: the page's engine follows
+/// the terminal's, another engine on the same server.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_on_another_engine_shows_up_on_the_page_through_postgres() {
+    let cluster = testkit::PgCluster::shared().unwrap();
+    let store = format!("{}&schema=live_{}", cluster.url, std::process::id());
+    terminal_run_seen_live(Some(&store)).await;
+}
+
+/// A terminal `hc run` while the page is open: the page shows it as it
+/// happens (both on `store` when one is given).
+async fn terminal_run_seen_live(store: Option<&str>) {
     let s =
         Setup::new(json!({"turns": [reply(json!([text("from the terminal")]), "end_turn")]})).await;
-    let served = Served::start(&s).await;
+    let on_store: Vec<(&str, &str)> = store.iter().map(|url| ("HC_STORE", *url)).collect();
+    let served = Served::start_with(&s, &on_store).await;
     let env: std::collections::HashMap<String, String> = std::env::vars()
         .filter(|(k, _)| !SCRUB.contains(&k.as_str()))
         .chain([
@@ -348,6 +364,11 @@ async fn a_terminal_run_shows_up_on_the_page_as_it_happens() {
                 root_of(&s.root.join(".no-user-data")),
             ),
         ])
+        .chain(
+            on_store
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned())),
+        )
         .collect();
     let seen = page(
         &s,

@@ -379,7 +379,7 @@ impl Substrate {
         let out = match &self.backend {
             Backend::Sqlite(s) => s.load(f)?,
             #[cfg(feature = "postgres")]
-            Backend::Postgres(p) => p.store.with_write(f)?,
+            Backend::Postgres(p) => p.store.with_write(f, &std::cell::RefCell::new(None))?,
         };
         let head = self.read(|snap| Ok::<_, Error>(snap.head_id()))?;
         self.shared.out.broadcast(&[], head)?;

@@ -280,3 +280,101 @@ fn an_older_store_gets_its_words_indexed_on_open() {
     assert_eq!(found.chunks.len(), 1);
     assert_eq!(db.info().unwrap().schema_version, 2);
 }
+
+/// The connection cut as a commit ends (`COMMIT` sent, no answer): the
+/// caller is told whether it was made — the log says — and nothing is
+/// made twice.
+#[test]
+fn a_connection_lost_as_a_commit_ends_is_settled_from_the_log() {
+    let cluster = testkit::PgCluster::shared().unwrap();
+    let name = schema("ending");
+    let beside = std::path::Path::new("/nonexistent/substrate.db");
+    let db = Substrate::open_postgres(&cluster.url, &name, Options::default(), beside).unwrap();
+    commit(&db, "first");
+    let head = db.head().unwrap();
+    // a check that waits at COMMIT, so the connection can be cut then
+    cluster
+        .psql(&format!(
+            "CREATE FUNCTION {name}.slow() RETURNS trigger LANGUAGE plpgsql AS \
+             $$ BEGIN PERFORM pg_sleep(3); RETURN NULL; END $$; \
+             CREATE CONSTRAINT TRIGGER slow AFTER INSERT ON {name}.commits \
+             DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION {name}.slow()"
+        ))
+        .unwrap();
+    let cut = std::thread::spawn(move || {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            let killed = cluster
+                .psql(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+                     WHERE application_name = 'hermitcrab' AND state = 'active' \
+                     AND query = 'COMMIT'",
+                )
+                .unwrap();
+            if killed.trim() != "0" {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("no COMMIT to cut");
+    });
+    let err = db
+        .commit(
+            Declaration::of(vec![ChunkDecl::with_id("second").body(json!({}))]),
+            None,
+        )
+        .unwrap_err()
+        .to_string();
+    cut.join().unwrap();
+    assert!(
+        err.contains(&format!("commit {} failed as it ended", head + 1))
+            && err.contains("it was not made"),
+        "{err}"
+    );
+    cluster
+        .psql(&format!("DROP TRIGGER slow ON {name}.commits"))
+        .unwrap();
+    assert_eq!(db.head().unwrap(), head, "nothing was made");
+    assert_eq!(
+        commit(&db, "second"),
+        head + 1,
+        "made once, when asked again"
+    );
+}
+
+/// The server restarted under running engines: a commit while it is down
+/// fails clearly (and is not made), the next one after it is back works on
+/// a new connection, and another engine's subscriber catches up on every
+/// commit, once each, in order.
+#[test]
+fn a_server_restart_under_running_engines_loses_nothing() {
+    let mut cluster = testkit::PgCluster::start().unwrap();
+    let url = cluster.url("postgres");
+    let beside = std::path::Path::new("/nonexistent/substrate.db");
+    let open = || Substrate::open_postgres(&url, "restart", Options::default(), beside).unwrap();
+    let (ours, theirs) = (open(), open());
+    let mut events = theirs.subscribe();
+    let mut seen = Vec::new();
+    let a = commit(&ours, "a");
+    heard(&mut events, a, &mut seen);
+    cluster.stop();
+    let down = ours
+        .commit(
+            Declaration::of(vec![ChunkDecl::with_id("lost").body(json!({}))]),
+            None,
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(down.contains("PostgreSQL"), "one clear error: {down}");
+    assert_eq!(down.lines().count(), 1, "{down}");
+    cluster.resume().unwrap();
+    let b = commit(&ours, "b");
+    assert_eq!(b, a + 1, "the failed commit was not made");
+    heard(&mut events, b, &mut seen);
+    let c = commit(&theirs, "c");
+    assert_eq!(c, b + 1);
+    while let Ok(commit) = events.try_recv() {
+        seen.push(commit.id);
+    }
+    assert_eq!(seen, vec![a, b, c], "each once, in order");
+}

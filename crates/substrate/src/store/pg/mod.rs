@@ -61,9 +61,13 @@ impl PgStore {
 
     /// Runs `f` in the one write transaction at a time (its head given);
     /// committed when `f` succeeds, rolled back when it fails.
+    /// When it fails as it ends (`COMMIT` and the writes sent with it),
+    /// `ended` holds why and what `f` made: the transaction may have been
+    /// made, or not.
     pub fn with_write<R, E: From<crate::error::Error>>(
         &self,
         f: impl FnOnce(&dyn super::tx::Tx, i64) -> Result<R, E>,
+        ended: &std::cell::RefCell<Option<(String, R)>>,
     ) -> Result<R, E> {
         let client = self.conns.get()?;
         let tx = PgTx {
@@ -73,7 +77,11 @@ impl PgStore {
         };
         let head = tx.start_writing()?;
         let out = f(&tx, head)?;
-        tx.pipe.finish(true)?;
+        if let Err(e) = tx.pipe.finish(true) {
+            let why = e.to_string();
+            *ended.borrow_mut() = Some((why, out));
+            return Err(e.into());
+        }
         Ok(out)
     }
 }
@@ -182,28 +190,42 @@ impl PgBackend {
                 .order
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            let (commit, head) = self.store.with_write(|tx, head| {
-                let head = head as crate::types::CommitId;
-                guard(&super::Snapshot::guarding(tx, head, shared))?;
-                let n = head + 1;
-                let timestamp =
-                    humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
-                let (commit, _) = super::write::Apply::new(tx, n)?
-                    .knowing(&shared.out.facts)
-                    .run(
-                        decl,
-                        (head > 0).then_some(head),
-                        timestamp,
-                        dispatch_id.map(str::to_owned),
-                    )?;
-                let record = serde_json::to_string(&commit).map_err(|e| {
-                    crate::error::Error::Storage(format!("cannot encode commit record: {e}"))
-                })?;
-                tx.insert_commit(&commit, &record)?;
-                // every engine listening hears of it once it is durable
-                tx.announce(n as i64)?;
-                Ok::<_, E>((commit, head))
-            })?;
+            let ended = std::cell::RefCell::new(None);
+            let written = self.store.with_write(
+                |tx, head| {
+                    let head = head as crate::types::CommitId;
+                    guard(&super::Snapshot::guarding(tx, head, shared))?;
+                    let n = head + 1;
+                    let timestamp =
+                        humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
+                    let (commit, _) = super::write::Apply::new(tx, n)?
+                        .knowing(&shared.out.facts)
+                        .run(
+                            decl,
+                            (head > 0).then_some(head),
+                            timestamp,
+                            dispatch_id.map(str::to_owned),
+                        )?;
+                    let record = serde_json::to_string(&commit).map_err(|e| {
+                        crate::error::Error::Storage(format!("cannot encode commit record: {e}"))
+                    })?;
+                    tx.insert_commit(&commit, &record)?;
+                    // every engine listening hears of it once it is durable
+                    tx.announce(n as i64)?;
+                    Ok::<_, E>((commit, record, head))
+                },
+                &ended,
+            );
+            let (commit, head) = match (written, ended.into_inner()) {
+                (Ok((commit, _, head)), _) => (commit, head),
+                (Err(e), None) => return Err(e),
+                // the transaction failed as it ended: the commit may have
+                // been made; the log says which
+                (Err(_), Some((why, (commit, record, head)))) => {
+                    self.settle(commit.id, &record, &why)?;
+                    (commit, head)
+                }
+            };
             // what other engines committed before this one goes out first
             if let Err(e) = follow::broadcast_upto(&self.store, &shared.out, head) {
                 tracing::warn!("commits other engines made could not be broadcast: {e}");
@@ -211,6 +233,26 @@ impl PgBackend {
             shared.out.made(std::sync::Arc::new(commit.clone()));
             Ok(commit)
         })
+    }
+
+    /// After a commit's end failed (the connection lost as it said
+    /// `COMMIT`): `Ok` when commit `n` is in the log as `record` (it was
+    /// made), else an error saying it was not — or that it cannot be known
+    /// yet. Nothing is made twice: no commit is tried again here.
+    fn settle(&self, n: crate::types::CommitId, record: &str, why: &str) -> Result<()> {
+        let found = self
+            .store
+            .with_read(|tx, _| tx.records_between(n as i64 - 1, n as i64));
+        match found {
+            Ok(found) if found.first().is_some_and(|r| r == record) => Ok(()),
+            Ok(_) => Err(crate::error::Error::Storage(format!(
+                "commit {n} failed as it ended ({why}); it was not made: nothing was written"
+            ))),
+            Err(e) => Err(crate::error::Error::Storage(format!(
+                "commit {n} failed as it ended ({why}), and whether it was made cannot be known \
+                 until the server answers ({e}); read the log (hc log) before trying again"
+            ))),
+        }
     }
 
     /// See `Substrate::follow`.

@@ -62,7 +62,10 @@ fn the_same_declarations_answer_the_same_on_both() {
     let sqlite = Substrate::open(dir.path().join("s.db")).unwrap();
     for decl in declarations() {
         let on_pg = store
-            .with_write(|tx, head| apply(tx, head, decl.clone()))
+            .with_write(
+                |tx, head| apply(tx, head, decl.clone()),
+                &std::cell::RefCell::new(None),
+            )
             .unwrap();
         let on_sqlite = sqlite
             .with_writer_for_test(|tx, head| apply(tx, head, decl))
