@@ -36,6 +36,8 @@ pub struct SharedCluster {
     pub socket_dir: PathBuf,
     /// Its port.
     pub port: u16,
+    /// Its certificate ([`PgCluster::certificate`]).
+    pub certificate: PathBuf,
 }
 
 impl SharedCluster {
@@ -94,6 +96,7 @@ impl PgCluster {
             ])
             .arg("--no-sync");
         run(&mut initdb)?;
+        make_certificate(dir.path(), as_nobody)?;
         let mut cluster = PgCluster {
             dir,
             bin,
@@ -140,6 +143,7 @@ impl PgCluster {
                                     tcp_url: cluster.tcp_url("postgres"),
                                     socket_dir: cluster.socket_dir(),
                                     port: cluster.port(),
+                                    certificate: cluster.certificate(),
                                 };
                                 let _ = tx.send(Ok(shared));
                                 // the server lives while this thread does
@@ -159,6 +163,12 @@ impl PgCluster {
             })
             .as_ref()
             .map_err(|e| PgError(e.clone()))
+    }
+
+    /// The root certificate that signed the server's (issued for
+    /// `localhost` and 127.0.0.1): what a client verifying it is given.
+    pub fn certificate(&self) -> PathBuf {
+        self.dir.path().join("root.crt")
     }
 
     /// The directory holding the server's Unix socket.
@@ -231,6 +241,19 @@ impl PgCluster {
             .arg(self.dir.path())
             .args(["-c", "listen_addresses=127.0.0.1", "-c", "fsync=off"])
             .args(["-c", "max_connections=200"])
+            // TLS over TCP when asked (`sslmode`), with a certificate of
+            // its own for localhost and 127.0.0.1 ([`PgCluster::certificate`])
+            .args(["-c", "ssl=on"])
+            .arg("-c")
+            .arg(format!(
+                "ssl_cert_file={}",
+                self.dir.path().join("server.crt").display()
+            ))
+            .arg("-c")
+            .arg(format!(
+                "ssl_key_file={}",
+                self.dir.path().join("server.key").display()
+            ))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log_file);
@@ -370,4 +393,59 @@ fn run_psql(
         )));
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// A root certificate (`root.crt`) and a server certificate it signed for
+/// `localhost` and 127.0.0.1 (`server.crt`, `server.key`), in `dir`
+/// (`openssl`, which Debian's `postgresql` brings).
+fn make_certificate(dir: &Path, as_nobody: bool) -> Result<(), PgError> {
+    let at = |name: &str| dir.join(name);
+    run(Command::new("openssl")
+        .args([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+        ])
+        .args(["-subj", "/CN=hermitcrab test root", "-keyout"])
+        .arg(at("root.key"))
+        .arg("-out")
+        .arg(at("root.crt")))?;
+    run(Command::new("openssl")
+        .args([
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-subj",
+            "/CN=localhost",
+        ])
+        .arg("-keyout")
+        .arg(at("server.key"))
+        .arg("-out")
+        .arg(at("server.csr")))?;
+    std::fs::write(
+        at("server.ext"),
+        "subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\n",
+    )
+    .map_err(|e| PgError(format!("cannot write server.ext: {e}")))?;
+    run(Command::new("openssl")
+        .args(["x509", "-req", "-days", "2", "-in"])
+        .arg(at("server.csr"))
+        .arg("-CA")
+        .arg(at("root.crt"))
+        .arg("-CAkey")
+        .arg(at("root.key"))
+        .arg("-CAcreateserial")
+        .arg("-extfile")
+        .arg(at("server.ext"))
+        .arg("-out")
+        .arg(at("server.crt")))?;
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(at("server.key"), std::fs::Permissions::from_mode(0o600))
+        .map_err(|e| PgError(format!("cannot make server.key private: {e}")))?;
+    if as_nobody {
+        run(Command::new("chown")
+            .arg("nobody")
+            .arg(at("server.key"))
+            .arg(at("server.crt")))?;
+    }
+    Ok(())
 }

@@ -378,3 +378,74 @@ fn a_server_restart_under_running_engines_loses_nothing() {
     }
     assert_eq!(seen, vec![a, b, c], "each once, in order");
 }
+
+/// Whether `hermitcrab`'s connections to the shared cluster speak TLS now.
+fn over_tls(cluster: &testkit::SharedCluster) -> bool {
+    let said = cluster
+        .psql(
+            "SELECT count(*) FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) \
+             WHERE a.application_name = 'hermitcrab' AND a.client_addr IS NOT NULL AND s.ssl",
+        )
+        .unwrap();
+    said.trim() != "0"
+}
+
+/// TLS as libpq's `sslmode` says: `require` and `verify-full` (against
+/// the server's own certificate as the root) speak it, `disable` does
+/// not; a root that did not sign the server's certificate, a
+/// `verify-full` with no root and a mode libpq does not know are each one
+/// line saying what to do.
+#[test]
+fn tls_is_spoken_as_sslmode_says() {
+    let cluster = testkit::PgCluster::shared().unwrap();
+    let beside = std::path::Path::new("/nonexistent/substrate.db");
+    let url = |query: &str| format!("{}?{query}", cluster.tcp_url);
+    let open = |query: &str| {
+        Substrate::open_postgres(&url(query), &schema("tls"), Options::default(), beside)
+    };
+    let cert = cluster.certificate.display().to_string();
+    for query in [
+        "sslmode=require".to_owned(),
+        format!("sslmode=verify-full&sslrootcert={cert}"),
+        format!("sslmode=verify-ca&sslrootcert={cert}"),
+    ] {
+        let db = open(&query).unwrap();
+        commit(&db, &format!("over-{}", query.len()));
+        assert!(over_tls(cluster), "{query}: TLS");
+        drop(db);
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let plain = open("sslmode=disable").unwrap();
+    plain.head().unwrap();
+    assert!(!over_tls(cluster), "disable: no TLS");
+    drop(plain);
+    // a root that did not sign the server's certificate
+    let dir = tempfile::tempdir().unwrap();
+    let other = dir.path().join("other.crt");
+    let made = std::process::Command::new("openssl")
+        .args([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+        ])
+        .args(["-subj", "/CN=someone-else", "-keyout"])
+        .arg(dir.path().join("other.key"))
+        .arg("-out")
+        .arg(&other)
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{made:?}");
+    let said = open(&format!(
+        "sslmode=verify-full&sslrootcert={}",
+        other.display()
+    ))
+    .unwrap_err()
+    .to_string();
+    assert!(said.contains("check sslmode and sslrootcert"), "{said}");
+    assert_eq!(said.lines().count(), 1, "{said}");
+    let said = open("sslmode=verify-full&sslrootcert=/nonexistent/root.crt")
+        .unwrap_err()
+        .to_string();
+    assert!(said.contains("cannot read the root certificate"), "{said}");
+    let said = open("sslmode=sometimes").unwrap_err().to_string();
+    assert!(said.contains("is not one of disable"), "{said}");
+    assert!(!said.contains(testkit::PG_PASSWORD), "{said}");
+}

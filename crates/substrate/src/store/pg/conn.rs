@@ -24,6 +24,9 @@ pub struct PgLocation {
     pub url: String,
     /// The schema (`?schema=NAME` in the URL given).
     pub schema: String,
+    /// What the URL asks of TLS (`sslmode=`, `sslrootcert=`, taken out:
+    /// `tokio-postgres` reads three of libpq's six modes).
+    pub(crate) tls: super::tls::TlsAsk,
 }
 
 impl std::fmt::Debug for PgLocation {
@@ -41,12 +44,19 @@ impl PgLocation {
         let (base, query) = url.split_once('?').unwrap_or((url, ""));
         let mut kept = Vec::new();
         let mut named = None;
+        let (mut sslmode, mut sslrootcert) = (None, None);
         for pair in query.split('&').filter(|p| !p.is_empty()) {
-            match pair.strip_prefix("schema=") {
-                Some(name) => named = Some(name.to_owned()),
-                None => kept.push(pair),
+            if let Some(name) = pair.strip_prefix("schema=") {
+                named = Some(name.to_owned());
+            } else if let Some(mode) = pair.strip_prefix("sslmode=") {
+                sslmode = Some(mode.to_owned());
+            } else if let Some(file) = pair.strip_prefix("sslrootcert=") {
+                sslrootcert = Some(percent_decoded(file));
+            } else {
+                kept.push(pair);
             }
         }
+        let tls = super::tls::TlsAsk::new(sslmode.as_deref(), sslrootcert.as_deref())?;
         let schema = named.unwrap_or_else(|| schema.to_owned());
         let good = !schema.is_empty()
             && schema.len() <= 63
@@ -65,8 +75,32 @@ impl PgLocation {
             true => base.to_owned(),
             false => format!("{base}?{}", kept.join("&")),
         };
-        Ok(PgLocation { url, schema })
+        Ok(PgLocation { url, schema, tls })
     }
+}
+
+/// `text` with its `%XX` escapes decoded (a path in a URL).
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// A store's URL as it may be shown to a person (see [`shown_url`]), its
@@ -194,6 +228,8 @@ pub(crate) struct Connections {
     pool: Pool,
     /// How a connection is made (the listening one is made apart).
     config: tokio_postgres::Config,
+    /// How it speaks TLS (the listening one too); none over a Unix socket.
+    tls: Option<tokio_postgres_rustls::MakeRustlsConnect>,
     /// The server, as errors name it.
     shown: String,
 }
@@ -225,13 +261,26 @@ impl Connections {
         if config.get_application_name().is_none() {
             config.application_name("hermitcrab");
         }
-        let manager = Manager::from_config(
-            config.clone(),
-            tokio_postgres::NoTls,
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
+        // (never over a Unix socket, as libpq)
+        let local = config
+            .get_hosts()
+            .iter()
+            .all(|h| matches!(h, tokio_postgres::config::Host::Unix(_)));
+        let tls = match local {
+            true => None,
+            false => Some(at.tls.connector()?),
+        };
+        config.ssl_mode(match local {
+            true => tokio_postgres::config::SslMode::Disable,
+            false => at.tls.ssl_mode(),
+        });
+        let recycling = ManagerConfig {
+            recycling_method: RecyclingMethod::Fast,
+        };
+        let manager = match &tls {
+            Some(tls) => Manager::from_config(config.clone(), tls.clone(), recycling),
+            None => Manager::from_config(config.clone(), tokio_postgres::NoTls, recycling),
+        };
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("substrate-pg")
@@ -249,6 +298,7 @@ impl Connections {
             runtime: Some(runtime),
             pool,
             config,
+            tls,
             shown: shown_url(&at.url),
         })
     }
@@ -270,6 +320,9 @@ impl Connections {
                 "make it (createdb NAME, as a role that may) or name another in the store's URL"
             } else if said.contains("password") || said.contains("authentication") {
                 "check the user and password (in the URL, PGPASSWORD or ~/.pgpass)"
+            } else if said.contains("TLS") || said.contains("certificate") {
+                "check sslmode and sslrootcert (the server's certificate must be signed by that \
+                 root, and for verify-full name the host)"
             } else {
                 "check that the server is up and the store's URL"
             };
@@ -332,7 +385,12 @@ impl Connections {
             .runtime
             .as_ref()
             .ok_or_else(|| Error::Storage("the PostgreSQL store is closed".into()))?;
-        runtime.spawn(super::follow::listen(self.config.clone(), channel, wake));
+        runtime.spawn(super::follow::listen(
+            self.config.clone(),
+            self.tls.clone(),
+            channel,
+            wake,
+        ));
         Ok(())
     }
 }

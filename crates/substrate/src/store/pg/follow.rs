@@ -84,49 +84,87 @@ pub(crate) fn start(
 /// `LISTEN`s on `channel` over connections of its own made by `config`
 /// on `runtime`, waking `wake` at each announcement and after each
 /// reconnection; ends when `wake`'s receiver is gone.
-pub(crate) async fn listen(config: tokio_postgres::Config, channel: String, wake: Sender<Wake>) {
+pub(crate) async fn listen(
+    config: tokio_postgres::Config,
+    tls: Option<tokio_postgres_rustls::MakeRustlsConnect>,
+    channel: String,
+    wake: Sender<Wake>,
+) {
     let mut pause = Duration::from_millis(500);
     loop {
-        let connected = config.connect(tokio_postgres::NoTls).await;
-        if let Err(e) = &connected {
-            tracing::debug!("cannot listen for other engines' commits (tried again): {e}");
-        }
-        if let Ok((client, mut connection)) = connected {
-            pause = Duration::from_millis(500);
-            let (heard_tx, mut heard) = tokio::sync::mpsc::unbounded_channel::<()>();
-            let driver = tokio::spawn(async move {
-                loop {
-                    match std::future::poll_fn(|cx| connection.poll_message(cx)).await {
-                        Some(Ok(tokio_postgres::AsyncMessage::Notification(_))) => {
-                            if heard_tx.send(()).is_err() {
-                                return;
-                            }
-                        }
-                        Some(Ok(_)) => {}
-                        Some(Err(_)) | None => return,
-                    }
-                }
-            });
-            if client
-                .batch_execute(&format!("LISTEN \"{channel}\""))
-                .await
-                .is_ok()
-            {
-                // what was committed while not listening is read now
-                if wake.send(Wake::Commit).is_err() {
-                    return;
-                }
-                while heard.recv().await.is_some() {
-                    if wake.send(Wake::Commit).is_err() {
-                        return;
-                    }
-                }
+        let heard = match &tls {
+            Some(tls) => match config.connect(tls.clone()).await {
+                Ok((client, connection)) => hear(client, connection, &channel, &wake).await,
+                Err(e) => Err(e),
+            },
+            None => match config.connect(tokio_postgres::NoTls).await {
+                Ok((client, connection)) => hear(client, connection, &channel, &wake).await,
+                Err(e) => Err(e),
+            },
+        };
+        match heard {
+            Ok(Heard::Closing) => return,
+            Ok(Heard::Lost) => pause = Duration::from_millis(500),
+            Err(e) => {
+                tracing::debug!("cannot listen for other engines' commits (tried again): {e}")
             }
-            driver.abort();
         }
         // (a server that stays away is asked less and less often; the log
         // is read every few seconds meanwhile)
         tokio::time::sleep(pause).await;
         pause = (pause * 2).min(Duration::from_secs(30));
     }
+}
+
+/// How a listening connection ended.
+enum Heard {
+    /// The store is closing.
+    Closing,
+    /// The connection was lost (or refused the `LISTEN`).
+    Lost,
+}
+
+/// Listens on one connection until it is lost or the store closes.
+async fn hear<S, T>(
+    client: tokio_postgres::Client,
+    mut connection: tokio_postgres::Connection<S, T>,
+    channel: &str,
+    wake: &Sender<Wake>,
+) -> Result<Heard, tokio_postgres::Error>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let (heard_tx, mut heard) = tokio::sync::mpsc::unbounded_channel::<()>();
+    let driver = tokio::spawn(async move {
+        loop {
+            match std::future::poll_fn(|cx| connection.poll_message(cx)).await {
+                Some(Ok(tokio_postgres::AsyncMessage::Notification(_))) => {
+                    if heard_tx.send(()).is_err() {
+                        return;
+                    }
+                }
+                Some(Ok(_)) => {}
+                Some(Err(_)) | None => return,
+            }
+        }
+    });
+    let mut ended = Heard::Lost;
+    if client
+        .batch_execute(&format!("LISTEN \"{channel}\""))
+        .await
+        .is_ok()
+    {
+        // what was committed while not listening is read now
+        if wake.send(Wake::Commit).is_err() {
+            ended = Heard::Closing;
+        }
+        while matches!(ended, Heard::Lost) && heard.recv().await.is_some() {
+            if wake.send(Wake::Commit).is_err() {
+                ended = Heard::Closing;
+            }
+        }
+    }
+    driver.abort();
+    Ok(ended)
 }

@@ -13,6 +13,7 @@ pub(crate) mod conn;
 mod follow;
 pub(crate) mod pipe;
 mod schema;
+mod tls;
 mod tx;
 
 use crate::error::Result;
