@@ -22,9 +22,31 @@ use term::{chat, run};
 
 use anyhow::{Context as _, Result};
 use args::{Cli, Command};
-use clap::Parser;
 use project::Project;
 use std::process::ExitCode;
+
+/// The command line's parser: `--store` (on every command) left out of
+/// the help of those that open no substrate (they refuse it).
+fn parser() -> clap::Command {
+    let command = <Cli as clap::CommandFactory>::command();
+    let Some(store) = command
+        .get_arguments()
+        .find(|a| a.get_id() == "store")
+        .cloned()
+    else {
+        return command;
+    };
+    // (a subcommand with an argument of its own by the name is not given
+    // the global one)
+    let hidden = store.global(false).hide(true);
+    let local = move |c: clap::Command| c.arg(hidden.clone());
+    command
+        .mut_subcommand("program", local.clone())
+        .mut_subcommand("mcp", |mcp| {
+            mcp.mut_subcommand("add", local.clone())
+                .mut_subcommand("remove", local)
+        })
+}
 
 /// Every long flag `hc run` takes (aliases too).
 fn run_flags() -> Vec<String> {
@@ -74,18 +96,27 @@ fn main() -> ExitCode {
     }
     init_logging();
     output_errors_end_quietly();
-    let cli = Cli::parse_from(compat::rewrite(std::env::args_os().collect(), &run_flags()));
+    let args = compat::rewrite(std::env::args_os().collect(), &run_flags());
+    let cli =
+        match <Cli as clap::FromArgMatches>::from_arg_matches(&parser().get_matches_from(args)) {
+            Ok(cli) => cli,
+            Err(e) => e.exit(),
+        };
     if cli.command.only_prints() {
         default_sigpipe();
     }
+    // (given where it is hidden, it is not the global one: seen here)
+    let named = cli.store.is_some()
+        || std::env::args_os()
+            .any(|a| a == "--store" || a.to_string_lossy().starts_with("--store="));
+    if named && !cli.command.uses_store() {
+        return exit_code(Err(crate::exit::exit(
+            2,
+            "--store names where a project's substrate is kept; this command opens none \
+             (leave it out)",
+        )));
+    }
     if let Some(url) = cli.store {
-        if !cli.command.uses_store() {
-            return exit_code(Err(crate::exit::exit(
-                2,
-                "--store names where a project's substrate is kept; this command opens none \
-                 (leave it out)",
-            )));
-        }
         hc_host::project::store_flag(url);
     }
     let outcome = match cli.command {

@@ -415,3 +415,52 @@ async fn sub_agents_and_compaction_on_postgres_rebuild_byte_for_byte() {
         "{sub:#}"
     );
 }
+
+/// The server restarted while a run waits on the model: the run goes on
+/// over new connections, ends well, and its record is whole.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_goes_on_across_a_server_restart() {
+    let mut cluster = testkit::PgCluster::start().unwrap();
+    let s = Setup::new(json!({"turns": [
+        reply(json!([call("r1", "read", json!({"file_path": "a.txt"}))]), "tool_use"),
+        {"reply": {"content": [call("r2", "read", json!({"file_path": "a.txt"}))], "stop_reason": "tool_use"},
+         "pace": {"first_byte_delay_ms": 4000}},
+        reply(json!([text("read it twice")]), "end_turn"),
+    ]}))
+    .await;
+    s.file("a.txt", "hello\n");
+    let store = format!("{}&schema=restart", cluster.url("postgres"));
+    let run = s
+        .hc(&[
+            "run",
+            "--store",
+            &store,
+            "--allow",
+            "read",
+            "read a.txt twice",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // once the second request is being answered, the server goes away
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while s.fake.requests_to("/v1/messages").len() < 2 {
+        assert!(std::time::Instant::now() < deadline, "no second request");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    cluster.stop();
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    cluster.resume().unwrap();
+    let ran = run.wait_with_output().await.unwrap();
+    let said = String::from_utf8_lossy(&ran.stderr).into_owned();
+    assert!(ran.status.success(), "{said}");
+    assert!(String::from_utf8_lossy(&ran.stdout).contains("read it twice"));
+    let rebuilt = s
+        .hc(&["trace", "--request", "3", "--store", &store])
+        .output()
+        .await
+        .unwrap();
+    assert!(rebuilt.status.success(), "{rebuilt:?}");
+    assert_eq!(rebuilt.stdout, s.sent()[2], "the record is whole");
+}
