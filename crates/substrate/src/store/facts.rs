@@ -14,10 +14,18 @@
 
 use crate::types::{Commit, CommitId};
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Mutex, PoisonError};
 
-/// The instance chains up from a chunk: each chunk with its spec text.
-pub(crate) type Walk = Arc<Vec<(String, Option<String>)>>;
+/// The version a commit made here wrote of each chunk it wrote.
+pub(crate) type Written = HashMap<String, super::snapshot::ChunkRow>;
+
+/// What the head says of a chunk on instance chains: its spec text (none
+/// when it does not exist) and the scopes it is an instance of (bytewise).
+#[derive(Clone)]
+struct Node {
+    spec: Option<String>,
+    up: Vec<String>,
+}
 
 /// Facts are dropped wholesale beyond this many (a bound, not a policy).
 const MOST: usize = 50_000;
@@ -33,7 +41,7 @@ struct Inner {
     exists: HashMap<String, bool>,
     vids: HashMap<String, Option<i64>>,
     instance: HashMap<(String, String), bool>,
-    walks: HashMap<String, Walk>,
+    nodes: HashMap<String, Node>,
     counts: HashMap<String, u64>,
 }
 
@@ -42,7 +50,7 @@ impl Inner {
         self.exists.len()
             + self.vids.len()
             + self.instance.len()
-            + self.walks.len()
+            + self.nodes.len()
             + self.counts.len()
     }
 
@@ -71,8 +79,10 @@ impl HeadFacts {
     }
 
     /// Brings the facts to `commit` (the next one broadcast): those it
-    /// touched are dropped; a gap in the order drops them all.
-    pub(crate) fn advance(&self, commit: &Commit) {
+    /// touched are dropped — or, for a commit made here (`written`: the
+    /// version it wrote of each chunk it wrote), set to what it made; a gap
+    /// in the order drops them all.
+    pub(crate) fn advance(&self, commit: &Commit, written: Option<&Written>) {
         let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
         if commit.id != inner.head + 1 || inner.len() > MOST {
             inner.clear(commit.id);
@@ -90,12 +100,40 @@ impl HeadFacts {
         inner
             .instance
             .retain(|(chunk, _), _| !chunks.contains(chunk.as_str()));
-        inner
-            .walks
-            .retain(|_, walk| !walk.iter().any(|(id, _)| chunks.contains(id.as_str())));
+        inner.nodes.retain(|id, _| !chunks.contains(id.as_str()));
         inner
             .counts
             .retain(|scope, _| !scopes.contains(scope.as_str()));
+        let Some(written) = written else {
+            return;
+        };
+        for (id, row) in written {
+            let mut up: Vec<String> = super::snapshot::parse_placements(&row.placements)
+                .into_iter()
+                .filter(|p| p.kind == crate::types::PlacementType::Instance)
+                .map(|p| p.scope)
+                .collect();
+            up.sort();
+            up.dedup();
+            let node = Node {
+                spec: Some(row.spec.clone()),
+                up,
+            };
+            inner.nodes.insert(id.clone(), node);
+            inner.exists.insert(id.clone(), true);
+            inner.vids.insert(id.clone(), Some(row.vid));
+        }
+        for id in &commit.removed {
+            if !written.contains_key(id) {
+                let gone = Node {
+                    spec: None,
+                    up: Vec::new(),
+                };
+                inner.nodes.insert(id.clone(), gone);
+                inner.exists.insert(id.clone(), false);
+                inner.vids.insert(id.clone(), None);
+            }
+        }
     }
 
     /// Forgets everything; the facts are at `head` (after commits arrived
@@ -138,12 +176,39 @@ impl HeadFacts {
         });
     }
 
-    pub(crate) fn walk(&self, head: CommitId, id: &str) -> Option<Walk> {
-        self.at(head, |i| i.walks.get(id).cloned()).flatten()
+    /// The instance chains up from `id` (as `Tx::walk_up_head` orders
+    /// them), when every chunk on them is known.
+    pub(crate) fn walk(&self, head: CommitId, id: &str) -> Option<Vec<(String, Option<String>)>> {
+        self.at(head, |inner| {
+            let mut out: Vec<(String, Option<String>)> = Vec::new();
+            let mut order = vec![id.to_owned()];
+            let mut i = 0;
+            while i < order.len() {
+                let node = inner.nodes.get(&order[i])?;
+                for scope in &node.up {
+                    if !order.contains(scope) {
+                        order.push(scope.clone());
+                    }
+                }
+                out.push((order[i].clone(), node.spec.clone()));
+                i += 1;
+            }
+            Some(out)
+        })
+        .flatten()
     }
 
-    pub(crate) fn keep_walk(&self, head: CommitId, id: &str, walk: Walk) {
-        self.at(head, |i| i.walks.insert(id.to_owned(), walk));
+    /// Keeps what a walk read of each chunk on it.
+    pub(crate) fn keep_walk(&self, head: CommitId, walk: &[super::tx::WalkNode]) {
+        self.at(head, |inner| {
+            for (id, spec, up) in walk {
+                let node = Node {
+                    spec: spec.clone(),
+                    up: up.clone(),
+                };
+                inner.nodes.insert(id.clone(), node);
+            }
+        });
     }
 
     pub(crate) fn count(&self, head: CommitId, scope: &str) -> Option<u64> {

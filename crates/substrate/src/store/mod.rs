@@ -168,7 +168,7 @@ impl Broadcaster {
             // the rest go out, and none twice
             match serde_json::from_str::<Commit>(record) {
                 Ok(commit) => {
-                    self.facts.advance(&commit);
+                    self.facts.advance(&commit, None);
                     let _ = self.events.send(Arc::new(commit));
                     sent += 1;
                 }
@@ -182,10 +182,11 @@ impl Broadcaster {
         Ok(sent)
     }
 
-    /// Broadcasts a commit made here.
-    pub(crate) fn made(&self, commit: Arc<Commit>) {
+    /// Broadcasts a commit made here (`written`: the version it wrote of
+    /// each chunk it wrote).
+    pub(crate) fn made(&self, commit: Arc<Commit>, written: &facts::Written) {
         let n = commit.id;
-        self.facts.advance(&commit);
+        self.facts.advance(&commit, Some(written));
         // No receivers is not an error: nobody is listening yet.
         let _ = self.events.send(commit);
         self.upto.store(n, std::sync::atomic::Ordering::Release);

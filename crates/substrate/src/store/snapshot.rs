@@ -301,14 +301,15 @@ impl<'c> Snapshot<'c> {
     fn walk_up(&self, id: &str) -> Result<Vec<(String, Option<String>)>> {
         if self.at == At::Head {
             let Some(facts) = self.facts() else {
-                return self.tx.walk_up_head(id);
+                let walk = self.tx.walk_up_head(id)?;
+                return Ok(walk.into_iter().map(|(id, spec, _)| (id, spec)).collect());
             };
             if let Some(known) = facts.walk(self.head, id) {
-                return Ok(known.as_ref().clone());
+                return Ok(known);
             }
             let walk = self.tx.walk_up_head(id)?;
-            facts.keep_walk(self.head, id, Arc::new(walk.clone()));
-            return Ok(walk);
+            facts.keep_walk(self.head, &walk);
+            return Ok(walk.into_iter().map(|(id, spec, _)| (id, spec)).collect());
         }
         let mut out: Vec<(String, Option<String>)> = vec![(id.to_owned(), None)];
         let mut i = 0;

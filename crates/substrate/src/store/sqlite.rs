@@ -183,12 +183,13 @@ impl SqliteStore {
         guard(&Snapshot::guarding(&*tx, head, shared))?;
         let n = head + 1;
         let timestamp = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
-        let (commit, text_queued) = write::Apply::new(&*tx, n)?.knowing(&shared.out.facts).run(
-            decl,
-            (head > 0).then_some(head),
-            timestamp,
-            dispatch_id.map(str::to_owned),
-        )?;
+        let (commit, text_queued, rows) =
+            write::Apply::new(&*tx, n)?.knowing(&shared.out.facts).run(
+                decl,
+                (head > 0).then_some(head),
+                timestamp,
+                dispatch_id.map(str::to_owned),
+            )?;
         let record = serde_json::to_string(&commit)
             .map_err(|e| Error::Storage(format!("cannot encode commit record: {e}")))?;
         tx::Tx::insert_commit(&*tx, &commit, &record)?;
@@ -212,7 +213,7 @@ impl SqliteStore {
         if let Err(e) = self.broadcast_between(shared, &conn, head) {
             tracing::warn!("commits other processes made could not be broadcast: {e}");
         }
-        shared.out.made(Arc::clone(&commit));
+        shared.out.made(Arc::clone(&commit), &rows);
         drop(conn);
         Ok(Arc::unwrap_or_clone(commit))
     }

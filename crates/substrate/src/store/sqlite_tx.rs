@@ -4,7 +4,7 @@
 use super::copy::{RawChunk, RawCommit, RawPlacement};
 use super::snapshot::{At, ChunkRow, item_from_columns, kind_from, row, rows};
 use super::tx::{
-    EndedPlacement, MemberRow, NewPlacementRow, Tx, VersionRow, VersionText, kind_clause,
+    EndedPlacement, MemberRow, NewPlacementRow, Tx, VersionRow, VersionText, WalkNode, kind_clause,
 };
 use crate::error::Result;
 use crate::types::{ChunkItem, Commit, Placement, TypeFilter};
@@ -62,15 +62,25 @@ impl Tx for Connection {
         Ok(row(self, sql, &[&chunk, &scope], At::Head, |_| Ok(()))?.is_some())
     }
 
-    fn walk_up_head(&self, id: &str) -> Result<Vec<(String, Option<String>)>> {
+    fn walk_up_head(&self, id: &str) -> Result<Vec<WalkNode>> {
         // The placements table is current inside a write transaction,
         // before the versions' placement columns are brought up to date.
+        // (each chunk's scopes joined by a unit separator, which no id holds)
         let sql = "WITH RECURSIVE up(id) AS (SELECT ?1 UNION \
                SELECT p.scope FROM up JOIN placements p INDEXED BY placements_head \
                ON p.chunk = up.id WHERE p.kind = 0 AND p.ended IS NULL) \
              SELECT up.id, (SELECT c.spec FROM chunks c INDEXED BY chunks_by_id \
-               WHERE c.id = up.id AND c.ended IS NULL) FROM up";
-        rows(self, sql, &[&id], At::Head, |r| Ok((r.get(0)?, r.get(1)?)))
+               WHERE c.id = up.id AND c.ended IS NULL), \
+             (SELECT group_concat(p.scope, char(31) ORDER BY p.scope) \
+               FROM placements p INDEXED BY placements_head \
+               WHERE p.chunk = up.id AND p.kind = 0 AND p.ended IS NULL) FROM up";
+        rows(self, sql, &[&id], At::Head, |r| {
+            let ups: Option<String> = r.get(2)?;
+            let ups = ups
+                .map(|u| u.split('\u{1f}').map(str::to_owned).collect())
+                .unwrap_or_default();
+            Ok((r.get(0)?, r.get(1)?, ups))
+        })
     }
 
     fn member_count(&self, at: At, scope: &str) -> Result<u64> {

@@ -21,6 +21,10 @@ pub(crate) fn kind_clause(kind: TypeFilter) -> &'static str {
     }
 }
 
+/// A chunk on a walk up instance chains: its id, its spec text (none
+/// when it does not exist), the scopes it is an instance of (bytewise).
+pub(crate) type WalkNode = (String, Option<String>, Vec<String>);
+
 /// A member's placement row: its chunk's key, type (0 instance, 1
 /// relates), `seq`, the commit that placed it and its position there.
 pub(crate) type MemberRow = (i64, i64, Option<i64>, i64, i64);
@@ -40,8 +44,10 @@ pub(crate) trait Tx {
     /// Whether `chunk` is placed instance on `scope` now.
     fn is_instance_head(&self, chunk: &str, scope: &str) -> Result<bool>;
     /// The instance chains up from `id` now, breadth first, `id` first,
-    /// each chunk with its spec text (none when it does not exist).
-    fn walk_up_head(&self, id: &str) -> Result<Vec<(String, Option<String>)>>;
+    /// each chunk's scopes in bytewise order: each chunk with its spec text
+    /// (none when it does not exist) and the scopes it is an instance of
+    /// (bytewise).
+    fn walk_up_head(&self, id: &str) -> Result<Vec<WalkNode>>;
     /// How many chunks are placed on `scope` in the view.
     fn member_count(&self, at: At, scope: &str) -> Result<u64>;
     /// The live versions of these ids: (id, vid), in no order.

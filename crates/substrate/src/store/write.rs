@@ -172,14 +172,15 @@ impl<'c> Apply<'c> {
     }
 
     /// Applies the whole declaration and returns the commit record (not yet
-    /// stored), and the keys whose text it queued for the index.
+    /// stored), the keys whose text it queued for the index, and the
+    /// version it wrote of each chunk it wrote.
     pub(crate) fn run(
         mut self,
         decl: Declaration,
         parent: Option<CommitId>,
         timestamp: String,
         dispatch_id: Option<String>,
-    ) -> Result<(Commit, Vec<i64>)> {
+    ) -> Result<(Commit, Vec<i64>, super::facts::Written)> {
         for key in &decl.remove.placements {
             self.remove_placement(&key.chunk, &key.scope, key.kind)?;
         }
@@ -214,7 +215,7 @@ impl<'c> Apply<'c> {
             placements_modified: self.changes,
             touched_scopes,
         };
-        Ok((commit, self.text_queued))
+        Ok((commit, self.text_queued, self.known.rows))
     }
 
     fn mark_replaced(&mut self, id: &str) {

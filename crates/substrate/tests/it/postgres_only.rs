@@ -289,7 +289,9 @@ fn a_connection_lost_as_a_commit_ends_is_settled_from_the_log() {
     let cluster = testkit::PgCluster::shared().unwrap();
     let name = schema("ending");
     let beside = std::path::Path::new("/nonexistent/substrate.db");
-    let db = Substrate::open_postgres(&cluster.url, &name, Options::default(), beside).unwrap();
+    // (a name of its own: only this test's connections are cut)
+    let url = format!("{}&application_name={name}", cluster.url);
+    let db = Substrate::open_postgres(&url, &name, Options::default(), beside).unwrap();
     commit(&db, "first");
     let head = db.head().unwrap();
     // a check that waits at COMMIT, so the connection can be cut then
@@ -301,15 +303,17 @@ fn a_connection_lost_as_a_commit_ends_is_settled_from_the_log() {
              DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION {name}.slow()"
         ))
         .unwrap();
+    let ours = name.clone();
     let cut = std::thread::spawn(move || {
+        let name = ours;
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
             let killed = cluster
-                .psql(
+                .psql(&format!(
                     "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
-                     WHERE application_name = 'hermitcrab' AND state = 'active' \
-                     AND query = 'COMMIT'",
-                )
+                     WHERE application_name = '{name}' AND state = 'active' \
+                     AND query = 'COMMIT'"
+                ))
                 .unwrap();
             if killed.trim() != "0" {
                 return;
@@ -379,13 +383,13 @@ fn a_server_restart_under_running_engines_loses_nothing() {
     assert_eq!(seen, vec![a, b, c], "each once, in order");
 }
 
-/// Whether `hermitcrab`'s connections to the shared cluster speak TLS now.
-fn over_tls(cluster: &testkit::SharedCluster) -> bool {
+/// Whether the connections named `app` speak TLS now (none: no).
+fn over_tls(cluster: &testkit::SharedCluster, app: &str) -> bool {
     let said = cluster
-        .psql(
+        .psql(&format!(
             "SELECT count(*) FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) \
-             WHERE a.application_name = 'hermitcrab' AND a.client_addr IS NOT NULL AND s.ssl",
-        )
+             WHERE a.application_name = '{app}' AND s.ssl"
+        ))
         .unwrap();
     said.trim() != "0"
 }
@@ -399,7 +403,8 @@ fn over_tls(cluster: &testkit::SharedCluster) -> bool {
 fn tls_is_spoken_as_sslmode_says() {
     let cluster = testkit::PgCluster::shared().unwrap();
     let beside = std::path::Path::new("/nonexistent/substrate.db");
-    let url = |query: &str| format!("{}?{query}", cluster.tcp_url);
+    let app = schema("tls");
+    let url = |query: &str| format!("{}?{query}&application_name={app}", cluster.tcp_url);
     let open = |query: &str| {
         Substrate::open_postgres(&url(query), &schema("tls"), Options::default(), beside)
     };
@@ -411,13 +416,17 @@ fn tls_is_spoken_as_sslmode_says() {
     ] {
         let db = open(&query).unwrap();
         commit(&db, &format!("over-{}", query.len()));
-        assert!(over_tls(cluster), "{query}: TLS");
+        assert!(over_tls(cluster, &app), "{query}: TLS");
         drop(db);
-        std::thread::sleep(Duration::from_millis(200));
+        // (until the pool's connections are gone)
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while over_tls(cluster, &app) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
     let plain = open("sslmode=disable").unwrap();
     plain.head().unwrap();
-    assert!(!over_tls(cluster), "disable: no TLS");
+    assert!(!over_tls(cluster, &app), "disable: no TLS");
     drop(plain);
     // a root that did not sign the server's certificate
     let dir = tempfile::tempdir().unwrap();

@@ -192,14 +192,14 @@ impl PgBackend {
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
             let ended = std::cell::RefCell::new(None);
-            let written = self.store.with_write(
+            let outcome = self.store.with_write(
                 |tx, head| {
                     let head = head as crate::types::CommitId;
                     guard(&super::Snapshot::guarding(tx, head, shared))?;
                     let n = head + 1;
                     let timestamp =
                         humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
-                    let (commit, _) = super::write::Apply::new(tx, n)?
+                    let (commit, _, rows) = super::write::Apply::new(tx, n)?
                         .knowing(&shared.out.facts)
                         .run(
                             decl,
@@ -213,25 +213,25 @@ impl PgBackend {
                     tx.insert_commit(&commit, &record)?;
                     // every engine listening hears of it once it is durable
                     tx.announce(n as i64)?;
-                    Ok::<_, E>((commit, record, head))
+                    Ok::<_, E>((commit, record, head, rows))
                 },
                 &ended,
             );
-            let (commit, head) = match (written, ended.into_inner()) {
-                (Ok((commit, _, head)), _) => (commit, head),
+            let (commit, head, rows) = match (outcome, ended.into_inner()) {
+                (Ok((commit, _, head, rows)), _) => (commit, head, rows),
                 (Err(e), None) => return Err(e),
                 // the transaction failed as it ended: the commit may have
                 // been made; the log says which
-                (Err(_), Some((why, (commit, record, head)))) => {
+                (Err(_), Some((why, (commit, record, head, rows)))) => {
                     self.settle(commit.id, &record, &why)?;
-                    (commit, head)
+                    (commit, head, rows)
                 }
             };
             // what other engines committed before this one goes out first
             if let Err(e) = follow::broadcast_upto(&self.store, &shared.out, head) {
                 tracing::warn!("commits other engines made could not be broadcast: {e}");
             }
-            shared.out.made(std::sync::Arc::new(commit.clone()));
+            shared.out.made(std::sync::Arc::new(commit.clone()), &rows);
             Ok(commit)
         })
     }

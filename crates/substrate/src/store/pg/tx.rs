@@ -9,7 +9,7 @@ use crate::json::Json;
 use crate::store::copy::{RawChunk, RawCommit, RawPlacement};
 use crate::store::snapshot::{At, ChunkRow, kind_from, parse_placements};
 use crate::store::tx::{
-    EndedPlacement, MemberRow, NewPlacementRow, Tx, VersionRow, VersionText, kind_clause,
+    EndedPlacement, MemberRow, NewPlacementRow, Tx, VersionRow, VersionText, WalkNode, kind_clause,
 };
 use crate::store::words::{self, Query};
 use crate::types::{ChunkItem, Commit, Placement, TypeFilter};
@@ -136,7 +136,7 @@ impl Tx for PgTx<'_> {
         Ok(found.is_some())
     }
 
-    fn walk_up_head(&self, id: &str) -> Result<Vec<(String, Option<String>)>> {
+    fn walk_up_head(&self, id: &str) -> Result<Vec<WalkNode>> {
         // every instance edge reachable (pairs repeat no further: cycles
         // end), then breadth first here, each chunk's scopes in bytewise
         // order — the order SQLite's walk gives
@@ -163,13 +163,19 @@ impl Tx for PgTx<'_> {
         }
         // (bytewise, as the ids' collation orders them)
         edges.sort();
+        let ups = |chunk: &str| -> Vec<String> {
+            edges
+                .iter()
+                .filter(|(c, _)| c == chunk)
+                .map(|(_, s)| s.clone())
+                .collect()
+        };
         let mut order: Vec<String> = vec![id.to_owned()];
         let mut i = 0;
         while i < order.len() {
-            let current = order[i].clone();
-            for (_, scope) in edges.iter().filter(|(c, _)| *c == current) {
-                if !order.contains(scope) {
-                    order.push(scope.clone());
+            for scope in ups(&order[i]) {
+                if !order.contains(&scope) {
+                    order.push(scope);
                 }
             }
             i += 1;
@@ -178,7 +184,8 @@ impl Tx for PgTx<'_> {
             .into_iter()
             .map(|id| {
                 let spec = specs.get(&id).cloned();
-                (id, spec)
+                let up = ups(&id);
+                (id, spec, up)
             })
             .collect())
     }
