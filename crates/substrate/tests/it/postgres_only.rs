@@ -458,3 +458,37 @@ fn tls_is_spoken_as_sslmode_says() {
     assert!(said.contains("is not one of disable"), "{said}");
     assert!(!said.contains(testkit::PG_PASSWORD), "{said}");
 }
+
+/// A read begun as of the head this engine knows, which then needs the
+/// server after another engine committed, reads again at the server's
+/// head: a member another engine placed is there at once.
+#[test]
+fn a_read_needing_the_server_sees_another_engines_commit() {
+    let cluster = testkit::PgCluster::shared().unwrap();
+    let name = schema("fresh");
+    let beside = std::path::Path::new("/nonexistent/substrate.db");
+    let open =
+        || Substrate::open_postgres(&cluster.url, &name, Options::default(), beside).unwrap();
+    let (ours, theirs) = (open(), open());
+    commit(&ours, "list");
+    for n in 0..20 {
+        let id = format!("item{n}");
+        theirs
+            .commit(
+                Declaration::of(vec![
+                    ChunkDecl::with_id(&id)
+                        .body(json!({}))
+                        .on(substrate::NewPlacement::relates("list")),
+                ]),
+                None,
+            )
+            .unwrap();
+        let members = ours
+            .scope(&["list"], &substrate::ScopeOpts::default())
+            .unwrap();
+        assert!(
+            members.chunks.iter().any(|c| c.id == id),
+            "{id} is read at once by the other engine"
+        );
+    }
+}
