@@ -153,6 +153,23 @@ impl Shared {
     }
 }
 
+impl Shared {
+    /// A commit made here, durable: the versions it wrote kept in the
+    /// version cache (a version never changes once committed, so a read
+    /// of them right after asks the store nothing; large bodies are left to
+    /// be read), then broadcast.
+    pub(crate) fn made(&self, commit: Arc<Commit>, written: &facts::Written) {
+        const LARGEST: usize = 64 * 1024;
+        let items: Vec<(i64, Arc<crate::types::ChunkItem>)> = written
+            .iter()
+            .filter(|(_, row)| row.body.len() <= LARGEST)
+            .map(|(id, row)| (row.vid, Arc::new(row.item(id))))
+            .collect();
+        self.cache.insert_many(&items);
+        self.out.made(commit, written);
+    }
+}
+
 impl Broadcaster {
     /// The last commit broadcast.
     pub(crate) fn upto(&self) -> CommitId {
@@ -532,6 +549,13 @@ mod tests {
         db.scope(&["commits_root"], &ScopeOpts::default()).unwrap();
         db.read(|s| s.reaches_any("s", &["agent".to_owned()]))
             .unwrap();
+        // a handle that knows nothing yet asks the store what `db` knew
+        // from its own commits (the head's facts)
+        let cold = Substrate::open(dir.path().join("p.db")).unwrap();
+        cold.scope(&["s", "prompt"], &ScopeOpts::default()).unwrap();
+        cold.read(|s| s.reaches_any("s", &["agent".to_owned()]))
+            .unwrap();
+        cold.read(|s| s.member_count("s")).unwrap();
         let seen = snapshot::plans::take();
         let conn = rusqlite::Connection::open(dir.path().join("p.db")).unwrap();
         rusqlite::vtab::array::load_module(&conn).unwrap();

@@ -118,6 +118,19 @@ pub(crate) struct ChunkRow {
     pub began: CommitId,
 }
 
+impl ChunkRow {
+    /// The version of chunk `id` as a read answers it.
+    pub(crate) fn item(&self, id: &str) -> ChunkItem {
+        ChunkItem {
+            id: id.to_owned(),
+            name: self.name.clone(),
+            spec: Json::from_text_unchecked(self.spec.clone()),
+            body: Some(Json::from_text_unchecked(self.body.clone())),
+            placements: parse_placements(&self.placements),
+        }
+    }
+}
+
 /// Parses a version's placements column.
 pub(crate) fn parse_placements(text: &str) -> Vec<Placement> {
     // Written only by this crate from `Vec<Placement>`; unreadable means none.

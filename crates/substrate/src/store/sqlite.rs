@@ -213,7 +213,7 @@ impl SqliteStore {
         if let Err(e) = self.broadcast_between(shared, &conn, head) {
             tracing::warn!("commits other processes made could not be broadcast: {e}");
         }
-        shared.out.made(Arc::clone(&commit), &rows);
+        shared.made(Arc::clone(&commit), &rows);
         drop(conn);
         Ok(Arc::unwrap_or_clone(commit))
     }

@@ -262,7 +262,7 @@ impl PgBackend {
             if let Err(e) = follow::broadcast_upto(&self.store, &shared.out, head) {
                 tracing::warn!("commits other engines made could not be broadcast: {e}");
             }
-            shared.out.made(std::sync::Arc::new(commit.clone()), &rows);
+            shared.made(std::sync::Arc::new(commit.clone()), &rows);
             Ok(commit)
         })
     }
