@@ -73,14 +73,6 @@ impl HeadFacts {
         }
     }
 
-    /// The head the facts are at (the last commit broadcast here).
-    pub(crate) fn head(&self) -> CommitId {
-        self.inner
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .head
-    }
-
     fn at<T>(&self, head: CommitId, f: impl FnOnce(&mut Inner) -> T) -> Option<T> {
         let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
         (inner.head == head).then(|| f(&mut inner))

@@ -387,12 +387,7 @@ impl Substrate {
 
     /// The latest commit id (0 when nothing was committed).
     pub fn head(&self) -> Result<CommitId> {
-        match &self.backend {
-            Backend::Sqlite(_) => self.read(|snap| Ok::<_, Error>(snap.head_id())),
-            // (the server's, not the one this handle's reads start from)
-            #[cfg(feature = "postgres")]
-            Backend::Postgres(p) => p.head(),
-        }
+        self.read(|snap| Ok::<_, Error>(snap.head_id()))
     }
 
     /// Runs `f` in the write transaction (its head given), committing

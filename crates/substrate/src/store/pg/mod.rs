@@ -21,9 +21,6 @@ use conn::{Connections, PgLocation, wait};
 use pipe::Pipe;
 use tx::PgTx;
 
-/// How a read's transaction begins: one state for all it reads.
-const BEGIN_READ: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
-
 /// A substrate's schema on a server.
 pub(crate) struct PgStore {
     /// Where (its schema names the channel commits are announced on).
@@ -41,40 +38,12 @@ impl PgStore {
         Ok(PgStore { location, conns })
     }
 
-    /// Runs `f` as of `head` — the head this handle's facts are at — with
-    /// no transaction until a statement needs the server; none when `f`
-    /// needs none (what it read, the facts answered). `None` when the
-    /// server had moved past `head` by then: read again with
-    /// [`PgStore::with_read`].
-    pub fn with_read_at<R, E: From<crate::error::Error>>(
-        &self,
-        head: i64,
-        f: impl FnOnce(&dyn super::tx::Tx, i64) -> Result<R, E>,
-    ) -> Result<Option<R>, E> {
-        let client = self.conns.get()?;
-        let tx = PgTx {
-            pipe: Pipe::begin_lazily(&client, BEGIN_READ, head),
-            channel: &self.location.schema,
-            next: std::cell::Cell::default(),
-        };
-        let out = f(&tx, head);
-        let (stale, begun) = (tx.pipe.stale(), tx.pipe.begun());
-        if begun && tx.pipe.detach() {
-            drop(tx);
-            self.conns.end_later(client);
-        }
-        if stale {
-            return Ok(None);
-        }
-        out.map(Some)
-    }
-
     /// Runs `f` in one read-only transaction that sees one state (its
     /// head given).
     pub fn with_read<R>(&self, f: impl FnOnce(&dyn super::tx::Tx, i64) -> Result<R>) -> Result<R> {
         let client = self.conns.get()?;
         let tx = PgTx {
-            pipe: Pipe::begin(&client, BEGIN_READ),
+            pipe: Pipe::begin(&client, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"),
             channel: &self.location.schema,
             next: std::cell::Cell::default(),
         };
@@ -287,11 +256,6 @@ impl PgBackend {
         }
     }
 
-    /// The latest commit on the server.
-    pub fn head(&self) -> Result<crate::types::CommitId> {
-        off_worker(|| Ok(self.store.with_read(|_, head| Ok(head))? as crate::types::CommitId))
-    }
-
     /// See `Substrate::follow`.
     pub fn follow(&self, shared: &super::Shared) -> Result<usize> {
         off_worker(|| follow::once(&self.store, &self.order, &shared.out))
@@ -303,33 +267,18 @@ impl PgBackend {
         shared: &super::Shared,
         mut f: impl FnMut(&super::Snapshot<'_>) -> Result<T, E>,
     ) -> Result<T, E> {
-        fn view<'v>(
-            tx: &'v dyn super::tx::Tx,
-            head: i64,
-            shared: &'v super::Shared,
-        ) -> super::Snapshot<'v> {
-            super::Snapshot {
-                tx,
-                at: super::snapshot::At::Head,
-                head: head as crate::types::CommitId,
-                cache: Some(&shared.cache),
-                behind: None,
-                facts: Some(&shared.out.facts),
-            }
-        }
         off_worker(|| {
-            // first as of the head the facts are at (what they know needs
-            // no round trip; the server is asked only what they do not)
-            let known = shared.out.facts.head() as i64;
-            let first = self
-                .store
-                .with_read_at(known, |tx, head| f(&view(tx, head, shared)))?;
-            if let Some(out) = first {
-                return Ok(out);
-            }
             let mut out = None;
             self.store.with_read(|tx, head| {
-                out = Some(f(&view(tx, head, shared)));
+                let snap = super::Snapshot {
+                    tx,
+                    at: super::snapshot::At::Head,
+                    head: head as crate::types::CommitId,
+                    cache: Some(&shared.cache),
+                    behind: None,
+                    facts: Some(&shared.out.facts),
+                };
+                out = Some(f(&snap));
                 Ok(())
             })?;
             out.unwrap_or_else(|| Err(crate::error::Error::Storage("no read".into()).into()))

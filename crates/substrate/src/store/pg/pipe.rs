@@ -58,10 +58,6 @@ pub(crate) struct Pipe<'a> {
     client: &'a ClientWrapper,
     queued: RefCell<Vec<Queued>>,
     open: Cell<bool>,
-    /// A transaction begun only if a statement is needed, which must then
-    /// see this head (else it is stale: see [`Pipe::stale`]).
-    lazy: Cell<Option<i64>>,
-    stale: Cell<bool>,
 }
 
 impl<'a> Pipe<'a> {
@@ -72,30 +68,7 @@ impl<'a> Pipe<'a> {
             client,
             queued: RefCell::new(vec![Queued::Simple(begin)]),
             open: Cell::new(true),
-            lazy: Cell::new(None),
-            stale: Cell::new(false),
         }
-    }
-
-    /// A transaction begun with `begin` only when a statement needs the
-    /// server, whose state must then be at `head` (the caller answered
-    /// what it could without the server, as of that head).
-    pub fn begin_lazily(client: &'a ClientWrapper, begin: &'static str, head: i64) -> Pipe<'a> {
-        let pipe = Pipe::begin(client, begin);
-        pipe.lazy.set(Some(head));
-        pipe.open.set(false);
-        pipe
-    }
-
-    /// Whether a transaction was begun on the server.
-    pub fn begun(&self) -> bool {
-        self.open.get()
-    }
-
-    /// Whether a lazily begun transaction found the server past its head:
-    /// what was read is not of one state, and must be read again.
-    pub fn stale(&self) -> bool {
-        self.stale.get()
     }
 
     /// The statement `sql`, prepared once per connection.
@@ -114,9 +87,6 @@ impl<'a> Pipe<'a> {
 
     /// `sql`'s rows, after everything queued (sent together).
     pub fn rows(&self, sql: &str, params: &Params<'_>) -> Result<Vec<Row>> {
-        if let Some(head) = self.lazy.take() {
-            return self.first_rows(head, sql, params);
-        }
         let statement = self.prepared(sql)?;
         let queued = self.queued.take();
         let (before, rows) = wait(futures_util::future::join(
@@ -124,30 +94,6 @@ impl<'a> Pipe<'a> {
             self.client.query(&statement, params),
         ));
         first_failure(before)?;
-        Ok(rows?)
-    }
-
-    /// The first statement of a lazily begun transaction: `BEGIN`, the
-    /// head and `sql` sent together; the head checked before its rows are.
-    fn first_rows(&self, head: i64, sql: &str, params: &Params<'_>) -> Result<Vec<Row>> {
-        self.open.set(true);
-        let at = self.prepared("SELECT coalesce(max(id), 0)::bigint FROM commits")?;
-        let statement = self.prepared(sql)?;
-        let queued = self.queued.take();
-        let (before, (now, rows)) = wait(futures_util::future::join(
-            futures_util::future::join_all(queued.iter().map(|q| q.send(self.client))),
-            futures_util::future::join(
-                self.client.query_one(&at, &[]),
-                self.client.query(&statement, params),
-            ),
-        ));
-        first_failure(before)?;
-        if now?.get::<_, i64>(0) != head {
-            self.stale.set(true);
-            return Err(Error::Storage(
-                "the store moved on while it was read; read again".into(),
-            ));
-        }
         Ok(rows?)
     }
 
