@@ -265,6 +265,12 @@ fn agent(c: &mut Criterion) {
         "text indexed off the commit path",
         "HC_INDEX_TEXT_INLINE",
     );
+    lever_paired(
+        &fake,
+        &root,
+        "the head's facts kept between commits",
+        "HC_WITHOUT_FACTS",
+    );
     let cluster = testkit::PgCluster::start().unwrap();
     let socket = format!("{}&schema=bench_agent", cluster.url("postgres"));
     let tcp = format!("{}?schema=bench_agent_tcp", cluster.tcp_url("postgres"));

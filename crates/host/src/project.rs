@@ -523,13 +523,16 @@ fn write_new(path: &Path, text: &str) -> std::io::Result<()> {
 }
 
 /// How `hc` opens a project's store: the defaults — but, built with the
-/// `bench` feature, for `HC_INDEX_TEXT_INLINE` (set only by the paired
-/// benchmark), which makes each commit index its own text as before the
-/// indexing thread, to measure against.
+/// `bench` feature, for `HC_INDEX_TEXT_INLINE` and `HC_WITHOUT_FACTS` (set
+/// only by the paired benchmark), which make each commit index its own
+/// text as before the indexing thread, and every read ask the store as
+/// before the head's facts were kept, to measure against.
 fn substrate_options() -> substrate::Options {
     substrate::Options {
         #[cfg(feature = "bench")]
         index_text_inline: std::env::var_os("HC_INDEX_TEXT_INLINE").is_some(),
+        #[cfg(feature = "bench")]
+        without_facts: std::env::var_os("HC_WITHOUT_FACTS").is_some(),
         ..substrate::Options::default()
     }
 }

@@ -33,6 +33,8 @@ const MOST: usize = 50_000;
 /// The facts at one head.
 pub(crate) struct HeadFacts {
     inner: Mutex<Inner>,
+    /// Whether facts are kept at all (a lever of the `bench` feature).
+    kept: bool,
 }
 
 #[derive(Default)]
@@ -63,17 +65,21 @@ impl Inner {
 }
 
 impl HeadFacts {
-    /// No facts yet, at `head`.
-    pub(crate) fn new(head: CommitId) -> HeadFacts {
+    /// No facts yet, at `head` (none ever, unless `kept`).
+    pub(crate) fn new(head: CommitId, kept: bool) -> HeadFacts {
         HeadFacts {
             inner: Mutex::new(Inner {
                 head,
                 ..Inner::default()
             }),
+            kept,
         }
     }
 
     fn at<T>(&self, head: CommitId, f: impl FnOnce(&mut Inner) -> T) -> Option<T> {
+        if !self.kept {
+            return None;
+        }
         let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
         (inner.head == head).then(|| f(&mut inner))
     }
@@ -83,6 +89,9 @@ impl HeadFacts {
     /// version it wrote of each chunk it wrote), set to what it made; a gap
     /// in the order drops them all.
     pub(crate) fn advance(&self, commit: &Commit, written: Option<&Written>) {
+        if !self.kept {
+            return;
+        }
         let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
         if commit.id != inner.head + 1 || inner.len() > MOST {
             inner.clear(commit.id);

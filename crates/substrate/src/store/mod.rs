@@ -59,9 +59,23 @@ pub struct Options {
     /// measure the difference (the `bench` feature).
     #[cfg(feature = "bench")]
     pub index_text_inline: bool,
+    /// Whether the head's facts are left unused (`facts.rs`): every read
+    /// asks the store, as before they were kept. A lever, only to measure
+    /// the difference (the `bench` feature).
+    #[cfg(feature = "bench")]
+    pub without_facts: bool,
 }
 
 impl Options {
+    /// Whether the head's facts are kept and used (always, but for the
+    /// `bench` feature's lever).
+    fn facts_kept(&self) -> bool {
+        #[cfg(feature = "bench")]
+        return !self.without_facts;
+        #[cfg(not(feature = "bench"))]
+        true
+    }
+
     /// Whether commits index their own text (a lever; never without the
     /// `bench` feature).
     fn index_text_inline(&self) -> bool {
@@ -81,6 +95,8 @@ impl Default for Options {
             cache_bytes: 64 * 1024 * 1024,
             #[cfg(feature = "bench")]
             index_text_inline: false,
+            #[cfg(feature = "bench")]
+            without_facts: false,
         }
     }
 }
@@ -141,13 +157,14 @@ pub(crate) struct Broadcaster {
 impl Shared {
     fn new(options: Options, head: CommitId) -> Shared {
         let (events, _) = broadcast::channel(options.broadcast_capacity.max(1));
+        let facts = Arc::new(facts::HeadFacts::new(head, options.facts_kept()));
         Shared {
             cache: cache::VersionCache::new(options.cache_bytes),
             options,
             out: Broadcaster {
                 events,
                 upto: Arc::new(std::sync::atomic::AtomicU64::new(head)),
-                facts: Arc::new(facts::HeadFacts::new(head)),
+                facts,
             },
         }
     }
