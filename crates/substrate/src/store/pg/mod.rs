@@ -78,9 +78,16 @@ impl PgStore {
         };
         let head = tx.start_writing()?;
         let out = f(&tx, head)?;
-        if let Err(e) = tx.pipe.finish(true) {
+        let finished = {
+            let tx = tx;
+            tx.pipe.finish(true)
+        };
+        if let Err(e) = finished {
             let why = e.to_string();
             *ended.borrow_mut() = Some((why, out));
+            // (a connection lost as it ended never goes back to the pool:
+            // the next to take it would find it dead)
+            drop(deadpool_postgres::Object::take(client));
             return Err(e.into());
         }
         Ok(out)
@@ -241,9 +248,12 @@ impl PgBackend {
     /// made), else an error saying it was not — or that it cannot be known
     /// yet. Nothing is made twice: no commit is tried again here.
     fn settle(&self, n: crate::types::CommitId, record: &str, why: &str) -> Result<()> {
-        let found = self
-            .store
-            .with_read(|tx, _| tx.records_between(n as i64 - 1, n as i64));
+        let read = || {
+            self.store
+                .with_read(|tx, _| tx.records_between(n as i64 - 1, n as i64))
+        };
+        // (once more: a pooled connection may have died with the other)
+        let found = read().or_else(|_| read());
         match found {
             Ok(found) if found.first().is_some_and(|r| r == record) => Ok(()),
             Ok(_) => Err(crate::error::Error::Storage(format!(
