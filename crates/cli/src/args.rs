@@ -211,6 +211,12 @@ impl Command {
         )
     }
 
+    /// Whether the command does its work where there is no project (it
+    /// opens a substrate only in one).
+    pub fn goes_on_without_a_project(&self) -> bool {
+        matches!(self, Command::Mcp { .. } | Command::Memory { .. })
+    }
+
     /// Whether the command only reads and prints (it runs no program).
     pub fn only_prints(&self) -> bool {
         matches!(

@@ -48,6 +48,19 @@ fn parser() -> clap::Command {
         })
 }
 
+/// Whether `--store` was given to the command or any subcommand (where it
+/// is hidden it is an argument of that subcommand's own, not the global).
+fn store_given(matches: &clap::ArgMatches) -> bool {
+    let here = matches
+        .try_get_one::<String>("store")
+        .ok()
+        .flatten()
+        .is_some();
+    here || matches
+        .subcommand()
+        .is_some_and(|(_, inner)| store_given(inner))
+}
+
 /// Every long flag `hc run` takes (aliases too).
 fn run_flags() -> Vec<String> {
     let command = <Cli as clap::CommandFactory>::command();
@@ -97,19 +110,15 @@ fn main() -> ExitCode {
     init_logging();
     output_errors_end_quietly();
     let args = compat::rewrite(std::env::args_os().collect(), &run_flags());
-    let cli =
-        match <Cli as clap::FromArgMatches>::from_arg_matches(&parser().get_matches_from(args)) {
-            Ok(cli) => cli,
-            Err(e) => e.exit(),
-        };
+    let matches = parser().get_matches_from(args);
+    let cli = match <Cli as clap::FromArgMatches>::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
     if cli.command.only_prints() {
         default_sigpipe();
     }
-    // (given where it is hidden, it is not the global one: seen here)
-    let named = cli.store.is_some()
-        || std::env::args_os()
-            .any(|a| a == "--store" || a.to_string_lossy().starts_with("--store="));
-    if named && !cli.command.uses_store() {
+    if store_given(&matches) && !cli.command.uses_store() {
         return exit_code(Err(crate::exit::exit(
             2,
             "--store names where a project's substrate is kept; this command opens none \
@@ -117,6 +126,15 @@ fn main() -> ExitCode {
         )));
     }
     if let Some(url) = cli.store {
+        // (commands that go on without a project would ignore it there)
+        let here = std::env::current_dir().unwrap_or_default();
+        if cli.command.goes_on_without_a_project() && Project::find(&here).is_err() {
+            return exit_code(Err(crate::exit::exit(
+                2,
+                "--store names where a project's substrate is kept, and there is no project \
+                 here (hc init makes one)",
+            )));
+        }
         hc_host::project::store_flag(url);
     }
     let outcome = match cli.command {

@@ -236,7 +236,7 @@ impl Project {
                     "hc: {} names a store ({}), ignored: the project is not trusted. To allow it: \
                      hc trust",
                     own.display(),
-                    substrate::shown_store(&url)
+                    crate::text::shown(&substrate::shown_store(&url))
                 );
             });
         }

@@ -41,7 +41,7 @@ pub fn copy(to: Option<String>, from: Option<String>) -> Result<()> {
         (None, Some(place)) => (place, false),
         _ => anyhow::bail!("say where: --to URL|FILE or --from URL|FILE"),
     };
-    let theirs = std::sync::Arc::new(open_other(&project, other)?);
+    let theirs = std::sync::Arc::new(open_other(&project, other, to_other)?);
     let (source, target) = match to_other {
         true => (ours, theirs),
         false => (theirs, ours),
@@ -66,18 +66,35 @@ pub fn copy(to: Option<String>, from: Option<String>) -> Result<()> {
 
 /// The store `place` names: a PostgreSQL URL (the project's schema there,
 /// or `?schema=NAME`) or a SQLite file.
-fn open_other(project: &crate::project::Project, place: &str) -> Result<substrate::Substrate> {
+fn open_other(
+    project: &crate::project::Project,
+    place: &str,
+    copied_to: bool,
+) -> Result<substrate::Substrate> {
     if place.starts_with("postgres://") || place.starts_with("postgresql://") {
         return crate::project::open_server(place, &project.root, &project.database())
             .with_context(|| format!("cannot open {}", substrate::shown_store(place)));
     }
     if place.contains("://") {
+        // (not shown: it may hold a password)
         anyhow::bail!(
-            "`{}` is neither a PostgreSQL URL (postgres://USER@HOST/DATABASE) nor a file",
-            crate::style::shown(place)
+            "that is neither a PostgreSQL URL (postgres://USER@HOST/DATABASE) nor a file"
         );
     }
-    crate::project::open_file(std::path::Path::new(place))
+    let path = std::path::Path::new(place);
+    // a file copied to is made new (never another program's written into);
+    // one copied from must be there (never made, empty, by the copy)
+    let there = std::fs::symlink_metadata(path).is_ok();
+    if copied_to && there {
+        anyhow::bail!(
+            "{} exists; copy into a new file (or remove it first)",
+            path.display()
+        );
+    }
+    if !copied_to && !there {
+        anyhow::bail!("{} does not exist", path.display());
+    }
+    crate::project::open_file(path)
 }
 
 /// Every session's requests rebuilt from `source` and from `target`:

@@ -45,22 +45,9 @@ async fn hc_run_keeps_its_record_on_postgres_when_hc_store_names_a_server() {
         rebuilt.stdout, sent[1],
         "byte for byte what the model was sent"
     );
-    let psql = std::process::Command::new("psql")
-        .args(["-X", "-A", "-t", "-h"])
-        .arg(&cluster.socket_dir)
-        .args([
-            "-p",
-            &cluster.port.to_string(),
-            "-U",
-            testkit::PG_USER,
-            "-d",
-            "postgres",
-            "-c",
-        ])
-        .arg(format!("SELECT count(*) FROM {schema}.commits"))
-        .output()
-        .unwrap();
-    let commits: u32 = String::from_utf8_lossy(&psql.stdout)
+    let commits: u32 = cluster
+        .psql(&format!("SELECT count(*) FROM {schema}.commits"))
+        .unwrap()
         .trim()
         .parse()
         .unwrap();
@@ -182,6 +169,13 @@ async fn the_store_is_named_by_store_flag_the_persons_file_or_a_trusted_checkout
         .unwrap();
     assert_eq!(refused.status.code(), Some(2), "{refused:?}");
     assert!(String::from_utf8_lossy(&refused.stderr).contains("opens none"));
+    // … but a server's own `--store`, after its command, is the server's
+    let server = s
+        .hc(&["mcp", "add", "fs", "--", "echo", "--store", "x"])
+        .output()
+        .await
+        .unwrap();
+    assert!(server.status.success(), "{server:?}");
     // the person's file, for this project's path
     let user = s.root.join(".no-user-config/hermitcrab");
     std::fs::create_dir_all(&user).unwrap();
@@ -324,6 +318,31 @@ async fn hc_store_copy_moves_the_record_to_postgres_and_back_and_the_requests_re
     let said = String::from_utf8_lossy(&home.stdout).into_owned();
     assert!(home.status.success(), "{home:?}");
     assert!(said.contains("rebuilt 2 requests of 1 sessions"), "{said}");
+    // never into a file that is there already, nor from one that is not
+    let again = s
+        .hc(&[
+            "store",
+            "copy",
+            "--to",
+            back.to_str().unwrap(),
+            "--store",
+            &pg,
+        ])
+        .output()
+        .await
+        .unwrap();
+    assert!(!again.status.success());
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("exists"),
+        "{again:?}"
+    );
+    let missing = s
+        .hc(&["store", "copy", "--from", "no-such.db", "--store", &pg])
+        .output()
+        .await
+        .unwrap();
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("does not exist"));
+    assert!(!s.root.join("no-such.db").exists(), "no file made");
     // the project's own store filled from another
     let fresh = format!("{}&schema=copy_in_{}", cluster.url, std::process::id());
     let into = s

@@ -78,41 +78,51 @@ impl Substrate {
 /// Every row of `from` into `into`, page by page, then the text of the
 /// chunks live at head queued for the index.
 fn copy_rows(from: &dyn Tx, into: &dyn Tx) -> Result<()> {
-    let mut after = 0;
-    loop {
-        let page = from.raw_commits(after, PAGE)?;
-        let Some(last) = page.last() else { break };
-        after = last.id;
-        for commit in &page {
-            into.load_commit(commit)?;
-        }
-    }
-    let mut after = 0;
-    loop {
-        let page = from.raw_chunks(after, PAGE)?;
-        let Some(last) = page.last() else { break };
-        after = last.vid;
-        for chunk in &page {
+    paged(
+        |after| from.raw_commits(after, PAGE),
+        |c| c.id,
+        |c| into.load_commit(c),
+    )?;
+    paged(
+        |after| from.raw_chunks(after, PAGE),
+        |c| c.vid,
+        |chunk| {
             into.load_chunk(chunk)?;
-            if chunk.ended.is_none() {
-                let text = VersionText {
-                    name: &chunk.name,
-                    spec: &chunk.spec,
-                    body: &chunk.body,
-                    placements: &chunk.placements,
-                };
-                into.text_changed(chunk.key, Some(&text))?;
+            if chunk.ended.is_some() {
+                return Ok(());
             }
-        }
-    }
+            let text = VersionText {
+                name: &chunk.name,
+                spec: &chunk.spec,
+                body: &chunk.body,
+                placements: &chunk.placements,
+            };
+            into.text_changed(chunk.key, Some(&text))
+        },
+    )?;
+    paged(
+        |after| from.raw_placements(after, PAGE),
+        |p| p.rid,
+        |p| into.load_placement(p),
+    )
+}
+
+/// Reads pages of rows (`read` from after a row id), each row to `each`,
+/// until a page is empty.
+fn paged<T>(
+    read: impl Fn(i64) -> Result<Vec<T>>,
+    id: impl Fn(&T) -> i64,
+    mut each: impl FnMut(&T) -> Result<()>,
+) -> Result<()> {
     let mut after = 0;
     loop {
-        let page = from.raw_placements(after, PAGE)?;
-        let Some(last) = page.last() else { break };
-        after = last.rid;
-        for placement in &page {
-            into.load_placement(placement)?;
+        let page = read(after)?;
+        let Some(last) = page.last() else {
+            return Ok(());
+        };
+        after = id(last);
+        for row in &page {
+            each(row)?;
         }
     }
-    Ok(())
 }

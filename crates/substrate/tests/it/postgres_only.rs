@@ -70,25 +70,7 @@ fn another_engines_commits_reach_subscribers_without_asking_even_after_a_dropped
     let a = commit(&theirs, "a");
     heard(&mut events, a, &mut seen);
     // the listening connections are cut: nothing is lost
-    let psql = |sql: &str| {
-        let out = std::process::Command::new("psql")
-            .args(["-X", "-q", "-A", "-t", "-h"])
-            .arg(&cluster.socket_dir)
-            .args([
-                "-p",
-                &cluster.port.to_string(),
-                "-U",
-                testkit::PG_USER,
-                "-d",
-                "postgres",
-                "-c",
-                sql,
-            ])
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{out:?}");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
+    let psql = |sql: &str| cluster.psql(sql).unwrap();
     let cut = psql(
         "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE query LIKE 'LISTEN%'",
     );
@@ -212,22 +194,7 @@ fn a_missing_database_or_a_role_that_may_not_create_says_what_to_do() {
     );
     assert_eq!(said.lines().count(), 1, "one line: {said}");
     let psql = |sql: &str| {
-        let out = std::process::Command::new("psql")
-            .args(["-X", "-q", "-h"])
-            .arg(&cluster.socket_dir)
-            .args([
-                "-p",
-                &cluster.port.to_string(),
-                "-U",
-                testkit::PG_USER,
-                "-d",
-                "postgres",
-                "-c",
-                sql,
-            ])
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{out:?}");
+        cluster.psql(sql).unwrap();
     };
     let role = format!("ro_{}", std::process::id());
     psql(&format!(
@@ -454,6 +421,13 @@ fn tls_is_spoken_as_sslmode_says() {
         .unwrap_err()
         .to_string();
     assert!(said.contains("cannot read the root certificate"), "{said}");
+    let said = open("sslmode=require&sslrootcert=system")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        said.contains("sslmode=verify-full"),
+        "system roots check the name: {said}"
+    );
     let said = open("sslmode=sometimes").unwrap_err().to_string();
     assert!(said.contains("is not one of disable"), "{said}");
     assert!(!said.contains(testkit::PG_PASSWORD), "{said}");

@@ -148,12 +148,14 @@ pub(crate) fn shown_url(url: &str) -> String {
             tokio_postgres::config::Host::Unix(dir) => format!("{}:{port}", dir.display()),
         })
         .collect();
-    format!(
+    let shown = format!(
         "postgres://{}@{}/{}",
         config.get_user().unwrap_or_default(),
         hosts.join(","),
         config.get_dbname().unwrap_or_default()
-    )
+    );
+    // (what the URL decoded may hold a terminal's control characters)
+    shown.chars().filter(|c| !c.is_control()).collect()
 }
 
 /// The password libpq would send for `config` when its URL has none:

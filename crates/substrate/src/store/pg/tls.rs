@@ -45,11 +45,23 @@ impl TlsAsk {
     /// From the URL's `sslmode` and `sslrootcert` (else the environment's).
     pub(crate) fn new(sslmode: Option<&str>, sslrootcert: Option<&str>) -> Result<TlsAsk> {
         let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        let root = sslrootcert
+            .map(str::to_owned)
+            .or_else(|| env("PGSSLROOTCERT"));
+        // (as libpq: the system's roots mean the name is checked too)
+        let system = root.as_deref() == Some("system");
         let mode = match sslmode
             .map(str::to_owned)
             .or_else(|| env("PGSSLMODE"))
             .as_deref()
         {
+            None if system => Mode::VerifyFull,
+            Some(weaker) if system && weaker != "verify-full" => {
+                return Err(Error::InvalidRequest(format!(
+                    "sslrootcert=system checks the server's name: use it with \
+                     sslmode=verify-full, not {weaker}"
+                )));
+            }
             None | Some("prefer") => Mode::Prefer,
             Some("disable") => Mode::Disable,
             Some("allow") => Mode::Allow,
@@ -63,16 +75,13 @@ impl TlsAsk {
                 )));
             }
         };
-        let root = sslrootcert
-            .map(str::to_owned)
-            .or_else(|| env("PGSSLROOTCERT"))
-            .or_else(|| {
-                let home = std::env::var_os("HOME")?;
-                let default = PathBuf::from(home).join(".postgresql/root.crt");
-                default
-                    .exists()
-                    .then(|| default.to_string_lossy().into_owned())
-            });
+        let root = root.or_else(|| {
+            let home = std::env::var_os("HOME")?;
+            let default = PathBuf::from(home).join(".postgresql/root.crt");
+            default
+                .exists()
+                .then(|| default.to_string_lossy().into_owned())
+        });
         Ok(TlsAsk { mode, root })
     }
 
