@@ -179,6 +179,43 @@ pub enum Command {
     /// Serve the project: the protocol on stdio (--stdio), or the page in a browser (--http).
     #[command(after_help = SERVE_HELP)]
     Serve(ServeFlags),
+    /// The project's agents: running, waiting for you, done, failed, stopped.
+    #[command(after_help = AGENTS_HELP)]
+    Agents {
+        #[command(subcommand)]
+        command: Option<AgentsCommand>,
+        /// As JSON.
+        #[arg(long)]
+        json: bool,
+        /// Keep the list up to date until Ctrl-C (the terminal told when
+        /// one ends or asks).
+        #[arg(long, conflicts_with = "json")]
+        watch: bool,
+    },
+    /// Follow a session live, as `hc run` shows it, and answer its questions; Ctrl-C detaches.
+    #[command(
+        after_help = "Examples:\n  hc attach s_01J9…      # an id or a unique prefix\n  hc agents              # the ids"
+    )]
+    Attach {
+        /// The session (an id or a unique prefix of one).
+        session: String,
+    },
+    /// Stop a session's run (a background one too, wherever it runs).
+    #[command(after_help = "Example:\n  hc stop s_01J9…")]
+    Stop {
+        /// The session (an id or a unique prefix of one).
+        session: String,
+    },
+    /// Take the project's queued runs (`hc run --bg`) and run them here.
+    #[command(after_help = WORKER_HELP)]
+    Worker {
+        /// End once nothing is queued and nothing runs.
+        #[arg(long)]
+        until_idle: bool,
+        /// At most N runs at once (default: `max_background`, else 4).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        max: Option<u32>,
+    },
     /// Run a built-in program on this process's stdio (the engine does this).
     #[command(
         after_help = "Example:\n  hc program echo   # as the engine starts it; `hc programs` lists them"
@@ -230,9 +267,28 @@ impl Command {
                 | Command::Commit { .. }
                 | Command::Blocks { .. }
                 | Command::Store { .. }
+                | Command::Agents { watch: false, .. }
         )
     }
 }
+
+const AGENTS_HELP: &str = "\
+Examples:
+  hc run --bg \"add tests for the parser\"   # queued; a worker takes it
+  hc agents                      # every session: status, branch, turns, cost, question
+  hc agents --watch              # kept up to date; the terminal rings when one ends or asks
+  hc agents diff s_01J9…         # what its branch changed
+  hc agents merge s_01J9…        # merge its branch into yours
+  hc attach s_01J9…              # follow it, answer its questions; Ctrl-C detaches";
+
+const WORKER_HELP: &str = "\
+Examples:
+  hc worker                      # until Ctrl-C
+  hc worker --until-idle --max 2
+
+`hc run --bg` starts one (`hc worker --until-idle`, its output in .hermitcrab/logs/) when
+none is running. Each run works in a git worktree of its own (.hermitcrab/worktrees/SESSION,
+branch hc/SESSION); its changes are committed on that branch when it ends.";
 
 const SERVE_HELP: &str = "\
 Examples:
@@ -478,6 +534,34 @@ pub struct RunFlags {
     /// Claude Code's print-mode flags (the Agent SDK's).
     #[command(flatten)]
     pub(crate) sdk: crate::compat::SdkFlags,
+    /// Start it in the background: queued for a worker, in a git worktree
+    /// of its own (branch hc/SESSION); prints the session's id.
+    #[arg(long)]
+    pub(crate) bg: bool,
+    /// With --bg: the commit its worktree starts from (default: HEAD).
+    #[arg(long, value_name = "REF", requires = "bg")]
+    pub(crate) base: Option<String>,
+    /// With --bg: work in this directory, not a worktree of its own.
+    #[arg(long, requires = "bg", conflicts_with = "base")]
+    pub(crate) no_worktree: bool,
+}
+
+/// `hc agents`' subcommands.
+#[derive(Subcommand)]
+pub enum AgentsCommand {
+    /// What a background session's branch changed (against your current branch).
+    Diff {
+        /// The session (an id or a unique prefix of one).
+        session: String,
+        /// Only the files and their counts.
+        #[arg(long)]
+        stat: bool,
+    },
+    /// Merge a background session's branch into your current branch.
+    Merge {
+        /// The session (an id or a unique prefix of one).
+        session: String,
+    },
 }
 
 /// `hc chat`'s flags.

@@ -11,6 +11,7 @@ use hc_host::{
 };
 mod cmd;
 mod compat;
+mod notify;
 mod print;
 mod sdk;
 mod style;
@@ -198,6 +199,14 @@ fn main() -> ExitCode {
             settings,
         } => config_cmd::config(json, edit, settings.into_flags()),
         Command::Init => init(),
+        Command::Agents {
+            command,
+            json,
+            watch,
+        } => crate::cmd::agents::agents(command, json, watch),
+        Command::Attach { session } => return exit_code(term::attach::attach(&session)),
+        Command::Stop { session } => crate::cmd::agents::stop(&session),
+        Command::Worker { until_idle, max } => term::background::work(until_idle, max),
         Command::Trust { revoke, list } => config_cmd::trust(revoke, list),
         Command::Program { name } => program(&name),
         Command::Serve(flags) if flags.http => hc_web::serve(flags.into_options(), &tty::Tty),

@@ -27,6 +27,19 @@ impl crate::confirm::Confirm for Tty {
     }
 }
 
+/// Whether a person is at a terminal (one to open, stderr on it), and
+/// how trust is asked accordingly.
+pub fn person() -> (bool, hc_host::trust::Ask<'static>) {
+    let interactive = std::fs::File::open("/dev/tty").is_ok()
+        && std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let ask = if interactive {
+        hc_host::trust::Ask::Person(&Tty)
+    } else {
+        hc_host::trust::Ask::Never
+    };
+    (interactive, ask)
+}
+
 /// How often the waiting read looks whether it was called off.
 const POLL: Duration = Duration::from_millis(50);
 

@@ -172,8 +172,13 @@ pub fn policy(
                 protect.push(inside);
             }
         }
-        // A writable root inside a protected directory is protected whole.
-        for ancestor in dir.ancestors() {
+        // A writable root inside a protected directory is protected whole
+        // — one of the project's: what is above the project's root is not
+        // the project's (a background run's root is a worktree under the
+        // project's `.hermitcrab/`).
+        let above = resolve(root, ".");
+        let ours = |a: &Path| !above.starts_with(a) || !dir.starts_with(&above);
+        for ancestor in dir.ancestors().filter(|a| ours(a)) {
             if ancestor
                 .file_name()
                 .is_some_and(|n| PROTECTED_NAMES.iter().any(|p| n == *p))

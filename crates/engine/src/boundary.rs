@@ -30,6 +30,11 @@ pub const PROTECTED_FIELDS: &[&str] = &[
     "containment",
     "served_by",
     "webview",
+    "placement",
+    "epoch",
+    "host",
+    "root",
+    "stop",
 ];
 
 /// One side (read or write) of a caller's effective boundary.

@@ -62,6 +62,9 @@ pub struct EngineConfig {
     /// `hc-contain` stays the namespace holder and the trampoline of a run
     /// the zygote cannot take). `None`: the trampoline's.
     pub zygote: Option<(PathBuf, Vec<String>)>,
+    /// How long a claim on a queued run holds without renewal (renewed
+    /// five times as often): past it, the run is lost.
+    pub lease_ms: u64,
     /// Switches that turn an optimisation off, to measure against (the
     /// `bench` feature only: never in a release binary).
     #[cfg(feature = "bench")]
@@ -98,6 +101,7 @@ impl EngineConfig {
             env_values: std::collections::BTreeMap::new(),
             log_dir: None,
             zygote: None,
+            lease_ms: crate::claim::LEASE_MS,
             #[cfg(feature = "bench")]
             levers: Levers::default(),
         }

@@ -35,6 +35,9 @@ pub(crate) struct Core {
     pub tiles: crate::tiles::Tiles,
     /// This engine's id, on every process it runs.
     pub id: String,
+    /// Whether its lease chunk is in the substrate (made at its first
+    /// claim, renewed from then on).
+    pub leased: std::sync::Mutex<bool>,
     /// Its lease, held while it lives (none when the substrate's directory
     /// takes no files: its processes then look gone to the next engine).
     pub _lease: Option<Lease>,

@@ -13,15 +13,15 @@ use crate::slot::Slots;
 use crate::subs::{EventStream, Sink, Subscriptions};
 use contain::Containment;
 use protocol::{Boundary, RunArgs, SubscribeOpts};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::HashMap;
 use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use substrate::{
-    ChunkDecl, Commit, Declaration, PlacementType, ScopeOpts, ScopeResult, Snapshot, Substrate,
-    TypeFilter, ids::COMMITS_ROOT,
+    Commit, Declaration, PlacementType, ScopeOpts, ScopeResult, Snapshot, Substrate, TypeFilter,
+    ids::COMMITS_ROOT,
 };
 
 /// How long `service` waits for a service to be ready, by default.
@@ -61,7 +61,7 @@ impl Engine {
                 )
             })
             .ok();
-        reconcile(&db, &leases)?;
+        crate::claim::fail_gone(&db)?;
         let landlock = matches!(config.containment, Containment::On { .. })
             && config
                 .assume_landlock
@@ -111,6 +111,7 @@ impl Engine {
             db,
             config,
             id,
+            leased: std::sync::Mutex::new(false),
             _lease: held,
         });
         if core.cgroups.is_some() && core.zygote.is_some() && core.config.stems() {
@@ -162,11 +163,46 @@ impl Engine {
     /// state before it (inside the same transaction), then the spec rules.
     pub fn commit(&self, ctx: &Context, decl: Declaration) -> Result<Commit> {
         let reach = self.reach(ctx)?;
+        let fence = ctx
+            .process_id
+            .as_deref()
+            .and_then(|id| self.core.slots.get(id))
+            .and_then(|slot| slot.fence.clone());
         self.core
             .db
             .commit_with(decl.clone(), ctx.process_id.as_deref(), |snap| {
+                crate::claim::check_fence(snap, &self.core.id, fence.as_ref())?;
                 Judge::new(&mut View::new(snap), &reach, &[]).judge(&decl)
             })
+    }
+
+    /// Claims the queued run `process` (committed with a `placement`,
+    /// waiting for an engine) for this engine, and starts it here: its
+    /// lease in the substrate, renewed while this engine lives, and an
+    /// epoch every commit for its tree is fenced by. Refused (`FENCED`)
+    /// when another engine claimed it first or it ended.
+    pub fn claim(&self, process: &str) -> Result<ProcessId> {
+        process::claim(&self.core, self.clone(), process)
+    }
+
+    /// The queued runs waiting for an engine, oldest first, with their
+    /// bodies.
+    pub fn queued(&self) -> Result<Vec<(ProcessId, protocol::process::ProcessBody)>> {
+        let mut out: Vec<_> = self.core.db.read(|snap| {
+            Ok::<_, EngineError>(
+                crate::claim::open_processes(snap)?
+                    .into_iter()
+                    .filter(|(_, body)| body.queued())
+                    .collect::<Vec<_>>(),
+            )
+        })?;
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(out)
+    }
+
+    /// This engine's id (on every process it runs, and its lease's).
+    pub fn id(&self) -> &str {
+        &self.core.id
     }
 
     /// Starts `program` (a program chunk id or name) and returns the new
@@ -194,8 +230,9 @@ impl Engine {
                 )));
             }
         }
-        if let Some(slot) = self.core.slots.get(process) {
-            slot.request_end("cancelled");
+        match self.core.slots.get(process) {
+            Some(slot) => slot.request_end("cancelled"),
+            None => crate::claim::cancel_elsewhere(&self.core.db, process)?,
         }
         Ok(())
     }
@@ -234,8 +271,9 @@ impl Engine {
             _ => None,
         };
         for id in ids {
-            if let Some(slot) = self.core.slots.get(id) {
-                slot.ended().await;
+            match self.core.slots.get(id) {
+                Some(slot) => slot.ended().await,
+                None => crate::claim::ended_elsewhere(&self.core, id).await?,
             }
         }
         drop(pause);
@@ -592,63 +630,4 @@ pub(crate) fn load_reach(snap: &Snapshot<'_>, process: &str) -> Result<Reach> {
         }
     }
     Ok(reach)
-}
-
-/// Fails every process left `pending` or `running` by an engine that is
-/// gone: one whose lease (in `leases`) nobody holds, or that named none
-/// (written before engines had leases).
-fn reconcile(db: &Substrate, leases: &std::path::Path) -> Result<()> {
-    let open: Vec<(String, Option<String>)> = db.read(|snap| {
-        if !snap.exists("engine/process")? {
-            return Ok::<_, EngineError>(Vec::new());
-        }
-        let found = snap.scope(
-            &["engine/process".to_owned()],
-            &ScopeOpts {
-                match_: Some("pending OR running".into()),
-                limit: Some(usize::MAX),
-                ..ScopeOpts::default()
-            },
-        )?;
-        Ok(found
-            .chunks
-            .iter()
-            .filter_map(|c| {
-                let body = protocol::process::ProcessBody::parse(&c.body_value());
-                (!body.status.ended()).then(|| (c.id.clone(), body.engine))
-            })
-            .collect())
-    })?;
-    let mut judged: HashMap<String, bool> = HashMap::new();
-    let stale: Vec<String> = open
-        .into_iter()
-        .filter(|(_, engine)| match engine {
-            None => true,
-            Some(e) => *judged
-                .entry(e.clone())
-                .or_insert_with(|| lease::gone(leases, e)),
-        })
-        .map(|(id, _)| id)
-        .collect();
-    if stale.is_empty() {
-        return Ok(());
-    }
-    let ended = crate::clock::now();
-    let chunks = stale
-        .iter()
-        .map(|id| {
-            ChunkDecl::with_id(id)
-                .merge_body(json!({"status": "failed", "error": "engine restart", "ended": ended}))
-        })
-        .collect();
-    db.commit(Declaration::of(chunks), None)?;
-    for id in &stale {
-        // What the engine that ran them never got to clean up.
-        let _ = std::fs::remove_dir_all(contain::temp_dir(id));
-    }
-    tracing::info!(
-        "marked {} process(es) failed after an engine restart",
-        stale.len()
-    );
-    Ok(())
 }

@@ -64,6 +64,7 @@
 //! ```
 
 pub mod boundary;
+mod claim;
 mod clock;
 mod config;
 mod connection;
@@ -90,14 +91,10 @@ pub use engine::{Engine, serve_host};
 pub use error::{EngineError, Result};
 pub use judge::Judge;
 
-/// Whether the engine `engine`, which ran processes on `db`, is gone (its
-/// lease held by no one: its `hc` ended or was killed). Its `pending` and
-/// `running` processes are not really running; the next engine to open
-/// the substrate fails them. A process that names no engine is judged
-/// gone too, as reopening judges it.
-pub fn engine_gone(db: &substrate::Substrate, engine: Option<&str>) -> bool {
-    engine.is_none_or(|e| lease::gone(&lease::dir_of(db.path()), e))
-}
+pub use claim::{
+    ENGINE_TYPE, LEASE_MS, cancel_elsewhere as stop_run, fail_gone, host_name, process_gone,
+};
 pub use process::STDERR_TAIL_BYTES;
+pub use process::queue::{queue_run, refuse_queued};
 pub use subs::EventStream;
 pub use vocabulary::vocabulary;

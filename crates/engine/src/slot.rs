@@ -17,6 +17,8 @@ pub(crate) struct Slot {
     pub reach: Reach,
     /// The service this process is, when it is one.
     pub service: Option<Arc<Service>>,
+    /// The claim its tree runs under, when it is a claimed run's.
+    pub fence: Option<crate::claim::Fence>,
     end: watch::Sender<Option<String>>,
     done: watch::Sender<bool>,
     paused: watch::Sender<usize>,
@@ -60,12 +62,19 @@ impl Slot {
             parent,
             reach,
             service,
+            fence: None,
             end: watch::channel(None).0,
             done: watch::channel(false).0,
             paused: watch::channel(0).0,
             finish: watch::channel(None).0,
             group: std::sync::Mutex::default(),
         }
+    }
+
+    /// The slot, fenced by `fence`.
+    pub fn fenced(mut self, fence: Option<crate::claim::Fence>) -> Slot {
+        self.fence = fence;
+        self
     }
 
     /// Records the control groups its program runs in.

@@ -12,6 +12,7 @@ fn archetype(id: &str, spec: serde_json::Value) -> ChunkDecl {
 /// `engine/program` (every program is an instance; `executable` required
 /// of a program that runs as a process, `entry` of a webview program —
 /// the planner says which is missing),
+/// `engine/engine` (an engine that claims queued runs: its lease),
 /// `engine/process` (a template: each process is ordered and accepts child
 /// processes and outputs), `engine/output`, `read-boundary`,
 /// `write-boundary`.
@@ -23,6 +24,7 @@ pub fn vocabulary() -> Vec<ChunkDecl> {
             json!({"propagate": true, "ordered": true, "accepts": ["engine/process", "engine/output"]}),
         ),
         archetype("engine/output", json!({})),
+        archetype(crate::claim::ENGINE_TYPE, json!({})),
         archetype("read-boundary", json!({})),
         archetype("write-boundary", json!({})),
     ]

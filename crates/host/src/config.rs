@@ -348,6 +348,20 @@ impl Files {
         }
     }
 
+    /// `max_background`: how many background runs of the project run at
+    /// once (a worker's `--max` unless it is given).
+    pub fn max_background(&self) -> Result<usize> {
+        match self.get("max_background") {
+            None => Ok(crate::worker::MAX_BACKGROUND),
+            Some((toml::Value::Integer(n), _)) if *n >= 1 => Ok(*n as usize),
+            Some((other, source)) => {
+                bail!(
+                    "{source}: `max_background` is a whole number of runs, at least 1, not {other}"
+                )
+            }
+        }
+    }
+
     /// `[programs.NAME]` tables: what each program is granted beyond its
     /// declaration. The user's and the project's grants add up (`network`
     /// from the project wins).

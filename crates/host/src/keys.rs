@@ -37,6 +37,7 @@ const TABLES: &[&str] = &[
     "agents",
     "store",
     "projects",
+    "max_background",
 ];
 
 /// The keys of a `[projects."PATH"]` table (the person's file: what

@@ -12,6 +12,7 @@
 //! answers what it asks through a [`follow::Answerer`], and where a host
 //! must ask the person a line, it asks a [`confirm::Confirm`].
 
+pub mod agents;
 pub mod builtins;
 pub mod commands;
 pub mod config;
@@ -32,3 +33,5 @@ pub mod tree;
 pub mod trust;
 pub mod turn;
 pub mod user_memory;
+pub mod worker;
+pub mod worktree;

@@ -200,6 +200,12 @@ pub fn store_flag(url: String) {
     let _ = STORE_FLAG.set(url);
 }
 
+/// The store `--store` named for this process, if it did (a program `hc`
+/// starts for the project — a worker — is given it as `HC_STORE`).
+pub fn store_given() -> Option<&'static str> {
+    STORE_FLAG.get().map(String::as_str)
+}
+
 /// A project's checkout naming a store it may not use is said once.
 static SAID_UNTRUSTED: std::sync::Once = std::sync::Once::new();
 

@@ -105,10 +105,25 @@ fn by_prefix(db: &Substrate, ty: &str, given: &str, what: &str, hint: &str) -> R
     match matching.as_slice() {
         [one] => Ok((*one).to_owned()),
         // A wrong id is a usage error (exit 2) wherever it is given.
-        [] => Err(exit(
+        [] if ids.is_empty() => Err(exit(
             2,
-            format!("no {what} `{given}` in this project; {hint}"),
+            format!("no {what} `{given}` in this project, which has none yet; {hint}"),
         )),
+        [] => {
+            let newest: Vec<&str> = ids.iter().rev().take(10).map(String::as_str).collect();
+            let more = if ids.len() > newest.len() {
+                ", …"
+            } else {
+                ""
+            };
+            Err(exit(
+                2,
+                format!(
+                    "no {what} `{given}` in this project; there are {} (newest first){more}; {hint}",
+                    newest.join(", ")
+                ),
+            ))
+        }
         many if many.contains(&given) => Ok(given.to_owned()),
         many => Err(exit(
             2,
@@ -193,7 +208,8 @@ pub fn for_choice(
     })
 }
 
-/// Whether processes' engines are gone, each engine judged once.
+/// Whether processes' engines are gone, each engine judged once (a
+/// queued run waits for one: never gone).
 pub struct Gone<'a> {
     db: &'a Substrate,
     judged: std::collections::HashMap<Option<String>, bool>,
@@ -210,11 +226,11 @@ impl<'a> Gone<'a> {
 
     /// Whether `process` is marked running by an engine that is gone.
     pub fn judge(&mut self, process: &protocol::process::ProcessBody) -> bool {
-        if process.status.ended() {
+        if process.status.ended() || process.queued() {
             return false;
         }
         let db = self.db;
         *(self.judged.entry(process.engine.clone()))
-            .or_insert_with(|| engine::engine_gone(db, process.engine.as_deref()))
+            .or_insert_with(|| engine::process_gone(db, process))
     }
 }

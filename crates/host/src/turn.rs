@@ -73,14 +73,7 @@ pub async fn turn(
     // Before subscribing: what a `lagged` makes the follower read back
     // starts after this.
     let head = engine.db().head()?;
-    let sub = engine.subscribe(
-        &Context::host(),
-        std::slice::from_ref(&session),
-        SubscribeOpts { deep: true },
-    )?;
-    let events = engine
-        .events(&sub)
-        .ok_or_else(|| anyhow::anyhow!("cannot follow the session's events"))?;
+    let (sub, events) = subscribe(engine, &session)?;
     let launch = Launch {
         session: &session,
         prompt,
@@ -106,6 +99,19 @@ pub async fn turn(
         sync_memory(engine);
     }
     Ok(Finished { code, session })
+}
+
+/// A subscription to everything under `session` (deep), and its events.
+pub fn subscribe(engine: &Engine, session: &str) -> Result<(String, engine::EventStream)> {
+    let sub = engine.subscribe(
+        &Context::host(),
+        &[session.to_owned()],
+        SubscribeOpts { deep: true },
+    )?;
+    let events = engine
+        .events(&sub)
+        .ok_or_else(|| anyhow::anyhow!("cannot follow the session's events"))?;
+    Ok((sub, events))
 }
 
 /// Shows the started run on `sink` until it ends (what it asks put to

@@ -90,7 +90,10 @@ impl Paths {
     pub fn check_write(&self, path: &Path) -> Result<(), String> {
         let real = real_path(path);
         for candidate in [path, real.as_path()] {
-            if let Some(name) = protected_part(candidate) {
+            // (what is above the root is not the project's: a background
+            // run's root is a worktree under the project's `.hermitcrab/`)
+            let inside = candidate.strip_prefix(&self.root).unwrap_or(candidate);
+            if let Some(name) = protected_part(inside) {
                 return Err(format!(
                     "cannot write {}: `{name}` is read-only for every tool (hermitcrab keeps \
                      {} out of reach of tools); write elsewhere",

@@ -71,6 +71,69 @@ pub struct ProcessBody {
     /// A webview run's page: its program's `entry`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub webview: Option<String>,
+    /// A queued run's placement: what an engine that claims it must give.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placement: Option<Placement>,
+    /// A claimed run's epoch: 1 at its first claim, one more at each
+    /// claim after; a commit made for it under another epoch is refused.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub epoch: Option<u64>,
+    /// The host its engine runs on (a claimed run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// The directory it runs in when not the project's own (a worktree).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub root: Option<String>,
+    /// A stop asked of a claimed run by a host other than its engine's
+    /// (`hc stop`): the reason its engine ends it with.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stop: Option<String>,
+}
+
+/// Where a queued run may run: what the engine that claims it must give.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Placement {
+    /// Labels a worker must carry to take it (none: any worker).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub labels: Vec<String>,
+    /// The git worktree it works in, made by the worker that claims it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<WorktreeAsk>,
+}
+
+/// A queued run's own git worktree: its branch, made from `base`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorktreeAsk {
+    /// The branch (`hc/<session>`).
+    pub branch: String,
+    /// The commit it starts from.
+    pub base: String,
+    /// Where, relative to the project's root.
+    pub path: String,
+}
+
+/// A claiming engine's lease, the body of its `engine/engine` chunk
+/// (whose id is the engine's): renewed every few seconds while it holds
+/// runs; past `expires` its runs are lost.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LeaseBody {
+    /// The host it runs on.
+    pub host: String,
+    /// Its operating-system process.
+    pub pid: u32,
+    /// Until when it holds its runs: milliseconds since the Unix epoch.
+    pub expires_ms: u64,
+}
+
+impl ProcessBody {
+    /// A run waiting in the queue: committed `pending` with a placement,
+    /// no engine has claimed it.
+    pub fn queued(&self) -> bool {
+        self.status == ProcessStatus::Pending && self.placement.is_some() && self.engine.is_none()
+    }
 }
 
 impl ProcessBody {

@@ -146,6 +146,10 @@ pub struct RunArgs {
     /// Narrower capabilities than the program declares, for this run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capabilities: Option<Capabilities>,
+    /// For a host run: queue it instead of starting it — committed
+    /// `pending`, with no engine, until an engine claims it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<crate::process::Placement>,
 }
 
 /// Options of a `subscribe`.
@@ -380,6 +384,9 @@ pub enum ErrorCode {
     InvalidRequest,
     /// The engine failed; nothing was half-done.
     Internal,
+    /// A commit for a claimed run whose claim this engine no longer holds
+    /// (its lease expired, another engine claimed it, it was ended).
+    Fenced,
 }
 
 impl ErrorCode {
@@ -392,6 +399,7 @@ impl ErrorCode {
             ErrorCode::RunFailed => "RUN_FAILED",
             ErrorCode::InvalidRequest => "INVALID_REQUEST",
             ErrorCode::Internal => "INTERNAL",
+            ErrorCode::Fenced => "FENCED",
         }
     }
 }

@@ -189,6 +189,7 @@ impl RunBody {
     pub fn status(&self) -> String {
         use protocol::process::ProcessStatus;
         match (self.process.status, self.totals.stop_reason) {
+            (ProcessStatus::Pending, _) if self.process.queued() => "queued".into(),
             (ProcessStatus::Pending | ProcessStatus::Running, _) => "running".into(),
             (_, Some(RunStop::EndTurn)) => "done".into(),
             (_, Some(RunStop::Interrupted)) => "interrupted".into(),

@@ -5,6 +5,7 @@
 //! (`config.rs`), `hc mcp` (`mcp.rs`), `hc memory` (`memory.rs`), `hc
 //! blocks` (`blocks.rs`).
 
+pub mod agents;
 pub mod blocks;
 pub mod config;
 pub mod inspect;

@@ -428,6 +428,7 @@ impl Chat {
             },
             compact: config.compact_first,
             sdk: Default::default(),
+            background: None,
         };
         let started = Instant::now();
         let engine = self.engine.clone();

@@ -5,6 +5,8 @@
 //! (`tty.rs`) sit at the crate's root: every command prints and asks too.
 
 pub mod answerer;
+pub mod attach;
+pub mod background;
 pub mod calls;
 pub mod chat;
 pub mod markdown;

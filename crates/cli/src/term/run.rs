@@ -11,7 +11,6 @@ use crate::print::{OutputFormat, Printed};
 use crate::sessions::Choice;
 use crate::settings::{self, Flags};
 use crate::term::{answerer::TerminalAnswerer, text::TextSink};
-use crate::trust::Ask;
 use anyhow::{Context as _, Result};
 use engine::Engine;
 use hc_host::follow::{Answerer, Sink};
@@ -38,6 +37,8 @@ pub struct RunRequest {
     pub compact: bool,
     /// Claude Code's print-mode flags.
     pub sdk: crate::compat::SdkFlags,
+    /// `--bg`: queued for a worker instead of run here.
+    pub background: Option<crate::term::background::Background>,
 }
 
 impl RunRequest {
@@ -56,6 +57,10 @@ impl RunRequest {
             images: this.images,
             compact: this.compact,
             sdk: this.sdk,
+            background: this.bg.then_some(crate::term::background::Background {
+                base: this.base,
+                worktree: !this.no_worktree,
+            }),
             session: match (this.continue_, this.resume) {
                 (true, _) => crate::sessions::Choice::Latest,
                 (false, Some(id)) => crate::sessions::Choice::Resume(id),
@@ -93,13 +98,7 @@ pub fn reporting(
 /// Everything `run` does but printing an early failure as JSON.
 fn start(request: RunRequest, printed: Printed, started: Instant) -> Result<u8> {
     let prompt = read_prompt(request.prompt.clone())?;
-    let interactive = std::fs::File::open("/dev/tty").is_ok()
-        && std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let ask = if interactive {
-        Ask::Person(&crate::tty::Tty)
-    } else {
-        Ask::Never
-    };
+    let (interactive, ask) = crate::tty::person();
     let staged = Staged::here(Find::OrInit, ask)?;
     // A setting that cannot be read (a bad flag value, a bad line in a
     // config file) is a usage error: exit 2.
@@ -108,6 +107,9 @@ fn start(request: RunRequest, printed: Printed, started: Instant) -> Result<u8> 
     request.sdk.apply(&mut config).map_err(|e| exit(2, e))?;
     config.compact_first = request.compact;
     check_credentials(&config)?;
+    if let Some(bg) = &request.background {
+        return crate::term::background::queue(staged, &request, bg, &prompt, config, printed);
+    }
     let prepared = staged
         .prepare(request.no_contain)?
         .register(&request.flags, config.interactive)?;

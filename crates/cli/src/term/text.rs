@@ -56,6 +56,14 @@ pub struct TextSink {
 
 impl TextSink {
     /// A sink for one run of `engine`; `verbose`: every line under a call.
+    /// A sink for a run followed from another process (`hc attach`): its
+    /// text from what it commits (its deltas stay with its engine).
+    pub fn following(engine: Engine) -> TextSink {
+        let mut sink = TextSink::new(engine, false);
+        sink.from_commits = true;
+        sink
+    }
+
     pub fn new(engine: Engine, verbose: bool) -> TextSink {
         let stdout_tty = std::io::stdout().is_terminal();
         TextSink {

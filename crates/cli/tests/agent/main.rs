@@ -3,6 +3,7 @@
 //! tool programs, a real substrate, every request rebuilt byte for byte.
 
 mod attacks;
+mod background;
 mod blocks;
 mod chat;
 mod cli;

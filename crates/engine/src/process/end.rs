@@ -104,22 +104,34 @@ impl Ending {
     /// `finish` carried in the same commit — the program's commit, as its
     /// own result always was. A result that cannot be kept (too large,
     /// say) fails the run rather than leaving it unended.
-    fn commit(&mut self, core: &Core, slot: &Slot, stderr_tail: &str) -> substrate::Result<()> {
+    fn commit(&mut self, core: &Core, slot: &Slot, stderr_tail: &str) -> crate::Result<()> {
         let end = ChunkDecl::with_id(&slot.id).merge_body(self.body(stderr_tail));
+        // A claimed run's end lands only while the claim is this engine's.
+        let fenced = |snap: &substrate::Snapshot<'_>| {
+            crate::claim::check_fence(snap, &core.id, slot.fence.as_ref())
+        };
         let Some(output) = self.output.take() else {
-            return core.db.commit(Declaration::of(vec![end]), None).map(drop);
+            return core
+                .db
+                .commit_with(Declaration::of(vec![end]), None, fenced)
+                .map(drop);
         };
         let result = ChunkDecl::generated()
             .body(output)
             .on(NewPlacement::instance(&slot.id))
             .on(NewPlacement::instance("engine/output"));
         let both = Declaration::of(vec![result, end.clone()]);
-        if let Err(e) = core.db.commit(both, Some(&slot.id)) {
-            let why = format!("its result could not be recorded: {e}");
-            self.status = "failed";
-            self.error = Some(why.clone());
-            let failed = end.merge_body(json!({"status": "failed", "error": why}));
-            core.db.commit(Declaration::of(vec![failed]), None)?;
+        match core.db.commit_with(both, Some(&slot.id), fenced) {
+            Err(e) if e.code == protocol::ErrorCode::Fenced => return Err(e),
+            Err(e) => {
+                let why = format!("its result could not be recorded: {e}");
+                self.status = "failed";
+                self.error = Some(why.clone());
+                let failed = end.merge_body(json!({"status": "failed", "error": why}));
+                core.db
+                    .commit_with(Declaration::of(vec![failed]), None, fenced)?;
+            }
+            Ok(_) => {}
         }
         Ok(())
     }

@@ -4,13 +4,17 @@
 //! spawn to its end — its stdio, its timeout (paused while it awaits its
 //! own children), cancel — is in `supervise.rs`.
 
+mod claim;
 mod end;
+pub(crate) mod queue;
 mod served;
 mod spawn;
 mod supervise;
 mod webview;
 
-use end::{Ending, finish};
+pub(crate) use claim::claim;
+pub(crate) use end::{Ending, finish};
+use queue::queue;
 
 use crate::boundary::{Reach, View};
 use crate::clock::now;
@@ -96,6 +100,9 @@ fn launch<O: Ops>(
             "`session` is for host runs: a program's runs are placed on its own process",
         ));
     }
+    if let Some(placement) = &args.placement {
+        return queue(&core.db, ctx, &caller, &plan, &args, placement, &id);
+    }
     // A program is started before its process is committed, so that the
     // one commit that creates it says it is `running`, with its pid: it
     // cannot act before then — nothing reads its stdout until it is
@@ -121,12 +128,21 @@ fn launch<O: Ops>(
     // never starts, not even until its commit is refused — and again in
     // the commit, on the state it lands on.
     core.db.read(judge)?;
-    let slot = Arc::new(Slot::new(
-        id.clone(),
-        ctx.process_id.clone(),
-        plan.reach.clone(),
-        service.then(|| core.services.get(&plan.program_id)),
-    ));
+    // A run of a claimed run's tree is fenced as its root is.
+    let fence = ctx
+        .process_id
+        .as_deref()
+        .and_then(|parent| core.slots.get(parent))
+        .and_then(|parent| parent.fence.clone());
+    let slot = Arc::new(
+        Slot::new(
+            id.clone(),
+            ctx.process_id.clone(),
+            plan.reach.clone(),
+            service.then(|| core.services.get(&plan.program_id)),
+        )
+        .fenced(fence.clone()),
+    );
     core.slots.insert(Arc::clone(&slot));
     let split = core.config.split_start();
     let spawned = (plan.served_by.is_none() && plan.webview.is_none() && !split)
@@ -134,18 +150,45 @@ fn launch<O: Ops>(
     if let Some(Ok(child)) = &spawned {
         mark_running(&mut decl, &id, child.pid());
     }
-    let committed = core.db.commit_with(decl, ctx.process_id.as_deref(), judge);
+    let committed = core
+        .db
+        .commit_with(decl, ctx.process_id.as_deref(), |snap| {
+            crate::claim::check_fence(snap, &core.id, fence.as_ref())?;
+            judge(snap)
+        });
     if let Err(e) = committed {
         core.slots.remove(&id);
-        if let Some(Ok(mut child)) = spawned {
-            contain::kill_group(child.pid());
-            tokio::spawn(async move { child.end.wait().await });
-            let _ = std::fs::remove_dir_all(contain::temp_dir(&id));
+        if let Some(Ok(child)) = spawned {
+            unspawn(&id, child);
         }
         return Err(e);
     }
+    if ctx.process_id.is_none() && !service {
+        // a host's run may be stopped from elsewhere (`hc stop`)
+        crate::claim::watch_stop(core, Arc::clone(&slot));
+    }
+    carry(core, ops, slot, &plan, spawned)
+}
+
+/// A child spawned for a commit that was refused: killed and reaped.
+fn unspawn(id: &str, mut child: spawn::Started) {
+    contain::kill_group(child.pid());
+    tokio::spawn(async move { child.end.wait().await });
+    let _ = std::fs::remove_dir_all(contain::temp_dir(id));
+}
+
+/// A committed process carried to its end: handed to its service, shown
+/// as a tile, or its spawned program supervised.
+fn carry<O: Ops>(
+    core: &Arc<Core>,
+    ops: O,
+    slot: Arc<Slot>,
+    plan: &Plan,
+    spawned: Option<std::io::Result<spawn::Started>>,
+) -> Result<ProcessId> {
+    let id = slot.id.clone();
     if let Some(served_by) = &plan.served_by {
-        return serve(core, ops, slot, &plan, served_by);
+        return serve(core, ops, slot, plan, served_by);
     }
     if let Some(entry) = &plan.webview {
         let sockets = core.tiles.add(&id, entry);
@@ -155,7 +198,7 @@ fn launch<O: Ops>(
     }
     let spawned = match spawned {
         #[cfg(feature = "bench")]
-        None if split => Some(split_start(core, &id, &plan)),
+        None if core.config.split_start() => Some(split_start(core, &id, plan)),
         spawned => spawned,
     };
     let child = match spawned {
@@ -173,7 +216,7 @@ fn launch<O: Ops>(
         }
     };
     let pid = child.pid();
-    tracing::debug!(process = %id, program = %plan.program_name, ?pid, ?arguments, "running");
+    tracing::debug!(process = %id, program = %plan.program_name, ?pid, "running");
     let core = Arc::clone(core);
     let budget = Duration::from_millis(plan.timeout_ms);
     tokio::spawn(async move { supervise(core, ops, slot, child, budget).await });
@@ -229,7 +272,7 @@ fn serve<O: Ops>(
 
 /// Placements of a new process: its program, `engine/process`, and the
 /// caller's process or the host's session.
-fn process_placements(program: &str, parent: Option<&str>) -> Vec<NewPlacement> {
+pub(crate) fn process_placements(program: &str, parent: Option<&str>) -> Vec<NewPlacement> {
     let mut out = vec![
         NewPlacement::instance(program),
         NewPlacement::instance("engine/process"),
@@ -243,7 +286,7 @@ fn process_placements(program: &str, parent: Option<&str>) -> Vec<NewPlacement> 
 /// The one commit that creates a process: its chunk, its two boundary
 /// chunks (relates on it, their levels in their bodies) and its argument
 /// chunks (instance on it). `engine` is the id of the engine running it.
-fn declaration(
+pub(crate) fn declaration(
     id: &str,
     engine: &str,
     ctx: &Context,

@@ -6,6 +6,7 @@ mod common;
 mod containment;
 mod events;
 mod faults;
+mod queue;
 mod restart;
 mod runs;
 mod services;

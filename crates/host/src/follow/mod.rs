@@ -290,6 +290,16 @@ impl<'s> Follower<'s> {
             .ok_or_else(|| anyhow::anyhow!("the engine did not report the run's end"))
     }
 
+    /// Shows what the run `process` did before this follower was made
+    /// (every commit of `subscription` after the one it was made at, as
+    /// [`follow`](Self::follow) would have shown it live); a question still
+    /// open is put to the answerer. For a host that attaches to a run
+    /// under way (`hc attach`).
+    pub async fn replay(&mut self, subscription: &str, process: &str) {
+        self.root = Some(process.to_owned());
+        self.read_back(subscription).await;
+    }
+
     /// An interrupt: the first interrupts the run (it gets a grace period
     /// to end by itself), the next cancels it.
     fn ctrl_c(

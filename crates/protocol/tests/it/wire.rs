@@ -95,6 +95,7 @@ fn every_event_and_error_of_the_spec_round_trips() {
         "RUN_FAILED",
         "INVALID_REQUEST",
         "INTERNAL",
+        "FENCED",
     ] {
         let c: ErrorCode = serde_json::from_value(json!(code)).unwrap();
         assert_eq!(c.as_str(), code);

@@ -1,0 +1,361 @@
+//! Agents in the background, as a person runs them: `hc run --bg` queues a
+//! run in a git worktree of its own and starts a worker; `hc agents` lists
+//! them through their lives; `hc attach` follows one and answers its
+//! question; `hc stop`; a worker killed mid-turn; a queue held to
+//! `max_background`; every request of every session rebuilt byte for byte.
+
+use crate::common::*;
+use crate::terminal::{Ready, in_terminal};
+use serde_json::{Value, json};
+use std::collections::HashSet;
+use std::process::Command;
+use std::time::Duration;
+
+fn git(s: &Setup, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(&s.root)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The project a git repository, `notes.txt` committed.
+fn repository(s: &Setup) {
+    git(s, &["init", "-q", "-b", "main"]);
+    s.file("notes.txt", "original\n");
+    git(s, &["add", "notes.txt"]);
+    git(
+        s,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-qm",
+            "notes",
+        ],
+    );
+}
+
+/// `hc agents --json`.
+async fn agents(s: &Setup) -> Vec<Value> {
+    let out = s.out(&["agents", "--json"]).await;
+    assert_eq!(out.code, 0, "{out:?}");
+    serde_json::from_str(&out.stdout).unwrap()
+}
+
+/// Waits (at most 90 s) until `hc agents --json` says `done(rows)`;
+/// answers every status seen per session on the way.
+async fn until(
+    s: &Setup,
+    done: impl Fn(&[Value]) -> bool,
+) -> (Vec<Value>, std::collections::HashMap<String, Vec<String>>) {
+    let mut seen: std::collections::HashMap<String, Vec<String>> = Default::default();
+    for _ in 0..450 {
+        let rows = agents(s).await;
+        for row in &rows {
+            let statuses = seen
+                .entry(row["id"].as_str().unwrap().to_owned())
+                .or_default();
+            let status = row["status"].as_str().unwrap().to_owned();
+            if statuses.last() != Some(&status) {
+                statuses.push(status);
+            }
+        }
+        if done(&rows) {
+            return (rows, seen);
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    panic!("not there within 90 s: {seen:?}");
+}
+
+fn all(rows: &[Value], status: &str, n: usize) -> bool {
+    rows.len() == n && rows.iter().all(|r| r["status"] == status)
+}
+
+/// `hc run --bg ARGS…`: the session's id.
+async fn background(s: &Setup, args: &[&str]) -> String {
+    let mut all = vec!["run", "--bg"];
+    all.extend_from_slice(args);
+    let out = s.out(&all).await;
+    assert_eq!(out.code, 0, "{out:?}");
+    let id = out.stdout.trim().to_owned();
+    assert!(id.starts_with("s_"), "{out:?}");
+    id
+}
+
+/// Every request the fake received is one `hc trace` rebuilds, byte for
+/// byte, for these sessions.
+async fn rebuilt_exactly(s: &Setup, sessions: &[String], turns: usize) {
+    let sent = s.sent();
+    assert_eq!(sent.len(), sessions.len() * turns, "requests sent");
+    let mut matched = HashSet::new();
+    for session in sessions {
+        for n in 1..=turns {
+            let body = s.rebuilt(session, n).await;
+            let at = sent.iter().position(|b| *b == body);
+            assert!(at.is_some(), "{session} request {n} rebuilt as sent");
+            matched.insert(at);
+        }
+    }
+    assert_eq!(matched.len(), sent.len(), "each request once");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn three_background_runs_edit_one_file_on_three_branches() {
+    let names = ["alpha", "beta", "gamma"];
+    // each reads notes.txt, writes it its own way, and is done
+    let mut turns: Vec<Value> = Vec::new();
+    for n in names {
+        let read = json!({"file_path": "notes.txt"});
+        let write = json!({"file_path": "notes.txt", "content": format!("{n}\n")});
+        let said = format!("{n} done");
+        turns.push(when(
+            &format!("edit as {n}"),
+            json!([call(&format!("tu_r_{n}"), "read", read)]),
+            "tool_use",
+        ));
+        turns.push(when(
+            &format!("tu_r_{n}"),
+            json!([call(&format!("tu_w_{n}"), "write", write)]),
+            "tool_use",
+        ));
+        turns.push(when(&format!("tu_w_{n}"), json!([text(&said)]), "end_turn"));
+    }
+    let s = Setup::new(json!({"turns": turns})).await;
+    repository(&s);
+    let mut sessions = Vec::new();
+    for n in names {
+        let prompt = format!("edit as {n}");
+        let started = std::time::Instant::now();
+        sessions.push(background(&s, &["--permission-mode", "acceptEdits", &prompt]).await);
+        assert!(started.elapsed() < Duration::from_secs(10));
+    }
+    let (rows, seen) = until(&s, |rows| all(rows, "done", 3)).await;
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    for (n, session) in names.iter().zip(&sessions) {
+        let row = rows.iter().find(|r| r["id"] == *session).unwrap();
+        let branch = format!("hc/{session}");
+        assert_eq!(row["branch"], branch.as_str(), "{row}");
+        assert_eq!(row["worktree"], format!(".hermitcrab/worktrees/{session}"));
+        assert_eq!(row["host"], host.trim());
+        assert_eq!(row["turns"], 3);
+        assert!(row["cost_usd"].as_f64().unwrap() > 0.0);
+        // its edit is on its branch, committed, titled by its prompt
+        assert_eq!(
+            git(&s, &["show", &format!("{branch}:notes.txt")]),
+            format!("{n}\n")
+        );
+        let subject = git(&s, &["log", "-1", "--format=%s", &branch]);
+        assert_eq!(subject.trim(), format!("edit as {n}"));
+        // every state it went through is one a person would see, in order
+        let states = &seen[session.as_str()];
+        assert_eq!(
+            states.last().map(String::as_str),
+            Some("done"),
+            "{states:?}"
+        );
+        for s in states {
+            assert!(
+                ["queued", "running", "done"].contains(&s.as_str()),
+                "{states:?}"
+            );
+        }
+    }
+    // the person's own checkout is untouched
+    assert_eq!(
+        std::fs::read_to_string(s.root.join("notes.txt")).unwrap(),
+        "original\n"
+    );
+    assert_eq!(git(&s, &["status", "--porcelain"]), "");
+    rebuilt_exactly(&s, &sessions, 3).await;
+
+    // the branches come back: a diff, then a merge
+    let diff = s.out(&["agents", "diff", &sessions[0]]).await;
+    assert_eq!(diff.code, 0, "{diff:?}");
+    assert!(diff.stdout.contains("+alpha"), "{diff:?}");
+    let merged = s.out(&["agents", "merge", &sessions[0]]).await;
+    assert_eq!(merged.code, 0, "{merged:?}");
+    assert_eq!(
+        std::fs::read_to_string(s.root.join("notes.txt")).unwrap(),
+        "alpha\n",
+        "{merged:?}\n{}",
+        git(&s, &["log", "--all", "--oneline", "--graph"])
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn attach_follows_a_background_run_and_answers_its_question() {
+    let write = json!({"file_path": "asked.txt", "content": "asked\n"});
+    let s = Setup::new(json!({"turns": [
+        when("ask me first", json!([call("tu_w", "write", write)]), "tool_use"),
+        when("tu_w", json!([text("written after you allowed it")]), "end_turn"),
+    ]}))
+    .await;
+    repository(&s);
+    // writes ask first (a rule of the project's, trusted)
+    s.file(
+        ".hermitcrab/config.toml",
+        "[permissions]\nask = [\"write\"]\n",
+    );
+    s.trust();
+    let session = background(&s, &["ask me first"]).await;
+    let (rows, _) = until(&s, |rows| {
+        rows.first().is_some_and(|r| r["status"] == "waiting")
+    })
+    .await;
+    let question = rows[0]["question"].as_str().unwrap();
+    assert!(question.contains("asked.txt"), "{question}");
+    // answered from another terminal, where the person attaches
+    let typed: Ready = Box::new(|_| true);
+    let (code, shown) =
+        in_terminal(&s, &format!("attach {session}"), &[], vec![(typed, b"y\n")]).await;
+    assert_eq!(code, 0, "{shown}");
+    assert!(shown.contains("attached to"), "{shown}");
+    assert!(shown.contains("written after you allowed it"), "{shown}");
+    let (rows, _) = until(&s, |rows| all(rows, "done", 1)).await;
+    assert!(rows[0].get("question").is_none());
+    let decisions = s.of_type(&session, "permission-decision");
+    assert_eq!(decisions.len(), 1, "{decisions:?}");
+    assert_eq!(decisions[0]["by"], "the terminal");
+    assert_eq!(
+        git(&s, &["show", &format!("hc/{session}:asked.txt")]),
+        "asked\n"
+    );
+    rebuilt_exactly(&s, std::slice::from_ref(&session), 2).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_worker_killed_mid_turn_leaves_its_run_engine_lost() {
+    // the model never answers: the run is mid-turn when its worker dies
+    let s = Setup::new(json!({"turns": [
+        {"reply": {"content": [text("too late")]}, "pace": {"first_byte_delay_ms": 120000}}
+    ]}))
+    .await;
+    repository(&s);
+    let mut worker = s.hc(&["worker"]);
+    worker.stderr(std::process::Stdio::null());
+    let mut worker = worker.spawn().unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let session = background(&s, &["--no-worktree", "wait for the model"]).await;
+    until(&s, |rows| {
+        rows.first().is_some_and(|r| r["status"] == "running")
+    })
+    .await;
+    // until its request reached the model
+    for _ in 0..200 {
+        if !s.fake.requests_to("/v1/messages").is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    worker.start_kill().unwrap(); // SIGKILL
+    worker.wait().await.unwrap();
+    let (rows, _) = until(&s, |rows| all(rows, "failed", 1)).await;
+    assert_eq!(rows[0]["error"], "engine lost", "{}", rows[0]);
+    // recorded so, and its steps kept
+    let runs = s.processes(&session);
+    let run = runs.iter().find(|p| p["placement"].is_object()).unwrap();
+    assert_eq!(run["error"], "engine lost", "{run}");
+    assert_eq!(s.of_type(&session, "prompt").len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_queue_of_a_hundred_runs_never_runs_more_than_max_background_at_once() {
+    let s =
+        Setup::new(json!({"turns": [reply(json!([text("ok")]), "end_turn")], "cycle": true})).await;
+    s.file(".hermitcrab/config.toml", "max_background = 4\n");
+    s.trust();
+    let mut sessions = Vec::new();
+    for n in 0..100 {
+        sessions.push(background(&s, &["--no-worktree", &format!("run number {n}")]).await);
+    }
+    until(&s, |rows| all(rows, "done", 100)).await;
+    let runs = spans(&s.db(), "agent");
+    assert_eq!(runs.len(), 100, "none lost, none run twice");
+    // at most 4 at any moment: count the runs started before each start
+    // that had not ended by it
+    let mut most = 0;
+    for (start, _, _) in &runs {
+        let at_once = runs
+            .iter()
+            .filter(|(s2, e2, _)| s2 <= start && e2 > start)
+            .count();
+        most = most.max(at_once);
+    }
+    assert!(most <= 4, "{most} at once");
+    assert!(most >= 2, "they ran side by side ({most} at most)");
+    rebuilt_exactly(&s, &sessions, 1).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn what_cannot_start_in_the_background_is_refused_clearly() {
+    let s = Setup::new(json!({"turns": [reply(json!([text("never asked")]), "end_turn")]})).await;
+    // not a git repository
+    let out = s.run(&["--bg", "anything"]).await;
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("not in a git repository"), "{out:?}");
+    assert!(out.stderr.contains("--no-worktree"), "{out:?}");
+    repository(&s);
+    // a dirty index
+    s.file("staged.txt", "half done\n");
+    git(&s, &["add", "staged.txt"]);
+    let out = s.run(&["--bg", "anything"]).await;
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("staged changes"), "{out:?}");
+    // a base that is no commit
+    let out = s.run(&["--bg", "--base", "no-such-ref", "anything"]).await;
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("no-such-ref"), "{out:?}");
+    // flags a worker could not honour
+    let out = s
+        .run(&["--bg", "--no-contain", "--no-worktree", "anything"])
+        .await;
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("--no-contain"), "{out:?}");
+    assert!(
+        s.sessions().is_empty(),
+        "nothing was queued: {:?}",
+        s.sessions()
+    );
+    assert!(s.sent().is_empty());
+    // attach to an unknown id: the ids there are
+    let out = s.out(&["attach", "s_nope"]).await;
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("no session `s_nope`"), "{out:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn stop_ends_a_background_run_and_says_so_of_a_finished_one() {
+    let s = Setup::new(json!({"turns": [
+        {"reply": {"content": [text("slow")]}, "pace": {"first_byte_delay_ms": 120000}},
+        reply(json!([text("quick")]), "end_turn"),
+    ]}))
+    .await;
+    repository(&s);
+    let slow = background(&s, &["--no-worktree", "be slow"]).await;
+    until(&s, |rows| {
+        rows.first().is_some_and(|r| r["status"] == "running")
+    })
+    .await;
+    let stopped = s.out(&["stop", &slow]).await;
+    assert_eq!(stopped.code, 0, "{stopped:?}");
+    assert!(stopped.stdout.contains("stopped"), "{stopped:?}");
+    let (rows, _) = until(&s, |rows| {
+        rows.first().is_some_and(|r| r["status"] == "stopped")
+    })
+    .await;
+    assert_eq!(rows[0]["error"], "cancelled");
+    // a finished run: nothing to stop
+    let again = s.out(&["stop", &slow]).await;
+    assert_eq!(again.code, 0, "{again:?}");
+    assert!(again.stdout.contains("nothing to stop"), "{again:?}");
+    // an unknown one: the ids there are
+    let unknown = s.out(&["stop", "s_nope"]).await;
+    assert_eq!(unknown.code, 2, "{unknown:?}");
+    assert!(unknown.stderr.contains(&slow), "{unknown:?}");
+}

@@ -1,0 +1,289 @@
+//! A worker: an engine that takes the project's queued runs (`hc worker`,
+//! the one `hc run --bg` starts, `hc serve`). Each run it claims gets an
+//! engine of its own rooted where the run works — its git worktree, made
+//! here from the run's base commit, or the project — so its boundaries
+//! and containment are that directory's; at most `max` at once. When a
+//! run ends, what it changed in its worktree is committed on its branch.
+//! Meanwhile the worker follows the commits other processes make (an
+//! answer from `hc attach` reaches the agent it runs) and fails the runs
+//! of engines found gone (`engine lost`).
+
+use crate::worktree;
+use anyhow::{Context as _, Result};
+use engine::{Context, Engine, EngineConfig, EngineError};
+use protocol::ErrorCode;
+use protocol::process::ProcessBody;
+use std::collections::HashSet;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use substrate::Substrate;
+use tokio::task::JoinSet;
+
+/// How often a worker looks at the queue when nothing woke it.
+const POLL: Duration = Duration::from_millis(100);
+
+/// How often it looks for gone engines.
+const SWEEP: Duration = Duration::from_secs(1);
+
+/// How many background runs a project runs at once, unless it says.
+pub const MAX_BACKGROUND: usize = 4;
+
+/// What a worker is asked.
+#[derive(Clone, Debug)]
+pub struct Opts {
+    /// End once nothing is queued and nothing runs.
+    pub until_idle: bool,
+    /// At most this many runs at once.
+    pub max: usize,
+}
+
+/// What a worker did.
+#[derive(Debug, Default)]
+pub struct Worked {
+    /// The runs it claimed.
+    pub claimed: usize,
+    /// The queued runs it could not start (their worktree), failed.
+    pub refused: usize,
+}
+
+/// The lock a live worker holds: `.hermitcrab/worker.lock`.
+pub fn lock_path(root: &Path) -> PathBuf {
+    root.join(crate::project::DIR).join("worker.lock")
+}
+
+/// Whether a worker holds the project's lock now.
+pub fn running(root: &Path) -> bool {
+    let Ok(file) = File::options().write(true).open(lock_path(root)) else {
+        return false;
+    };
+    match file.try_lock() {
+        Ok(()) => false,
+        Err(std::fs::TryLockError::WouldBlock) => true,
+        Err(std::fs::TryLockError::Error(_)) => false,
+    }
+}
+
+/// Takes the project's worker lock (held while the file is open), or
+/// `None` when another worker holds it.
+fn take_lock(root: &Path) -> Result<Option<File>> {
+    let path = lock_path(root);
+    let file = File::options()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => Ok(Some(file)),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+        Err(std::fs::TryLockError::Error(e)) => Err(e.into()),
+    }
+}
+
+/// Takes and runs the queued runs of the project at `root` (its substrate
+/// `db`; each run's engine configured as `template`, rooted where it
+/// works) until `stop` resolves — or, with `until_idle`, until nothing is
+/// queued or running. `say` hears what it does, a line at a time.
+pub async fn work(
+    root: &Path,
+    db: &Arc<Substrate>,
+    template: &EngineConfig,
+    opts: &Opts,
+    stop: impl std::future::Future<Output = ()>,
+    say: &(dyn Fn(&str) + Sync),
+) -> Result<Worked> {
+    let mut lock = take_lock(root)?;
+    let mut worked = Worked::default();
+    let mut running: JoinSet<Result<Outcome>> = JoinSet::new();
+    let mut mine: HashSet<String> = HashSet::new();
+    let mut swept = Instant::now() - SWEEP;
+    tokio::pin!(stop);
+    loop {
+        follow(db).await;
+        if swept.elapsed() >= SWEEP {
+            let db = Arc::clone(db);
+            let _ = tokio::task::spawn_blocking(move || engine::fail_gone(&db)).await;
+            swept = Instant::now();
+        }
+        let waiting = queued(db)?;
+        for (id, body) in waiting {
+            if running.len() >= opts.max.max(1) {
+                break;
+            }
+            if !mine.insert(id.clone()) {
+                continue;
+            }
+            let job = Job {
+                root: root.to_path_buf(),
+                db: Arc::clone(db),
+                template: template.clone(),
+                id,
+                body,
+            };
+            running.spawn(job.run());
+        }
+        if opts.until_idle && running.is_empty() {
+            // Let go of the lock before the last look: a run queued after
+            // it finds no worker (and starts one), one before it is seen.
+            drop(lock.take());
+            if queued(db)?.is_empty() {
+                return Ok(worked);
+            }
+            lock = take_lock(root)?;
+            continue;
+        }
+        tokio::select! {
+            () = &mut stop => {
+                running.shutdown().await;
+                return Ok(worked);
+            }
+            Some(done) = running.join_next() => match done {
+                Ok(Ok(Outcome::Ran { id, committed })) => {
+                    worked.claimed += 1;
+                    say(&format!("{id}: ended{}", if committed { "; its changes committed on its branch" } else { "" }));
+                }
+                Ok(Ok(Outcome::Refused { id, why })) => {
+                    worked.refused += 1;
+                    say(&format!("{id}: not started: {why}"));
+                }
+                Ok(Ok(Outcome::Taken)) => {}
+                Ok(Err(e)) => say(&format!("a run: {e:#}")),
+                Err(e) => say(&format!("a run's task: {e}")),
+            },
+            () = tokio::time::sleep(POLL) => {}
+        }
+    }
+}
+
+/// The commits other processes made, broadcast here.
+async fn follow(db: &Arc<Substrate>) {
+    let db = Arc::clone(db);
+    let _ = tokio::task::spawn_blocking(move || db.follow()).await;
+}
+
+/// The runs waiting for an engine, oldest first.
+fn queued(db: &Substrate) -> Result<Vec<(String, ProcessBody)>> {
+    let found = db.read(|snap| {
+        if !snap.exists("engine/process")? {
+            return Ok::<_, substrate::Error>(Vec::new());
+        }
+        let read = snap.scope(
+            &["engine/process".to_owned()],
+            &substrate::ScopeOpts {
+                match_: Some("pending".into()),
+                limit: Some(usize::MAX),
+                ..substrate::ScopeOpts::default()
+            },
+        )?;
+        Ok(read
+            .chunks
+            .iter()
+            .map(|c| (c.id.clone(), ProcessBody::parse(&c.body_value())))
+            .filter(|(_, b)| b.queued())
+            .collect())
+    })?;
+    let mut found: Vec<(String, ProcessBody)> = found;
+    found.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(found)
+}
+
+/// How one run went.
+enum Outcome {
+    /// Claimed here and carried to its end.
+    Ran { id: String, committed: bool },
+    /// Another engine claimed it first.
+    Taken,
+    /// It could not start here (its worktree): failed, saying why.
+    Refused { id: String, why: String },
+}
+
+/// One queued run to take.
+struct Job {
+    root: PathBuf,
+    db: Arc<Substrate>,
+    template: EngineConfig,
+    id: String,
+    body: ProcessBody,
+}
+
+impl Job {
+    async fn run(self) -> Result<Outcome> {
+        let ask = self
+            .body
+            .placement
+            .as_ref()
+            .and_then(|p| p.worktree.clone());
+        let at = match &ask {
+            Some(ask) => {
+                let (root, ask) = (self.root.clone(), ask.clone());
+                let made = tokio::task::spawn_blocking(move || worktree::make(&root, &ask)).await?;
+                match made {
+                    Ok(path) => path,
+                    Err(e) => {
+                        let why = format!("{e:#}");
+                        engine::refuse_queued(&self.db, &self.id, &format!("worktree: {why}"))?;
+                        return Ok(Outcome::Refused { id: self.id, why });
+                    }
+                }
+            }
+            None => self.root.clone(),
+        };
+        let mut config = self.template.clone();
+        config.project_root = at.clone();
+        let engine = Engine::open_with(Arc::clone(&self.db), config)?;
+        let claimed = engine.claim(&self.id);
+        if let Err(e) = claimed {
+            crate::open::close(&engine).await;
+            return match e {
+                EngineError {
+                    code: ErrorCode::Fenced,
+                    ..
+                } => Ok(Outcome::Taken),
+                e => {
+                    let why = e.to_string();
+                    engine::refuse_queued(&self.db, &self.id, &why)?;
+                    Ok(Outcome::Refused { id: self.id, why })
+                }
+            };
+        }
+        let since = std::time::SystemTime::now();
+        let ids = [self.id.clone()];
+        let ended = engine.await_processes(&Context::host(), &ids).await;
+        crate::turn::sweep_git(&engine, since).await;
+        crate::open::close(&engine).await;
+        ended?;
+        let committed = match &ask {
+            Some(_) => {
+                let title = self.title();
+                tokio::task::spawn_blocking(move || worktree::commit_changes(&at, &title)).await??
+            }
+            None => false,
+        };
+        Ok(Outcome::Ran {
+            id: self.id,
+            committed,
+        })
+    }
+
+    /// The title of the run's session (its branch's commit message).
+    fn title(&self) -> String {
+        let session = self.db.read(|snap| {
+            let item = snap.chunk(&self.id)?;
+            let on = item.and_then(|c| {
+                c.placements
+                    .iter()
+                    .find(|p| p.scope.starts_with("s_"))
+                    .map(|p| p.scope.clone())
+            });
+            Ok::<_, substrate::Error>(on.and_then(|s| snap.body(&s).ok().flatten()))
+        });
+        session
+            .ok()
+            .flatten()
+            .and_then(|b| b.get("title").and_then(|t| t.as_str()).map(str::to_owned))
+            .filter(|t| !t.is_empty())
+            .unwrap_or_else(|| format!("hc: background run {}", self.id))
+    }
+}

@@ -1,0 +1,246 @@
+//! A background run's own git worktree (`design/scale.md`, "Runs
+//! anywhere"): `.hermitcrab/worktrees/<session>` on the branch
+//! `hc/<session>`, from a base commit. `hc run --bg` checks what it can
+//! before queueing ([`ask`]); the worker that claims the run makes it
+//! ([`make`]) and, when the run ends, commits what it changed on its branch
+//! ([`commit_changes`]); `hc agents diff|merge` bring the work back; it is
+//! removed with its session ([`remove`]) — never while it holds changes not
+//! on its branch. git is run as a program: the person's own, with their
+//! configuration.
+
+use anyhow::{Context as _, Result, bail};
+use protocol::process::WorktreeAsk;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Where worktrees live, under the project's `.hermitcrab/`.
+pub const DIR: &str = "worktrees";
+
+/// A session's branch.
+pub fn branch_of(session: &str) -> String {
+    format!("hc/{session}")
+}
+
+/// A session's worktree, relative to the project's root.
+pub fn relative_path(session: &str) -> String {
+    format!("{}/{DIR}/{session}", crate::project::DIR)
+}
+
+fn git(dir: &Path, args: &[&str]) -> Result<Output> {
+    Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE")
+        .output()
+        .context("cannot run git: is it installed and on PATH?")
+}
+
+/// git's own words for a failure (its last lines of stderr).
+fn said(out: &Output) -> String {
+    let text = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    crate::text::shown(&lines[lines.len().saturating_sub(3)..].join("; ")).into_owned()
+}
+
+fn ok(dir: &Path, args: &[&str]) -> Result<String> {
+    let out = git(dir, args)?;
+    if !out.status.success() {
+        bail!("git {}: {}", args.join(" "), said(&out));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+}
+
+/// What a background run on `session` asks of the worker, checked here
+/// first: `root` is a git repository's top, `base` (none: `HEAD`) names a
+/// commit, the index holds nothing staged (what is staged would be in no
+/// commit the run starts from) and the worktree's place is free.
+pub fn ask(root: &Path, session: &str, base: Option<&str>) -> Result<WorktreeAsk> {
+    let top = git(root, &["rev-parse", "--show-toplevel"])?;
+    if !top.status.success() {
+        bail!(
+            "{} is not in a git repository, and a background run works in a git worktree of its \
+             own: run `git init` and commit, or give --no-worktree to let it work in this \
+             directory",
+            root.display()
+        );
+    }
+    let wanted = base.unwrap_or("HEAD");
+    let commit = ok(
+        root,
+        &[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            &format!("{wanted}^{{commit}}"),
+        ],
+    )
+    .map_err(|_| {
+        anyhow::anyhow!(
+            "--base {wanted}: no such commit in this repository{}",
+            if base.is_none() {
+                " (it has no commit yet: commit something first, or give --no-worktree)"
+            } else {
+                ""
+            }
+        )
+    })?;
+    let staged = git(root, &["diff", "--cached", "--quiet"])?;
+    if staged.status.code() == Some(1) {
+        bail!(
+            "the index has staged changes, which a background run would not see (it starts \
+             from {}): commit or unstage them, or give --no-worktree",
+            &commit[..commit.len().min(12)]
+        );
+    }
+    let relative = relative_path(session);
+    let branch = branch_of(session);
+    if root.join(&relative).exists() {
+        bail!("{relative} exists already: remove it, or start the run anew");
+    }
+    let listed = ok(root, &["worktree", "list", "--porcelain"])?;
+    if listed
+        .lines()
+        .any(|l| l == format!("branch refs/heads/{branch}"))
+    {
+        bail!("the branch {branch} is checked out in another worktree (see `git worktree list`)");
+    }
+    Ok(WorktreeAsk {
+        branch,
+        base: commit,
+        path: relative,
+    })
+}
+
+/// Makes the worktree `ask` describes under `root` (or finds it made: a
+/// worker that lost the race for the run made it first); answers its path.
+pub fn make(root: &Path, ask: &WorktreeAsk) -> Result<PathBuf> {
+    let path = root.join(&ask.path);
+    if !ask
+        .path
+        .starts_with(&format!("{}/{DIR}/", crate::project::DIR))
+        || ask.path.contains("..")
+    {
+        bail!("a worktree goes under .hermitcrab/{DIR}/, not {}", ask.path);
+    }
+    if path.join(".git").is_file() {
+        let on = ok(&path, &["rev-parse", "--abbrev-ref", "HEAD"])?;
+        if on == ask.branch {
+            return Ok(path);
+        }
+        bail!("{} exists and is on {on}, not {}", ask.path, ask.branch);
+    }
+    unignore(root)?;
+    let shown = path.to_string_lossy().into_owned();
+    let out = git(
+        root,
+        &["worktree", "add", "-b", &ask.branch, &shown, &ask.base],
+    )?;
+    if !out.status.success() {
+        bail!("cannot make its worktree {}: {}", ask.path, said(&out));
+    }
+    Ok(path)
+}
+
+/// `.hermitcrab/worktrees/.gitignore`: `!*`. `.hermitcrab/`'s own
+/// `.gitignore` ignores everything under it (git never enters it, so this
+/// one changes nothing for the project's repository); a search that reads
+/// the ignore files of the directories above where it starts — `glob` and
+/// `grep` inside a worktree — would find every file there ignored.
+fn unignore(root: &Path) -> Result<()> {
+    let dir = root.join(crate::project::DIR).join(DIR);
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot make {}", dir.display()))?;
+    let file = dir.join(".gitignore");
+    if !file.exists() {
+        std::fs::write(
+            &file,
+            "# hermitcrab's worktrees: each is a checkout of its own, its own .gitignore
+!*
+",
+        )
+        .with_context(|| format!("cannot write {}", file.display()))?;
+    }
+    Ok(())
+}
+
+/// Commits everything the run changed in its worktree on its branch
+/// (`message`: the session's title); answers whether there was anything.
+pub fn commit_changes(path: &Path, message: &str) -> Result<bool> {
+    if ok(path, &["status", "--porcelain"])?.is_empty() {
+        return Ok(false);
+    }
+    ok(path, &["add", "-A"])?;
+    let mut args = vec!["commit", "-q", "--no-verify", "-m", message];
+    let named = git(path, &["config", "user.email"])?;
+    if String::from_utf8_lossy(&named.stdout).trim().is_empty() {
+        args.splice(
+            0..0,
+            [
+                "-c",
+                "user.name=hermitcrab",
+                "-c",
+                "user.email=hc@localhost",
+            ],
+        );
+    }
+    ok(path, &args)?;
+    Ok(true)
+}
+
+/// What a session's branch changed since it left the current branch, as a
+/// patch (`--stat`: a summary).
+pub fn diff(root: &Path, session: &str, stat: bool) -> Result<String> {
+    let range = format!("HEAD...{}", branch_of(session));
+    let mut args = vec!["diff", "--no-color"];
+    if stat {
+        args.push("--stat");
+    }
+    args.push(&range);
+    ok(root, &args)
+}
+
+/// Merges a session's branch into the current branch of `root`.
+pub fn merge(root: &Path, session: &str, title: &str) -> Result<String> {
+    let branch = branch_of(session);
+    ok(root, &["rev-parse", "--verify", "--quiet", &branch]).map_err(|_| {
+        anyhow::anyhow!("{session} has no branch {branch}: it ran in this directory")
+    })?;
+    let message = format!("Merge {branch}: {title}");
+    ok(
+        root,
+        &["merge", "--no-ff", "--no-edit", "-m", &message, &branch],
+    )
+}
+
+/// Whether `session`'s worktree is there, and what in it is not on its
+/// branch (`git status --porcelain`).
+pub fn unsaved(root: &Path, session: &str) -> Result<Option<String>> {
+    let path = root.join(relative_path(session));
+    if !path.join(".git").is_file() {
+        return Ok(None);
+    }
+    Ok(Some(ok(&path, &["status", "--porcelain"])?))
+}
+
+/// Removes `session`'s worktree (its branch stays) — refused while it has
+/// changes not committed on its branch.
+pub fn remove(root: &Path, session: &str) -> Result<bool> {
+    let Some(changes) = unsaved(root, session)? else {
+        return Ok(false);
+    };
+    if !changes.is_empty() {
+        bail!(
+            "{} has changes not on {}: commit them there (or discard them) first",
+            relative_path(session),
+            branch_of(session)
+        );
+    }
+    let path = root
+        .join(relative_path(session))
+        .to_string_lossy()
+        .into_owned();
+    ok(root, &["worktree", "remove", &path])?;
+    Ok(true)
+}
