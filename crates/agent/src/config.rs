@@ -114,6 +114,10 @@ pub struct AgentConfig {
     pub system_append: Option<String>,
     /// Whether a person can answer questions.
     pub interactive: bool,
+    /// Whether it runs in the background (`hc run --bg`): its end is a
+    /// `notification` too.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub background: bool,
     /// The model's context window, when the built-in table does not know it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub context_window: Option<u64>,
@@ -219,6 +223,7 @@ pub const HOOK_EVENTS: &[&str] = &[
     "stop",
     "subagent-stop",
     "pre-compact",
+    "notification",
 ];
 
 /// Each hook event with Claude Code's name for it.
@@ -229,6 +234,7 @@ pub const CLAUDE_HOOK_EVENTS: &[(&str, &str)] = &[
     ("stop", "Stop"),
     ("subagent-stop", "SubagentStop"),
     ("pre-compact", "PreCompact"),
+    ("notification", "Notification"),
 ];
 
 /// The hook event named `name` (ours, or Claude Code's), if it is one.
@@ -287,6 +293,7 @@ impl Default for AgentConfig {
             server_tools: Vec::new(),
             system_append: None,
             interactive: false,
+            background: false,
             context_window: None,
             user_config_dir: None,
             working_dir: None,

@@ -278,7 +278,8 @@ Examples:
   hc agents                      # every session: status, branch, turns, cost, question
   hc agents --watch              # kept up to date; the terminal rings when one ends or asks
   hc agents diff s_01J9…         # what its branch changed
-  hc agents merge s_01J9…        # merge its branch into yours
+  hc agents merge s_01J9…        # merge its branch into yours (its worktree removed)
+  hc agents rm s_01J9…           # remove its worktree; its branch stays
   hc attach s_01J9…              # follow it, answer its questions; Ctrl-C detaches";
 
 const WORKER_HELP: &str = "\
@@ -557,8 +558,15 @@ pub enum AgentsCommand {
         #[arg(long)]
         stat: bool,
     },
-    /// Merge a background session's branch into your current branch.
+    /// Merge a background session's branch into your current branch (its
+    /// worktree removed after; the branch stays).
     Merge {
+        /// The session (an id or a unique prefix of one).
+        session: String,
+    },
+    /// Remove a background session's worktree (refused while it holds
+    /// changes not on its branch; the branch and the record stay).
+    Rm {
         /// The session (an id or a unique prefix of one).
         session: String,
     },

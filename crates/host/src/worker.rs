@@ -96,6 +96,10 @@ pub async fn work(
 ) -> Result<Worked> {
     let mut lock = take_lock(root)?;
     let mut worked = Worked::default();
+    if lock.is_none() && opts.until_idle {
+        say("another worker takes this project's runs: nothing for this one to do");
+        return Ok(worked);
+    }
     let mut running: JoinSet<Result<Outcome>> = JoinSet::new();
     let mut mine: HashSet<String> = HashSet::new();
     let mut swept = Instant::now() - SWEEP;
@@ -107,9 +111,11 @@ pub async fn work(
             let _ = tokio::task::spawn_blocking(move || engine::fail_gone(&db)).await;
             swept = Instant::now();
         }
-        let waiting = queued(db)?;
+        let (waiting, busy) = queued(db)?;
+        // (the runs other workers of the project hold count too)
+        let mut at_once = busy.max(running.len());
         for (id, body) in waiting {
-            if running.len() >= opts.max.max(1) {
+            if at_once >= opts.max.max(1) {
                 break;
             }
             if !mine.insert(id.clone()) {
@@ -123,15 +129,20 @@ pub async fn work(
                 body,
             };
             running.spawn(job.run());
+            at_once += 1;
         }
         if opts.until_idle && running.is_empty() {
             // Let go of the lock before the last look: a run queued after
             // it finds no worker (and starts one), one before it is seen.
             drop(lock.take());
-            if queued(db)?.is_empty() {
+            if queued(db)?.0.is_empty() {
                 return Ok(worked);
             }
             lock = take_lock(root)?;
+            if lock.is_none() {
+                // another worker came meanwhile: the queue is its
+                return Ok(worked);
+            }
             continue;
         }
         tokio::select! {
@@ -163,8 +174,9 @@ async fn follow(db: &Arc<Substrate>) {
     let _ = tokio::task::spawn_blocking(move || db.follow()).await;
 }
 
-/// The runs waiting for an engine, oldest first.
-fn queued(db: &Substrate) -> Result<Vec<(String, ProcessBody)>> {
+/// The runs waiting for an engine, oldest first; and how many queued runs
+/// engines hold now.
+fn queued(db: &Substrate) -> Result<(Vec<(String, ProcessBody)>, usize)> {
     let found = db.read(|snap| {
         if !snap.exists("engine/process")? {
             return Ok::<_, substrate::Error>(Vec::new());
@@ -172,7 +184,7 @@ fn queued(db: &Substrate) -> Result<Vec<(String, ProcessBody)>> {
         let read = snap.scope(
             &["engine/process".to_owned()],
             &substrate::ScopeOpts {
-                match_: Some("pending".into()),
+                match_: Some("pending OR running".into()),
                 limit: Some(usize::MAX),
                 ..substrate::ScopeOpts::default()
             },
@@ -181,12 +193,13 @@ fn queued(db: &Substrate) -> Result<Vec<(String, ProcessBody)>> {
             .chunks
             .iter()
             .map(|c| (c.id.clone(), ProcessBody::parse(&c.body_value())))
-            .filter(|(_, b)| b.queued())
+            .filter(|(_, b)| b.placement.is_some() && !b.status.ended())
             .collect())
     })?;
-    let mut found: Vec<(String, ProcessBody)> = found;
-    found.sort_by(|a, b| a.0.cmp(&b.0));
-    Ok(found)
+    let (mut waiting, held): (Vec<(String, ProcessBody)>, Vec<_>) =
+        found.into_iter().partition(|(_, b)| b.queued());
+    waiting.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok((waiting, held.len()))
 }
 
 /// How one run went.
@@ -256,8 +269,10 @@ impl Job {
         ended?;
         let committed = match &ask {
             Some(_) => {
-                let title = self.title();
-                tokio::task::spawn_blocking(move || worktree::commit_changes(&at, &title)).await??
+                let (title, root) = (self.title(), self.root.clone());
+                let session = session_of(&self.db, &self.id).unwrap_or_default();
+                tokio::task::spawn_blocking(move || worktree::settle(&root, &session, &title))
+                    .await??
             }
             None => false,
         };
@@ -269,21 +284,23 @@ impl Job {
 
     /// The title of the run's session (its branch's commit message).
     fn title(&self) -> String {
-        let session = self.db.read(|snap| {
-            let item = snap.chunk(&self.id)?;
-            let on = item.and_then(|c| {
-                c.placements
-                    .iter()
-                    .find(|p| p.scope.starts_with("s_"))
-                    .map(|p| p.scope.clone())
-            });
-            Ok::<_, substrate::Error>(on.and_then(|s| snap.body(&s).ok().flatten()))
+        let title = session_of(&self.db, &self.id).and_then(|s| {
+            let body = self.db.read(|snap| snap.body(&s)).ok().flatten()?;
+            body.get("title")
+                .and_then(|t| t.as_str())
+                .map(str::to_owned)
         });
-        session
-            .ok()
-            .flatten()
-            .and_then(|b| b.get("title").and_then(|t| t.as_str()).map(str::to_owned))
+        title
             .filter(|t| !t.is_empty())
             .unwrap_or_else(|| format!("hc: background run {}", self.id))
     }
+}
+
+/// The session process `id` runs on.
+fn session_of(db: &Substrate, id: &str) -> Option<String> {
+    let item = db.read(|snap| snap.chunk(id)).ok().flatten()?;
+    item.placements
+        .iter()
+        .find(|p| p.scope.starts_with("s_"))
+        .map(|p| p.scope.clone())
 }

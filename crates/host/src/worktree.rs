@@ -167,7 +167,7 @@ fn unignore(root: &Path) -> Result<()> {
 
 /// Commits everything the run changed in its worktree on its branch
 /// (`message`: the session's title); answers whether there was anything.
-pub fn commit_changes(path: &Path, message: &str) -> Result<bool> {
+fn commit_changes(path: &Path, message: &str) -> Result<bool> {
     if ok(path, &["status", "--porcelain"])?.is_empty() {
         return Ok(false);
     }
@@ -187,6 +187,29 @@ pub fn commit_changes(path: &Path, message: &str) -> Result<bool> {
     }
     ok(path, &args)?;
     Ok(true)
+}
+
+/// Commits on its branch what a session's run left in its worktree (the
+/// worker does so as the run ends; one asking for the branch first may be
+/// quicker): one at a time, under a lock beside the worktree. Answers
+/// whether there was anything.
+pub fn settle(root: &Path, session: &str, title: &str) -> Result<bool> {
+    let path = root.join(relative_path(session));
+    if !path.join(".git").is_file() {
+        return Ok(false);
+    }
+    let lock = root
+        .join(crate::project::DIR)
+        .join(DIR)
+        .join(format!(".{session}.lock"));
+    let file =
+        std::fs::File::create(&lock).with_context(|| format!("cannot make {}", lock.display()))?;
+    file.lock()
+        .with_context(|| format!("cannot lock {}", lock.display()))?;
+    let committed = commit_changes(&path, title);
+    drop(file);
+    let _ = std::fs::remove_file(&lock);
+    committed
 }
 
 /// What a session's branch changed since it left the current branch, as a

@@ -83,6 +83,17 @@ impl Run {
             data: serde_json::to_value(self.gates.outcome(&stop)).unwrap_or_default(),
             is_error: stop.reason() != RunStop::EndTurn,
         };
+        if self.config.background && self.config.depth <= 1 {
+            let status = match stop.reason() {
+                RunStop::EndTurn => "done",
+                RunStop::Interrupted => "interrupted",
+                RunStop::MaxTurns | RunStop::MaxBudget => "stopped",
+                _ => "failed",
+            };
+            let said = format!("a background agent is {status}: {}", self.writer.session());
+            let hooks = self.toolbox.hooks();
+            hooks.notify("agent_ended", &said, status).await;
+        }
         self.writer.finish(&totals, output, stop.exit_code()).await;
         match stop.exit_code() {
             0 => Ok(()),

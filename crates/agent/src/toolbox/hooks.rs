@@ -1,5 +1,6 @@
 //! Hooks: configured commands run on `pre-tool`, `post-tool`,
-//! `user-prompt`, `stop`, `subagent-stop` and `pre-compact`, each a run of
+//! `user-prompt`, `stop`, `subagent-stop`, `pre-compact` and
+//! `notification`, each a run of
 //! the contained `hook` program — recorded as a process like everything
 //! else — given the event as JSON on stdin. Exit 0 goes on (a `pre-tool`
 //! hook may print JSON that allows, denies or rewrites the call); exit 2
@@ -109,6 +110,25 @@ impl Hooks {
             })
             .cloned()
             .collect()
+    }
+
+    /// The `notification` hooks (Claude Code's `Notification`): the run
+    /// waits for a person (`permission_prompt`, `idle_prompt`) or a
+    /// background run ended (`agent_ended`, with its `status`). What they
+    /// say changes nothing.
+    pub async fn notify(&self, kind: &str, message: &str, status: &str) {
+        if !self.any("notification") {
+            return;
+        }
+        let payload = json!({
+            "hook_event_name": "Notification",
+            "session_id": self.session,
+            "message": message,
+            "notification_type": kind,
+            "title": "hermitcrab",
+            "status": status,
+        });
+        let _ = self.run("notification", None, payload).await;
     }
 
     /// Runs the hooks of `event` in order, each given `payload`.
@@ -433,6 +453,11 @@ impl Hooks {
             "pre-compact" => {
                 out["trigger"] = payload["trigger"].clone();
                 out["custom_instructions"] = Value::Null;
+            }
+            "notification" => {
+                for key in ["message", "notification_type", "title"] {
+                    out[key] = payload[key].clone();
+                }
             }
             _ => {}
         }

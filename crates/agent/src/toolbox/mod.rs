@@ -351,7 +351,9 @@ impl Toolbox {
     ) -> Result<Prepared, Stop> {
         let input = call.input_value();
         if is_own_tool(&call.name) {
-            return Ok(Prepared::Done(self.own.answer(call, &input, turn).await?));
+            return Ok(Prepared::Done(
+                self.own.answer(call, &input, &self.hooks, turn).await?,
+            ));
         }
         if let Some(tools) = &self.blocks
             && blocks::TOOLS.contains(&call.name.as_str())
@@ -418,7 +420,11 @@ impl Toolbox {
         if let Some(why) = self.derived.cannot_succeed(&self.root, &call.name, &input) {
             return Ok(Prepared::Done(Outcome::error(why)));
         }
-        let input = match self.permit.check(call, &input, &tool, hooked, turn).await? {
+        let input = match self
+            .permit
+            .check(call, &input, &tool, hooked, &self.hooks, turn)
+            .await?
+        {
             Permitted::No(refusal) => return Ok(Prepared::Done(refusal)),
             Permitted::Yes(None) => input,
             // what the person (or program) gave instead: judged and checked

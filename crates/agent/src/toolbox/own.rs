@@ -83,6 +83,7 @@ impl OwnTools {
         &mut self,
         call: &ToolUseBlock,
         given: &Value,
+        hooks: &super::Hooks,
         turn: &mut Turn<'_>,
     ) -> Result<Outcome, Stop> {
         Ok(match call.name.as_str() {
@@ -91,7 +92,7 @@ impl OwnTools {
                 Err(refusal) => refusal,
             },
             "ask_user" => match input(&call.name, given, "`question` is required") {
-                Ok(asked) => self.ask_user(call, asked, turn).await?,
+                Ok(asked) => self.ask_user(call, asked, hooks, turn).await?,
                 Err(refusal) => refusal,
             },
             _ => match input(
@@ -109,6 +110,7 @@ impl OwnTools {
         &mut self,
         call: &ToolUseBlock,
         asked: AskInput,
+        hooks: &super::Hooks,
         turn: &mut Turn<'_>,
     ) -> Result<Outcome, Stop> {
         if !self.interactive {
@@ -132,6 +134,13 @@ impl OwnTools {
             return Err(Stop::Error("the question was not recorded".into()));
         };
         self.notifier.waiting("waiting for an answer");
+        hooks
+            .notify(
+                "idle_prompt",
+                "hermitcrab is waiting for your answer",
+                "waiting",
+            )
+            .await;
         let text = match turn.inbox.answer_to(&request).await {
             None => return Err(Stop::Interrupted),
             Some(Reply::User(answer)) => answer.text,

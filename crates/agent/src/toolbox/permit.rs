@@ -104,6 +104,7 @@ impl Permit {
         input: &Value,
         tool: &ProgramTool,
         hooked: Option<Hooked>,
+        hooks: &super::Hooks,
         turn: &mut Turn<'_>,
     ) -> Result<Permitted, Stop> {
         let mut decision = self.first_decision(call, input, tool, hooked);
@@ -111,7 +112,7 @@ impl Permit {
         for _ in 0..MAX_ASKS {
             let current = given.clone().unwrap_or_else(|| input.clone());
             self.mark_outside(call, &current, tool);
-            match self.settle(call, &current, decision, turn).await? {
+            match self.settle(call, &current, decision, hooks, turn).await? {
                 Settled::Run => return Ok(Permitted::Yes(given)),
                 Settled::Refused(outcome) => return Ok(Permitted::No(*outcome)),
                 Settled::Instead(instead) => {
@@ -234,6 +235,7 @@ impl Permit {
         call: &ToolUseBlock,
         input: &Value,
         decision: Decision,
+        hooks: &super::Hooks,
         turn: &mut Turn<'_>,
     ) -> Result<Settled, Stop> {
         let probe = Call {
@@ -269,7 +271,7 @@ impl Permit {
                     listed.join(", ")
                 )
             }
-            Decision::Ask(why) => match self.ask(call, input, &why, &rules, turn).await? {
+            Decision::Ask(why) => match self.ask(call, input, &why, &rules, hooks, turn).await? {
                 Asked::Allowed(None) => return Ok(Settled::Run),
                 Asked::Allowed(Some(instead)) if instead == *input => return Ok(Settled::Run),
                 Asked::Allowed(Some(instead)) => return Ok(Settled::Instead(instead)),
@@ -308,6 +310,7 @@ impl Permit {
         input: &Value,
         why: &str,
         rules: &[String],
+        hooks: &super::Hooks,
         turn: &mut Turn<'_>,
     ) -> Result<Asked, Stop> {
         let rule = rules.first().cloned().unwrap_or_else(|| call.name.clone());
@@ -336,6 +339,8 @@ impl Permit {
         };
         self.notifier
             .waiting(format!("waiting for permission to run `{}`", call.name));
+        let said = format!("hermitcrab needs your permission to use {}", call.name);
+        hooks.notify("permission_prompt", &said, "waiting").await;
         let decision = match turn.inbox.answer_to(&asked).await {
             None => return Err(Stop::Interrupted),
             Some(Reply::Permission(decision)) => decision,

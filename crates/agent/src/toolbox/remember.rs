@@ -31,7 +31,11 @@ impl Toolbox {
         if scope == MemoryScope::User {
             let schema = crate::memory::definition()["input_schema"].clone();
             let tool = ProgramTool::own(crate::memory::TOOL, schema).map_err(Stop::Error)?;
-            match self.permit.check(call, input, &tool, None, turn).await? {
+            match self
+                .permit
+                .check(call, input, &tool, None, &self.hooks, turn)
+                .await?
+            {
                 Permitted::No(refusal) => return Ok(refusal),
                 Permitted::Yes(None) => {}
                 // what the person gave instead, judged: that is what is done

@@ -23,6 +23,11 @@ pub fn agents(command: Option<AgentsCommand>, json: bool, watch: bool) -> Result
     match command {
         Some(AgentsCommand::Diff { session, stat }) => {
             let session = hc_host::sessions::resolve(&db, &session)?;
+            if let Some(row) = rows(&db)?.into_iter().find(|r| r.id == session)
+                && !matches!(row.status.as_str(), "queued" | "running" | "waiting")
+            {
+                hc_host::worktree::settle(&project.root, &session, &row.title)?;
+            }
             let patch = hc_host::worktree::diff(&project.root, &session, stat)?;
             if patch.is_empty() {
                 eprintln!(
@@ -34,6 +39,14 @@ pub fn agents(command: Option<AgentsCommand>, json: bool, watch: bool) -> Result
             Ok(())
         }
         Some(AgentsCommand::Merge { session }) => merge(&project.root, &db, &session),
+        Some(AgentsCommand::Rm { session }) => {
+            let session = ended(&db, &session, "remove its worktree")?;
+            match hc_host::worktree::remove(&project.root, &session.id)? {
+                true => println!("removed {}", hc_host::worktree::relative_path(&session.id)),
+                false => println!("{} has no worktree", session.id),
+            }
+            Ok(())
+        }
         None if watch => watch_rows(&db),
         None => {
             // an engine found gone is said as the record will have it
@@ -43,9 +56,9 @@ pub fn agents(command: Option<AgentsCommand>, json: bool, watch: bool) -> Result
     }
 }
 
-/// `hc agents merge ID`: its branch merged into the current one, once its
-/// run has ended.
-fn merge(root: &std::path::Path, db: &Substrate, given: &str) -> Result<()> {
+/// The row of session `given`, whose run has ended (a usage error
+/// otherwise: `what` waits for its end).
+fn ended(db: &Substrate, given: &str, what: &str) -> Result<AgentRow> {
     let session = hc_host::sessions::resolve(db, given)?;
     let row = rows(db)?.into_iter().find(|r| r.id == session);
     let Some(row) = row else {
@@ -55,14 +68,30 @@ fn merge(root: &std::path::Path, db: &Substrate, given: &str) -> Result<()> {
         return Err(crate::exit::exit(
             2,
             format!(
-                "{session} is {}: merge it once it has ended (hc attach {session} follows it; \
+                "{session} is {}: {what} once it has ended (hc attach {session} follows it; \
                  hc stop {session} ends it)",
                 row.status
             ),
         ));
     }
-    let said = hc_host::worktree::merge(root, &session, &row.title)?;
+    Ok(row)
+}
+
+/// `hc agents merge ID`: its branch merged into the current one, once its
+/// run has ended; its worktree removed after (when it holds nothing more).
+fn merge(root: &std::path::Path, db: &Substrate, given: &str) -> Result<()> {
+    let row = ended(db, given, "merge it")?;
+    hc_host::worktree::settle(root, &row.id, &row.title)?;
+    let said = hc_host::worktree::merge(root, &row.id, &row.title)?;
     println!("{said}");
+    match hc_host::worktree::remove(root, &row.id) {
+        Ok(true) => eprintln!(
+            "hc: removed its worktree {} (its branch stays)",
+            hc_host::worktree::relative_path(&row.id)
+        ),
+        Ok(false) => {}
+        Err(e) => eprintln!("hc: its worktree stays: {}", shown(&format!("{e:#}"))),
+    }
     Ok(())
 }
 

@@ -40,6 +40,7 @@ pub fn queue(
     refuse_what_does_not_carry(request)?;
     // its questions wait in the substrate for whoever attaches
     config.interactive = true;
+    config.background = true;
     let root = staged.project.root.clone();
     let prepared = staged.prepare(false)?;
     let db = &prepared.db;

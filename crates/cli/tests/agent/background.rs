@@ -145,7 +145,10 @@ async fn three_background_runs_edit_one_file_on_three_branches() {
         assert_eq!(row["host"], host.trim());
         assert_eq!(row["turns"], 3);
         assert!(row["cost_usd"].as_f64().unwrap() > 0.0);
-        // its edit is on its branch, committed, titled by its prompt
+        // its edit is on its branch, committed, titled by its prompt (as
+        // the worker commits it when the run ends, or as soon as asked)
+        let stat = s.out(&["agents", "diff", "--stat", session]).await;
+        assert!(stat.stdout.contains("notes.txt"), "{stat:?}");
         assert_eq!(
             git(&s, &["show", &format!("{branch}:notes.txt")]),
             format!("{n}\n")
@@ -358,4 +361,85 @@ async fn stop_ends_a_background_run_and_says_so_of_a_finished_one() {
     let unknown = s.out(&["stop", "s_nope"]).await;
     assert_eq!(unknown.code, 2, "{unknown:?}");
     assert!(unknown.stderr.contains(&slow), "{unknown:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn notification_hooks_fire_when_a_background_run_asks_and_when_it_ends() {
+    let write = json!({"file_path": "made.txt", "content": "made\n"});
+    let s = Setup::new(json!({"turns": [
+        when("tell me", json!([call("tu_m", "write", write)]), "tool_use"),
+        when("tu_m", json!([text("made it")]), "end_turn"),
+    ]}))
+    .await;
+    repository(&s);
+    s.file(
+        ".hermitcrab/config.toml",
+        "[permissions]\nask = [\"write\"]\n\n[[hooks]]\nevent = \"notification\"\ncommand = \"cat >> notified.jsonl; echo >> notified.jsonl\"\n",
+    );
+    s.trust();
+    let session = background(&s, &["--no-worktree", "tell me"]).await;
+    until(&s, |rows| {
+        rows.first().is_some_and(|r| r["status"] == "waiting")
+    })
+    .await;
+    let typed: Ready = Box::new(|_| true);
+    let (code, shown) =
+        in_terminal(&s, &format!("attach {session}"), &[], vec![(typed, b"y\n")]).await;
+    assert_eq!(code, 0, "{shown}");
+    until(&s, |rows| all(rows, "done", 1)).await;
+    let said = std::fs::read_to_string(s.root.join("notified.jsonl")).unwrap();
+    let events: Vec<Value> = said
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(events.len(), 2, "{said}");
+    for event in &events {
+        assert_eq!(event["hook_event_name"], "Notification", "{event}");
+        assert_eq!(event["session_id"], session.as_str(), "{event}");
+    }
+    assert_eq!(events[0]["notification_type"], "permission_prompt");
+    assert_eq!(events[0]["status"], "waiting");
+    assert!(events[0]["message"].as_str().unwrap().contains("write"));
+    assert_eq!(events[1]["notification_type"], "agent_ended");
+    assert_eq!(events[1]["status"], "done");
+    // each a recorded run of the hook program, on the agent's process
+    let hooks = processes_of(&s, "hook");
+    assert_eq!(hooks.len(), 2, "{hooks:?}");
+    rebuilt_exactly(&s, std::slice::from_ref(&session), 2).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_merged_branch_leaves_no_worktree_and_rm_refuses_unsaved_changes() {
+    let write = json!({"file_path": "new.txt", "content": "new\n"});
+    let s = Setup::new(json!({"turns": [
+        when("first", json!([call("tu_1", "write", write.clone())]), "tool_use"),
+        when("tu_1", json!([text("one")]), "end_turn"),
+        when("second", json!([text("nothing to do")]), "end_turn"),
+    ]}))
+    .await;
+    repository(&s);
+    let one = background(&s, &["--permission-mode", "acceptEdits", "first"]).await;
+    let two = background(&s, &["second"]).await;
+    until(&s, |rows| all(rows, "done", 2)).await;
+    let merged = s.out(&["agents", "merge", &one]).await;
+    assert_eq!(merged.code, 0, "{merged:?}");
+    assert!(merged.stderr.contains("removed its worktree"), "{merged:?}");
+    assert!(!s.root.join(format!(".hermitcrab/worktrees/{one}")).exists());
+    assert_eq!(
+        std::fs::read_to_string(s.root.join("new.txt")).unwrap(),
+        "new\n"
+    );
+    // the other: a change of the person's own in its worktree keeps it
+    let place = s.root.join(format!(".hermitcrab/worktrees/{two}"));
+    std::fs::write(place.join("scratch.txt"), "mine\n").unwrap();
+    let refused = s.out(&["agents", "rm", &two]).await;
+    assert_ne!(refused.code, 0, "{refused:?}");
+    assert!(refused.stderr.contains("changes not on"), "{refused:?}");
+    assert!(place.join("scratch.txt").exists());
+    std::fs::remove_file(place.join("scratch.txt")).unwrap();
+    let removed = s.out(&["agents", "rm", &two]).await;
+    assert_eq!(removed.code, 0, "{removed:?}");
+    assert!(!place.exists());
+    assert!(git(&s, &["branch", "--list", &format!("hc/{two}")]).contains(&two));
 }
