@@ -149,6 +149,10 @@ pub struct AgentConfig {
     /// How deep sub-agents may nest (default 3).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_depth: Option<u32>,
+    /// How many sub-agents run at once, foreground and background
+    /// together (default 8).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_parallel_agents: Option<u32>,
     /// Compact when a call's input fills this share of the context window
     /// (default 0.7).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -303,6 +307,7 @@ impl Default for AgentConfig {
             tools: None,
             depth: 1,
             max_depth: None,
+            max_parallel_agents: None,
             compact_at: None,
             compact_first: false,
             hooks: Vec::new(),

@@ -162,7 +162,8 @@ pub fn prompt_schema() -> Value {
             "text": {"type": "string", "description": "The task, stated fully: the sub-agent sees nothing else of this conversation."},
             "description": {"type": "string", "description": "The task in three to five words, for the person watching."},
             "model": {"type": "string", "description": "A model for the sub-agent (default: this agent's)."},
-            "subagent_type": {"type": "string", "description": "A custom agent to run the task (one listed in this tool's description); default: a general one."}
+            "subagent_type": {"type": "string", "description": "A custom agent to run the task (one listed in this tool's description); default: a general one."},
+            "run_in_background": {"type": "boolean", "description": "Run it in the background: you get its id at once and go on; its result comes as a message when it ends."}
         },
         "required": ["text"]
     })

@@ -15,6 +15,7 @@ pub const SCALARS: &[(&str, &str)] = &[
     ("context_window", "HC_CONTEXT_WINDOW"),
     ("compact_at", "HC_COMPACT_AT"),
     ("max_depth", "HC_MAX_DEPTH"),
+    ("max_parallel_agents", "HC_MAX_PARALLEL_AGENTS"),
     ("memory", "HC_MEMORY"),
     ("blocks", "HC_BLOCKS"),
     ("fast_model", "HC_FAST_MODEL"),

@@ -333,6 +333,13 @@ fn apply(config: &mut AgentConfig, r: &Resolved) -> Result<()> {
             config.compact_at = Some(at);
         }
         "max_depth" => config.max_depth = Some(text.parse().map_err(|_| bad("a whole number"))?),
+        "max_parallel_agents" => {
+            let n: u32 = text.parse().map_err(|_| bad("a whole number, at least 1"))?;
+            if n == 0 {
+                return Err(bad("a whole number, at least 1"));
+            }
+            config.max_parallel_agents = Some(n);
+        }
         "memory" => config.memory = text.parse().map_err(|_| bad("true or false"))?,
         "blocks" => config.blocks = text.parse().map_err(|_| bad("true or false"))?,
         "fast_model" => config.fast_model = Some(text),

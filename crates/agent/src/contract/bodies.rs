@@ -44,6 +44,8 @@ impl SessionBody {
 pub enum PromptSource {
     /// A `stop` hook that sent the model back to work.
     Hook,
+    /// A sub-agent that ran in the background: its result.
+    Agent,
 }
 
 /// `prompt`: a task or message for the agent.

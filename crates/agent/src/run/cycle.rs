@@ -112,6 +112,8 @@ impl Run {
             if let Some(stop) = self.gate() {
                 return stop;
             }
+            // what background sub-agents ended with, before the call
+            self.background_results(false).await;
             let first = self.gates.turns() == 0 && !compacted;
             if (first && self.config.compact_first) || self.gates.needs_compaction() {
                 if let Err(stop) = self.compact().await {
@@ -149,11 +151,28 @@ impl Run {
                         .status("the reply hit max_tokens; asking the model to continue");
                 }
                 Some(StopReason::PauseTurn) => {}
+                // children still in the background die with this run:
+                // their results first, and the model reads them
+                _ if self.toolbox.background_running() => {
+                    self.writer
+                        .status("waiting for the sub-agents running in the background");
+                    self.background_results(true).await;
+                }
                 _ if stop_hook_turns < MAX_STOP_HOOK_TURNS && self.stop_hooks_go_on().await => {
                     stop_hook_turns += 1;
                 }
                 _ => return Stop::EndTurn,
             }
+        }
+    }
+
+    /// Records the results of the background sub-agents that have ended
+    /// (all of them, waited for, when `wait`) as prompts the next call
+    /// sends.
+    async fn background_results(&mut self, wait: bool) {
+        let ended = self.toolbox.background_results(wait, &self.inbox).await;
+        for prompt in ended {
+            self.record_prompt(prompt).await;
         }
     }
 

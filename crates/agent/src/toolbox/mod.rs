@@ -11,6 +11,7 @@
 //! The toolbox never sees the request: it answers results, and the run
 //! records them — so nothing here can change what the model is sent.
 
+pub(crate) mod background;
 pub(crate) mod blocks;
 mod derived;
 mod hooks;
@@ -27,7 +28,7 @@ pub(crate) use outcome::{Outcome, Turn, unfinished};
 
 use crate::catalog::{ProgramTool, is_own_tool};
 use crate::config::AgentConfig;
-use crate::contract::{Entry, Notice, RunOutcome, ToolCall, ToolResult};
+use crate::contract::{Entry, Notice, Prompt, RunOutcome, ToolCall, ToolResult};
 use crate::run::gates::Gates;
 use crate::run::inbox::Inbox;
 use crate::run::stop::Stop;
@@ -86,6 +87,8 @@ pub(crate) struct Toolbox {
     planning: bool,
     /// A plan no one could approve: the run ends with it.
     planned: Option<String>,
+    /// Sub-agents running in the background.
+    background: background::Background,
 }
 
 /// At most this many calls of one reply run at once (a reply of a
@@ -125,6 +128,7 @@ impl Toolbox {
             blocks: None,
             planning: false,
             planned: None,
+            background: background::Background::default(),
         })
     }
 
@@ -284,6 +288,7 @@ impl Toolbox {
                 Err(stop) => return (unfinished(calls.len()), Some(stop)),
             }
         }
+        self.cap_agents(&mut prepared);
         // Each call answered already, or its run started (its outcome, for
         // now, only its process).
         let mut finished = futures_util::future::join_all(prepared.iter().map(|p| async {
@@ -299,7 +304,20 @@ impl Toolbox {
             }
         }))
         .await;
-        let running: Vec<String> = finished.iter().filter_map(|o| o.process.clone()).collect();
+        // a sub-agent asked to run in the background answers now
+        for (p, outcome) in prepared.iter().zip(finished.iter_mut()) {
+            if let (Prepared::Run { tool, input }, Some(process)) = (p, &outcome.process)
+                && tool.def.name == SUB_AGENT
+                && background::asked(input)
+            {
+                *outcome = self.background.started(process.clone(), input);
+            }
+        }
+        let running: Vec<String> = finished
+            .iter()
+            .filter(|o| o.data["background"] != serde_json::json!(true))
+            .filter_map(|o| o.process.clone())
+            .collect();
         self.record_calls(calls, &prepared, &finished, turn.writer);
         let interrupted = self.await_runs(&running, &mut finished, turn.inbox).await;
         if !interrupted {
@@ -314,6 +332,43 @@ impl Toolbox {
             false => self.planned.take().map(Stop::Planned),
         };
         (finished, stop)
+    }
+
+    /// Sub-agents past `max_parallel_agents` (those of this batch beside
+    /// those in the background) are refused, saying so.
+    fn cap_agents(&self, prepared: &mut [Prepared]) {
+        let most = self
+            .config
+            .max_parallel_agents
+            .unwrap_or(background::MAX_PARALLEL_AGENTS) as usize;
+        let mut running = self.background.count();
+        for p in prepared.iter_mut() {
+            let Prepared::Run { tool, .. } = p else {
+                continue;
+            };
+            if tool.def.name != SUB_AGENT {
+                continue;
+            }
+            if running >= most {
+                *p = Prepared::Done(Outcome::error(format!(
+                    "not started: at most {most} sub-agents run at once (max_parallel_agents), \
+                     and {running} are running; wait for one to end, then start this one"
+                )));
+            } else {
+                running += 1;
+            }
+        }
+    }
+
+    /// The results of background sub-agents that have ended (all of
+    /// them, waited for, when `wait`), as prompts for the model.
+    pub async fn background_results(&mut self, wait: bool, inbox: &Inbox) -> Vec<Prompt> {
+        self.background.ended(&self.client, wait, inbox).await
+    }
+
+    /// Whether sub-agents still run in the background.
+    pub fn background_running(&self) -> bool {
+        self.background.count() > 0
     }
 
     /// Starts a program run for a call; answers its process id.

@@ -66,6 +66,7 @@ impl Lines {
             Node::Prompt { text, from, .. } => {
                 let who = match from {
                     Some(PromptSource::Hook) => "hook",
+                    Some(PromptSource::Agent) => "sub-agent result",
                     None => "prompt",
                 };
                 let head = format!("{} ", bold(&format!("› {who}")));

@@ -149,3 +149,85 @@ async fn a_sub_agent_needs_no_permission_but_its_tools_do() {
         .unwrap();
     assert_eq!(spawn["is_error"], false, "{spawn:#}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sub_agent_in_the_background_answers_at_once_and_its_result_comes_as_a_message() {
+    let s = Setup::new(json!({"turns": [
+        when("ROOT delegate", json!([call("tu_bg", "agent",
+            json!({"text": "CHILD task", "description": "the child", "run_in_background": true}))]), "tool_use"),
+        // the child answers slowly: the parent goes on meanwhile
+        {"reply": {"content": [text("CHILD result 4711")], "stop_reason": "end_turn"},
+         "when": "CHILD task", "pace": {"first_byte_delay_ms": 1500}},
+        when("tu_bg", json!([text("meanwhile, nothing else to do")]), "end_turn"),
+        when("CHILD result 4711", json!([text("all done with 4711")]), "end_turn"),
+    ]}))
+    .await;
+    let ran = s
+        .run(&["--permission-mode", "bypass", "ROOT delegate"])
+        .await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    assert!(ran.stdout.contains("all done with 4711"), "{}", ran.stdout);
+    let session = s.sessions().pop().unwrap();
+    // the call answered at once, with the child's process
+    let results = s.of_type(&session, "tool-result");
+    assert_eq!(results.len(), 1, "{results:#?}");
+    let started = results[0]["text"].as_str().unwrap();
+    assert!(started.contains("in the background"), "{started}");
+    let children: Vec<Value> = processes_of(&s, "agent")
+        .into_iter()
+        .filter(|p| p["status"] == "completed")
+        .collect();
+    assert_eq!(children.len(), 2, "the root and its child both ended");
+    // its result, a prompt from `agent` the model read next
+    let prompts = s.of_type(&session, "prompt");
+    let from_child: Vec<&Value> = prompts.iter().filter(|p| p["from"] == "agent").collect();
+    assert_eq!(from_child.len(), 1, "{prompts:#?}");
+    let text = from_child[0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("CHILD result 4711") && text.contains("the child"),
+        "{text}"
+    );
+    // the parent's calls (its request after the child's result included)
+    // rebuild exactly
+    let sent = s.sent();
+    assert_eq!(sent.len(), 4, "three calls of the root, one of the child");
+    for n in 1..=3 {
+        let body = s.rebuilt(&session, n).await;
+        assert!(sent.contains(&body), "request {n} rebuilt as sent");
+    }
+    let last = String::from_utf8(s.rebuilt(&session, 3).await).unwrap();
+    assert!(last.contains("CHILD result 4711"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sub_agents_past_max_parallel_agents_are_refused_saying_so() {
+    let bg = |t: &str| json!({"text": t, "run_in_background": true});
+    let s = Setup::new(json!({"turns": [
+        when("ROOT two", json!([call("tu_1", "agent", bg("FIRST task")),
+            call("tu_2", "agent", bg("SECOND task"))]), "tool_use"),
+        when("FIRST task", json!([text("first done")]), "end_turn"),
+        when("tu_2", json!([text("one started, one refused")]), "end_turn"),
+        when("first done", json!([text("finished")]), "end_turn"),
+    ]}))
+    .await;
+    let mut command = s.hc(&["run", "--permission-mode", "bypass", "ROOT two"]);
+    command.env("HC_MAX_PARALLEL_AGENTS", "1");
+    let out = command.output().await.unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let session = s.sessions().pop().unwrap();
+    let results = s.of_type(&session, "tool-result");
+    assert_eq!(results.len(), 2, "{results:#?}");
+    assert!(
+        results[0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("in the background")
+    );
+    let refused = results[1]["text"].as_str().unwrap();
+    assert!(
+        refused.contains("at most 1 sub-agents run at once"),
+        "{refused}"
+    );
+    assert!(refused.contains("max_parallel_agents"), "{refused}");
+    assert_eq!(processes_of(&s, "agent").len(), 2, "the root and one child");
+}
