@@ -150,6 +150,7 @@ impl Launch<'_> {
             text: self.prompt.to_owned(),
             from: None,
             images: self.images.to_vec(),
+            message: None,
         };
         let args = RunArgs {
             chunks: vec![

@@ -21,6 +21,7 @@ pub const SESSION_ACCEPTS: &[&str] = &[
     "user-answer",
     "todo",
     "interrupt",
+    "message",
     "hook-callback",
     "hook-answer",
     "llm-call",
@@ -101,6 +102,7 @@ pub fn vocabulary() -> Vec<ChunkDecl> {
             json!({}),
         ),
         session_type("compaction", json!({"required": ["text"]}), json!({})),
+        session_type("message", json!({"required": ["text"]}), json!({})),
     ];
     for id in [
         "permission-request",

@@ -200,6 +200,16 @@ pub enum Command {
         /// The session (an id or a unique prefix of one).
         session: String,
     },
+    /// Send a message to a session: its agent reads it at its next turn (or when it next runs).
+    #[command(
+        after_help = "Examples:\n  hc send s_01J9… \"also update the changelog\"\n  hc agents              # the ids"
+    )]
+    Send {
+        /// The session (an id or a unique prefix of one).
+        session: String,
+        /// What to tell it.
+        text: String,
+    },
     /// Stop a session's run (a background one too, wherever it runs).
     #[command(after_help = "Example:\n  hc stop s_01J9…")]
     Stop {

@@ -206,6 +206,7 @@ fn main() -> ExitCode {
         } => crate::cmd::agents::agents(command, json, watch),
         Command::Attach { session } => return exit_code(term::attach::attach(&session)),
         Command::Stop { session } => crate::cmd::agents::stop(&session),
+        Command::Send { session, text } => crate::cmd::agents::send(&session, &text),
         Command::Worker { until_idle, max } => term::background::work(until_idle, max),
         Command::Trust { revoke, list } => config_cmd::trust(revoke, list),
         Command::Program { name } => program(&name),

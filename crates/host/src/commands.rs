@@ -29,6 +29,7 @@ pub const BUILT_IN: &[&str] = &[
     "/model",
     "/resume",
     "/sessions",
+    "/agents",
     "/trace",
     "/mcp",
     "/memory",

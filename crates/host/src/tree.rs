@@ -455,7 +455,9 @@ fn plain_node(id: String, item: SessionItem, call: Option<usize>) -> Option<Node
             deferred: b.deferred,
             grew: b.grew,
         },
+        // (a message is shown by the prompt that brought it to the model)
         SessionItem::Context(_)
+        | SessionItem::Message(_)
         | SessionItem::ToolCall(_)
         | SessionItem::ToolResult(_)
         | SessionItem::Run(_)

@@ -48,6 +48,80 @@ pub struct Worked {
     pub refused: usize,
 }
 
+/// A run queued for a worker.
+#[derive(Debug)]
+pub struct Queued {
+    /// Its new session.
+    pub session: String,
+    /// Its process, `pending`.
+    pub process: String,
+    /// The worktree it asked for, when it works in one.
+    pub worktree: Option<protocol::process::WorktreeAsk>,
+}
+
+/// What a queued run of the agent is: its prompt, its resolved
+/// configuration, its images and pins, and where it works (`worktree`:
+/// `Some(base)` in a worktree of its own from `base`, none: `HEAD`;
+/// `None`: the project's directory).
+pub struct Asked<'a> {
+    /// The prompt.
+    pub prompt: &'a str,
+    /// The configuration (made interactive and marked background here).
+    pub config: &'a agent::AgentConfig,
+    /// Images sent with it.
+    pub images: &'a [agent::contract::PromptImage],
+    /// The scopes it pins.
+    pub pins: &'a [String],
+    /// Its worktree's base, when it works in one.
+    pub worktree: Option<Option<&'a str>>,
+}
+
+/// Queues a run of the agent on a new session of the project at `root`
+/// (its substrate `db`, planned as `config` plans): the session, what the
+/// run commits first, and the run `pending` — no engine opened. A worktree
+/// that cannot be made is refused (exit 2) before anything is committed.
+pub fn enqueue(
+    db: &Substrate,
+    config: &EngineConfig,
+    root: &Path,
+    asked: Asked<'_>,
+) -> Result<Queued> {
+    let mut agent = asked.config.clone();
+    // its questions wait in the substrate for whoever attaches
+    agent.interactive = true;
+    agent.background = true;
+    let (session, make) = agent::launch::new_session(asked.prompt);
+    let worktree = match asked.worktree {
+        Some(base) => Some(
+            worktree::ask(root, &session, base)
+                .map_err(|e| crate::exit::exit(2, format!("{e:#}")))?,
+        ),
+        None => None,
+    };
+    let launch = agent::launch::Launch {
+        session: &session,
+        prompt: asked.prompt,
+        images: asked.images,
+        config: &agent,
+        pins: asked.pins,
+    };
+    let (before, mut args) = launch.plan();
+    args.placement = Some(protocol::process::Placement {
+        labels: Vec::new(),
+        worktree: worktree.clone(),
+    });
+    db.commit(make, None)?;
+    if let Some(before) = before {
+        db.commit(before, None)?;
+    }
+    let process = engine::queue_run(db, config, "agent", args)?;
+    Ok(Queued {
+        session,
+        process,
+        worktree,
+    })
+}
+
 /// The lock a live worker holds: `.hermitcrab/worker.lock`.
 pub fn lock_path(root: &Path) -> PathBuf {
     root.join(crate::project::DIR).join("worker.lock")

@@ -232,7 +232,14 @@ export async function send(event) {
   if (!prompt.trim()) return;
   $("#prompt").value = "";
   try {
-    const started = await api("/api/run", { session: state.session, prompt, agent: $("#agent").value || undefined });
+    const background = $("#background").checked;
+    const started = await api("/api/run", { session: background ? undefined : state.session, prompt, agent: $("#agent").value || undefined, background: background || undefined });
+    if (background) {
+      $("#background").checked = false;
+      await loadSessions();
+      await openSession(started.session);
+      return;
+    }
     state.running.set(started.process, { session: started.session, program: "agent" });
     if (started.session !== state.session) { await loadSessions(); await openSession(started.session); }
     markRunning();

@@ -26,12 +26,17 @@ function draw(rows) {
   const frag = document.createDocumentFragment();
   for (const r of rows) {
     const spent = r.cost_usd === null || r.cost_usd === undefined ? "" : cost(r.cost_usd);
-    frag.append(el("li", { "data-session": r.id, "data-status": r.status, title: `${r.title}\n${r.id}`, class: r.id === state.session ? "selected" : "", onclick: () => openSession(r.id) },
+    // an agent in the background: where it works, what it waits on
+    const where = [r.branch, r.host].filter(Boolean).join(" · ");
+    const about = [r.title, r.id, where, r.question && `waits on: ${r.question}`, r.error && `failed: ${r.error}`].filter(Boolean).join("\n");
+    frag.append(el("li", { "data-session": r.id, "data-status": r.status, title: about, class: r.id === state.session ? "selected" : "", onclick: () => openSession(r.id) },
       el("span", { class: "title" }, r.title || r.id),
       el("span", { class: "meta" },
         el("span", { class: `badge ${r.status}` }, r.status),
+        where ? el("span", { class: "where dim" }, where) : "",
         el("span", { class: "time", title: r.active }, when(r.active)),
-        el("span", { class: "cost" }, spent))));
+        el("span", { class: "cost" }, spent)),
+      r.question ? el("span", { class: "question" }, `↳ ${r.question}`) : ""));
   }
   $("#sessions").replaceChildren(frag);
   const shown = state.rows.get(state.session);

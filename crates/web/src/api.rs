@@ -30,6 +30,10 @@ pub struct RunAsked {
     /// An agent preset (`hermitcrab`); none: the server's.
     #[serde(default)]
     agent: Option<String>,
+    /// Start it in the background: queued for a worker (this server is
+    /// one), in a git worktree of its own.
+    #[serde(default)]
+    background: bool,
 }
 
 /// `POST /api/run`: a run of the agent on the session (a new one when
@@ -67,6 +71,27 @@ async fn start(app: &App, asked: RunAsked) -> anyhow::Result<(String, String)> {
     };
     hc_host::turn::check_prompt(&prompt, &[])?;
     let pins = hc_host::turn::pins_of(engine, &[])?;
+    if asked.background {
+        if asked.session.is_some() {
+            anyhow::bail!(
+                "a run in the background starts a session of its own: start it from a new session"
+            );
+        }
+        let root = engine.config().project_root.clone();
+        let queued = hc_host::worker::enqueue(
+            engine.db(),
+            engine.config(),
+            &root,
+            hc_host::worker::Asked {
+                prompt: &prompt,
+                config: &config,
+                images: &[],
+                pins: &pins,
+                worktree: Some(None),
+            },
+        )?;
+        return Ok((queued.session, queued.process));
+    }
     if config.memory {
         hc_host::turn::sync_memory(engine);
     }

@@ -129,9 +129,13 @@ pub fn serve(flags: Options, confirm: &'static dyn Confirm) -> Result<()> {
             format!("--agent {name}: the one preset is `hermitcrab`"),
         ));
     }
+    let max = staged.files.max_background()?;
     let prepared = staged
         .prepare(flags.no_contain)?
         .register(&Flags::default(), true)?;
+    // the server is a worker too: it takes the project's queued runs
+    let template = prepared.config.clone();
+    let (root, db) = (prepared.project.root.clone(), Arc::clone(&prepared.db));
     let token = auth::token(flags.token_file.as_deref())?;
     let host: std::net::IpAddr = flags.host.parse().map_err(|_| {
         exit(
@@ -174,6 +178,17 @@ pub fn serve(flags: Options, confirm: &'static dyn Confirm) -> Result<()> {
             let _ = std::process::Command::new("xdg-open").arg(&address).spawn();
         }
         let following = tokio::spawn(follow(engine.clone()));
+        let opts = hc_host::worker::Opts {
+            until_idle: false,
+            max,
+        };
+        let working = tokio::spawn(async move {
+            let say = |line: &str| eprintln!("hc serve: {}", hc_host::text::shown(line));
+            let stop = std::future::pending::<()>();
+            if let Err(e) = hc_host::worker::work(&root, &db, &template, &opts, stop, &say).await {
+                eprintln!("hc serve: queued runs are not taken here: {e:#}");
+            }
+        });
         // every frame goes at once (no Nagle delay waiting for an ack)
         let listener = axum::serve::ListenerExt::tap_io(listener, |stream| {
             let _ = stream.set_nodelay(true);
@@ -184,6 +199,7 @@ pub fn serve(flags: Options, confirm: &'static dyn Confirm) -> Result<()> {
             })
             .await;
         following.abort();
+        working.abort();
         opened.close().await;
         served.context("the server stopped")
     })

@@ -46,6 +46,8 @@ pub enum PromptSource {
     Hook,
     /// A sub-agent that ran in the background: its result.
     Agent,
+    /// A message another session or a person sent (`hc send`).
+    Message,
 }
 
 /// `prompt`: a task or message for the agent.
@@ -61,6 +63,9 @@ pub struct Prompt {
     /// its text; kept whole, so a rebuild sends the same bytes.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub images: Vec<PromptImage>,
+    /// The `message` it brings to the model, when it brings one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
 }
 
 /// An image a prompt carries.
@@ -329,6 +334,23 @@ pub struct UserAnswer {
 
 impl Body for UserAnswer {
     const TYPE: &'static str = "user-answer";
+}
+
+/// `message`: something sent to a session from outside it (`hc send`, a
+/// person or another session), read by its agent at its next turn — it
+/// records a `prompt` bringing it, so the requests stay the session's own.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Message {
+    /// Its text.
+    pub text: String,
+    /// Who sent it, in words (a session's id, `a person`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+}
+
+impl Body for Message {
+    const TYPE: &'static str = "message";
 }
 
 /// `interrupt`: a host asks the run to stop.

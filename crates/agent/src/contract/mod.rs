@@ -15,7 +15,7 @@ mod totals;
 
 pub use blocks::{BlockSave, LlmCall, LlmPurpose};
 pub use bodies::{
-    Answer, Body, Choice, Compaction, Interrupt, PLAN_ACCEPT_EDITS, PLAN_APPROVE,
+    Answer, Body, Choice, Compaction, Interrupt, Message, PLAN_ACCEPT_EDITS, PLAN_APPROVE,
     PermissionDecision, PermissionRequest, Plan, Prompt, PromptImage, PromptSource, SessionBody,
     Todo, TodoItem, TodoStatus, ToolCall, ToolResult, UserAnswer, UserQuestion,
 };
@@ -116,6 +116,8 @@ pub enum SessionItem {
     UserAnswer(UserAnswer),
     /// A host asked the run to stop.
     Interrupt(Interrupt),
+    /// Something sent to the session from outside it.
+    Message(Message),
     /// The agent's plan.
     Todo(Todo),
     /// A plan mode run's plan, put to the person (`exit_plan`).
@@ -142,7 +144,7 @@ pub enum SessionItem {
 }
 
 /// The types a session item may be, in the order they are looked for.
-const KINDS: [&str; 18] = [
+const KINDS: [&str; 19] = [
     Prompt::TYPE,
     Answer::TYPE,
     ToolCall::TYPE,
@@ -154,6 +156,7 @@ const KINDS: [&str; 18] = [
     UserQuestion::TYPE,
     UserAnswer::TYPE,
     Interrupt::TYPE,
+    Message::TYPE,
     Todo::TYPE,
     HookCallback::TYPE,
     HookAnswer::TYPE,
@@ -195,6 +198,7 @@ impl SessionItem {
             SessionItem::UserQuestion(_) => UserQuestion::TYPE,
             SessionItem::UserAnswer(_) => UserAnswer::TYPE,
             SessionItem::Interrupt(_) => Interrupt::TYPE,
+            SessionItem::Message(_) => Message::TYPE,
             SessionItem::Todo(_) => Todo::TYPE,
             SessionItem::Plan(_) => Plan::TYPE,
             SessionItem::HookCallback(_) => HookCallback::TYPE,
@@ -270,6 +274,7 @@ fn read_as(kind: &str, source: &impl Source) -> Result<SessionItem, String> {
         UserQuestion::TYPE => SessionItem::UserQuestion(source.get()?),
         UserAnswer::TYPE => SessionItem::UserAnswer(source.get()?),
         Interrupt::TYPE => SessionItem::Interrupt(source.get()?),
+        Message::TYPE => SessionItem::Message(source.get()?),
         HookCallback::TYPE => SessionItem::HookCallback(source.get()?),
         HookAnswer::TYPE => SessionItem::HookAnswer(source.get()?),
         LlmCall::TYPE => SessionItem::LlmCall(Box::new(source.get()?)),

@@ -54,6 +54,7 @@ impl Conversation {
             | SessionItem::UserQuestion(_)
             | SessionItem::UserAnswer(_)
             | SessionItem::Interrupt(_)
+            | SessionItem::Message(_)
             | SessionItem::Todo(_)
             | SessionItem::HookCallback(_)
             | SessionItem::HookAnswer(_)

@@ -112,8 +112,10 @@ impl Run {
             if let Some(stop) = self.gate() {
                 return stop;
             }
-            // what background sub-agents ended with, before the call
+            // what background sub-agents ended with, and what was sent
+            // to the session, before the call
             self.background_results(false).await;
+            self.messages().await;
             let first = self.gates.turns() == 0 && !compacted;
             if (first && self.config.compact_first) || self.gates.needs_compaction() {
                 if let Err(stop) = self.compact().await {
@@ -173,6 +175,21 @@ impl Run {
         let ended = self.toolbox.background_results(wait, &self.inbox).await;
         for prompt in ended {
             self.record_prompt(prompt).await;
+        }
+    }
+
+    /// Records each message sent to the session and not yet read as a
+    /// prompt bringing it, which the next call sends.
+    async fn messages(&mut self) {
+        for (id, message) in self.inbox.take_messages() {
+            let from = message.from.as_deref().unwrap_or("someone");
+            self.record_prompt(Prompt {
+                text: format!("[a message from {from}]\n\n{}", message.text),
+                from: Some(PromptSource::Message),
+                images: Vec::new(),
+                message: Some(id),
+            })
+            .await;
         }
     }
 
@@ -380,6 +397,7 @@ impl Run {
                 text,
                 from: Some(PromptSource::Hook),
                 images: Vec::new(),
+                message: None,
             })
             .await;
         }
@@ -408,6 +426,7 @@ impl Run {
             text: format!("[stop hook] {said}"),
             from: Some(PromptSource::Hook),
             images: Vec::new(),
+            message: None,
         })
         .await
     }

@@ -1,12 +1,15 @@
 //! What reaches the agent from outside while it works: a host's
 //! `interrupt`, `permission-decision` and `user-answer` chunks committed on
-//! its session. One subscription; each new chunk someone else committed is
+//! its session, and the `message`s sent to it (kept for its next turn;
+//! those sent while no run was there, from the session's history). One subscription; each new chunk someone else committed is
 //! read and routed — an interrupt to a flag every wait watches, an answer
 //! to whoever waits for it. When events were dropped (`lagged`), what they
 //! would have said is read back from the session, so that no answer is
 //! lost and the run never waits for one that came.
 
-use crate::contract::{Body, HookAnswer, Interrupt, PermissionDecision, SessionItem, UserAnswer};
+use crate::contract::{
+    Body, HookAnswer, Interrupt, Message, PermissionDecision, SessionItem, UserAnswer,
+};
 use protocol::{ChunkItem, Client, Event, Events, PlacementType, ScopeOpts};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -36,6 +39,8 @@ struct Pending {
 pub struct Inbox {
     interrupted: watch::Receiver<bool>,
     pending: Arc<Mutex<Pending>>,
+    /// Messages not yet brought to the model: their chunk, themselves.
+    messages: Arc<Mutex<Vec<(String, Message)>>>,
 }
 
 impl Inbox {
@@ -59,6 +64,7 @@ impl Inbox {
         let inbox = Inbox {
             interrupted,
             pending: Arc::default(),
+            messages: Arc::new(Mutex::new(unread(history))),
         };
         let routing = inbox.clone();
         let client = client.clone();
@@ -113,6 +119,11 @@ impl Inbox {
                 flag.send_replace(true);
                 return;
             }
+            SessionItem::Message(message) => {
+                let mut messages = self.messages.lock().unwrap_or_else(PoisonError::into_inner);
+                messages.push((item.id.clone(), message));
+                return;
+            }
             SessionItem::PermissionDecision(d) => (d.request.clone(), Reply::Permission(d)),
             SessionItem::UserAnswer(a) => (a.request.clone(), Reply::User(a)),
             SessionItem::HookAnswer(a) => (a.request.clone(), Reply::Hook(a)),
@@ -127,6 +138,12 @@ impl Inbox {
                 pending.early.insert(request, reply);
             }
         }
+    }
+
+    /// The messages sent to the session not yet brought to the model
+    /// (taken: each is brought once).
+    pub fn take_messages(&self) -> Vec<(String, Message)> {
+        std::mem::take(&mut *self.messages.lock().unwrap_or_else(PoisonError::into_inner))
     }
 
     /// Whether a host asked the run to stop.
@@ -166,9 +183,30 @@ fn routed(item: &ChunkItem) -> bool {
         PermissionDecision::TYPE,
         UserAnswer::TYPE,
         HookAnswer::TYPE,
+        Message::TYPE,
     ]
     .iter()
     .any(|kind| item.is_on(kind, PlacementType::Instance))
+}
+
+/// The messages in a session's `history` no prompt has brought to the
+/// model yet (sent while no run was there), in order.
+fn unread(history: &[ChunkItem]) -> Vec<(String, Message)> {
+    let brought: HashSet<String> = history
+        .iter()
+        .filter_map(|c| match SessionItem::of(c) {
+            SessionItem::Prompt(p) => p.message,
+            _ => None,
+        })
+        .collect();
+    history
+        .iter()
+        .filter(|c| !brought.contains(&c.id))
+        .filter_map(|c| match SessionItem::of(c) {
+            SessionItem::Message(m) => Some((c.id.clone(), m)),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Whether `commit` placed `id` as an instance on `session`. (Not its

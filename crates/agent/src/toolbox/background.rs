@@ -121,6 +121,7 @@ impl Background {
                 ),
                 from: Some(PromptSource::Agent),
                 images: Vec::new(),
+                message: None,
             });
         }
         self.running = still;

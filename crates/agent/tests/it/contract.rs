@@ -117,6 +117,7 @@ fn what_a_chunk_is_depends_on_its_type_and_a_wrong_body_is_said() {
             text: "hi".into(),
             from: None,
             images: Vec::new(),
+            message: None,
         })
     );
     // An older body without the newer fields still reads.

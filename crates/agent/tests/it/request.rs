@@ -50,6 +50,7 @@ fn prompt(text: &str) -> Entry {
         text: text.into(),
         from: None,
         images: Vec::new(),
+        message: None,
     })
 }
 

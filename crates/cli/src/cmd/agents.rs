@@ -95,6 +95,12 @@ fn merge(root: &std::path::Path, db: &Substrate, given: &str) -> Result<()> {
     Ok(())
 }
 
+/// The project's agents as a table (`/agents` in `hc chat`).
+pub fn print(db: &Substrate) -> Result<()> {
+    let _ = engine::fail_gone(db);
+    print_rows(&rows(db)?, false)
+}
+
 /// The rows, as a table or JSON.
 fn print_rows(rows: &[AgentRow], as_json: bool) -> Result<()> {
     if as_json {
@@ -184,6 +190,37 @@ fn watch_rows(db: &Substrate) -> Result<()> {
         }
         std::thread::sleep(WATCH_EVERY);
     }
+}
+
+/// `hc send ID TEXT`: a message on the session, which its agent reads at
+/// its next turn — now, when it runs; else when it next runs.
+pub fn send(given: &str, text: &str) -> Result<()> {
+    if text.trim().is_empty() {
+        return Err(crate::exit::exit(2, "say something: hc send ID \"TEXT\""));
+    }
+    let (_, db) = open_store()?;
+    let session = hc_host::sessions::resolve(&db, given)?;
+    let message = agent::contract::Message {
+        text: text.to_owned(),
+        from: Some("a person (hc send)".to_owned()),
+    };
+    let entry = agent::contract::Entry::of(&message);
+    let chunk = substrate::ChunkDecl::generated()
+        .body(entry.body)
+        .on(substrate::NewPlacement::instance(&session))
+        .on(substrate::NewPlacement::instance(entry.kind));
+    db.commit(substrate::Declaration::of(vec![chunk]), None)?;
+    let running = rows(&db)?
+        .into_iter()
+        .find(|r| r.id == session)
+        .is_some_and(|r| matches!(r.status.as_str(), "queued" | "running" | "waiting"));
+    match running {
+        true => println!("sent to {session}: its agent reads it at its next turn"),
+        false => println!(
+            "sent to {session}: its agent reads it when it next runs (hc run --resume {session} …)"
+        ),
+    }
+    Ok(())
 }
 
 /// `hc stop ID`: its run ended wherever it runs (a queued one before it

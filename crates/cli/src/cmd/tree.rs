@@ -67,6 +67,7 @@ impl Lines {
                 let who = match from {
                     Some(PromptSource::Hook) => "hook",
                     Some(PromptSource::Agent) => "sub-agent result",
+                    Some(PromptSource::Message) => "message",
                     None => "prompt",
                 };
                 let head = format!("{} ", bold(&format!("› {who}")));

@@ -13,7 +13,6 @@ use anyhow::{Context as _, Result};
 use hc_host::open::{Find, Staged};
 use hc_host::trust::Ask;
 use hc_host::worker;
-use protocol::process::Placement;
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -34,13 +33,10 @@ pub fn queue(
     request: &RunRequest,
     bg: &Background,
     prompt: &str,
-    mut config: agent::AgentConfig,
+    config: agent::AgentConfig,
     printed: Printed,
 ) -> Result<u8> {
     refuse_what_does_not_carry(request)?;
-    // its questions wait in the substrate for whoever attaches
-    config.interactive = true;
-    config.background = true;
     let root = staged.project.root.clone();
     let prepared = staged.prepare(false)?;
     let db = &prepared.db;
@@ -50,31 +46,18 @@ pub fn queue(
     let exists = |id: &str| db.read(|s| s.exists(id)).unwrap_or(false);
     let pins = agent::launch::pins_of(culture.as_ref(), &request.context, exists)
         .map_err(|e| exit(2, e))?;
-    let (session, make) = agent::launch::new_session(prompt);
-    let worktree = match bg.worktree {
-        true => Some(
-            hc_host::worktree::ask(&root, &session, bg.base.as_deref())
-                .map_err(|e| exit(2, format!("{e:#}")))?,
-        ),
-        false => None,
-    };
-    let launch = agent::launch::Launch {
-        session: &session,
+    let asked = worker::Asked {
         prompt,
-        images: &images,
         config: &config,
+        images: &images,
         pins: &pins,
+        worktree: bg.worktree.then_some(bg.base.as_deref()),
     };
-    let (before, mut args) = launch.plan();
-    args.placement = Some(Placement {
-        labels: Vec::new(),
-        worktree: worktree.clone(),
-    });
-    db.commit(make, None)?;
-    if let Some(before) = before {
-        db.commit(before, None)?;
-    }
-    let process = engine::queue_run(db, &prepared.config, "agent", args)?;
+    let worker::Queued {
+        session,
+        process,
+        worktree,
+    } = worker::enqueue(db, &prepared.config, &root, asked)?;
     let log = ensure_worker(&root)?;
     let branch = worktree.as_ref().map(|w| w.branch.clone());
     if printed.format == OutputFormat::Text {

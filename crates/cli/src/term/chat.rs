@@ -28,6 +28,7 @@ const HELP: &str = "\
 /model [NAME]     show or change the model
 /resume [SESSION] go on with a session (the latest without one)
 /sessions         the project's sessions
+/agents           the project's agents: queued, running, waiting for you, done (hc run --bg starts one)
 /trace            this session as a tree (`hc trace` for more)
 /mcp              the MCP servers and their tools (`hc mcp` for more)
 /mcp__S__P ARGS   send MCP server S's prompt P
@@ -321,6 +322,7 @@ impl Chat {
             "model" => Ok(self.model(arg)),
             "resume" => self.resume(arg),
             "sessions" => inspect::print_sessions(self.engine.db(), false).map(|()| String::new()),
+            "agents" => crate::cmd::agents::print(self.engine.db()).map(|()| String::new()),
             "trace" => match &self.session {
                 Some(s) => tree::show(self.engine.db(), s, false, false).map(|()| String::new()),
                 None => Ok("no session yet: say something first".to_owned()),

@@ -443,3 +443,73 @@ async fn a_merged_branch_leaves_no_worktree_and_rm_refuses_unsaved_changes() {
     assert!(!place.exists());
     assert!(git(&s, &["branch", "--list", &format!("hc/{two}")]).contains(&two));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_message_sent_to_a_session_is_read_at_its_next_turn() {
+    let s = Setup::new(json!({"turns": [
+        {"reply": {"content": [call("tu_g", "glob", json!({"pattern": "*.txt"}))], "stop_reason": "tool_use"},
+         "when": "work slowly", "pace": {"first_byte_delay_ms": 1500}},
+        when("also say banana", json!([text("banana said")]), "end_turn"),
+        when("go on", json!([text("went on")]), "end_turn"),
+    ]}))
+    .await;
+    repository(&s);
+    let session = background(&s, &["--no-worktree", "work slowly"]).await;
+    until(&s, |rows| {
+        rows.first().is_some_and(|r| r["status"] == "running")
+    })
+    .await;
+    let sent = s.out(&["send", &session, "also say banana"]).await;
+    assert_eq!(sent.code, 0, "{sent:?}");
+    assert!(sent.stdout.contains("next turn"), "{sent:?}");
+    until(&s, |rows| all(rows, "done", 1)).await;
+    let messages = s.of_type(&session, "message");
+    assert_eq!(messages.len(), 1);
+    let prompts = s.of_type(&session, "prompt");
+    let brought: Vec<&Value> = prompts.iter().filter(|p| p["from"] == "message").collect();
+    assert_eq!(brought.len(), 1, "{prompts:#?}");
+    assert!(
+        brought[0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("also say banana")
+    );
+    rebuilt_exactly(&s, std::slice::from_ref(&session), 2).await;
+
+    // to a session no run is on: read when it next runs
+    let later = s.out(&["send", &session, "tell it later"]).await;
+    assert!(later.stdout.contains("when it next runs"), "{later:?}");
+    let resumed = s.run(&["--resume", &session, "go on"]).await;
+    assert_eq!(resumed.code, 0, "{resumed:?}");
+    let body = String::from_utf8(s.rebuilt(&session, 3).await).unwrap();
+    assert!(
+        body.contains("tell it later") && body.contains("go on"),
+        "{body}"
+    );
+    assert!(s.sent().iter().any(|b| String::from_utf8_lossy(b) == body));
+    // each message brought once
+    let prompts = s.of_type(&session, "prompt");
+    assert_eq!(prompts.iter().filter(|p| p["from"] == "message").count(), 2);
+    let unknown = s.out(&["send", "s_nope", "hello"]).await;
+    assert_eq!(unknown.code, 2, "{unknown:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn chat_lists_the_agents_with_slash_agents() {
+    let s = Setup::new(json!({"turns": [reply(json!([text("ok")]), "end_turn")]})).await;
+    repository(&s);
+    let session = background(&s, &["a job on the side"]).await;
+    until(&s, |rows| all(rows, "done", 1)).await;
+    let typed = |bytes: &'static [u8]| -> (Ready, &'static [u8]) { (Box::new(|_| true), bytes) };
+    let (code, shown) = in_terminal(
+        &s,
+        "chat",
+        &[],
+        vec![typed(b"/agents\n"), typed(b"/exit\n")],
+    )
+    .await;
+    assert_eq!(code, 0, "{shown}");
+    assert!(shown.contains("a job on the side"), "{shown}");
+    assert!(shown.contains(&session[..10]), "{shown}");
+    assert!(shown.contains("BRANCH"), "{shown}");
+}

@@ -157,6 +157,19 @@ async fn http(addr: &str, request: &str) -> (u16, String) {
     (code, text)
 }
 
+/// `POST /api/run` with `body`, as the page sends it.
+async fn post_run(served: &Served, body: Value) -> (u16, String) {
+    let body = body.to_string();
+    let request = format!(
+        "POST /api/run HTTP/1.1\r\nHost: {}\r\nCookie: hc_token={}\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        served.addr(),
+        served.token(),
+        body.len()
+    );
+    http(&served.addr(), &request).await
+}
+
 /// A paced reply: its text arrives in many small pieces.
 fn paced(text_: &str, delay_ms: u64) -> Value {
     json!({"reply": {"content": [text(text_)], "stop_reason": "end_turn",
@@ -434,15 +447,7 @@ async fn a_server_killed_mid_run_leaves_the_run_reconciled_at_the_next_open() {
     let long = "word ".repeat(2000);
     let s = Setup::new(json!({"turns": [paced(&long, 50)]})).await;
     let mut served = Served::start(&s).await;
-    let body = json!({"prompt": "go on and on"}).to_string();
-    let request = format!(
-        "POST /api/run HTTP/1.1\r\nHost: {}\r\nCookie: hc_token={}\r\nContent-Type: application/json\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        served.addr(),
-        served.token(),
-        body.len()
-    );
-    let (code, response) = http(&served.addr(), &request).await;
+    let (code, response) = post_run(&served, json!({"prompt": "go on and on"})).await;
     assert_eq!(code, 200, "{response}");
     let session = s.sessions().pop().unwrap();
     wait_for("the run to be streaming", || {
@@ -533,4 +538,74 @@ async fn another_host_name_is_refused_and_the_address_works_once() {
     let local = format!("localhost:{port}");
     let (code, _) = http(&served.addr(), &get(&local, "/", true)).await;
     assert_eq!(code, 200);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_started_in_the_background_from_the_page_is_taken_by_the_server() {
+    let s =
+        Setup::new(json!({"turns": [reply(json!([text("done in the background")]), "end_turn")]}))
+            .await;
+    for args in [
+        vec!["init", "-q"],
+        vec![
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "start",
+        ],
+    ] {
+        let out = std::process::Command::new("git")
+            .args(&args)
+            .current_dir(&s.root)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+    }
+    let served = Served::start(&s).await;
+    let asked = json!({"prompt": "work on your own", "background": true});
+    let (code, response) = post_run(&served, asked).await;
+    assert_eq!(code, 200, "{response}");
+    let session = s.sessions().pop().unwrap();
+    assert!(response.contains(&session), "{response}");
+    // the server's own worker takes it, in a worktree of its own
+    let rows = || {
+        let rows: Vec<Value> = serde_json::from_str(
+            &String::from_utf8(
+                std::process::Command::new(HC)
+                    .args(["agents", "--json"])
+                    .current_dir(&s.root)
+                    .env("XDG_CONFIG_HOME", s.root.join(".no-user-config"))
+                    .output()
+                    .unwrap()
+                    .stdout,
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        rows
+    };
+    wait_for("the background run to end", || {
+        rows().first().is_some_and(|r| r["status"] == "done")
+    })
+    .await;
+    let row = rows().remove(0);
+    assert_eq!(row["branch"], format!("hc/{session}"), "{row}");
+    let answers = s.of_type(&session, "answer");
+    assert_eq!(answers[0]["text"], "done in the background");
+    let list = format!(
+        "GET /api/sessions HTTP/1.1\r\nHost: {}\r\nCookie: hc_token={}\r\nConnection: close\r\n\r\n",
+        served.addr(),
+        served.token()
+    );
+    let (code, listed) = http(&served.addr(), &list).await;
+    assert_eq!(code, 200, "{listed}");
+    assert!(
+        listed.contains(&format!("\"branch\":\"hc/{session}\"")),
+        "{listed}"
+    );
 }
