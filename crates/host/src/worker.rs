@@ -21,8 +21,12 @@ use std::time::{Duration, Instant};
 use substrate::Substrate;
 use tokio::task::JoinSet;
 
-/// How often a worker looks at the queue when nothing woke it.
-const POLL: Duration = Duration::from_millis(100);
+/// How often a worker follows other processes' commits (a run queued by
+/// `hc run --bg` is one); the queue is read again when a commit came.
+const POLL: Duration = Duration::from_millis(25);
+
+/// How often it reads the queue regardless.
+const REREAD: Duration = Duration::from_secs(1);
 
 /// How often it looks for gone engines.
 const SWEEP: Duration = Duration::from_secs(1);
@@ -177,6 +181,9 @@ pub async fn work(
     let mut running: JoinSet<Result<Outcome>> = JoinSet::new();
     let mut mine: HashSet<String> = HashSet::new();
     let mut swept = Instant::now() - SWEEP;
+    let mut commits = db.subscribe();
+    let mut read = Instant::now() - REREAD;
+    let mut ended = true;
     tokio::pin!(stop);
     loop {
         follow(db).await;
@@ -185,6 +192,19 @@ pub async fn work(
             let _ = tokio::task::spawn_blocking(move || engine::fail_gone(&db)).await;
             swept = Instant::now();
         }
+        // the queue read again only when something may have changed it
+        let came = drain(&mut commits);
+        if !(came || std::mem::take(&mut ended) || read.elapsed() >= REREAD) {
+            tokio::select! {
+                () = &mut stop => {
+                    running.shutdown().await;
+                    return Ok(worked);
+                }
+                () = tokio::time::sleep(POLL) => {}
+            }
+            continue;
+        }
+        read = Instant::now();
         let (waiting, busy) = queued(db)?;
         // (the runs other workers of the project hold count too)
         let mut at_once = busy.max(running.len());
@@ -224,20 +244,35 @@ pub async fn work(
                 running.shutdown().await;
                 return Ok(worked);
             }
-            Some(done) = running.join_next() => match done {
-                Ok(Ok(Outcome::Ran { id, committed })) => {
-                    worked.claimed += 1;
-                    say(&format!("{id}: ended{}", if committed { "; its changes committed on its branch" } else { "" }));
+            Some(done) = running.join_next() => {
+                ended = true;
+                match done {
+                    Ok(Ok(Outcome::Ran { id, committed })) => {
+                        worked.claimed += 1;
+                        say(&format!("{id}: ended{}", if committed { "; its changes committed on its branch" } else { "" }));
+                    }
+                    Ok(Ok(Outcome::Refused { id, why })) => {
+                        worked.refused += 1;
+                        say(&format!("{id}: not started: {why}"));
+                    }
+                    Ok(Ok(Outcome::Taken)) => {}
+                    Ok(Err(e)) => say(&format!("a run: {e:#}")),
+                    Err(e) => say(&format!("a run's task: {e}")),
                 }
-                Ok(Ok(Outcome::Refused { id, why })) => {
-                    worked.refused += 1;
-                    say(&format!("{id}: not started: {why}"));
-                }
-                Ok(Ok(Outcome::Taken)) => {}
-                Ok(Err(e)) => say(&format!("a run: {e:#}")),
-                Err(e) => say(&format!("a run's task: {e}")),
-            },
+            }
             () = tokio::time::sleep(POLL) => {}
+        }
+    }
+}
+
+/// Whether any commit came on `commits` since it was last drained.
+fn drain(commits: &mut tokio::sync::broadcast::Receiver<Arc<substrate::Commit>>) -> bool {
+    use tokio::sync::broadcast::error::TryRecvError;
+    let mut came = false;
+    loop {
+        match commits.try_recv() {
+            Ok(_) | Err(TryRecvError::Lagged(_)) => came = true,
+            Err(TryRecvError::Empty | TryRecvError::Closed) => return came,
         }
     }
 }
