@@ -102,7 +102,12 @@ pub fn vocabulary() -> Vec<ChunkDecl> {
             json!({}),
         ),
         session_type("compaction", json!({"required": ["text"]}), json!({})),
-        session_type("message", json!({"required": ["text"]}), json!({})),
+        // one delivered copy of each message, whichever host delivers it
+        session_type(
+            "message",
+            json!({"required": ["text"], "unique": ["relayed_from"]}),
+            json!({}),
+        ),
     ];
     for id in [
         "permission-request",

@@ -26,6 +26,7 @@ pub mod mcp_prompt;
 pub mod open;
 pub mod origin;
 pub mod project;
+pub mod relay;
 pub mod sessions;
 pub mod settings;
 pub mod text;

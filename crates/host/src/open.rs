@@ -108,6 +108,7 @@ impl Prepared {
     /// The engine started (inside a runtime).
     pub fn open(self) -> Result<Host> {
         let engine = Engine::open_with(self.db, self.config)?;
+        crate::relay::start(Arc::clone(engine.db()));
         Ok(Host {
             project: self.project,
             files: self.files,

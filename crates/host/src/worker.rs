@@ -174,6 +174,7 @@ pub async fn work(
 ) -> Result<Worked> {
     let mut lock = take_lock(root)?;
     let mut worked = Worked::default();
+    crate::relay::start(Arc::clone(db));
     if lock.is_none() && opts.until_idle {
         say("another worker takes this project's runs: nothing for this one to do");
         return Ok(worked);

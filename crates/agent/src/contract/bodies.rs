@@ -347,10 +347,36 @@ pub struct Message {
     /// Who sent it, in words (a session's id, `a person`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub from: Option<String>,
+    /// On a message a run sent (on its own session): the session it is
+    /// for (an id, a prefix or a name), for its host to deliver.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
+    /// On a delivered copy: the message it copies (one copy each).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relayed_from: Option<String>,
+    /// On a sent message, once delivered: the session it went to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delivered: Option<String>,
+    /// On a sent message that could not be delivered: why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub undelivered: Option<String>,
 }
 
 impl Body for Message {
     const TYPE: &'static str = "message";
+}
+
+impl Message {
+    /// A message body, read leniently (what does not read is empty).
+    pub fn parse_body(body: &serde_json::Value) -> Message {
+        Message::deserialize(body).unwrap_or_default()
+    }
+
+    /// Whether it came to its session (not one the session's own run sent
+    /// elsewhere).
+    pub fn incoming(&self) -> bool {
+        self.to.is_none()
+    }
 }
 
 /// `interrupt`: a host asks the run to stop.

@@ -119,7 +119,7 @@ impl Inbox {
                 flag.send_replace(true);
                 return;
             }
-            SessionItem::Message(message) => {
+            SessionItem::Message(message) if message.incoming() => {
                 let mut messages = self.messages.lock().unwrap_or_else(PoisonError::into_inner);
                 messages.push((item.id.clone(), message));
                 return;
@@ -203,7 +203,7 @@ fn unread(history: &[ChunkItem]) -> Vec<(String, Message)> {
         .iter()
         .filter(|c| !brought.contains(&c.id))
         .filter_map(|c| match SessionItem::of(c) {
-            SessionItem::Message(m) => Some((c.id.clone(), m)),
+            SessionItem::Message(m) if m.incoming() => Some((c.id.clone(), m)),
             _ => None,
         })
         .collect()

@@ -121,6 +121,12 @@ impl Run {
         if planning {
             context.own_tools.push(crate::toolbox::plan::definition());
         }
+        // a run in the background may write to other sessions
+        if config.background && config.depth == 1 {
+            context
+                .own_tools
+                .push(crate::toolbox::message::definition());
+        }
         let up = with_servers(&mut context, &servers);
         let (agents, chunks, skipped) = files.record(&mut context);
         let shell = match config.hermitcrab {

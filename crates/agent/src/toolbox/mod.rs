@@ -15,6 +15,7 @@ pub(crate) mod background;
 pub(crate) mod blocks;
 mod derived;
 mod hooks;
+pub(crate) mod message;
 mod outcome;
 mod own;
 mod permit;
@@ -419,6 +420,10 @@ impl Toolbox {
             return Ok(Prepared::Done(
                 self.change_memory(call, &input, turn).await?,
             ));
+        }
+        if call.name == message::TOOL && self.config.background && self.config.depth <= 1 {
+            let sent = message::send(&self.client, turn.writer, &input).await;
+            return Ok(Prepared::Done(sent));
         }
         if call.name == plan::TOOL {
             return Ok(Prepared::Done(self.exit_plan(call, &input, turn).await?));

@@ -203,6 +203,7 @@ pub fn send(given: &str, text: &str) -> Result<()> {
     let message = agent::contract::Message {
         text: text.to_owned(),
         from: Some("a person (hc send)".to_owned()),
+        ..Default::default()
     };
     let entry = agent::contract::Entry::of(&message);
     let chunk = substrate::ChunkDecl::generated()

@@ -513,3 +513,65 @@ async fn chat_lists_the_agents_with_slash_agents() {
     assert!(shown.contains(&session[..10]), "{shown}");
     assert!(shown.contains("BRANCH"), "{shown}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_background_run_sends_a_message_another_session_reads() {
+    let s = Setup::new(json!({"turns": [
+        when("be bee", json!([text("bee here")]), "end_turn"),
+        when("tell the bee", json!([
+            call("tu_s1", "send_message", json!({"session": "bee", "text": "pollen at noon"})),
+            call("tu_s2", "send_message", json!({"session": "nobody", "text": "lost"}))]), "tool_use"),
+        when("tu_s2", json!([text("told")]), "end_turn"),
+        when("go on", json!([text("went on")]), "end_turn"),
+    ]}))
+    .await;
+    repository(&s);
+    let first = s.run(&["--session-id", "bee", "be bee"]).await;
+    assert_eq!(first.code, 0, "{first:?}");
+    let bee = s.sessions().pop().unwrap();
+    let sender = background(
+        &s,
+        &[
+            "--no-worktree",
+            "--permission-mode",
+            "bypass",
+            "tell the bee",
+        ],
+    )
+    .await;
+    until(&s, |rows| {
+        rows.iter()
+            .any(|r| r["id"] == sender.as_str() && r["status"] == "done")
+    })
+    .await;
+    let results = s.of_type(&sender, "tool-result");
+    assert_eq!(results.len(), 2, "{results:#?}");
+    let delivered = results[0]["text"].as_str().unwrap();
+    assert!(delivered.contains(&format!("Sent to {bee}")), "{delivered}");
+    let lost = results[1]["text"].as_str().unwrap();
+    assert_eq!(results[1]["is_error"], true);
+    assert!(
+        lost.contains("not delivered") && lost.contains("nobody"),
+        "{lost}"
+    );
+    // one copy on the other session, read at its next run
+    let copies = s.of_type(&bee, "message");
+    assert_eq!(copies.len(), 1, "{copies:#?}");
+    assert_eq!(copies[0]["from"], sender.as_str());
+    let resumed = s.run(&["--resume", "bee", "go on"]).await;
+    assert_eq!(resumed.code, 0, "{resumed:?}");
+    let body = String::from_utf8(s.rebuilt(&bee, 2).await).unwrap();
+    assert!(
+        body.contains("pollen at noon") && body.contains(&sender),
+        "{body}"
+    );
+    let sent = s.sent();
+    for (session, n) in [(&sender, 2), (&bee, 2)] {
+        for i in 1..=n {
+            assert!(
+                sent.contains(&s.rebuilt(session, i).await),
+                "{session} request {i}"
+            );
+        }
+    }
+}

@@ -1,0 +1,76 @@
+//! Delivering the messages runs send (`send_message`): a run writes only
+//! its own session, so it commits the message there, addressed (`to`); a
+//! host that sees that commit puts a copy on the session it names
+//! (`relayed_from`: the store keeps one copy of each, whichever host is
+//! first) and says on the original that it did, or why it could not. Every
+//! host that runs agents relays what its own engines commit — `open`'s
+//! hosts and the workers.
+
+use agent::contract::{Body, Message};
+use serde_json::json;
+use std::sync::Arc;
+use substrate::{ChunkDecl, Declaration, NewPlacement, Substrate};
+
+/// Relays the messages committed on `db` from now on, for as long as the
+/// runtime runs.
+pub fn start(db: Arc<Substrate>) {
+    let mut commits = db.subscribe();
+    tokio::spawn(async move {
+        use tokio::sync::broadcast::error::RecvError;
+        loop {
+            let commit = match commits.recv().await {
+                Ok(commit) => commit,
+                Err(RecvError::Lagged(_)) => continue,
+                Err(RecvError::Closed) => return,
+            };
+            if !commit.touched_scopes.iter().any(|s| s == Message::TYPE) {
+                continue;
+            }
+            for id in commit.created.clone() {
+                let db = Arc::clone(&db);
+                let _ = tokio::task::spawn_blocking(move || deliver(&db, &id)).await;
+            }
+        }
+    });
+}
+
+/// Delivers message `id` when it is one a run sent and nobody delivered.
+fn deliver(db: &Substrate, id: &str) {
+    let Ok(Some(body)) = db.read(|s| s.body(id)) else {
+        return;
+    };
+    let message = Message::parse_body(&body);
+    let Some(to) = message.to.clone() else {
+        return;
+    };
+    if message.delivered.is_some() || message.undelivered.is_some() {
+        return;
+    }
+    let decl = match crate::sessions::resolve(db, &to) {
+        Ok(target) => {
+            let copy = Message {
+                text: message.text,
+                from: message.from,
+                relayed_from: Some(id.to_owned()),
+                ..Message::default()
+            };
+            Declaration::of(vec![
+                ChunkDecl::generated()
+                    .body(serde_json::to_value(&copy).unwrap_or_default())
+                    .on(NewPlacement::instance(&target))
+                    .on(NewPlacement::instance(Message::TYPE)),
+                ChunkDecl::with_id(id).merge_body(json!({"delivered": target})),
+            ])
+        }
+        Err(e) => {
+            let why = crate::text::shown(&format!("{e:#}")).into_owned();
+            Declaration::of(vec![
+                ChunkDecl::with_id(id).merge_body(json!({"undelivered": why})),
+            ])
+        }
+    };
+    // (another host delivering it first leaves this one refused: fine)
+    if let Err(e) = db.commit(decl, None) {
+        tracing::debug!("message {id} not delivered here: {e}");
+    }
+}
