@@ -220,6 +220,12 @@ async fn attach_follows_a_background_run_and_answers_its_question() {
     assert_eq!(code, 0, "{shown}");
     assert!(shown.contains("attached to"), "{shown}");
     assert!(shown.contains("written after you allowed it"), "{shown}");
+    // the terminal told of its end: the bell, OSC 9 and OSC 777
+    assert!(
+        shown.contains(&format!("\x07\x1b]9;hermitcrab: {session} done")),
+        "{shown:?}"
+    );
+    assert!(shown.contains("\x1b]777;notify;hermitcrab;"), "{shown:?}");
     let (rows, _) = until(&s, |rows| all(rows, "done", 1)).await;
     assert!(rows[0].get("question").is_none());
     let decisions = s.of_type(&session, "permission-decision");
