@@ -76,13 +76,17 @@ pub(crate) fn now_ms() -> u64 {
         .map_or(0, |d| d.as_millis() as u64)
 }
 
-/// This machine's name.
+/// This machine's name (read once).
 pub fn host_name() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|n| n.trim().to_owned())
-        .ok()
-        .filter(|n| !n.is_empty())
-        .unwrap_or_else(|| "localhost".into())
+    static NAME: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    NAME.get_or_init(|| {
+        std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|n| n.trim().to_owned())
+            .ok()
+            .filter(|n| !n.is_empty())
+            .unwrap_or_else(|| "localhost".into())
+    })
+    .clone()
 }
 
 /// The lease body of an engine renewing now.
@@ -154,9 +158,16 @@ impl<'a> Judged<'a> {
         }
     }
 
-    /// Whether `engine` is gone, and whether it held a lease in the
-    /// substrate (its runs are then `engine lost`).
-    pub fn gone(&mut self, snap: &Snapshot<'_>, engine: &str) -> Result<(bool, bool)> {
+    /// Whether `engine`, which runs a process on `host` (when the process
+    /// says), is gone, and whether it held a lease in the substrate (its
+    /// runs are then `engine lost`). An engine on another host with no
+    /// lease in the substrate cannot be judged from here: it is not gone.
+    pub fn gone(
+        &mut self,
+        snap: &Snapshot<'_>,
+        engine: &str,
+        host: Option<&str>,
+    ) -> Result<(bool, bool)> {
         let lease = snap
             .body(engine)?
             .filter(|_| snap.is_instance_of(engine, ENGINE_TYPE).unwrap_or(false))
@@ -164,9 +175,11 @@ impl<'a> Judged<'a> {
         if let Some(known) = self.seen.get(engine) {
             return Ok((*known, lease.is_some()));
         }
+        let elsewhere = host.is_some_and(|h| h != self.here);
         let gone = match &lease {
             Some(lease) if lease.expires_ms < self.now => true,
             Some(lease) if lease.host != self.here => false,
+            None if elsewhere => false,
             _ => crate::lease::gone(self.leases, engine),
         };
         self.seen.insert(engine.to_owned(), gone);
@@ -213,7 +226,7 @@ pub fn fail_gone(db: &Substrate) -> Result<Vec<ProcessId>> {
                 out.push((id, body, "engine restart"));
                 continue;
             };
-            let (gone, leased) = judged.gone(snap, &engine)?;
+            let (gone, leased) = judged.gone(snap, &engine, body.host.as_deref())?;
             if gone {
                 let why = if leased {
                     "engine lost"
@@ -268,9 +281,10 @@ pub fn process_gone(db: &Substrate, process: &ProcessBody) -> bool {
         return true;
     };
     let leases = crate::lease::dir_of(db.path());
+    let host = process.host.as_deref();
     db.read(|snap| {
         Judged::new(&leases)
-            .gone(snap, engine)
+            .gone(snap, engine, host)
             .map(|(gone, _)| gone)
     })
     .unwrap_or(false)

@@ -312,6 +312,7 @@ pub(crate) fn declaration(
         "arguments": arguments,
         "containment": if plan.contained { "on" } else { "off" },
         "engine": engine,
+        "host": crate::claim::host_name(),
     });
     // A served run has nothing to spawn: it is running once committed;
     // so is a tile (the host mounts it).

@@ -91,6 +91,7 @@ pub(super) fn queue(
         && let Some(fields) = body.as_object_mut()
     {
         fields.remove("engine");
+        fields.remove("host");
         fields.insert(
             "placement".into(),
             serde_json::to_value(placement).map_err(|e| EngineError::internal(e.to_string()))?,

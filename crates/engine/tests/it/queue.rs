@@ -228,3 +228,33 @@ async fn only_a_host_queues_and_only_a_program_that_runs_as_a_process() {
     let refused = h.engine.run(&Context::host(), "fixture", args).unwrap_err();
     assert!(refused.message.contains("capabilities"), "{refused}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_of_an_engine_on_another_host_is_not_judged_by_this_hosts_locks() {
+    let h = Harness::uncontained();
+    let id = h.run("fixture", json!({"mode": "hang"}));
+    assert_eq!(
+        body(&h, &id).host.as_deref(),
+        Some(engine::host_name().as_str())
+    );
+    // as an engine on another machine sharing the store would have it:
+    // no lock file here, no lease in the substrate
+    h.commit(vec![ChunkDecl::with_id(&id).merge_body(
+        json!({"engine": "e_elsewhere", "host": "another-machine"}),
+    )]);
+    let _next = beside(&h, engine::LEASE_MS);
+    assert!(
+        !body(&h, &id).status.ended(),
+        "left alone: {:?}",
+        body(&h, &id)
+    );
+    assert!(!engine::process_gone(&h.db, &body(&h, &id)));
+    // the same engine said to be on this host: its lock is gone, so is it
+    h.commit(vec![
+        ChunkDecl::with_id(&id).merge_body(json!({"host": engine::host_name()})),
+    ]);
+    assert!(engine::process_gone(&h.db, &body(&h, &id)));
+    let _again = beside(&h, engine::LEASE_MS);
+    assert_eq!(body(&h, &id).error.as_deref(), Some("engine restart"));
+    h.engine.shutdown().await;
+}
