@@ -176,11 +176,13 @@ impl<'a> Judged<'a> {
             return Ok((*known, lease.is_some()));
         }
         let elsewhere = host.is_some_and(|h| h != self.here);
+        // on its own host an engine is judged by its lock (a machine that
+        // slept past a lease has not lost its runs); elsewhere by its lease
         let gone = match &lease {
-            Some(lease) if lease.expires_ms < self.now => true,
-            Some(lease) if lease.host != self.here => false,
+            Some(lease) if lease.host == self.here => crate::lease::gone(self.leases, engine),
+            Some(lease) => lease.expires_ms < self.now,
             None if elsewhere => false,
-            _ => crate::lease::gone(self.leases, engine),
+            None => crate::lease::gone(self.leases, engine),
         };
         self.seen.insert(engine.to_owned(), gone);
         Ok((gone, lease.is_some()))
@@ -364,7 +366,15 @@ pub(crate) fn watch_stop(core: &Arc<Core>, slot: Arc<crate::slot::Slot>) {
     let mut commits = core.db.subscribe();
     let db = Arc::clone(&core.db);
     tokio::spawn(async move {
+        // (a stop that came before this subscription is read first)
+        let mut first = true;
         loop {
+            if std::mem::take(&mut first) {
+                if let Some(reason) = stop_asked(&db, &slot.id) {
+                    slot.request_end(&reason);
+                }
+                continue;
+            }
             tokio::select! {
                 () = slot.ended() => return,
                 got = commits.recv() => match got {
@@ -373,14 +383,17 @@ pub(crate) fn watch_stop(core: &Arc<Core>, slot: Arc<crate::slot::Slot>) {
                     _ => {}
                 },
             }
-            let stop = db
-                .read(|snap| Ok::<_, EngineError>(snap.body(&slot.id)?))
-                .ok()
-                .flatten()
-                .and_then(|b| ProcessBody::parse(&b).stop);
-            if let Some(reason) = stop {
+            if let Some(reason) = stop_asked(&db, &slot.id) {
                 slot.request_end(&reason);
             }
         }
     });
+}
+
+/// The stop a host asked of `process`, if one did.
+fn stop_asked(db: &Substrate, process: &str) -> Option<String> {
+    db.read(|snap| Ok::<_, EngineError>(snap.body(process)?))
+        .ok()
+        .flatten()
+        .and_then(|b| ProcessBody::parse(&b).stop)
 }

@@ -38,11 +38,40 @@ impl<'j, 'a, 's> Judge<'j, 'a, 's> {
         if self.reach.is_host() {
             return Ok(());
         }
+        self.no_forged_processes(decl)?;
         let new_ids = self.changed_chunks(decl)?;
         self.added_placements(decl, &new_ids)?;
         self.placed_somewhere(decl, &new_ids)?;
         self.removed_placements(decl)?;
         self.removed_chunks(decl)
+    }
+
+    /// Only the engine makes processes and engines' leases: a program
+    /// placing a chunk of its own on `engine/process` or `engine/engine`
+    /// (a forged queued run a worker would take, a forged lease) is refused.
+    fn no_forged_processes(&self, decl: &Declaration) -> Result<()> {
+        let engine_types = ["engine/process", crate::claim::ENGINE_TYPE];
+        let own = |chunk: Option<&str>| chunk.is_some_and(|c| self.engine_made.contains(&c));
+        let onto = decl
+            .chunks
+            .iter()
+            .filter(|c| !own(c.id.as_deref()))
+            .flat_map(|c| c.placements.iter().map(|p| (p.scope.as_str(), p.kind)))
+            .chain(
+                decl.placements
+                    .iter()
+                    .filter(|p| !own(Some(&p.chunk)))
+                    .map(|p| (p.scope.as_str(), p.kind)),
+            );
+        for (scope, kind) in onto {
+            if kind == PlacementType::Instance && engine_types.contains(&scope) {
+                return Err(EngineError::boundary(format!(
+                    "cannot place a chunk instance on `{scope}`: only the engine makes processes \
+                     and engines' leases (start a run with `run`)"
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// Chunks the declaration changes must be writable and unprotected (a

@@ -69,8 +69,16 @@ fn deliver(db: &Substrate, id: &str) {
             ])
         }
     };
-    // (another host delivering it first leaves this one refused: fine)
-    if let Err(e) = db.commit(decl, None) {
+    // delivered once: another relay (another host, or another of this
+    // process's) that came first leaves this one refused
+    let undelivered = |snap: &substrate::Snapshot<'_>| {
+        let now = Message::parse_body(&snap.body(id)?.unwrap_or_default());
+        match now.delivered.is_some() || now.undelivered.is_some() {
+            true => Err(substrate::Error::InvalidRequest("delivered already".into())),
+            false => Ok(()),
+        }
+    };
+    if let Err(e) = db.commit_with(decl, None, undelivered) {
         tracing::debug!("message {id} not delivered here: {e}");
     }
 }

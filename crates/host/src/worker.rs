@@ -206,7 +206,14 @@ pub async fn work(
             continue;
         }
         read = Instant::now();
-        let (waiting, busy) = queued(db)?;
+        let (waiting, busy) = match queued(db) {
+            Ok(queued) => queued,
+            Err(e) => {
+                say(&format!("cannot read the queue now: {e:#}"));
+                tokio::time::sleep(REREAD).await;
+                continue;
+            }
+        };
         // (the runs other workers of the project hold count too)
         let mut at_once = busy.max(running.len());
         for (id, body) in waiting {
@@ -230,10 +237,10 @@ pub async fn work(
             // Let go of the lock before the last look: a run queued after
             // it finds no worker (and starts one), one before it is seen.
             drop(lock.take());
-            if queued(db)?.0.is_empty() {
+            if queued(db).is_ok_and(|(waiting, _)| waiting.is_empty()) {
                 return Ok(worked);
             }
-            lock = take_lock(root)?;
+            lock = take_lock(root).unwrap_or(None);
             if lock.is_none() {
                 // another worker came meanwhile: the queue is its
                 return Ok(worked);
@@ -332,12 +339,42 @@ struct Job {
 }
 
 impl Job {
+    /// Claims and carries the run; anything that stops it before the claim
+    /// fails it, saying why (never left queued for this worker to skip).
     async fn run(self) -> Result<Outcome> {
+        let (db, id) = (Arc::clone(&self.db), self.id.clone());
+        match self.carry().await {
+            Err(e) => {
+                let why = format!("{e:#}");
+                match engine::refuse_queued(&db, &id, &why) {
+                    Ok(()) => Ok(Outcome::Refused { id, why }),
+                    // claimed: its end is its engine's to record
+                    Err(_) => Err(e),
+                }
+            }
+            done => done,
+        }
+    }
+
+    async fn carry(self) -> Result<Outcome> {
         let ask = self
             .body
             .placement
             .as_ref()
             .and_then(|p| p.worktree.clone());
+        if let Some(ask) = &ask {
+            // (a worktree is the session's own: its place and branch)
+            let session = session_of(&self.db, &self.id).unwrap_or_default();
+            if ask.path != worktree::relative_path(&session)
+                || ask.branch != worktree::branch_of(&session)
+            {
+                anyhow::bail!(
+                    "its worktree is not its session's own ({} on {})",
+                    crate::text::shown(&ask.path),
+                    crate::text::shown(&ask.branch)
+                );
+            }
+        }
         let at = match &ask {
             Some(ask) => {
                 let (root, ask) = (self.root.clone(), ask.clone());

@@ -125,6 +125,9 @@ pub fn make(root: &Path, ask: &WorktreeAsk) -> Result<PathBuf> {
     {
         bail!("a worktree goes under .hermitcrab/{DIR}/, not {}", ask.path);
     }
+    // one maker at a time per worktree: a second worker finds it made
+    let name = ask.path.rsplit('/').next().unwrap_or_default();
+    let _held = hold(root, name)?;
     if path.join(".git").is_file() {
         let on = ok(&path, &["rev-parse", "--abbrev-ref", "HEAD"])?;
         if on == ask.branch {
@@ -189,6 +192,18 @@ fn commit_changes(path: &Path, message: &str) -> Result<bool> {
     Ok(true)
 }
 
+/// The lock on `session`'s worktree, held while the file lives.
+fn hold(root: &Path, session: &str) -> Result<std::fs::File> {
+    let dir = root.join(crate::project::DIR).join(DIR);
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot make {}", dir.display()))?;
+    let lock = dir.join(format!(".{session}.lock"));
+    let file =
+        std::fs::File::create(&lock).with_context(|| format!("cannot make {}", lock.display()))?;
+    file.lock()
+        .with_context(|| format!("cannot lock {}", lock.display()))?;
+    Ok(file)
+}
+
 /// Commits on its branch what a session's run left in its worktree (the
 /// worker does so as the run ends; one asking for the branch first may be
 /// quicker): one at a time, under a lock beside the worktree. Answers
@@ -198,23 +213,17 @@ pub fn settle(root: &Path, session: &str, title: &str) -> Result<bool> {
     if !path.join(".git").is_file() {
         return Ok(false);
     }
-    let lock = root
-        .join(crate::project::DIR)
-        .join(DIR)
-        .join(format!(".{session}.lock"));
-    let file =
-        std::fs::File::create(&lock).with_context(|| format!("cannot make {}", lock.display()))?;
-    file.lock()
-        .with_context(|| format!("cannot lock {}", lock.display()))?;
-    let committed = commit_changes(&path, title);
-    drop(file);
-    let _ = std::fs::remove_file(&lock);
-    committed
+    let _held = hold(root, session)?;
+    commit_changes(&path, title)
 }
 
 /// What a session's branch changed since it left the current branch, as a
 /// patch (`--stat`: a summary).
 pub fn diff(root: &Path, session: &str, stat: bool) -> Result<String> {
+    let branch = branch_of(session);
+    ok(root, &["rev-parse", "--verify", "--quiet", &branch]).map_err(|_| {
+        anyhow::anyhow!("{session} has no branch {branch}: it ran in this directory")
+    })?;
     let range = format!("HEAD...{}", branch_of(session));
     let mut args = vec!["diff", "--no-color"];
     if stat {

@@ -92,7 +92,7 @@ pub struct ProcessBody {
 
 /// Where a queued run may run: what the engine that claims it must give.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(default)]
 pub struct Placement {
     /// Labels a worker must carry to take it (none: any worker).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -104,7 +104,6 @@ pub struct Placement {
 
 /// A queued run's own git worktree: its branch, made from `base`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct WorktreeAsk {
     /// The branch (`hc/<session>`).
     pub branch: String,

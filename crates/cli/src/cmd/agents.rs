@@ -35,7 +35,12 @@ pub fn agents(command: Option<AgentsCommand>, json: bool, watch: bool) -> Result
                     hc_host::worktree::branch_of(&session)
                 );
             }
-            println!("{patch}");
+            // (a patch holds what the agent wrote: on a terminal, its
+            // control characters are shown, never acted on)
+            match std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+                true => println!("{}", shown(&patch)),
+                false => println!("{patch}"),
+            }
             Ok(())
         }
         Some(AgentsCommand::Merge { session }) => merge(&project.root, &db, &session),

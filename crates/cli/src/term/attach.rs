@@ -55,8 +55,8 @@ pub fn attach(given: &str) -> Result<u8> {
         let engine = host.engine.clone();
         let (sub, events) = hc_host::turn::subscribe(&engine, &session)?;
         let place = match (&row.branch, &row.host) {
-            (Some(b), Some(h)) => format!(" ({b} on {h})"),
-            (Some(b), None) => format!(" ({b})"),
+            (Some(b), Some(h)) => format!(" ({} on {})", shown(b), shown(h)),
+            (Some(b), None) => format!(" ({})", shown(b)),
             _ => String::new(),
         };
         eprintln!(

@@ -42,7 +42,20 @@ pub(crate) fn claim<O: Ops>(core: &Arc<Core>, ops: O, id: &str) -> Result<Proces
             &args,
             id,
         )?;
+        if plan.service || plan.served_by.is_some() || plan.webview.is_some() {
+            return Err(EngineError::invalid(format!(
+                "`{id}` cannot be claimed: `{}` is no longer a program that runs as a process",
+                plan.program_name
+            )));
+        }
         plan.reach = load_reach(snap, id)?;
+        // (a run's boundary chunks are made with it: a process without
+        // them was not made by `run`)
+        if plan.reach.read.levels.is_empty() || plan.reach.write.levels.is_empty() {
+            return Err(EngineError::boundary(format!(
+                "`{id}` has no boundaries of its own: it was not queued by `run`"
+            )));
+        }
         Ok::<_, EngineError>((plan, body))
     })?;
     ensure_lease(core)?;
@@ -109,7 +122,10 @@ fn waiting(snap: &Snapshot<'_>, id: &str) -> Result<ProcessBody> {
 /// The refusal of a claim on a run that no longer waits.
 fn taken(id: &str, now: &ProcessBody) -> EngineError {
     let why = match (&now.engine, now.status.ended()) {
-        (_, true) => format!("it has ended ({})", now.error.as_deref().unwrap_or("")),
+        (_, true) => format!(
+            "it has ended ({})",
+            now.error.as_deref().unwrap_or(now.status.as_str())
+        ),
         (Some(engine), false) => format!("engine `{engine}` claimed it first"),
         (None, false) => "it changed meanwhile".to_owned(),
     };

@@ -145,6 +145,17 @@ pub(crate) async fn finish(core: &Core, slot: &Arc<Slot>, ending: Ending, stderr
     if let Some(hit) = slot.bound_hit() {
         ending.bounded(hit);
     }
+    // A claimed run's children end first: once its own end is recorded,
+    // the fence refuses theirs.
+    if slot.fence.as_ref().is_some_and(|f| f.root == slot.id) {
+        let children = core.slots.children(&slot.id);
+        for child in &children {
+            child.request_end("parent ended");
+        }
+        for child in &children {
+            child.ended().await;
+        }
+    }
     if let Err(e) = ending.commit(core, slot, &stderr_tail) {
         tracing::error!(process = %slot.id, "cannot record the end of the process: {e}");
     }

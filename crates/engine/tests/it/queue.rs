@@ -167,10 +167,11 @@ async fn an_expired_lease_fails_the_run_engine_lost_and_fences_its_engine() {
     );
     let cut_off = beside(&h, 60_000);
     cut_off.claim(&id).unwrap();
-    // its lease runs out (a host cut off stops renewing it)
-    h.commit(vec![
-        ChunkDecl::with_id(cut_off.id()).merge_body(json!({"expires_ms": 1})),
-    ]);
+    // its lease runs out: a host cut off stops renewing it (as if on
+    // another machine: on its own, an engine is judged by its lock)
+    h.commit(vec![ChunkDecl::with_id(cut_off.id()).merge_body(
+        json!({"expires_ms": 1, "host": "a-machine-cut-off"}),
+    )]);
     // whoever next looks finds it gone: another engine opening here
     let _next = beside(&h, engine::LEASE_MS);
     let lost = body(&h, &id);
@@ -257,4 +258,34 @@ async fn a_run_of_an_engine_on_another_host_is_not_judged_by_this_hosts_locks() 
     let _again = beside(&h, engine::LEASE_MS);
     assert_eq!(body(&h, &id).error.as_deref(), Some("engine restart"));
     h.engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_program_cannot_forge_a_queued_run_or_a_lease() {
+    let h = Harness::uncontained();
+    let forged = |scope: &str| {
+        json!({"op": "commit", "declaration": {"chunks": [{"body": {
+            "status": "pending", "program": "program/fixture", "placement": {}},
+            "placements": [{"scope": "$me", "type": "instance"}, {"scope": scope, "type": "instance"}]}]}})
+    };
+    let id = h.run(
+        "fixture",
+        json!({"mode": "ops", "ops": [forged("engine/process"), forged("engine/engine")]}),
+    );
+    let done = h.wait(&id).await;
+    let results = output(&done)["results"].as_array().unwrap().clone();
+    for result in &results {
+        assert_eq!(result["code"], "BOUNDARY_VIOLATION", "{result}");
+        assert!(
+            result["message"]
+                .as_str()
+                .unwrap()
+                .contains("only the engine")
+        );
+    }
+    assert_eq!(results.len(), 2);
+    assert!(
+        h.engine.queued().unwrap().is_empty(),
+        "nothing a worker would take"
+    );
 }
