@@ -188,11 +188,7 @@ pub async fn work(
     tokio::pin!(stop);
     loop {
         follow(db).await;
-        if swept.elapsed() >= SWEEP {
-            let db = Arc::clone(db);
-            let _ = tokio::task::spawn_blocking(move || engine::fail_gone(&db)).await;
-            swept = Instant::now();
-        }
+        sweep(db, &mut swept).await;
         // the queue read again only when something may have changed it
         let came = drain(&mut commits);
         if !(came || std::mem::take(&mut ended) || read.elapsed() >= REREAD) {
@@ -214,38 +210,28 @@ pub async fn work(
                 continue;
             }
         };
-        // (the runs other workers of the project hold count too)
-        let mut at_once = busy.max(running.len());
-        for (id, body) in waiting {
-            if at_once >= opts.max.max(1) {
-                break;
-            }
-            if !mine.insert(id.clone()) {
-                continue;
-            }
-            let job = Job {
-                root: root.to_path_buf(),
-                db: Arc::clone(db),
-                template: template.clone(),
-                id,
-                body,
-            };
-            running.spawn(job.run());
-            at_once += 1;
+        let job = |id, body| Job {
+            root: root.to_path_buf(),
+            db: Arc::clone(db),
+            template: template.clone(),
+            id,
+            body,
+        };
+        let room = opts.max.max(1).saturating_sub(busy.max(running.len()));
+        let fresh: Vec<_> = waiting
+            .into_iter()
+            .filter(|(id, _)| !mine.contains(id))
+            .take(room)
+            .collect();
+        for (id, body) in fresh {
+            mine.insert(id.clone());
+            running.spawn(job(id, body).run());
         }
         if opts.until_idle && running.is_empty() {
-            // Let go of the lock before the last look: a run queued after
-            // it finds no worker (and starts one), one before it is seen.
-            drop(lock.take());
-            if queued(db).is_ok_and(|(waiting, _)| waiting.is_empty()) {
-                return Ok(worked);
+            match idle_ends(root, db, &mut lock) {
+                true => return Ok(worked),
+                false => continue,
             }
-            lock = take_lock(root).unwrap_or(None);
-            if lock.is_none() {
-                // another worker came meanwhile: the queue is its
-                return Ok(worked);
-            }
-            continue;
         }
         tokio::select! {
             () = &mut stop => {
@@ -254,22 +240,58 @@ pub async fn work(
             }
             Some(done) = running.join_next() => {
                 ended = true;
-                match done {
-                    Ok(Ok(Outcome::Ran { id, committed })) => {
-                        worked.claimed += 1;
-                        say(&format!("{id}: ended{}", if committed { "; its changes committed on its branch" } else { "" }));
-                    }
-                    Ok(Ok(Outcome::Refused { id, why })) => {
-                        worked.refused += 1;
-                        say(&format!("{id}: not started: {why}"));
-                    }
-                    Ok(Ok(Outcome::Taken)) => {}
-                    Ok(Err(e)) => say(&format!("a run: {e:#}")),
-                    Err(e) => say(&format!("a run's task: {e}")),
-                }
+                heard(&mut worked, done, say);
             }
             () = tokio::time::sleep(POLL) => {}
         }
+    }
+}
+
+/// The runs of gone engines failed, once a `SWEEP`.
+async fn sweep(db: &Arc<Substrate>, swept: &mut Instant) {
+    if swept.elapsed() >= SWEEP {
+        let db = Arc::clone(db);
+        let _ = tokio::task::spawn_blocking(move || engine::fail_gone(&db)).await;
+        *swept = Instant::now();
+    }
+}
+
+/// Whether an idle `--until-idle` worker ends: it lets go of the lock
+/// before its last look (a run queued after it finds no worker and starts
+/// one; one before it is seen), and ends too when another worker took the
+/// lock meanwhile (the queue is that one's).
+fn idle_ends(root: &Path, db: &Substrate, lock: &mut Option<File>) -> bool {
+    drop(lock.take());
+    if queued(db).is_ok_and(|(waiting, _)| waiting.is_empty()) {
+        return true;
+    }
+    *lock = take_lock(root).unwrap_or(None);
+    lock.is_none()
+}
+
+/// What a job's end means for the worker's count, said.
+fn heard(
+    worked: &mut Worked,
+    done: Result<Result<Outcome>, tokio::task::JoinError>,
+    say: &(dyn Fn(&str) + Sync),
+) {
+    match done {
+        Ok(Ok(Outcome::Ran { id, committed })) => {
+            worked.claimed += 1;
+            let branch = if committed {
+                "; its changes committed on its branch"
+            } else {
+                ""
+            };
+            say(&format!("{id}: ended{branch}"));
+        }
+        Ok(Ok(Outcome::Refused { id, why })) => {
+            worked.refused += 1;
+            say(&format!("{id}: not started: {why}"));
+        }
+        Ok(Ok(Outcome::Taken)) => {}
+        Ok(Err(e)) => say(&format!("a run: {e:#}")),
+        Err(e) => say(&format!("a run's task: {e}")),
     }
 }
 
