@@ -84,22 +84,7 @@ fn launch<O: Ops>(
     let plan = core
         .db
         .read(|snap| planner.plan(snap, ctx, &caller, program, &args, &id))?;
-    if plan.service != service {
-        return Err(EngineError::invalid(if plan.service {
-            format!(
-                "`{}` is a service: it is started with the `service` op, and serves the runs of \
-                 programs naming it in `served_by`",
-                plan.program_name
-            )
-        } else {
-            format!("`{}` is not a service program", plan.program_name)
-        }));
-    }
-    if ctx.process_id.is_some() && args.session.is_some() {
-        return Err(EngineError::invalid(
-            "`session` is for host runs: a program's runs are placed on its own process",
-        ));
-    }
+    refuse_misplaced(ctx, &args, &plan, service)?;
     if let Some(placement) = &args.placement {
         return queue(&core.db, ctx, &caller, &plan, &args, placement, &id);
     }
@@ -168,6 +153,28 @@ fn launch<O: Ops>(
         crate::claim::watch_stop(core, Arc::clone(&slot));
     }
     carry(core, ops, slot, &plan, spawned)
+}
+
+/// A service started by `run` (or a program by `service`), or a program's
+/// run naming a session: refused, saying how it is done.
+fn refuse_misplaced(ctx: &Context, args: &RunArgs, plan: &Plan, service: bool) -> Result<()> {
+    if plan.service != service {
+        return Err(EngineError::invalid(if plan.service {
+            format!(
+                "`{}` is a service: it is started with the `service` op, and serves the runs of \
+                 programs naming it in `served_by`",
+                plan.program_name
+            )
+        } else {
+            format!("`{}` is not a service program", plan.program_name)
+        }));
+    }
+    if ctx.process_id.is_some() && args.session.is_some() {
+        return Err(EngineError::invalid(
+            "`session` is for host runs: a program's runs are placed on its own process",
+        ));
+    }
+    Ok(())
 }
 
 /// A child spawned for a commit that was refused: killed and reaped.
