@@ -162,12 +162,16 @@ impl Engine {
     /// Commits `decl` for `ctx`: boundaries and protection judged on the
     /// state before it (inside the same transaction), then the spec rules.
     pub fn commit(&self, ctx: &Context, decl: Declaration) -> Result<Commit> {
-        let reach = self.reach(ctx)?;
-        let fence = ctx
+        // (the caller's slot looked up once: its reach and its fence)
+        let slot = ctx
             .process_id
             .as_deref()
-            .and_then(|id| self.core.slots.get(id))
-            .and_then(|slot| slot.fence.clone());
+            .and_then(|id| self.core.slots.get(id));
+        let reach = match &slot {
+            Some(slot) => slot.reach.clone(),
+            None => self.reach(ctx)?,
+        };
+        let fence = slot.and_then(|slot| slot.fence.clone());
         self.core
             .db
             .commit_with(decl.clone(), ctx.process_id.as_deref(), |snap| {

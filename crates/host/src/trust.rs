@@ -379,7 +379,13 @@ fn loosened(table: &toml::Table, user: Option<&toml::Table>) -> Vec<(&'static st
             .and_then(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64)))
     };
     let mut out = Vec::new();
-    for key in ["max_budget_usd", "max_turns", "max_depth"] {
+    for key in [
+        "max_budget_usd",
+        "max_turns",
+        "max_depth",
+        "max_parallel_agents",
+        "max_background",
+    ] {
         if let (Some(theirs), Some(yours)) = (number(Some(table), key), number(user, key))
             && theirs > yours
         {

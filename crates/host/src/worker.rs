@@ -78,6 +78,8 @@ pub struct Asked<'a> {
     pub pins: &'a [String],
     /// Its worktree's base, when it works in one.
     pub worktree: Option<Option<&'a str>>,
+    /// The name a driving program gave the session (`--session-id`).
+    pub name: Option<&'a str>,
 }
 
 /// Queues a run of the agent on a new session of the project at `root`
@@ -94,7 +96,7 @@ pub fn enqueue(
     // its questions wait in the substrate for whoever attaches
     agent.interactive = true;
     agent.background = true;
-    let (session, make) = agent::launch::new_session(asked.prompt);
+    let (session, make) = agent::launch::new_named_session(asked.prompt, asked.name);
     let worktree = match asked.worktree {
         Some(base) => Some(
             worktree::ask(root, &session, base)
@@ -455,9 +457,7 @@ impl Job {
     fn title(&self) -> String {
         let title = session_of(&self.db, &self.id).and_then(|s| {
             let body = self.db.read(|snap| snap.body(&s)).ok().flatten()?;
-            body.get("title")
-                .and_then(|t| t.as_str())
-                .map(str::to_owned)
+            Some(agent::contract::SessionBody::parse(&body).title)
         });
         title
             .filter(|t| !t.is_empty())

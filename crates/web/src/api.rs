@@ -88,6 +88,7 @@ async fn start(app: &App, asked: RunAsked) -> anyhow::Result<(String, String)> {
                 images: &[],
                 pins: &pins,
                 worktree: Some(None),
+                name: None,
             },
         )?;
         return Ok((queued.session, queued.process));

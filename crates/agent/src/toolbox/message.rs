@@ -11,6 +11,7 @@ use super::outcome::Outcome;
 use crate::contract::{Entry, Message};
 use crate::run::writer::SessionWriter;
 use protocol::{Client, ScopeOpts};
+use serde::Deserialize;
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -38,12 +39,20 @@ pub fn definition() -> Value {
     })
 }
 
+/// The tool's input.
+#[derive(serde::Deserialize)]
+struct Input {
+    session: String,
+    text: String,
+}
+
 /// Sends it: the message committed on this session, addressed; the
 /// answer once the host said it was delivered (or not), or the wait ended.
 pub async fn send(client: &Client, writer: &mut SessionWriter, input: &Value) -> Outcome {
-    let (Some(to), Some(text)) = (input["session"].as_str(), input["text"].as_str()) else {
-        return Outcome::error("`session` and `text` are required");
+    let Ok(Input { session, text }) = Input::deserialize(input) else {
+        return Outcome::error("`session` and `text` are required, both text");
     };
+    let (to, text) = (session.as_str(), text.as_str());
     if to.trim().is_empty() || text.trim().is_empty() {
         return Outcome::error("`session` and `text` must not be empty");
     }

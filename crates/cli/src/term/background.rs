@@ -37,6 +37,13 @@ pub fn queue(
     printed: Printed,
 ) -> Result<u8> {
     refuse_what_does_not_carry(request)?;
+    if printed.partial {
+        return Err(exit(
+            2,
+            "--bg cannot be given --include-partial-messages: nothing streams from a run in the \
+             background (hc attach follows it)",
+        ));
+    }
     let root = staged.project.root.clone();
     let prepared = staged.prepare(false)?;
     let db = &prepared.db;
@@ -52,6 +59,7 @@ pub fn queue(
         images: &images,
         pins: &pins,
         worktree: bg.worktree.then_some(bg.base.as_deref()),
+        name: request.sdk.session_id.as_deref(),
     };
     let worker::Queued {
         session,
