@@ -34,7 +34,10 @@ impl Run {
         };
         // `as_of` must hold every result the summary reads: a rebuild of
         // this call reads the session as of it.
-        self.writer.settle().await;
+        self.writer
+            .settle()
+            .await
+            .map_err(|e| Stop::Error(format!("the session could not be recorded: {e}")))?;
         let started = Instant::now();
         let reply = provider
             .create(&self.request.summary())

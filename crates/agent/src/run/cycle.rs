@@ -313,7 +313,7 @@ impl Run {
     ) -> Result<(), protocol::ClientError> {
         // The results the request carried are committed by now: `as_of`
         // names the commit that holds them.
-        self.writer.settle().await;
+        self.writer.settle().await?;
         let answer = Answer {
             message_id: Some(reply.id.clone()),
             ..self.answer(
@@ -367,7 +367,9 @@ impl Run {
     /// not said them yet).
     async fn record_partial(&mut self, shown: &str, usage: &model::Usage) {
         // As for a whole answer: `as_of` holds what the request carried.
-        self.writer.settle().await;
+        if self.writer.settle().await.is_err() {
+            return;
+        }
         let content = match shown {
             "" => Vec::new(),
             text => vec![ContentBlock::text(text)],

@@ -2,7 +2,11 @@
 //! own process), and that tells hosts what it does. Commits keep their
 //! order: one sent in the background is settled before the next is sent,
 //! and every commit it makes or reads moves `as_of`, the commit the next
-//! request is built from.
+//! request is built from. A commit that fails because the store is away
+//! (a database server restarting) is tried again with the same chunk ids,
+//! each declared `create` so none is made twice; one that still fails ends
+//! the run before anything built on it is recorded, so no request is ever
+//! recorded that carried what the record lacks.
 
 use crate::catalog;
 use crate::contract::{Body, ContextBody, Entry, KNOWLEDGE_FILE, KnowledgeFile, Notice, RunTotals};
@@ -99,7 +103,7 @@ impl SessionWriter {
         entries: Vec<Entry>,
         totals: Option<&RunTotals>,
     ) -> Result<Commit, ClientError> {
-        self.settle().await;
+        self.settle().await?;
         let commit = self.send(entries, totals).await?;
         self.as_of = self.as_of.max(commit.id);
         Ok(commit)
@@ -113,13 +117,13 @@ impl SessionWriter {
         beside: Vec<ChunkDecl>,
         totals: Option<&RunTotals>,
     ) -> Result<Commit, ClientError> {
-        self.settle().await;
+        self.settle().await?;
         let mut decls = self.decls(entries);
         decls.extend(beside);
         if let Some(totals) = totals {
             decls.push(ChunkDecl::with_id(&self.me).merge_body(to_value(totals)));
         }
-        let commit = self.client.commit(Declaration::of(decls)).await?;
+        let commit = committed(&self.client, Declaration::of(decls)).await?;
         self.as_of = self.as_of.max(commit.id);
         Ok(commit)
     }
@@ -128,26 +132,28 @@ impl SessionWriter {
     /// runs, the next model call is made) while the engine commits.
     /// [`settle`](Self::settle) collects it. One still in flight is waited
     /// for by the new one before it is sent, so the session keeps their
-    /// order and none goes unwatched.
+    /// order and none goes unwatched; when the earlier one failed, the
+    /// new one is not sent (the session would have a gap).
     pub fn commit_in_background(&mut self, entries: Vec<Entry>) {
         let earlier = self.in_flight.take();
         let commit = self.send(entries, None);
         self.in_flight = Some(tokio::spawn(async move {
             if let Some(earlier) = earlier {
-                report_lost(earlier.await);
+                joined(earlier.await)?;
             }
             commit.await
         }));
     }
 
-    /// Waits for a commit sent in the background, if any.
-    pub async fn settle(&mut self) {
+    /// Waits for a commit sent in the background, if any: an error when
+    /// it was not recorded (the run must not go on as if it were).
+    pub async fn settle(&mut self) -> Result<(), ClientError> {
         let Some(sending) = self.in_flight.take() else {
-            return;
+            return Ok(());
         };
-        if let Some(commit) = report_lost(sending.await) {
-            self.as_of = self.as_of.max(commit.id);
-        }
+        let commit = joined(sending.await)?;
+        self.as_of = self.as_of.max(commit.id);
+        Ok(())
     }
 
     /// The commit of `entries` on the session (and totals on the process).
@@ -161,7 +167,7 @@ impl SessionWriter {
             decls.push(ChunkDecl::with_id(&self.me).merge_body(to_value(totals)));
         }
         let client = self.client.clone();
-        async move { client.commit(Declaration::of(decls)).await }
+        async move { committed(&client, Declaration::of(decls)).await }
     }
 
     /// The chunks of `entries` on the session.
@@ -169,7 +175,9 @@ impl SessionWriter {
         entries
             .into_iter()
             .map(|entry| {
-                ChunkDecl::generated()
+                // ids made here, so a commit tried again makes none twice
+                ChunkDecl::with_id(substrate::ids::new_id("c"))
+                    .create_only()
                     .body(entry.body)
                     .on(NewPlacement::instance(&self.session))
                     .on(NewPlacement::instance(entry.kind))
@@ -189,7 +197,7 @@ impl SessionWriter {
         files: &[KnowledgeFile],
         memory: Vec<Pinned>,
     ) -> Result<Known, ClientError> {
-        self.settle().await;
+        self.settle().await?;
         let event = substrate::ids::new_id("c");
         let mut chunks: Vec<ChunkDecl> = files
             .iter()
@@ -237,7 +245,9 @@ impl SessionWriter {
         output: protocol::program::Output,
         exit: i32,
     ) {
-        self.settle().await;
+        if let Err(e) = self.settle().await {
+            eprintln!("agent: a commit failed: {e}");
+        }
         // The totals, the answer and the run's end in one commit, and the
         // awaiter answered before this process has exited.
         let body = to_value(totals);
@@ -267,20 +277,29 @@ fn to_value(body: &impl serde::Serialize) -> serde_json::Value {
     serde_json::to_value(body).unwrap_or_default()
 }
 
-/// A background commit's outcome: the commit, or `None` once its failure
-/// is said on stderr (the run goes on; the session lacks those chunks).
-fn report_lost(
+/// A background commit's outcome: the commit, or why it was not made.
+fn joined(
     sent: Result<Result<Commit, ClientError>, tokio::task::JoinError>,
-) -> Option<Commit> {
-    match sent {
-        Ok(Ok(commit)) => Some(commit),
-        Ok(Err(e)) => {
-            eprintln!("agent: a commit failed: {e}");
-            None
-        }
-        Err(e) => {
-            eprintln!("agent: a commit was lost: {e}");
-            None
+) -> Result<Commit, ClientError> {
+    sent.unwrap_or_else(|e| Err(ClientError::Decode(format!("a commit was lost: {e}"))))
+}
+
+/// How long a commit is tried again while the store is away: about eight
+/// seconds in all, the time a database server takes to restart.
+const RETRIES: [u64; 7] = [100, 200, 400, 800, 1500, 2000, 3000];
+
+/// Commits `declaration`, trying again while the engine says its store
+/// failed (`INTERNAL`: nothing was written). Any other answer — a rule
+/// broken, the run fenced — is final at once.
+async fn committed(client: &Client, declaration: Declaration) -> Result<Commit, ClientError> {
+    let mut waits = RETRIES.iter();
+    loop {
+        match client.commit(declaration.clone()).await {
+            Err(e) if e.code() == Some(protocol::ErrorCode::Internal) => match waits.next() {
+                Some(ms) => tokio::time::sleep(std::time::Duration::from_millis(*ms)).await,
+                None => return Err(e),
+            },
+            outcome => return outcome,
         }
     }
 }
