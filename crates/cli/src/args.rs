@@ -14,6 +14,21 @@ pub struct Cli {
     /// (postgres://USER@HOST/DATABASE[?schema=NAME]) instead of .hermitcrab/.
     #[arg(long, global = true, value_name = "URL")]
     pub store: Option<String>,
+    /// The project's name on a shared store: checkouts on many hosts that
+    /// name the same project share its record (also HC_PROJECT).
+    #[arg(long, global = true, value_name = "NAME", value_parser = project_name)]
+    pub project: Option<String>,
+}
+
+/// A project's name: letters, digits, `-` and `_`, at most 50.
+fn project_name(name: &str) -> Result<String, String> {
+    let plain = name
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    if name.is_empty() || name.len() > 50 || !plain {
+        return Err("a project's name is letters, digits, `-` and `_` (at most 50)".into());
+    }
+    Ok(name.to_owned())
 }
 
 const MAIN_HELP: &str = "\
@@ -225,6 +240,9 @@ pub enum Command {
         /// At most N runs at once (default: `max_background`, else 4).
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
         max: Option<u32>,
+        /// Take only runs asking for these labels (hc run --bg --labels); without, only runs asking for none.
+        #[arg(long, value_name = "A,B", value_delimiter = ',', value_parser = label)]
+        labels: Vec<String>,
     },
     /// Run a built-in program on this process's stdio (the engine does this).
     #[command(
@@ -555,6 +573,17 @@ pub struct RunFlags {
     /// With --bg: work in this directory, not a worktree of its own.
     #[arg(long, requires = "bg", conflicts_with = "base")]
     pub(crate) no_worktree: bool,
+    /// With --bg: only a worker carrying these labels takes it (hc worker --labels).
+    #[arg(long, requires = "bg", value_name = "A,B", value_delimiter = ',', value_parser = label)]
+    pub(crate) labels: Vec<String>,
+    /// With --bg: `turn` queues it again from its last whole turn when the host running it is lost (default: `retry` in the configuration, else off).
+    #[arg(long, requires = "bg", value_name = "turn|off", value_parser = ["turn", "off"])]
+    pub(crate) retry: Option<String>,
+}
+
+/// A worker's label (see `hc_host::worker::check_label`).
+pub(crate) fn label(text: &str) -> Result<String, String> {
+    hc_host::worker::check_label(text).map(str::to_owned)
 }
 
 /// `hc agents`' subcommands.

@@ -126,6 +126,16 @@ fn main() -> ExitCode {
              (leave it out)",
         )));
     }
+    if let Some(name) = cli.project {
+        if !cli.command.uses_store() {
+            return exit_code(Err(crate::exit::exit(
+                2,
+                "--project names a project on a shared store; this command opens none (leave it \
+                 out)",
+            )));
+        }
+        hc_host::project::project_flag(name);
+    }
     if let Some(url) = cli.store {
         // (commands that go on without a project would ignore it there)
         let here = std::env::current_dir().unwrap_or_default();
@@ -207,7 +217,11 @@ fn main() -> ExitCode {
         Command::Attach { session } => return exit_code(term::attach::attach(&session)),
         Command::Stop { session } => crate::cmd::agents::stop(&session),
         Command::Send { session, text } => crate::cmd::agents::send(&session, &text),
-        Command::Worker { until_idle, max } => term::background::work(until_idle, max),
+        Command::Worker {
+            until_idle,
+            max,
+            labels,
+        } => term::background::work(until_idle, max, labels),
         Command::Trust { revoke, list } => config_cmd::trust(revoke, list),
         Command::Program { name } => program(&name),
         Command::Serve(flags) if flags.http => hc_web::serve(flags.into_options(), &tty::Tty),

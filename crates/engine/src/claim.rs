@@ -76,10 +76,15 @@ pub(crate) fn now_ms() -> u64 {
         .map_or(0, |d| d.as_millis() as u64)
 }
 
-/// This machine's name (read once).
+/// This machine's name (read once): `HC_HOST` when set (a name a team
+/// knows it by), else the kernel's host name.
 pub fn host_name() -> String {
     static NAME: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     NAME.get_or_init(|| {
+        let named = std::env::var("HC_HOST").ok().map(|n| n.trim().to_owned());
+        if let Some(name) = named.filter(|n| !n.is_empty() && n.len() <= 64) {
+            return name;
+        }
         std::fs::read_to_string("/proc/sys/kernel/hostname")
             .map(|n| n.trim().to_owned())
             .ok()
@@ -89,14 +94,40 @@ pub fn host_name() -> String {
     .clone()
 }
 
-/// The lease body of an engine renewing now.
+/// The store's clock now (see `Snapshot::now_ms`), or this machine's
+/// when the store cannot be read.
+pub(crate) fn store_now(db: &Substrate) -> u64 {
+    db.read(|snap| snap.now_ms()).unwrap_or_else(|_| now_ms())
+}
+
+/// The lease body of an engine renewing now: its expiry by the store's
+/// clock, so hosts whose clocks differ judge it alike.
 pub(crate) fn lease_body(core: &Core) -> serde_json::Value {
     let body = LeaseBody {
         host: host_name(),
         pid: std::process::id(),
-        expires_ms: now_ms() + core.config.lease_ms,
+        expires_ms: store_now(&core.db) + core.config.lease_ms,
     };
     serde_json::to_value(body).unwrap_or_default()
+}
+
+/// Lets go of `core`'s lease, if it took one: its expiry now, so whoever
+/// looks next finds it gone at once (an engine that ends cleanly).
+pub(crate) fn release_lease(core: &Core) {
+    // (taken back first: the renewer stops renewing)
+    let made = std::mem::take(
+        &mut *core
+            .leased
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+    );
+    if !made {
+        return;
+    }
+    let released = ChunkDecl::with_id(&core.id).merge_body(json!({"expires_ms": 0}));
+    if let Err(e) = core.db.commit(Declaration::of(vec![released]), None) {
+        tracing::debug!("cannot release engine {}'s lease: {e}", core.id);
+    }
 }
 
 /// Makes `core`'s lease chunk (once) and starts renewing it for as long
@@ -124,10 +155,17 @@ pub(crate) fn ensure_lease(core: &Arc<Core>) -> Result<()> {
             let Some(core) = weak.upgrade() else {
                 return;
             };
-            let renewed = ChunkDecl::with_id(&core.id).merge_body(lease_body(&core));
-            let db = Arc::clone(&core.db);
+            let held = *core
+                .leased
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if !held {
+                return;
+            }
+            let renewing = Arc::clone(&core);
             let done = tokio::task::spawn_blocking(move || {
-                db.commit(Declaration::of(vec![renewed]), None)
+                let renewed = ChunkDecl::with_id(&renewing.id).merge_body(lease_body(&renewing));
+                renewing.db.commit(Declaration::of(vec![renewed]), None)
             })
             .await;
             if let Ok(Err(e)) = done {
@@ -138,22 +176,27 @@ pub(crate) fn ensure_lease(core: &Arc<Core>) -> Result<()> {
     Ok(())
 }
 
-/// Judges engines gone, each once: on this host by its lock file in
-/// `leases`; anywhere by its lease in the substrate, when it has one
-/// (expired: gone).
+/// Judges engines gone, each once. On a shared store (a server many
+/// hosts use) by their leases in the substrate alone, against the store's
+/// clock: expired is gone. In a file on this machine by their lock files
+/// in `leases` (a machine that slept past a lease has not lost its runs).
 pub(crate) struct Judged<'a> {
     leases: &'a Path,
     here: String,
-    now: u64,
+    /// Whether the store is shared (judged by leases only).
+    shared: bool,
+    /// The store's clock, read once when a lease is first judged.
+    now: Option<u64>,
     seen: HashMap<String, bool>,
 }
 
 impl<'a> Judged<'a> {
-    pub fn new(leases: &'a Path) -> Judged<'a> {
+    pub fn new(leases: &'a Path, shared: bool) -> Judged<'a> {
         Judged {
             leases,
             here: host_name(),
-            now: now_ms(),
+            shared,
+            now: None,
             seen: HashMap::new(),
         }
     }
@@ -176,11 +219,17 @@ impl<'a> Judged<'a> {
             return Ok((*known, lease.is_some()));
         }
         let elsewhere = host.is_some_and(|h| h != self.here);
-        // on its own host an engine is judged by its lock (a machine that
-        // slept past a lease has not lost its runs); elsewhere by its lease
         let gone = match &lease {
-            Some(lease) if lease.host == self.here => crate::lease::gone(self.leases, engine),
-            Some(lease) => lease.expires_ms < self.now,
+            Some(lease) if self.shared || lease.host != self.here => {
+                let now = match self.now {
+                    Some(now) => now,
+                    None => *self.now.insert(snap.now_ms()?),
+                };
+                lease.expires_ms < now
+            }
+            Some(_) => crate::lease::gone(self.leases, engine),
+            // (an engine of another host that never took a lease cannot
+            // be judged from here)
             None if elsewhere => false,
             None => crate::lease::gone(self.leases, engine),
         };
@@ -212,13 +261,15 @@ pub(crate) fn open_processes(snap: &Snapshot<'_>) -> Result<Vec<(String, Process
 
 /// Fails every process whose engine is gone — `engine lost` where that
 /// engine held a lease in the substrate (it claimed queued runs),
-/// `engine restart` otherwise — leaving queued runs to wait. Each is
-/// failed only if it is as it was found (the commit's guard), so a run
+/// `engine restart` otherwise — leaving queued runs to wait. A lost run
+/// that asked `retry = "turn"` and whose program said it can go on from
+/// what it recorded (`resumable`) waits again instead, noted so. Each is
+/// changed only if it is as it was found (the commit's guard), so a run
 /// claimed or ended meanwhile is left alone. Answers those failed.
 pub fn fail_gone(db: &Substrate) -> Result<Vec<ProcessId>> {
     let leases = crate::lease::dir_of(db.path());
     let found: Vec<(String, ProcessBody, &'static str)> = db.read(|snap| {
-        let mut judged = Judged::new(&leases);
+        let mut judged = Judged::new(&leases, db.is_shared());
         let mut out = Vec::new();
         for (id, body) in open_processes(snap)? {
             if body.queued() {
@@ -246,9 +297,17 @@ pub fn fail_gone(db: &Substrate) -> Result<Vec<ProcessId>> {
     let ended = crate::clock::now();
     let chunks = found
         .iter()
-        .map(|(id, _, why)| {
-            ChunkDecl::with_id(id)
-                .merge_body(json!({"status": "failed", "error": why, "ended": ended}))
+        .map(|(id, body, why)| match again(body, why) {
+            true => ChunkDecl::with_id(id).merge_body(json!({
+                "status": "pending", "engine": null, "pid": null, "started": null,
+                "root": null, "stop": null,
+                "note": format!(
+                    "re-queued from its last whole turn: its engine was lost (on {})",
+                    body.host.as_deref().unwrap_or("another host")
+                ),
+            })),
+            false => ChunkDecl::with_id(id)
+                .merge_body(json!({"status": "failed", "error": why, "ended": ended})),
         })
         .collect();
     let unchanged = |snap: &Snapshot<'_>| {
@@ -264,6 +323,10 @@ pub fn fail_gone(db: &Substrate) -> Result<Vec<ProcessId>> {
         tracing::debug!("not failing gone engines' processes now: {e}");
         return Ok(Vec::new());
     }
+    let requeued = found.iter().filter(|(_, b, why)| again(b, why)).count();
+    if requeued > 0 {
+        tracing::info!("re-queued {requeued} run(s) of lost engines from their last whole turn");
+    }
     let ids: Vec<ProcessId> = found.into_iter().map(|(id, _, _)| id).collect();
     for id in &ids {
         // What the engine that ran them never got to clean up.
@@ -271,6 +334,18 @@ pub fn fail_gone(db: &Substrate) -> Result<Vec<ProcessId>> {
     }
     tracing::info!("marked {} process(es) of gone engines failed", ids.len());
     Ok(ids)
+}
+
+/// Whether a run found lost (`why`) waits again instead of failing: it
+/// asked `retry = "turn"` and its program said it can go on from what it
+/// recorded.
+fn again(body: &ProcessBody, why: &str) -> bool {
+    why == "engine lost"
+        && body.resumable != Some(false)
+        && body
+            .placement
+            .as_ref()
+            .is_some_and(|p| p.retry.as_deref() == Some("turn"))
 }
 
 /// Whether `process` — not ended — is held by an engine that is gone
@@ -285,7 +360,7 @@ pub fn process_gone(db: &Substrate, process: &ProcessBody) -> bool {
     let leases = crate::lease::dir_of(db.path());
     let host = process.host.as_deref();
     db.read(|snap| {
-        Judged::new(&leases)
+        Judged::new(&leases, db.is_shared())
             .gone(snap, engine, host)
             .map(|(gone, _)| gone)
     })

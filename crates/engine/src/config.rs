@@ -85,6 +85,15 @@ pub struct Levers {
 }
 
 impl EngineConfig {
+    /// Whether programs can run contained here: containment is on and the
+    /// kernel enforces Landlock (or is assumed to).
+    pub fn can_contain(&self) -> bool {
+        matches!(self.containment, contain::Containment::On { .. })
+            && self
+                .assume_landlock
+                .unwrap_or_else(contain::landlock_available)
+    }
+
     /// Runs in `project_root`, built-ins through the current executable.
     pub fn new(project_root: impl Into<PathBuf>) -> EngineConfig {
         let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("hc"));

@@ -392,6 +392,7 @@ impl Engine {
             slot.ended().await;
         }
         self.core.subs.clear();
+        crate::claim::release_lease(&self.core);
     }
 }
 

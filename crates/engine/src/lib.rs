@@ -95,6 +95,6 @@ pub use claim::{
     ENGINE_TYPE, LEASE_MS, cancel_elsewhere as stop_run, fail_gone, host_name, process_gone,
 };
 pub use process::STDERR_TAIL_BYTES;
-pub use process::queue::{queue_run, refuse_queued};
+pub use process::queue::{note_queued, queue_run, refuse_queued};
 pub use subs::EventStream;
 pub use vocabulary::vocabulary;

@@ -362,6 +362,20 @@ impl Files {
         }
     }
 
+    /// `retry`: what becomes of a background run whose engine is lost —
+    /// `"turn"`: queued again from its last whole turn; `"off"` (the
+    /// default): it fails `engine lost`.
+    pub fn retry(&self) -> Result<Option<String>> {
+        match self.get("retry") {
+            None => Ok(None),
+            Some((toml::Value::String(s), _)) if s == "off" => Ok(None),
+            Some((toml::Value::String(s), _)) if s == "turn" => Ok(Some(s.clone())),
+            Some((other, source)) => {
+                bail!("{source}: `retry` is \"turn\" or \"off\", not {other}")
+            }
+        }
+    }
+
     /// `[programs.NAME]` tables: what each program is granted beyond its
     /// declaration. The user's and the project's grants add up (`network`
     /// from the project wins).

@@ -39,6 +39,7 @@ const TABLES: &[&str] = &[
     "store",
     "projects",
     "max_background",
+    "retry",
 ];
 
 /// The keys of a `[projects."PATH"]` table (the person's file: what

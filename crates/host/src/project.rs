@@ -149,7 +149,10 @@ impl Project {
         match self.store()? {
             (Some(url), source) => open_server(&url, &self.root, &path)
                 .with_context(|| format!("cannot open the project's substrate ({source})")),
-            (None, _) => open_file(&path),
+            (None, _) => {
+                refuse_project_name()?;
+                open_file(&path)
+            }
         }
     }
 
@@ -173,6 +176,7 @@ impl Project {
                 (db, None)
             }
             (None, _) => {
+                refuse_project_name()?;
                 let fresh = std::fs::symlink_metadata(&path).is_err();
                 (open_file(&path)?, Some(fresh))
             }
@@ -190,6 +194,21 @@ impl Project {
     }
 }
 
+/// A project named (`--project`, `HC_PROJECT`) names it on a shared
+/// store: with the substrate in a file it would be ignored, so it is
+/// refused.
+fn refuse_project_name() -> Result<()> {
+    match project_name() {
+        Some(name) => Err(crate::exit::exit(
+            2,
+            format!(
+                "--project {name} names a project on a shared store, and this project's                  substrate is the file in .hermitcrab/: give --store postgres://… (or HC_STORE),                  or leave --project out"
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// The store `--store` names for this process (set once, before any
 /// project is opened).
 static STORE_FLAG: std::sync::OnceLock<String> = std::sync::OnceLock::new();
@@ -198,6 +217,25 @@ static STORE_FLAG: std::sync::OnceLock<String> = std::sync::OnceLock::new();
 /// `--store` flag).
 pub fn store_flag(url: String) {
     let _ = STORE_FLAG.set(url);
+}
+
+/// The project's name on a shared store (`--project`), for this process.
+static PROJECT_FLAG: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Names the project on a shared store for this process (`--project`):
+/// checkouts on many hosts naming the same project share its substrate.
+pub fn project_flag(name: String) {
+    let _ = PROJECT_FLAG.set(name);
+}
+
+/// The project's name on a shared store: `--project`, else `HC_PROJECT`.
+pub fn project_name() -> Option<String> {
+    PROJECT_FLAG.get().cloned().or_else(|| {
+        std::env::var("HC_PROJECT")
+            .ok()
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty())
+    })
 }
 
 /// The store `--store` named for this process, if it did (a program `hc`
@@ -318,10 +356,21 @@ pub fn open_file(path: &Path) -> Result<Substrate> {
     Ok(db)
 }
 
-/// The schema a project's substrate takes on a server: its directory's
-/// name and a short hash of its path, so two projects never share one by
-/// accident (`?schema=NAME` in the URL names one instead).
+/// The schema a project's substrate takes on a server: `hc_NAME` for a
+/// project named (`--project NAME`, `HC_PROJECT`: what checkouts on many
+/// hosts share), else its directory's name and a short hash of its path,
+/// so two projects never share one by accident (`?schema=NAME` in the URL
+/// names one instead).
 pub fn schema_of(root: &Path) -> String {
+    if let Some(name) = project_name() {
+        let name: String = name
+            .to_lowercase()
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .take(50)
+            .collect();
+        return format!("hc_{name}");
+    }
     let (name, hash) = named_key(root, 4);
     let name: String = name
         .to_lowercase()

@@ -13,7 +13,7 @@ use anyhow::{Context as _, Result};
 use engine::{Context, Engine, EngineConfig, EngineError};
 use protocol::ErrorCode;
 use protocol::process::ProcessBody;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -41,6 +41,28 @@ pub struct Opts {
     pub until_idle: bool,
     /// At most this many runs at once.
     pub max: usize,
+    /// The labels this worker carries (`--labels`): it takes only runs
+    /// asking for them; none: only runs asking for none.
+    pub labels: Vec<String>,
+}
+
+/// How long a run a worker left for another is left before it looks at
+/// it again (its base commit may have been pushed meanwhile).
+const PASSED: Duration = Duration::from_secs(30);
+
+/// `text` when it is a worker's label: letters, digits, `-`, `_` and
+/// `.`, at most 40; else what a label is.
+pub fn check_label(text: &str) -> Result<&str, String> {
+    let plain = text
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
+    if text.is_empty() || text.len() > 40 || !plain {
+        return Err(format!(
+            "`{}` is not a label: a label is letters, digits, `-`, `_` and `.` (at most 40)",
+            crate::text::shown(text)
+        ));
+    }
+    Ok(text)
 }
 
 /// What a worker did.
@@ -80,6 +102,11 @@ pub struct Asked<'a> {
     pub worktree: Option<Option<&'a str>>,
     /// The name a driving program gave the session (`--session-id`).
     pub name: Option<&'a str>,
+    /// The labels a worker must carry to take it (`--labels`).
+    pub labels: &'a [String],
+    /// `turn`: queued again from its last whole turn when its engine is
+    /// lost (`--retry`, `retry` in the configuration).
+    pub retry: Option<&'a str>,
 }
 
 /// Queues a run of the agent on a new session of the project at `root`
@@ -113,7 +140,8 @@ pub fn enqueue(
     };
     let (before, mut args) = launch.plan();
     args.placement = Some(protocol::process::Placement {
-        labels: Vec::new(),
+        labels: asked.labels.to_vec(),
+        retry: asked.retry.map(str::to_owned),
         worktree: worktree.clone(),
     });
     db.commit(make, None)?;
@@ -183,6 +211,8 @@ pub async fn work(
     }
     let mut running: JoinSet<Result<Outcome>> = JoinSet::new();
     let mut mine: HashSet<String> = HashSet::new();
+    let mut passed: HashMap<String, Instant> = HashMap::new();
+    let contains = template.can_contain();
     let mut swept = Instant::now() - SWEEP;
     let mut commits = db.subscribe();
     let mut read = Instant::now() - REREAD;
@@ -220,11 +250,13 @@ pub async fn work(
             body,
         };
         let room = opts.max.max(1).saturating_sub(busy.max(running.len()));
-        let fresh: Vec<_> = waiting
-            .into_iter()
-            .filter(|(id, _)| !mine.contains(id))
-            .take(room)
-            .collect();
+        let fresh = Chosen {
+            mine: &mine,
+            passed: &mut passed,
+            labels: &opts.labels,
+            contains,
+        }
+        .choose(db, waiting, room, say);
         for (id, body) in fresh {
             mine.insert(id.clone());
             running.spawn(job(id, body).run());
@@ -242,10 +274,89 @@ pub async fn work(
             }
             Some(done) = running.join_next() => {
                 ended = true;
+                if let Ok(Ok(Outcome::Passed { id, why })) = &done {
+                    pass(db, id, why, say);
+                    mine.remove(id);
+                    passed.insert(id.clone(), Instant::now());
+                }
                 heard(&mut worked, done, say);
             }
             () = tokio::time::sleep(POLL) => {}
         }
+    }
+}
+
+/// What a worker looks at as it chooses the runs it takes next.
+struct Chosen<'a> {
+    /// The runs it holds.
+    mine: &'a HashSet<String>,
+    /// The runs it left for another, and since when.
+    passed: &'a mut HashMap<String, Instant>,
+    labels: &'a [String],
+    /// Whether it can contain programs.
+    contains: bool,
+}
+
+impl Chosen<'_> {
+    /// At most `room` of the `waiting` runs it takes, oldest first; those
+    /// it cannot take are said and noted once (and looked at again after
+    /// `PASSED`).
+    fn choose(
+        self,
+        db: &Substrate,
+        waiting: Vec<(String, ProcessBody)>,
+        room: usize,
+        say: &(dyn Fn(&str) + Sync),
+    ) -> Vec<(String, ProcessBody)> {
+        self.passed.retain(|_, when| when.elapsed() < PASSED);
+        let mut fresh = Vec::new();
+        for (id, body) in waiting {
+            if fresh.len() >= room {
+                break;
+            }
+            if self.mine.contains(&id) || self.passed.contains_key(&id) {
+                continue;
+            }
+            match takes(&body, self.labels, self.contains) {
+                Ok(()) => fresh.push((id, body)),
+                Err(why) => {
+                    pass(db, &id, &why, say);
+                    self.passed.insert(id, Instant::now());
+                }
+            }
+        }
+        fresh
+    }
+}
+
+/// Whether a worker carrying `labels` (and able to contain programs, or
+/// not) takes a queued run, or why not. A run it does not take waits for
+/// another worker.
+fn takes(body: &ProcessBody, labels: &[String], contains: bool) -> Result<(), String> {
+    if let Some(why) = body.placement.as_ref().and_then(|p| p.refused_by(labels)) {
+        return Err(why);
+    }
+    if body.containment.as_deref() == Some("on") && !contains {
+        return Err(
+            "its tools run contained, and this host cannot contain them (no Landlock in its \
+             kernel, or containment off here)"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
+/// Says why this worker leaves run `id` for another, and notes it on the
+/// run (`hc agents` shows it) unless it said the same already.
+fn pass(db: &Substrate, id: &str, why: &str, say: &(dyn Fn(&str) + Sync)) {
+    let note = format!("{}: {why}", engine::host_name());
+    let said = db.read(|snap| snap.body(id)).ok().flatten();
+    if said.is_some_and(|b| ProcessBody::parse(&b).note.as_deref() == Some(note.as_str())) {
+        return;
+    }
+    say(&format!("{id}: left for another worker: {why}"));
+    if let Err(e) = engine::note_queued(db, id, &note) {
+        tracing::debug!("{id}: not noted: {e}");
     }
 }
 
@@ -291,7 +402,7 @@ fn heard(
             worked.refused += 1;
             say(&format!("{id}: not started: {why}"));
         }
-        Ok(Ok(Outcome::Taken)) => {}
+        Ok(Ok(Outcome::Taken | Outcome::Passed { .. })) => {}
         Ok(Err(e)) => say(&format!("a run: {e:#}")),
         Err(e) => say(&format!("a run's task: {e}")),
     }
@@ -351,6 +462,9 @@ enum Outcome {
     Taken,
     /// It could not start here (its worktree): failed, saying why.
     Refused { id: String, why: String },
+    /// This host cannot run it (its base commit is not here): left
+    /// queued for another worker.
+    Passed { id: String, why: String },
 }
 
 /// One queued run to take.
@@ -397,6 +511,14 @@ impl Job {
                     crate::text::shown(&ask.path),
                     crate::text::shown(&ask.branch)
                 );
+            }
+        }
+        if let Some(ask) = &ask {
+            let (root, base) = (self.root.clone(), ask.base.clone());
+            let found = tokio::task::spawn_blocking(move || worktree::find_base(&root, &base));
+            if let Err(e) = found.await? {
+                let why = format!("{e:#}");
+                return Ok(Outcome::Passed { id: self.id, why });
             }
         }
         let at = match &ask {

@@ -114,6 +114,43 @@ pub fn ask(root: &Path, session: &str, base: Option<&str>) -> Result<WorktreeAsk
     })
 }
 
+/// Whether commit `base` is in the repository at `root`.
+fn has_commit(root: &Path, base: &str) -> bool {
+    let object = format!("{base}^{{commit}}");
+    git(root, &["cat-file", "-e", &object]).is_ok_and(|out| out.status.success())
+}
+
+/// Makes sure commit `base` (a run queued on another host starts from
+/// it) is in the repository at `root`: fetched from its remotes when it
+/// is not — by name first, then everything they have. An error says
+/// what to do when none has it.
+pub fn find_base(root: &Path, base: &str) -> Result<()> {
+    if has_commit(root, base) {
+        return Ok(());
+    }
+    let remotes = ok(root, &["remote"])?;
+    let mut said = String::from("this checkout has no remote");
+    for remote in remotes.lines().filter(|r| !r.trim().is_empty()) {
+        for args in [
+            &["fetch", "--quiet", remote, base][..],
+            &["fetch", "--quiet", remote][..],
+        ] {
+            let out = git(root, args)?;
+            if !out.status.success() {
+                said = format!("git fetch {remote}: {}", self::said(&out));
+            }
+            if has_commit(root, base) {
+                return Ok(());
+            }
+        }
+    }
+    bail!(
+        "its base commit {} is not in this checkout, and fetching did not bring it ({said}): push \
+         it where this host fetches from, or let a worker whose checkout has it take the run",
+        &base[..base.len().min(12)]
+    )
+}
+
 /// Makes the worktree `ask` describes under `root` (or finds it made: a
 /// worker that lost the race for the run made it first); answers its path.
 pub fn make(root: &Path, ask: &WorktreeAsk) -> Result<PathBuf> {

@@ -88,18 +88,50 @@ pub struct ProcessBody {
     /// (`hc stop`): the reason its engine ends it with.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stop: Option<String>,
+    /// Why a queued run still waits, said by a worker that left it for
+    /// another (its base commit missing there, no containment there).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// What its program said last: whether it can be started again from
+    /// what it recorded (the agent: every tool call of its last turn has
+    /// its result recorded). None: it said nothing (nothing done yet).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resumable: Option<bool>,
 }
 
 /// Where a queued run may run: what the engine that claims it must give.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Placement {
-    /// Labels a worker must carry to take it (none: any worker).
+    /// Labels a worker must carry, each, to take it (`hc worker --labels`);
+    /// none: a worker given no labels takes it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub labels: Vec<String>,
     /// The git worktree it works in, made by the worker that claims it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub worktree: Option<WorktreeAsk>,
+    /// `turn`: when the engine running it is lost, it waits again to be
+    /// claimed — from what it recorded — if its program said it can go on
+    /// from there (`resumable`); none: it fails `engine lost`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry: Option<String>,
+}
+
+impl Placement {
+    /// Why a worker carrying `labels` does not take this run, if it does
+    /// not: a run goes to a worker that carries every label it asks; a
+    /// worker given labels takes only runs asking for them.
+    pub fn refused_by(&self, labels: &[String]) -> Option<String> {
+        let missing: Vec<&str> = (self.labels.iter())
+            .filter(|l| !labels.contains(l))
+            .map(String::as_str)
+            .collect();
+        if !missing.is_empty() {
+            return Some(format!("it asks for label(s) {}", missing.join(", ")));
+        }
+        (self.labels.is_empty() && !labels.is_empty())
+            .then(|| "it asks for no label, and this worker takes only runs asking for its labels".into())
+    }
 }
 
 /// A queued run's own git worktree: its branch, made from `base`.

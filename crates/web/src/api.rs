@@ -34,6 +34,9 @@ pub struct RunAsked {
     /// one), in a git worktree of its own.
     #[serde(default)]
     background: bool,
+    /// With `background`: the labels a worker must carry to take it.
+    #[serde(default)]
+    labels: Vec<String>,
 }
 
 /// `POST /api/run`: a run of the agent on the session (a new one when
@@ -71,6 +74,12 @@ async fn start(app: &App, asked: RunAsked) -> anyhow::Result<(String, String)> {
     };
     hc_host::turn::check_prompt(&prompt, &[])?;
     let pins = hc_host::turn::pins_of(engine, &[])?;
+    for label in &asked.labels {
+        hc_host::worker::check_label(label).map_err(anyhow::Error::msg)?;
+    }
+    if !asked.background && !asked.labels.is_empty() {
+        anyhow::bail!("labels choose a worker for a run in the background: ask for one too");
+    }
     if asked.background {
         if asked.session.is_some() {
             anyhow::bail!(
@@ -89,6 +98,8 @@ async fn start(app: &App, asked: RunAsked) -> anyhow::Result<(String, String)> {
                 pins: &pins,
                 worktree: Some(None),
                 name: None,
+                labels: &asked.labels,
+                retry: app.retry.as_deref(),
             },
         )?;
         return Ok((queued.session, queued.process));

@@ -85,6 +85,8 @@ pub(crate) struct Inner {
     hermitcrab: agent::AgentConfig,
     /// The preset a run uses when the page names none.
     agent: Option<String>,
+    /// `retry` for runs the page starts in the background.
+    retry: Option<String>,
     /// Each mounted tile's view key (for its page's files): by process.
     views: Mutex<HashMap<String, String>>,
     /// Names besides IP addresses a request's `Host` may give.
@@ -130,6 +132,7 @@ pub fn serve(flags: Options, confirm: &'static dyn Confirm) -> Result<()> {
         ));
     }
     let max = staged.files.max_background()?;
+    let retry = staged.files.retry()?;
     let prepared = staged
         .prepare(flags.no_contain)?
         .register(&Flags::default(), true)?;
@@ -163,6 +166,7 @@ pub fn serve(flags: Options, confirm: &'static dyn Confirm) -> Result<()> {
             config,
             hermitcrab,
             agent: flags.agent,
+            retry,
             views: Mutex::default(),
             hosts: allowed_hosts(flags.allow_host),
             loopback: host.is_loopback(),
@@ -179,6 +183,7 @@ pub fn serve(flags: Options, confirm: &'static dyn Confirm) -> Result<()> {
         }
         let following = tokio::spawn(follow(engine.clone()));
         let opts = hc_host::worker::Opts {
+            labels: Vec::new(),
             until_idle: false,
             max,
         };

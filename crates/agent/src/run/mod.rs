@@ -198,7 +198,7 @@ impl Run {
         for entry in &entries {
             self.request.push(&entry.item());
         }
-        self.writer.commit_in_background(entries);
+        self.writer.commit_in_background(entries, true);
     }
 
     /// Commits `entry` on the session (with the run's totals, when

@@ -134,9 +134,17 @@ impl SessionWriter {
     /// for by the new one before it is sent, so the session keeps their
     /// order and none goes unwatched; when the earlier one failed, the
     /// new one is not sent (the session would have a gap).
-    pub fn commit_in_background(&mut self, entries: Vec<Entry>) {
+    /// `resumable` is merged on the run's process with them: whether the
+    /// run could start again from the session as it will then be (a
+    /// queued run whose engine is lost is re-queued only then).
+    pub fn commit_in_background(&mut self, entries: Vec<Entry>, resumable: bool) {
         let earlier = self.in_flight.take();
-        let commit = self.send(entries, None);
+        let mut decls = self.decls(entries);
+        decls.push(ChunkDecl::with_id(&self.me).merge_body(serde_json::json!({
+            "resumable": resumable
+        })));
+        let client = self.client.clone();
+        let commit = async move { committed(&client, Declaration::of(decls)).await };
         self.in_flight = Some(tokio::spawn(async move {
             if let Some(earlier) = earlier {
                 joined(earlier.await)?;

@@ -573,7 +573,7 @@ impl Toolbox {
                 input,
             }));
         }
-        writer.commit_in_background(entries);
+        writer.commit_in_background(entries, false);
     }
 
     /// The `tool-result` bodies of a batch, in call order: learnt from

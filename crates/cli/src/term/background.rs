@@ -24,6 +24,10 @@ pub struct Background {
     pub base: Option<String>,
     /// Whether it works in a worktree of its own (not `--no-worktree`).
     pub worktree: bool,
+    /// `--labels`: what a worker must carry to take it.
+    pub labels: Vec<String>,
+    /// `--retry`: `turn` or `off` (none: the configuration's).
+    pub retry: Option<String>,
 }
 
 /// Queues `request`'s run of `prompt` (configured as `config`) for a
@@ -45,6 +49,11 @@ pub fn queue(
         ));
     }
     let root = staged.project.root.clone();
+    let retry = match bg.retry.as_deref() {
+        Some("turn") => Some("turn".to_owned()),
+        Some(_) => None,
+        None => staged.files.retry()?,
+    };
     let prepared = staged.prepare(false)?;
     let db = &prepared.db;
     let images = hc_host::turn::load_images(&request.images)?;
@@ -60,6 +69,8 @@ pub fn queue(
         pins: &pins,
         worktree: bg.worktree.then_some(bg.base.as_deref()),
         name: request.sdk.session_id.as_deref(),
+        labels: &bg.labels,
+        retry: retry.as_deref(),
     };
     let worker::Queued {
         session,
@@ -153,6 +164,9 @@ fn ensure_worker(root: &Path) -> Result<Option<PathBuf>> {
     if let Some(url) = hc_host::project::store_given() {
         command.env("HC_STORE", url);
     }
+    if let Some(name) = hc_host::project::project_name() {
+        command.env("HC_PROJECT", name);
+    }
     // its own process group: the terminal's Ctrl-C is not its
     std::os::unix::process::CommandExt::process_group(&mut command, 0);
     command
@@ -163,7 +177,7 @@ fn ensure_worker(root: &Path) -> Result<Option<PathBuf>> {
 
 /// `hc worker`: takes the project's queued runs until Ctrl-C (or, with
 /// `until_idle`, until none is queued or running).
-pub fn work(until_idle: bool, max: Option<u32>) -> Result<()> {
+pub fn work(until_idle: bool, max: Option<u32>, labels: Vec<String>) -> Result<()> {
     let staged = Staged::here(Find::Existing, Ask::Never)?;
     let max = match max {
         Some(n) => n as usize,
@@ -173,11 +187,20 @@ pub fn work(until_idle: bool, max: Option<u32>) -> Result<()> {
     let root = prepared.project.root.clone();
     let db = Arc::clone(&prepared.db);
     let template = prepared.config.clone();
-    let opts = worker::Opts { until_idle, max };
+    let carries = match labels.is_empty() {
+        true => String::new(),
+        false => format!(", asking for {}", labels.join(", ")),
+    };
     eprintln!(
-        "hc worker: taking the queued runs of {} (at most {max} at once)",
-        shown(&root.display().to_string())
+        "hc worker: taking the queued runs of {} (at most {max} at once{carries}) on {}",
+        shown(&root.display().to_string()),
+        shown(&engine::host_name())
     );
+    let opts = worker::Opts {
+        until_idle,
+        max,
+        labels,
+    };
     let say = |line: &str| eprintln!("hc worker: {}", shown(line));
     let worked = crate::runtime()?.block_on(async {
         let stop = async {

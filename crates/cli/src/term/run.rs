@@ -60,6 +60,8 @@ impl RunRequest {
             background: this.bg.then_some(crate::term::background::Background {
                 base: this.base,
                 worktree: !this.no_worktree,
+                labels: this.labels,
+                retry: this.retry,
             }),
             session: match (this.continue_, this.resume) {
                 (true, _) => crate::sessions::Choice::Latest,

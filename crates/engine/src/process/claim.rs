@@ -77,6 +77,7 @@ pub(crate) fn claim<O: Ops>(core: &Arc<Core>, ops: O, id: &str) -> Result<Proces
         "epoch": epoch,
         "host": host_name(),
         "root": core.config.project_root.display().to_string(),
+        "note": null,
     });
     let decl = Declaration::of(vec![
         ChunkDecl::with_id(id).merge_body(running),

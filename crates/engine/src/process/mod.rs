@@ -88,6 +88,11 @@ fn launch<O: Ops>(
     if let Some(placement) = &args.placement {
         return queue(&core.db, ctx, &caller, &plan, &args, placement, &id);
     }
+    // On a store many hosts share, an engine is judged by its lease there:
+    // taken before its first run, renewed while it lives.
+    if core.db.is_shared() {
+        crate::claim::ensure_lease(core)?;
+    }
     // A program is started before its process is committed, so that the
     // one commit that creates it says it is `running`, with its pid: it
     // cannot act before then — nothing reads its stdout until it is

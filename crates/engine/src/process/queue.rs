@@ -55,6 +55,23 @@ pub fn refuse_queued(db: &Substrate, id: &str, why: &str) -> Result<()> {
     Ok(())
 }
 
+/// Notes on queued run `id` why a worker left it for another (`note` in
+/// its body, shown by `hc agents`); a run no longer waiting is left as it
+/// is.
+pub fn note_queued(db: &Substrate, id: &str, note: &str) -> Result<()> {
+    let noted = serde_json::json!({ "note": note });
+    let decl =
+        substrate::Declaration::of(vec![substrate::ChunkDecl::with_id(id).merge_body(noted)]);
+    db.commit_with(decl, None, |snap| {
+        let body = protocol::process::ProcessBody::parse(&snap.body(id)?.unwrap_or_default());
+        match body.queued() {
+            true => Ok(()),
+            false => Err(EngineError::invalid(format!("`{id}` no longer waits"))),
+        }
+    })?;
+    Ok(())
+}
+
 /// Commits process `id` of `plan` queued with `placement`: a host's run
 /// of a program that runs as a process (not a service, a served run or a
 /// tile), with its program's capabilities.

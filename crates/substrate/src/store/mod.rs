@@ -296,6 +296,12 @@ impl Substrate {
         }
     }
 
+    /// Whether the store is a server many hosts may share (PostgreSQL),
+    /// not a file on this machine.
+    pub fn is_shared(&self) -> bool {
+        !matches!(self.backend, Backend::Sqlite(_))
+    }
+
     /// The database file (on PostgreSQL, where the host said the file
     /// would be: this machine's own state goes beside it).
     pub fn path(&self) -> &Path {

@@ -203,6 +203,13 @@ impl<'c> Snapshot<'c> {
         }
     }
 
+    /// The store's clock now, in milliseconds since the Unix epoch: a
+    /// server's own on PostgreSQL, so hosts whose clocks differ agree on
+    /// it (leases are judged by it).
+    pub fn now_ms(&self) -> Result<u64> {
+        Ok(self.tx.now_ms()?.max(0) as u64)
+    }
+
     /// The latest commit, whatever the view's `as_of`.
     pub fn head_id(&self) -> CommitId {
         self.head

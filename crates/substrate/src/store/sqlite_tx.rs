@@ -18,6 +18,12 @@ fn array<T: Clone>(values: &[T], f: impl Fn(T) -> SqlValue) -> Rc<Vec<SqlValue>>
 }
 
 impl Tx for Connection {
+    fn now_ms(&self) -> Result<i64> {
+        Ok(std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as i64))
+    }
+
     fn head(&self) -> Result<i64> {
         Ok(row(
             self,

@@ -37,6 +37,10 @@ pub(crate) type VersionRow = (i64, Option<i64>, i64, i64, i64);
 pub(crate) trait Tx {
     /// The latest commit (0 when none).
     fn head(&self) -> Result<i64>;
+    /// The store's clock, in milliseconds since the Unix epoch: on a
+    /// server the server's (one clock for every host sharing it), in a
+    /// file this machine's.
+    fn now_ms(&self) -> Result<i64>;
     /// A chunk's version live in the view.
     fn chunk_row(&self, at: At, id: &str) -> Result<Option<ChunkRow>>;
     /// Whether a chunk is live in the view.

@@ -94,6 +94,12 @@ impl PgTx<'_> {
 }
 
 impl Tx for PgTx<'_> {
+    fn now_ms(&self) -> Result<i64> {
+        let sql = "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint";
+        let row = self.first(sql, &vec![])?;
+        Ok(row.map_or(0, |r| r.get(0)))
+    }
+
     fn head(&self) -> Result<i64> {
         let row = self.first("SELECT coalesce(max(id), 0)::bigint FROM commits", &vec![])?;
         Ok(row.map_or(0, |r| r.get(0)))
