@@ -258,7 +258,7 @@ impl<O: Ops> Connection<O> {
             Op::Run { program, args } => response_line(
                 id,
                 engine
-                    .run(ctx, &program, args)
+                    .run(ctx, &program, *args)
                     .map(|process| RunResult { process }),
             ),
             Op::Cancel { process } => response_line(

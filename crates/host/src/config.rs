@@ -362,6 +362,19 @@ impl Files {
         }
     }
 
+    /// `lease_seconds`: how long this host's engines' leases on a shared
+    /// store hold without renewal (renewed every fifth of it); past it,
+    /// another host fails or re-queues their runs. Default 10.
+    pub fn lease_ms(&self) -> Result<u64> {
+        match self.get("lease_seconds") {
+            None => Ok(engine::LEASE_MS),
+            Some((toml::Value::Integer(n), _)) if (2..=3600).contains(n) => Ok(*n as u64 * 1000),
+            Some((other, source)) => {
+                bail!("{source}: `lease_seconds` is a whole number from 2 to 3600, not {other}")
+            }
+        }
+    }
+
     /// `retry`: what becomes of a background run whose engine is lost —
     /// `"turn"`: queued again from its last whole turn; `"off"` (the
     /// default): it fails `engine lost`.

@@ -40,6 +40,7 @@ const TABLES: &[&str] = &[
     "projects",
     "max_background",
     "retry",
+    "lease_seconds",
 ];
 
 /// The keys of a `[projects."PATH"]` table (the person's file: what

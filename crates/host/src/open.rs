@@ -209,6 +209,7 @@ pub fn engine_config(project: &Project, files: &Files, no_contain: bool) -> Resu
         config.containment = contain::Containment::Off;
     }
     config.grants = files.grants()?;
+    config.lease_ms = files.lease_ms()?;
     config.log_dir = Some(project.root.join(project::DIR).join("logs"));
     Ok(config)
 }

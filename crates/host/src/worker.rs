@@ -274,10 +274,22 @@ pub async fn work(
             }
             Some(done) = running.join_next() => {
                 ended = true;
-                if let Ok(Ok(Outcome::Passed { id, why })) = &done {
-                    pass(db, id, why, say);
-                    mine.remove(id);
-                    passed.insert(id.clone(), Instant::now());
+                match &done {
+                    Ok(Ok(Outcome::Passed { id, why })) => {
+                        pass(db, id, why, say);
+                        mine.remove(id);
+                        passed.insert(id.clone(), Instant::now());
+                    }
+                    // (a run lost here and queued again may be taken anew)
+                    Ok(Ok(
+                        Outcome::Ran { id, .. }
+                        | Outcome::Refused { id, .. }
+                        | Outcome::Taken { id }
+                        | Outcome::Lost { id, .. },
+                    )) => {
+                        mine.remove(id);
+                    }
+                    _ => {}
                 }
                 heard(&mut worked, done, say);
             }
@@ -402,7 +414,11 @@ fn heard(
             worked.refused += 1;
             say(&format!("{id}: not started: {why}"));
         }
-        Ok(Ok(Outcome::Taken | Outcome::Passed { .. })) => {}
+        Ok(Ok(Outcome::Lost { id, why })) => say(&format!(
+            "{id}: lost: this host's lease on it expired and another host took it over ({why}); \
+             nothing more was recorded from here (fenced)"
+        )),
+        Ok(Ok(Outcome::Taken { .. } | Outcome::Passed { .. })) => {}
         Ok(Err(e)) => say(&format!("a run: {e:#}")),
         Err(e) => say(&format!("a run's task: {e}")),
     }
@@ -459,12 +475,16 @@ enum Outcome {
     /// Claimed here and carried to its end.
     Ran { id: String, committed: bool },
     /// Another engine claimed it first.
-    Taken,
+    Taken { id: String },
     /// It could not start here (its worktree): failed, saying why.
     Refused { id: String, why: String },
     /// This host cannot run it (its base commit is not here): left
     /// queued for another worker.
     Passed { id: String, why: String },
+    /// This host's lease on it expired (cut off, too slow): another host
+    /// failed it or queued it again, and what this one still tried to
+    /// commit for it was refused (`FENCED`).
+    Lost { id: String, why: String },
 }
 
 /// One queued run to take.
@@ -546,7 +566,7 @@ impl Job {
                 EngineError {
                     code: ErrorCode::Fenced,
                     ..
-                } => Ok(Outcome::Taken),
+                } => Ok(Outcome::Taken { id: self.id }),
                 e => {
                     let why = e.to_string();
                     engine::refuse_queued(&self.db, &self.id, &why)?;
@@ -558,7 +578,23 @@ impl Job {
         let ids = [self.id.clone()];
         let ended = engine.await_processes(&Context::host(), &ids).await;
         crate::turn::sweep_git(&engine, since).await;
+        let held_by = engine.id().to_owned();
         crate::open::close(&engine).await;
+        // (a run this host lost — its lease expired — is another's now)
+        let now = self.db.read(|snap| snap.body(&self.id)).ok().flatten();
+        let now = ProcessBody::parse(&now.unwrap_or_default());
+        let lost = now.engine.as_deref() != Some(held_by.as_str())
+            || now.status.as_str() == "pending"
+            || now.error.as_deref() == Some("engine lost");
+        if lost {
+            let why = match now.status.as_str() {
+                "pending" => "queued again for another worker".to_owned(),
+                _ => now
+                    .error
+                    .unwrap_or_else(|| "taken by another engine".into()),
+            };
+            return Ok(Outcome::Lost { id: self.id, why });
+        }
         ended?;
         let committed = match &ask {
             Some(_) => {

@@ -100,7 +100,11 @@ pub fn ask(root: &Path, session: &str, base: Option<&str>) -> Result<WorktreeAsk
     if root.join(&relative).exists() {
         bail!("{relative} exists already: remove it, or start the run anew");
     }
-    let listed = ok(root, &["worktree", "list", "--porcelain"])?;
+    let listed = {
+        // (a worktree being added is not one git can list yet)
+        let _adding = hold(root, "add")?;
+        ok(root, &["worktree", "list", "--porcelain"])?
+    };
     if listed
         .lines()
         .any(|l| l == format!("branch refs/heads/{branch}"))
@@ -173,6 +177,8 @@ pub fn make(root: &Path, ask: &WorktreeAsk) -> Result<PathBuf> {
         bail!("{} exists and is on {on}, not {}", ask.path, ask.branch);
     }
     unignore(root)?;
+    // (git's own worktree bookkeeping is not safe for two adds at once)
+    let _adding = hold(root, "add")?;
     let shown = path.to_string_lossy().into_owned();
     let out = git(
         root,
@@ -310,6 +316,7 @@ pub fn remove(root: &Path, session: &str) -> Result<bool> {
         .join(relative_path(session))
         .to_string_lossy()
         .into_owned();
+    let _adding = hold(root, "add")?;
     ok(root, &["worktree", "remove", &path])?;
     Ok(true)
 }

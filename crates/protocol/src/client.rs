@@ -263,7 +263,7 @@ impl Client {
         let result: RunResult = self
             .typed(Op::Run {
                 program: program.to_owned(),
-                args,
+                args: Box::new(args),
             })
             .await?;
         Ok(result.process)

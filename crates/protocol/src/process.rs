@@ -129,8 +129,9 @@ impl Placement {
         if !missing.is_empty() {
             return Some(format!("it asks for label(s) {}", missing.join(", ")));
         }
-        (self.labels.is_empty() && !labels.is_empty())
-            .then(|| "it asks for no label, and this worker takes only runs asking for its labels".into())
+        (self.labels.is_empty() && !labels.is_empty()).then(|| {
+            "it asks for no label, and this worker takes only runs asking for its labels".into()
+        })
     }
 }
 

@@ -183,7 +183,7 @@ pub enum Op {
         program: String,
         /// Arguments and boundaries.
         #[serde(default)]
-        args: RunArgs,
+        args: Box<RunArgs>,
     },
     /// Wait for processes to end.
     Await {

@@ -103,11 +103,13 @@
 //! # Ok(()) }
 //! ```
 
+mod netns;
 mod postgres;
 mod render;
 mod script;
 mod server;
 
+pub use netns::{Net, NetError, NetHost};
 pub use postgres::{PG_PASSWORD, PG_USER, PgCluster, PgError, SharedCluster};
 pub use script::{ErrorReply, Fault, Pace, Reply, Script, ScriptError, Turn, error_type_for};
 pub use server::{FakeModel, RecordedRequest};

@@ -23,6 +23,8 @@ pub struct PgCluster {
     server: Option<Child>,
     /// Run as `nobody` (the tests run as root).
     as_nobody: bool,
+    /// Addresses it listens on besides 127.0.0.1.
+    also: Vec<std::net::Ipv4Addr>,
 }
 
 /// The process-wide cluster ([`PgCluster::shared`]).
@@ -103,9 +105,38 @@ impl PgCluster {
             port: free_port()?,
             server: None,
             as_nobody,
+            also: Vec::new(),
         };
         cluster.resume()?;
         Ok(cluster)
+    }
+
+    /// Makes and starts a cluster that also listens on `addr`, taking
+    /// password logins from `subnet` (`10.B.C.0/24`: hosts a test made,
+    /// [`crate::Net`]).
+    ///
+    /// # Errors
+    /// As [`PgCluster::start`].
+    pub fn start_on(addr: std::net::Ipv4Addr, subnet: &str) -> Result<PgCluster, PgError> {
+        let mut cluster = PgCluster::start()?;
+        let hba = cluster.dir.path().join("data").join("pg_hba.conf");
+        let mut rules = std::fs::read_to_string(&hba)
+            .map_err(|e| PgError(format!("cannot read {}: {e}", hba.display())))?;
+        rules.push_str(&format!("host all all {subnet} scram-sha-256\n"));
+        std::fs::write(&hba, rules)
+            .map_err(|e| PgError(format!("cannot write {}: {e}", hba.display())))?;
+        cluster.stop();
+        cluster.also.push(addr);
+        cluster.resume()?;
+        Ok(cluster)
+    }
+
+    /// A URL for `database` over TCP at `addr`, with the password.
+    pub fn tcp_url_at(&self, addr: std::net::Ipv4Addr, database: &str) -> String {
+        format!(
+            "postgres://{PG_USER}:{PG_PASSWORD}@{addr}:{}/{database}",
+            self.port
+        )
     }
 
     /// `program` as the cluster's user, killed when the thread that
@@ -239,7 +270,15 @@ impl PgCluster {
             .arg(self.port.to_string())
             .arg("-k")
             .arg(self.dir.path())
-            .args(["-c", "listen_addresses=127.0.0.1", "-c", "fsync=off"])
+            .arg("-c")
+            .arg(format!(
+                "listen_addresses={}",
+                std::iter::once("127.0.0.1".to_owned())
+                    .chain(self.also.iter().map(ToString::to_string))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ))
+            .args(["-c", "fsync=off"])
             .args(["-c", "max_connections=200"])
             // TLS over TCP when asked (`sslmode`), with a certificate of
             // its own for localhost and 127.0.0.1 ([`PgCluster::certificate`])

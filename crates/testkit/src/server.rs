@@ -96,7 +96,16 @@ impl FakeModel {
     /// # Errors
     /// When the port cannot be bound.
     pub async fn start_on(port: u16, script: Script) -> std::io::Result<FakeModel> {
-        let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, port)).await?;
+        FakeModel::start_at(Ipv4Addr::LOCALHOST, port, script).await
+    }
+
+    /// Starts a fake on `port` of `ip` (0 for any free port): an address
+    /// of this machine's other hosts reach ([`crate::Net::gateway`]).
+    ///
+    /// # Errors
+    /// When the port cannot be bound.
+    pub async fn start_at(ip: Ipv4Addr, port: u16, script: Script) -> std::io::Result<FakeModel> {
+        let listener = tokio::net::TcpListener::bind((ip, port)).await?;
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
             script: Mutex::new(script),

@@ -44,6 +44,29 @@ pub struct Ran {
     pub stderr: String,
 }
 
+/// The bodies `fake` received at `/v1/messages`, raw.
+pub fn sent_to(fake: &FakeModel) -> Vec<Vec<u8>> {
+    fake.requests_to("/v1/messages")
+        .into_iter()
+        .map(|r| r.raw_body.to_vec())
+        .collect()
+}
+
+impl Ran {
+    /// `command` run to its end (at most 120 s).
+    pub async fn of(mut command: tokio::process::Command) -> Ran {
+        let out = tokio::time::timeout(std::time::Duration::from_secs(120), command.output())
+            .await
+            .expect("hc did not end within 120 s")
+            .unwrap();
+        Ran {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+}
+
 impl Setup {
     /// A project (`hc init`) and a fake model serving `script` (JSON).
     pub async fn new(script: Value) -> Setup {
@@ -115,15 +138,7 @@ impl Setup {
 
     /// `hc ARGS…` to its end.
     pub async fn out(&self, args: &[&str]) -> Ran {
-        let out = tokio::time::timeout(std::time::Duration::from_secs(120), self.hc(args).output())
-            .await
-            .expect("hc did not end within 120 s")
-            .unwrap();
-        Ran {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        Ran::of(self.hc(args)).await
     }
 
     /// The substrate, opened beside whatever `hc` left.
@@ -159,11 +174,7 @@ impl Setup {
 
     /// The bodies the fake received at `/v1/messages`, raw.
     pub fn sent(&self) -> Vec<Vec<u8>> {
-        self.fake
-            .requests_to("/v1/messages")
-            .into_iter()
-            .map(|r| r.raw_body.to_vec())
-            .collect()
+        sent_to(&self.fake)
     }
 
     /// `hc trace SESSION --request N`'s output.

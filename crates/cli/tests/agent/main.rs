@@ -16,6 +16,7 @@ mod failures;
 mod faults;
 mod hardening;
 mod hooks;
+mod hosts;
 mod knowledge;
 mod lossless;
 mod mcp;

@@ -245,16 +245,24 @@ impl Connections {
                 shown_url(&at.url)
             ))
         })?;
-        // (after any options the URL gives)
-        let options = match config.get_options() {
-            Some(given) => format!("{given} -c search_path=\"{}\"", at.schema),
-            None => format!("-c search_path=\"{}\"", at.schema),
-        };
-        config.options(options);
+        // (after any options the URL gives). A host cut off in the middle
+        // of a commit must not hold the head's lock for every other host:
+        // the server ends a transaction left idle (unless the URL says).
+        let given = config.get_options().unwrap_or_default().to_owned();
+        let mut options = format!("{given} -c search_path=\"{}\"", at.schema);
+        if !given.contains("idle_in_transaction_session_timeout") {
+            options.push_str(" -c idle_in_transaction_session_timeout=3s");
+        }
+        config.options(options.trim_start());
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(std::time::Duration::from_secs(10));
         }
+        // and a host whose link went down finds out in seconds, not hours
         config.keepalives(true);
+        config.keepalives_idle(std::time::Duration::from_secs(5));
+        config.keepalives_interval(std::time::Duration::from_secs(2));
+        config.keepalives_retries(3);
+        config.tcp_user_timeout(std::time::Duration::from_secs(15));
         if config.get_password().is_none()
             && let Some(password) = password_for(&config)
         {
