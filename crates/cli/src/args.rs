@@ -539,6 +539,9 @@ pub struct RunFlags {
     /// Go on with the session SESSION (an id, or a unique prefix of one).
     #[arg(long, value_name = "SESSION")]
     pub(crate) resume: Option<String>,
+    /// With --resume/--continue of a session last run on another host: check out the branch and commit its files were left at first.
+    #[arg(long)]
+    pub(crate) checkout: bool,
     /// Compact the session's conversation into a summary before going on
     /// (with --continue or --resume).
     #[arg(long)]
@@ -622,6 +625,9 @@ pub struct ChatFlags {
     /// Go on with the session SESSION.
     #[arg(long, value_name = "SESSION")]
     pub resume: Option<String>,
+    /// With --resume/--continue of a session last run on another host: check out the branch and commit its files were left at first.
+    #[arg(long)]
+    pub checkout: bool,
     /// Run programs uncontained, with all your privileges.
     #[arg(long)]
     pub no_contain: bool,
@@ -647,9 +653,10 @@ pub struct ServeFlags {
     #[arg(long)]
     pub open: bool,
     /// Keep the token in FILE (made, 0600, when missing) instead of a fresh
-    /// one each start.
+    /// one each start. Repeat it for a team: one file per person, named by
+    /// the file's name (alice.token: alice), recorded on what each does.
     #[arg(long, value_name = "FILE")]
-    pub token_file: Option<std::path::PathBuf>,
+    pub token_file: Vec<std::path::PathBuf>,
     /// Run programs uncontained, with all your privileges (every run
     /// records it). Also `containment = "off"` in .hermitcrab/config.toml.
     #[arg(long)]
@@ -671,7 +678,7 @@ impl ServeFlags {
             port: self.port,
             host: self.host,
             open: self.open,
-            token_file: self.token_file,
+            token_files: self.token_file,
             no_contain: self.no_contain,
             agent: self.agent,
             allow_host: self.allow_host,

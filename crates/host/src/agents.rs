@@ -47,6 +47,16 @@ pub struct AgentRow {
     /// The question it waits on, in words.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub question: Option<String>,
+    /// Who asked for its last run in the background, and on which host.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub asked_by: Option<String>,
+    /// The host it was queued on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub asked_on: Option<String>,
+    /// What a worker said of it: why it still waits, or that it was
+    /// queued again after its host was lost.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     /// Model calls, over its runs.
     pub turns: u64,
     /// Input tokens (cache reads and writes included), over its runs.
@@ -139,6 +149,9 @@ fn row(session: &ChunkItem, runs: &[(&str, RunBody)], question: Option<&String>)
         branch: None,
         worktree: None,
         question: None,
+        asked_by: None,
+        asked_on: None,
+        note: None,
         turns: 0,
         input_tokens: 0,
         output_tokens: 0,
@@ -163,6 +176,9 @@ fn row(session: &ChunkItem, runs: &[(&str, RunBody)], question: Option<&String>)
         let worktree = process.placement.as_ref().and_then(|p| p.worktree.as_ref());
         out.branch = worktree.map(|w| w.branch.clone());
         out.worktree = worktree.map(|w| w.path.clone());
+        out.asked_by = process.placement.as_ref().and_then(|p| p.asked_by.clone());
+        out.asked_on = process.placement.as_ref().and_then(|p| p.asked_on.clone());
+        out.note = process.note.clone();
         out.error = process.error.clone().filter(|_| process.status.ended());
         out.status = status_of(last, question.is_some());
         if out.status == "waiting" {

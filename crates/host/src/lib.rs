@@ -25,6 +25,7 @@ pub mod mcp_config;
 pub mod mcp_prompt;
 pub mod open;
 pub mod origin;
+pub mod place;
 pub mod project;
 pub mod relay;
 pub mod sessions;

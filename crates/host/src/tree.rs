@@ -277,6 +277,12 @@ pub struct RunNode {
     pub ended: Option<String>,
     /// The model.
     pub model: String,
+    /// The host it ran on (a process names its engine's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// Who asked for it in the background.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub asked_by: Option<String>,
 }
 
 /// The tree of `scope` (a session, or a sub-agent's process).
@@ -376,6 +382,8 @@ fn run_node(id: String, program: Option<String>, run: RunBody) -> Node {
         started: run.process.started,
         ended: run.process.ended,
         model: run.totals.model,
+        host: run.process.host.clone(),
+        asked_by: (run.process.placement.as_ref()).and_then(|p| p.asked_by.clone()),
     }))
 }
 

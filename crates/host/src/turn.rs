@@ -36,6 +36,10 @@ pub struct Turn<'a> {
     pub confirm: &'a dyn Confirm,
     /// When the person asked (the time a summary counts from).
     pub started: Instant,
+    /// Going on with a session whose last run left its files elsewhere
+    /// (another host, another branch): check those out first
+    /// (`--checkout`); without, such a run is refused saying which.
+    pub checkout: bool,
 }
 
 /// How a run ended.
@@ -70,6 +74,9 @@ pub async fn turn(
     let images = load_images(turn.images)?;
     check_prompt(prompt, &images)?;
     let session = crate::sessions::for_choice(engine, prompt, turn.session, turn.session_id)?;
+    if *turn.session != Choice::New {
+        handed_over(engine, &session, turn.checkout)?;
+    }
     // Before subscribing: what a `lagged` makes the follower read back
     // starts after this.
     let head = engine.db().head()?;
@@ -95,10 +102,31 @@ pub async fn turn(
     engine.unsubscribe(&sub);
     let code = code?;
     sweep_git(engine, since).await;
+    if engine.db().is_shared() {
+        let root = engine.config().project_root.clone();
+        let (db, at) = (std::sync::Arc::clone(engine.db()), session.clone());
+        let noted = tokio::task::spawn_blocking(move || crate::place::record(&db, &root, &at));
+        if let Ok(Err(e)) = noted.await {
+            eprintln!("hc: where {session}'s files are was not noted: {e:#}");
+        }
+    }
     if config.memory {
         sync_memory(engine);
     }
     Ok(Finished { code, session })
+}
+
+/// Before going on with `session` on a shared store: its files where its
+/// last run left them (`crate::place::check`), said when checked out.
+pub fn handed_over(engine: &Engine, session: &str, checkout: bool) -> Result<()> {
+    if !engine.db().is_shared() {
+        return Ok(());
+    }
+    let root = &engine.config().project_root;
+    if let Some(done) = crate::place::check(engine.db(), root, session, checkout)? {
+        eprintln!("hc: {done}");
+    }
+    Ok(())
 }
 
 /// A subscription to everything under `session` (deep), and its events.

@@ -107,6 +107,17 @@ pub struct Asked<'a> {
     /// `turn`: queued again from its last whole turn when its engine is
     /// lost (`--retry`, `retry` in the configuration).
     pub retry: Option<&'a str>,
+    /// Who asks (none: the user `hc` runs as).
+    pub by: Option<&'a str>,
+}
+
+/// The person `hc` acts for on this host when no one signed in says:
+/// `HC_PERSON`, else the user it runs as.
+pub fn person() -> String {
+    ["HC_PERSON", "USER", "LOGNAME"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok().filter(|s| !s.trim().is_empty()))
+        .unwrap_or_else(|| "someone".into())
 }
 
 /// Queues a run of the agent on a new session of the project at `root`
@@ -142,6 +153,8 @@ pub fn enqueue(
     args.placement = Some(protocol::process::Placement {
         labels: asked.labels.to_vec(),
         retry: asked.retry.map(str::to_owned),
+        asked_on: Some(engine::host_name()),
+        asked_by: Some(asked.by.map_or_else(person, str::to_owned)),
         worktree: worktree.clone(),
     });
     db.commit(make, None)?;
@@ -600,8 +613,15 @@ impl Job {
             Some(_) => {
                 let (title, root) = (self.title(), self.root.clone());
                 let session = session_of(&self.db, &self.id).unwrap_or_default();
-                tokio::task::spawn_blocking(move || worktree::settle(&root, &session, &title))
-                    .await??
+                let (db, asked_on) = (Arc::clone(&self.db), self.asked_on());
+                tokio::task::spawn_blocking(move || {
+                    let committed = worktree::settle(&root, &session, &title)?;
+                    if db.is_shared() {
+                        worktree::share(&db, &root, &session, asked_on.as_deref())?;
+                    }
+                    Ok::<_, anyhow::Error>(committed)
+                })
+                .await??
             }
             None => false,
         };
@@ -609,6 +629,15 @@ impl Job {
             id: self.id,
             committed,
         })
+    }
+
+    /// The host the run was queued on, when not this one.
+    fn asked_on(&self) -> Option<String> {
+        let placement = self.body.placement.as_ref()?;
+        placement
+            .asked_on
+            .clone()
+            .filter(|h| *h != engine::host_name())
     }
 
     /// The title of the run's session (its branch's commit message).

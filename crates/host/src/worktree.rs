@@ -12,6 +12,7 @@ use anyhow::{Context as _, Result, bail};
 use protocol::process::WorktreeAsk;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use substrate::Substrate;
 
 /// Where worktrees live, under the project's `.hermitcrab/`.
 pub const DIR: &str = "worktrees";
@@ -26,7 +27,9 @@ pub fn relative_path(session: &str) -> String {
     format!("{}/{DIR}/{session}", crate::project::DIR)
 }
 
-fn git(dir: &Path, args: &[&str]) -> Result<Output> {
+/// `git -C dir ARGS…`, as the person's own git (what an environment
+/// points elsewhere left out).
+pub(crate) fn git(dir: &Path, args: &[&str]) -> Result<Output> {
     Command::new("git")
         .arg("-C")
         .arg(dir)
@@ -260,9 +263,59 @@ pub fn settle(root: &Path, session: &str, title: &str) -> Result<bool> {
     commit_changes(&path, title)
 }
 
+/// On a shared store, after a background run ended here: notes on the
+/// session where its files are (its branch's tip on this host) and, when
+/// it was queued on another host (`asked_on`), pushes its branch to this
+/// checkout's `origin` so that host can fetch it (`hc agents diff|merge`,
+/// `--resume --checkout`). A push that fails is said, not fatal.
+pub fn share(db: &Substrate, root: &Path, session: &str, asked_on: Option<&str>) -> Result<()> {
+    let branch = branch_of(session);
+    let tip = ok(root, &["rev-parse", "--verify", "--quiet", &branch])?;
+    let place = crate::place::Place {
+        host: engine::host_name(),
+        branch: Some(branch.clone()),
+        commit: tip,
+        dirty: false,
+    };
+    crate::place::note(db, session, &place)?;
+    let Some(asked_on) = asked_on else {
+        return Ok(());
+    };
+    let remotes = ok(root, &["remote"])?;
+    if !remotes.lines().any(|r| r == "origin") {
+        eprintln!(
+            "hc worker: {session} was asked for on {asked_on}; this checkout has no `origin` to \
+             push {branch} to: fetch it from here"
+        );
+        return Ok(());
+    }
+    if let Err(e) = ok(root, &["push", "--quiet", "origin", &branch]) {
+        eprintln!("hc worker: {branch} was not pushed to origin for {asked_on}: {e:#}");
+    }
+    Ok(())
+}
+
+/// Makes sure `session`'s branch is here: fetched from a remote that has
+/// it when it is not (a run another host carried).
+fn fetch_branch(root: &Path, session: &str) -> Result<()> {
+    let branch = branch_of(session);
+    let local = format!("refs/heads/{branch}");
+    if ok(root, &["rev-parse", "--verify", "--quiet", &local]).is_ok() {
+        return Ok(());
+    }
+    let wanted = format!("{local}:{local}");
+    for remote in ok(root, &["remote"])?.lines() {
+        if ok(root, &["fetch", "--quiet", remote, &wanted]).is_ok() {
+            return Ok(());
+        }
+    }
+    Ok(())
+}
+
 /// What a session's branch changed since it left the current branch, as a
 /// patch (`--stat`: a summary).
 pub fn diff(root: &Path, session: &str, stat: bool) -> Result<String> {
+    fetch_branch(root, session)?;
     let branch = branch_of(session);
     ok(root, &["rev-parse", "--verify", "--quiet", &branch]).map_err(|_| {
         anyhow::anyhow!("{session} has no branch {branch}: it ran in this directory")
@@ -278,6 +331,7 @@ pub fn diff(root: &Path, session: &str, stat: bool) -> Result<String> {
 
 /// Merges a session's branch into the current branch of `root`.
 pub fn merge(root: &Path, session: &str, title: &str) -> Result<String> {
+    fetch_branch(root, session)?;
     let branch = branch_of(session);
     ok(root, &["rev-parse", "--verify", "--quiet", &branch]).map_err(|_| {
         anyhow::anyhow!("{session} has no branch {branch}: it ran in this directory")

@@ -115,6 +115,13 @@ pub struct Placement {
     /// from there (`resumable`); none: it fails `engine lost`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retry: Option<String>,
+    /// The host it was queued on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub asked_on: Option<String>,
+    /// The person who queued it (the page's signed-in person, or the
+    /// user `hc` ran as).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub asked_by: Option<String>,
 }
 
 impl Placement {

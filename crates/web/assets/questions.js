@@ -67,7 +67,11 @@ function who(by, how) {
   if (how === "here") return "answered here";
   const first = how === "first" ? " first" : "";
   if (!by) return `answered${first} by another host`;
-  if (by === BY) return how === "first" ? "answered first on another page" : "answered on the page";
+  // (a team's page signs it: "alice (the page)")
+  const signed = by.endsWith(` (${BY})`) ? ` by ${by.slice(0, -(BY.length + 3))}` : "";
+  if (by === BY || signed) {
+    return how === "first" ? `answered first on another page${signed}` : `answered on the page${signed}`;
+  }
   return `answered${first} by ${by}`;
 }
 

@@ -43,8 +43,13 @@ pub struct RunAsked {
 /// none is named), with the prompt — slash commands expanded as in `hc
 /// chat`. Answers `{session, process}`; the page follows the session on
 /// its socket.
-pub async fn run(State(app): State<App>, Json(asked): Json<RunAsked>) -> Response {
-    match start(&app, asked).await {
+pub async fn run(
+    State(app): State<App>,
+    headers: axum::http::HeaderMap,
+    Json(asked): Json<RunAsked>,
+) -> Response {
+    let by = crate::auth::person_of(&app, &headers).map(|p| p.name.clone());
+    match start(&app, asked, by.as_deref()).await {
         Ok((session, process)) => {
             Json(json!({"session": session, "process": process})).into_response()
         }
@@ -52,7 +57,7 @@ pub async fn run(State(app): State<App>, Json(asked): Json<RunAsked>) -> Respons
     }
 }
 
-async fn start(app: &App, asked: RunAsked) -> anyhow::Result<(String, String)> {
+async fn start(app: &App, asked: RunAsked, by: Option<&str>) -> anyhow::Result<(String, String)> {
     let engine = &app.engine;
     hc_host::turn::check_credentials(&app.config)?;
     let prompt = asked.prompt;
@@ -100,6 +105,7 @@ async fn start(app: &App, asked: RunAsked) -> anyhow::Result<(String, String)> {
                 name: None,
                 labels: &asked.labels,
                 retry: app.retry.as_deref(),
+                by,
             },
         )?;
         return Ok((queued.session, queued.process));

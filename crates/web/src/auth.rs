@@ -27,6 +27,47 @@ pub fn random_hex(bytes: usize) -> Result<String> {
     Ok(b.iter().map(|x| format!("{x:02x}")).collect())
 }
 
+/// A person the page knows by a token of theirs.
+#[derive(Clone, Debug)]
+pub struct Person {
+    /// What names them on what they do (`answered by alice (the page)`).
+    pub name: String,
+    /// Their token.
+    pub token: String,
+}
+
+/// The people the page lets in: one per token file (named by the file's
+/// name without its extension: `alice.token` is alice), or — with none —
+/// the person who started it (`person`), with a fresh token.
+pub fn people(files: &[std::path::PathBuf], person: String) -> Result<Vec<Person>> {
+    if files.is_empty() {
+        return Ok(vec![Person {
+            name: person,
+            token: token(None)?,
+        }]);
+    }
+    let mut out: Vec<Person> = Vec::new();
+    for file in files {
+        let name = file
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| person.clone());
+        let person = Person {
+            name,
+            token: token(Some(file))?,
+        };
+        if out.iter().any(|p| p.token == person.token) {
+            anyhow::bail!(
+                "{} holds the same token as another --token-file: each person needs their own",
+                file.display()
+            );
+        }
+        out.push(person);
+    }
+    Ok(out)
+}
+
 /// The token: kept in `file` when given (made there, private, when
 /// missing), else fresh.
 pub fn token(file: Option<&Path>) -> Result<String> {
@@ -61,15 +102,26 @@ fn same(a: &str, b: &str) -> bool {
             == 0
 }
 
-/// Whether the request carries the token as its cookie.
-pub fn has_cookie(app: &App, headers: &HeaderMap) -> bool {
+/// The person whose token `given` is.
+fn holder<'a>(app: &'a App, given: &str) -> Option<&'a Person> {
+    app.people.iter().find(|p| same(given, &p.token))
+}
+
+/// The person whose token the request carries as its cookie.
+pub fn person_of<'a>(app: &'a App, headers: &HeaderMap) -> Option<&'a Person> {
     headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .filter_map(|pair| pair.trim().split_once('='))
-        .any(|(name, value)| name == COOKIE && same(value, &app.token))
+        .filter(|(name, _)| *name == COOKIE)
+        .find_map(|(_, value)| holder(app, value))
+}
+
+/// Whether the request carries a token as its cookie.
+pub fn has_cookie(app: &App, headers: &HeaderMap) -> bool {
+    person_of(app, headers).is_some()
 }
 
 /// Whether the request names this server in its `Host`: an IP address,
@@ -112,14 +164,15 @@ pub async fn gate(State(app): State<App>, request: Request, next: Next) -> Respo
         .filter_map(|p| p.split_once('='))
         .find(|(k, _)| *k == "token")
         .map(|(_, v)| v.to_owned());
+    let known = given.as_deref().and_then(|t| holder(&app, t));
     match given {
         // the address works once: later, only the browser holding the
         // cookie it set gets in (a copied or logged address opens nothing)
-        Some(token)
+        Some(_)
             if path == "/"
-                && same(&token, &app.token)
+                && known.is_some()
                 && !has_cookie(&app, request.headers())
-                && app.opened.swap(true, std::sync::atomic::Ordering::SeqCst) =>
+                && !app.open_once(known.map(|p| p.token.as_str()).unwrap_or_default()) =>
         {
             (
                 StatusCode::UNAUTHORIZED,
@@ -129,8 +182,8 @@ pub async fn gate(State(app): State<App>, request: Request, next: Next) -> Respo
             )
                 .into_response()
         }
-        Some(token) if path == "/" && same(&token, &app.token) => {
-            let cookie = format!("{COOKIE}={}; HttpOnly; SameSite=Strict; Path=/", app.token);
+        Some(token) if path == "/" && known.is_some() => {
+            let cookie = format!("{COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/");
             let mut response = (StatusCode::SEE_OTHER, [(header::LOCATION, "/")]).into_response();
             if let Ok(value) = HeaderValue::from_str(&cookie) {
                 response.headers_mut().insert(header::SET_COOKIE, value);

@@ -39,7 +39,7 @@ use std::time::Duration;
 ///     port: 8420,
 ///     host: "127.0.0.1".into(),
 ///     open: false,
-///     token_file: None,
+///     token_files: Vec::new(),
 ///     no_contain: false,
 ///     agent: None,
 ///     allow_host: Vec::new(),
@@ -57,8 +57,9 @@ pub struct Options {
     /// Open the address in the browser.
     pub open: bool,
     /// Keep the token in this file (made, 0600, when missing) instead of
-    /// a fresh one each start.
-    pub token_file: Option<PathBuf>,
+    /// a fresh one each start; several: one per person, each named by its
+    /// file's name (`alice.token`: alice).
+    pub token_files: Vec<PathBuf>,
     /// Run programs uncontained.
     pub no_contain: bool,
     /// The agent preset runs from the page use unless the page names one.
@@ -76,7 +77,8 @@ pub(crate) struct Inner {
     engine: Engine,
     /// Who a command file's `` !`cmd` `` line is put to.
     confirm: &'static dyn Confirm,
-    token: String,
+    /// Who may open the page, each by their own token.
+    people: Vec<auth::Person>,
     /// The origins the page is served from (`http://HOST:PORT`).
     origins: Vec<String>,
     /// The agent's configuration, resolved at start (as `hc run` would).
@@ -93,8 +95,8 @@ pub(crate) struct Inner {
     hosts: Vec<String>,
     /// Whether it listens on loopback (`localhost` names it then).
     loopback: bool,
-    /// Whether the token's address was opened (it opens once).
-    opened: std::sync::atomic::AtomicBool,
+    /// The tokens whose address was opened (each opens once).
+    opened: Mutex<std::collections::HashSet<String>>,
 }
 
 impl std::ops::Deref for App {
@@ -105,6 +107,12 @@ impl std::ops::Deref for App {
 }
 
 impl Inner {
+    /// Opens `token`'s address: whether it was not opened before.
+    fn open_once(&self, token: &str) -> bool {
+        let mut opened = self.opened.lock().unwrap_or_else(PoisonError::into_inner);
+        opened.insert(token.to_owned())
+    }
+
     fn views(&self) -> std::sync::MutexGuard<'_, HashMap<String, String>> {
         self.views.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -139,7 +147,7 @@ pub fn serve(flags: Options, confirm: &'static dyn Confirm) -> Result<()> {
     // the server is a worker too: it takes the project's queued runs
     let template = prepared.config.clone();
     let (root, db) = (prepared.project.root.clone(), Arc::clone(&prepared.db));
-    let token = auth::token(flags.token_file.as_deref())?;
+    let people = auth::people(&flags.token_files, hc_host::worker::person())?;
     let host: std::net::IpAddr = flags.host.parse().map_err(|_| {
         exit(
             2,
@@ -157,11 +165,15 @@ pub fn serve(flags: Options, confirm: &'static dyn Confirm) -> Result<()> {
         if host.is_loopback() {
             origins.push(format!("http://localhost:{}", bound.port()));
         }
-        let address = format!("{}/?token={token}", origins[0]);
+        let address_of = |p: &auth::Person| format!("{}/?token={}", origins[0], p.token);
+        let address = address_of(&people[0]);
+        let others: Vec<String> = (people.iter().skip(1))
+            .map(|p| format!("hc: {}'s address: {}", p.name, address_of(p)))
+            .collect();
         let app = App(Arc::new(Inner {
             engine: engine.clone(),
             confirm,
-            token,
+            people,
             origins,
             config,
             hermitcrab,
@@ -170,9 +182,12 @@ pub fn serve(flags: Options, confirm: &'static dyn Confirm) -> Result<()> {
             views: Mutex::default(),
             hosts: allowed_hosts(flags.allow_host),
             loopback: host.is_loopback(),
-            opened: std::sync::atomic::AtomicBool::new(false),
+            opened: Mutex::default(),
         }));
         println!("hc: serving {} at {address}", opened.project.root.display());
+        for line in others {
+            println!("{line}");
+        }
         if !host.is_loopback() {
             eprintln!(
                 "hc: listening on {host}, not only this machine: anyone who can reach it still needs the token"

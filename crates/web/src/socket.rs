@@ -31,7 +31,8 @@ pub async fn upgrade(
             ws.on_upgrade(move |socket| tile(app, socket, slot))
         }
         None if ours && super::auth::has_cookie(&app, &headers) => {
-            ws.on_upgrade(move |socket| host(app, socket))
+            let by = super::auth::person_of(&app, &headers).map(|p| p.name.clone());
+            ws.on_upgrade(move |socket| host(app, socket, by.unwrap_or_default()))
         }
         _ => (
             StatusCode::FORBIDDEN,
@@ -41,27 +42,48 @@ pub async fn upgrade(
     }
 }
 
-async fn host(app: App, socket: WebSocket) {
+async fn host(app: App, socket: WebSocket, by: String) {
     let engine = app.engine.clone();
-    bridge(socket, move |read, write| async move {
+    let serve = move |read, write| async move {
         engine::serve_host(engine, read, write).await;
         Ok(())
-    })
-    .await;
+    };
+    bridge(socket, Some(&by), serve).await;
 }
 
 async fn tile(app: App, socket: WebSocket, slot: String) {
     let engine = app.engine.clone();
-    bridge(socket, move |read, write| async move {
+    bridge(socket, None, move |read, write| async move {
         engine.serve_tile(&slot, read, write).await
     })
     .await;
 }
 
+/// Who answered, on what the page commits: every chunk it declares with a
+/// `by` (a permission decision, an answer) names the person signed in,
+/// whatever the page said — `alice (the page)`.
+fn signed(line: &mut serde_json::Value, person: &str) {
+    if line["op"] != "commit" {
+        return;
+    }
+    let Some(chunks) = line
+        .pointer_mut("/declaration/chunks")
+        .and_then(|c| c.as_array_mut())
+    else {
+        return;
+    };
+    for body in chunks.iter_mut().filter_map(|c| c.get_mut("body")) {
+        if let Some(fields) = body.as_object_mut().filter(|f| f.contains_key("by")) {
+            fields.insert("by".into(), format!("{person} (the page)").into());
+        }
+    }
+}
+
 /// Carries frames to `serve` as lines and its lines back as frames, until
 /// either side closes. A refusal `serve` answers at once (a bad slot
-/// token) is sent as an error frame before the socket closes.
-async fn bridge<F, Fut>(mut socket: WebSocket, serve: F)
+/// token) is sent as an error frame before the socket closes. On the
+/// page's socket what it commits is signed by `by` ([`signed`]).
+async fn bridge<F, Fut>(mut socket: WebSocket, by: Option<&str>, serve: F)
 where
     F: FnOnce(ReadHalf<DuplexStream>, WriteHalf<DuplexStream>) -> Fut,
     Fut: Future<Output = engine::Result<()>> + Send + 'static,
@@ -75,7 +97,7 @@ where
         tokio::select! {
             frame = socket.recv() => match frame {
                 Some(Ok(Message::Text(text))) => {
-                    let line = one_line(text.as_str());
+                    let line = one_line(text.as_str(), by);
                     if to_engine.write_all(line.as_bytes()).await.is_err() {
                         break;
                     }
@@ -111,9 +133,14 @@ where
 /// A frame as one protocol line: JSON made compact (a pretty-printed
 /// object spans lines), anything else kept on one line for the engine to
 /// refuse.
-fn one_line(frame: &str) -> String {
+fn one_line(frame: &str, by: Option<&str>) -> String {
     let mut line = match serde_json::from_str::<serde_json::Value>(frame) {
-        Ok(value) => value.to_string(),
+        Ok(mut value) => {
+            if let Some(person) = by.filter(|p| !p.is_empty()) {
+                signed(&mut value, person);
+            }
+            value.to_string()
+        }
         Err(_) => frame.replace(['\n', '\r'], " "),
     };
     line.push('\n');

@@ -163,6 +163,15 @@ fn print_rows(rows: &[AgentRow], as_json: bool) -> Result<()> {
         if let Some(error) = &row.error {
             println!("{:<width$}  {}", "", dim(&format!("↳ {}", cut(error, 100))));
         }
+        if let Some(note) = &row.note {
+            println!("{:<width$}  {}", "", dim(&format!("↳ {}", cut(note, 100))));
+        }
+        // (a run asked for on one host and run on another says who asked)
+        let elsewhere = row.host.is_some() && row.asked_on != row.host;
+        if let (Some(by), Some(on), true) = (&row.asked_by, &row.asked_on, elsewhere) {
+            let asked = format!("↳ asked by {by} on {on}");
+            println!("{:<width$}  {}", "", dim(&cut(&asked, 100)));
+        }
     }
     Ok(())
 }

@@ -33,6 +33,8 @@ fn tokens(input: u64, output: u64) -> String {
 /// cut to a line unless `full`.
 struct Lines {
     full: bool,
+    /// Whether runs name their host (a store hosts share).
+    hosts: bool,
     out: Vec<String>,
 }
 
@@ -301,8 +303,14 @@ impl Lines {
         let cost = n.cost_usd.map_or(String::new(), |c| format!(" · ${c:.4}"));
         let stop = n.stop_reason.map_or(n.status.as_str(), RunStop::as_str);
         let plural = if n.turns == 1 { "" } else { "s" };
+        let host = (n.host.as_deref())
+            .filter(|_| self.hosts)
+            .map_or(String::new(), |h| format!(" · on {h}"));
+        let by = (n.asked_by.as_deref())
+            .filter(|_| self.hosts)
+            .map_or(String::new(), |b| format!(" · asked by {b}"));
         let line = format!(
-            "{} · {stop} · {} turn{plural} · {}{cost}{took}",
+            "{} · {stop} · {} turn{plural} · {}{cost}{took}{host}{by}",
             n.process,
             n.turns,
             tokens(n.usage.input(), n.usage.output_tokens)
@@ -334,6 +342,7 @@ pub fn show(db: &Arc<Substrate>, session: &str, full: bool, as_json: bool) -> Re
     );
     let mut lines = Lines {
         full,
+        hosts: db.is_shared(),
         out: vec![head],
     };
     lines.nodes(&nodes, 0);

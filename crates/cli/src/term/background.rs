@@ -71,6 +71,7 @@ pub fn queue(
         name: request.sdk.session_id.as_deref(),
         labels: &bg.labels,
         retry: retry.as_deref(),
+        by: None,
     };
     let worker::Queued {
         session,

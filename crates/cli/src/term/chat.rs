@@ -128,6 +128,13 @@ enum Step {
 
 /// `hc chat`.
 pub fn chat(flags: ChatFlags) -> Result<()> {
+    if flags.checkout && !flags.continue_ && flags.resume.is_none() {
+        return Err(crate::exit::exit(
+            2,
+            "--checkout goes with --resume or --continue: it checks out where that session's \
+             files are",
+        ));
+    }
     let staged = Staged::here(Find::OrInit, crate::trust::Ask::Person(&crate::tty::Tty))?;
     let given = flags.settings.into_flags();
     let interactive = std::fs::File::open("/dev/tty").is_ok();
@@ -153,6 +160,11 @@ pub fn chat(flags: ChatFlags) -> Result<()> {
         (false, Some(id)) => Some(sessions::resolve(chat.engine.db(), &id)),
         (false, None) => None,
     };
+    let start = start.map(|found| {
+        let session = found?;
+        hc_host::turn::handed_over(&chat.engine, &session, flags.checkout)?;
+        Ok(session)
+    });
     let outcome = match start {
         Some(Err(e)) => Err(e),
         Some(Ok(session)) => {
@@ -431,6 +443,7 @@ impl Chat {
             compact: config.compact_first,
             sdk: Default::default(),
             background: None,
+            checkout: false,
         };
         let started = Instant::now();
         let engine = self.engine.clone();
@@ -521,6 +534,7 @@ impl Chat {
         } else {
             sessions::resolve(self.engine.db(), id)?
         };
+        hc_host::turn::handed_over(&self.engine, &session, false)?;
         let title = self
             .engine
             .db()

@@ -39,6 +39,9 @@ pub struct RunRequest {
     pub sdk: crate::compat::SdkFlags,
     /// `--bg`: queued for a worker instead of run here.
     pub background: Option<crate::term::background::Background>,
+    /// `--checkout`: a session's files checked out where its last run on
+    /// another host left them.
+    pub checkout: bool,
 }
 
 impl RunRequest {
@@ -63,6 +66,7 @@ impl RunRequest {
                 labels: this.labels,
                 retry: this.retry,
             }),
+            checkout: this.checkout,
             session: match (this.continue_, this.resume) {
                 (true, _) => crate::sessions::Choice::Latest,
                 (false, Some(id)) => crate::sessions::Choice::Resume(id),
@@ -99,6 +103,13 @@ pub fn reporting(
 
 /// Everything `run` does but printing an early failure as JSON.
 fn start(request: RunRequest, printed: Printed, started: Instant) -> Result<u8> {
+    if request.checkout && request.session == crate::sessions::Choice::New {
+        return Err(exit(
+            2,
+            "--checkout goes with --resume or --continue: it checks out where that session's \
+             files are",
+        ));
+    }
     let prompt = read_prompt(request.prompt.clone())?;
     let (interactive, ask) = crate::tty::person();
     let staged = Staged::here(Find::OrInit, ask)?;
@@ -165,6 +176,7 @@ pub async fn drive(
         session_id: request.sdk.session_id.as_deref(),
         confirm: &crate::tty::Tty,
         started,
+        checkout: request.checkout,
     };
     hc_host::turn::turn(engine, turn, sink, answerer).await
 }

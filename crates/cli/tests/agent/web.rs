@@ -100,6 +100,12 @@ impl Served {
 
 /// One scenario of the page in the browser: what it said.
 async fn page(s: &Setup, served: &Served, scenario: &str, extra: Value) -> Vec<Value> {
+    page_at(&s.root, &served.url, scenario, extra).await
+}
+
+/// One scenario of the page at `url` in the browser, run in `cwd`: what
+/// it said.
+pub async fn page_at(cwd: &std::path::Path, url: &str, scenario: &str, extra: Value) -> Vec<Value> {
     let mut extra = extra;
     extra["chromium"] = json!(chromium());
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/agent/fixtures/web_page.py");
@@ -108,9 +114,9 @@ async fn page(s: &Setup, served: &Served, scenario: &str, extra: Value) -> Vec<V
         tokio::process::Command::new(playwright())
             .arg(script)
             .arg(scenario)
-            .arg(&served.url)
+            .arg(url)
             .arg(extra.to_string())
-            .current_dir(&s.root)
+            .current_dir(cwd)
             .kill_on_drop(true)
             .output(),
     )
@@ -134,7 +140,7 @@ async fn page(s: &Setup, served: &Served, scenario: &str, extra: Value) -> Vec<V
 }
 
 /// What a scenario said under `key`.
-fn said<'a>(lines: &'a [Value], key: &str) -> &'a Value {
+pub fn said<'a>(lines: &'a [Value], key: &str) -> &'a Value {
     lines
         .iter()
         .find_map(|l| l.get(key))
@@ -143,7 +149,7 @@ fn said<'a>(lines: &'a [Value], key: &str) -> &'a Value {
 
 /// One HTTP/1.1 exchange on a fresh connection: the status line's code
 /// and the whole response.
-async fn http(addr: &str, request: &str) -> (u16, String) {
+pub async fn http(addr: &str, request: &str) -> (u16, String) {
     let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
     stream.write_all(request.as_bytes()).await.unwrap();
     let mut out = Vec::new();

@@ -175,6 +175,7 @@ async fn turn(
         session_id: None,
         confirm: &confirm,
         started: Instant::now(),
+        checkout: false,
     };
     let run = hc_host::turn::turn(&host.engine, turn, sink, answerer);
     tokio::time::timeout(std::time::Duration::from_secs(60), run)

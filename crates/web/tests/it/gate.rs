@@ -40,7 +40,7 @@ fn the_token_opens_the_page_once_then_only_its_cookie_and_another_origin_cannot_
         port,
         host: "127.0.0.1".into(),
         open: false,
-        token_file: Some(token_file.clone()),
+        token_files: vec![token_file.clone()],
         no_contain: true,
         agent: None,
         allow_host: Vec::new(),

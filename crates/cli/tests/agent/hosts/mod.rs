@@ -4,6 +4,7 @@
 //! PostgreSQL server and one fake model on the bridge's address. `hc` runs
 //! in each namespace as a person on that machine would run it.
 
+mod handoff;
 mod team;
 
 use crate::common::{HC, Ran, SCRUB};
@@ -72,7 +73,7 @@ impl Team {
         };
         for i in 0..n {
             git(&top, &["clone", "-q", "origin.git", &team.names[i]]);
-            let conf = team.root(i).join(".person/hermitcrab");
+            let conf = team.person(i).join("config/hermitcrab");
             std::fs::create_dir_all(&conf).unwrap();
             std::fs::write(conf.join("config.toml"), config).unwrap();
             let out = team.out(i, &["init"]).await;
@@ -81,9 +82,46 @@ impl Team {
         team
     }
 
+    /// Host `i`'s person's own directories (beside the checkout, not in
+    /// it).
+    pub fn person(&self, i: usize) -> PathBuf {
+        let top = self.dir.path().canonicalize().unwrap();
+        top.join(format!("{}-person", self.names[i]))
+    }
+
     /// Host `i`'s checkout.
     pub fn root(&self, i: usize) -> PathBuf {
         self.dir.path().canonicalize().unwrap().join(&self.names[i])
+    }
+
+    /// What `hc` is given on host `i` beside the test's own environment:
+    /// the fake model, the shared store as project `team`, the host's
+    /// name, the person's configuration.
+    pub fn env(&self, i: usize) -> Vec<(String, String)> {
+        let person = self.person(i);
+        [
+            ("ANTHROPIC_BASE_URL", self.fake.base_url()),
+            ("HC_STORE", self.url.clone()),
+            ("HC_PROJECT", "team".to_owned()),
+            ("HC_HOST", self.names[i].clone()),
+            (
+                "XDG_CONFIG_HOME",
+                person.join("config").display().to_string(),
+            ),
+            ("XDG_DATA_HOME", person.join("data").display().to_string()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v))
+        .collect()
+    }
+
+    /// The test's environment without what must not reach `hc`, with
+    /// host `i`'s (for a program the test starts that starts `hc`).
+    pub fn full_env(&self, i: usize) -> std::collections::HashMap<String, String> {
+        std::env::vars()
+            .filter(|(k, _)| !SCRUB.contains(&k.as_str()))
+            .chain(self.env(i))
+            .collect()
     }
 
     /// `hc ARGS…` on host `i`, in its checkout, sharing the store as
@@ -94,14 +132,7 @@ impl Team {
         for var in SCRUB {
             command.env_remove(var);
         }
-        command
-            .env("ANTHROPIC_BASE_URL", self.fake.base_url())
-            .env("HC_STORE", &self.url)
-            .env("HC_PROJECT", "team")
-            .env("HC_HOST", &self.names[i])
-            .env("XDG_CONFIG_HOME", self.root(i).join(".person"))
-            .env("XDG_DATA_HOME", self.root(i).join(".person-data"))
-            .stdin(Stdio::null());
+        command.envs(self.env(i)).stdin(Stdio::null());
         let mut command = tokio::process::Command::from(command);
         command.kill_on_drop(true);
         command
@@ -123,6 +154,36 @@ impl Team {
             .stderr(file)
             .spawn()
             .unwrap()
+    }
+
+    /// `hc serve --http ARGS…` on host `i`, on its own address: the
+    /// server and the addresses it printed (the first person's first).
+    pub async fn serve(&self, i: usize, args: &[&str]) -> (tokio::process::Child, Vec<String>) {
+        use tokio::io::AsyncBufReadExt as _;
+        let addr = self.net.host(i).addr.to_string();
+        let mut all = vec!["serve", "--http", "--port", "0", "--host", &addr];
+        all.extend_from_slice(args);
+        let mut child = self.hc(i, &all).stdout(Stdio::piped()).spawn().unwrap();
+        let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut urls = Vec::new();
+        while urls.len()
+            < 1 + args
+                .iter()
+                .filter(|a| **a == "--token-file")
+                .count()
+                .saturating_sub(1)
+        {
+            let next = tokio::time::timeout(std::time::Duration::from_secs(30), lines.next_line());
+            let line = next
+                .await
+                .expect("hc serve printed no address")
+                .unwrap()
+                .unwrap();
+            if let Some(url) = line.rsplit(' ').next().filter(|u| u.contains("/?token=")) {
+                urls.push(url.to_owned());
+            }
+        }
+        (child, urls)
     }
 
     /// Where host `i`'s worker writes what it says.
