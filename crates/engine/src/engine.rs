@@ -12,7 +12,7 @@ use crate::process;
 use crate::slot::Slots;
 use crate::subs::{EventStream, Sink, Subscriptions};
 use contain::Containment;
-use protocol::{Boundary, RunArgs, SubscribeOpts};
+use protocol::{Boundary, ErrorCode, RunArgs, SubscribeOpts};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::future::Future;
@@ -156,7 +156,20 @@ impl Engine {
     /// as `topology`.
     pub fn scope(&self, ctx: &Context, ids: &[String], opts: &ScopeOpts) -> Result<ScopeResult> {
         let reach = self.reach(ctx)?;
-        self.core.db.read(|snap| scope_in(snap, &reach, ids, opts))
+        // A read on a shared store is tried again while its server is away
+        // (restarting): reading twice changes nothing.
+        let mut waits = [100u64, 300, 1000, 2000, 3000].into_iter();
+        loop {
+            match self.core.db.read(|snap| scope_in(snap, &reach, ids, opts)) {
+                Err(e) if e.code == ErrorCode::Internal && self.core.db.is_shared() => {
+                    match waits.next() {
+                        Some(ms) => std::thread::sleep(std::time::Duration::from_millis(ms)),
+                        None => return Err(e),
+                    }
+                }
+                read => return read,
+            }
+        }
     }
 
     /// Commits `decl` for `ctx`: boundaries and protection judged on the

@@ -202,7 +202,9 @@ fn refuse_project_name() -> Result<()> {
         Some(name) => Err(crate::exit::exit(
             2,
             format!(
-                "--project {name} names a project on a shared store, and this project's                  substrate is the file in .hermitcrab/: give --store postgres://… (or HC_STORE),                  or leave --project out"
+                "--project {name} names a project on a shared store, and this project's \
+                 substrate is the file in .hermitcrab/: give --store postgres://… (or HC_STORE), \
+                 or leave --project out"
             ),
         )),
         None => Ok(()),

@@ -100,6 +100,17 @@ impl Gates {
         }
     }
 
+    /// Goes on from `recorded`: what a run claimed again counted under its
+    /// earlier claims (its calls, tokens, cost, refusals, sub-agents).
+    pub fn resume(&mut self, recorded: &RunTotals) {
+        self.turns = recorded.turns;
+        self.usage = recorded.usage;
+        self.cost_usd = recorded.cost_usd.unwrap_or(0.0);
+        self.api_ms = recorded.duration_api_ms;
+        self.denials = recorded.permission_denials.clone();
+        self.children = recorded.children.clone();
+    }
+
     /// The gate that stops the next call, if one does.
     pub fn check(&self) -> Option<Stop> {
         if let Some(max) = self.limits.max_turns

@@ -191,9 +191,19 @@ impl Run {
                 fast_model: config.fast_model().to_owned(),
             });
         }
+        // a run claimed again (its engine was lost) goes on counting from
+        // what its first claim recorded
+        let mut gates = Gates::new(&config);
+        let mine = process.scopes.iter().find(|c| c.id == writer.me());
+        if let Some(mine) = mine {
+            let recorded = crate::contract::RunBody::parse(&mine.body_value());
+            if recorded.process.epoch.is_some_and(|e| e > 1) {
+                gates.resume(&recorded.totals);
+            }
+        }
         Ok(Run {
             provider,
-            gates: Gates::new(&config),
+            gates,
             request: Request::new(prefix, Conversation::of_items(&history)),
             prompt: last_prompt(&history),
             knowledge: Knowledge {

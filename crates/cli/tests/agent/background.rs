@@ -77,6 +77,17 @@ fn all(rows: &[Value], status: &str, n: usize) -> bool {
     rows.len() == n && rows.iter().all(|r| r["status"] == status)
 }
 
+/// `hc worker ARGS…`, once it has had time to take the project's lock.
+async fn start_worker(s: &Setup, args: &[&str]) -> tokio::process::Child {
+    let mut all = vec!["worker"];
+    all.extend_from_slice(args);
+    let mut worker = s.hc(&all);
+    worker.stderr(std::process::Stdio::null());
+    let worker = worker.spawn().unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    worker
+}
+
 /// `hc run --bg ARGS…`: the session's id.
 async fn background(s: &Setup, args: &[&str]) -> String {
     let mut all = vec!["run", "--bg"];
@@ -246,10 +257,7 @@ async fn a_worker_killed_mid_turn_leaves_its_run_engine_lost() {
     ]}))
     .await;
     repository(&s);
-    let mut worker = s.hc(&["worker"]);
-    worker.stderr(std::process::Stdio::null());
-    let mut worker = worker.spawn().unwrap();
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut worker = start_worker(&s, &[]).await;
     let session = background(&s, &["--no-worktree", "wait for the model"]).await;
     until(&s, |rows| {
         rows.first().is_some_and(|r| r["status"] == "running")
@@ -271,6 +279,55 @@ async fn a_worker_killed_mid_turn_leaves_its_run_engine_lost() {
     let run = runs.iter().find(|p| p["placement"].is_object()).unwrap();
     assert_eq!(run["error"], "engine lost", "{run}");
     assert_eq!(s.of_type(&session, "prompt").len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_that_asked_to_retry_goes_on_from_its_last_whole_turn_after_its_worker_died() {
+    // its first turn reads a file; the answer to the second never comes
+    // before its worker dies; asked again, it comes
+    let s = Setup::new(json!({"turns": [
+        when("go on after me", json!([call("tu_r", "read", json!({"file_path": "notes.txt"}))]), "tool_use"),
+        {"when": "tu_r", "reply": {"content": [text("too late")]}, "pace": {"first_byte_delay_ms": 120000}},
+        when("tu_r", json!([text("went on")]), "end_turn"),
+    ]}))
+    .await;
+    repository(&s);
+    let mut worker = start_worker(&s, &[]).await;
+    let args = [
+        "--no-worktree",
+        "--allow",
+        "read",
+        "--retry",
+        "turn",
+        "go on after me",
+    ];
+    let session = background(&s, &args).await;
+    for _ in 0..400 {
+        if s.fake.requests_to("/v1/messages").len() >= 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    worker.start_kill().unwrap(); // SIGKILL
+    worker.wait().await.unwrap();
+    // found lost, queued again, taken by the worker `hc agents` starts
+    let out = s.out(&["agents", "--json"]).await;
+    assert_eq!(out.code, 0, "{out:?}");
+    let worker = start_worker(&s, &["--until-idle"]).await;
+    let (rows, _) = until(&s, |rows| all(rows, "done", 1)).await;
+    drop(worker);
+    let run = s.processes(&session);
+    let run = run.iter().find(|p| p["placement"].is_object()).unwrap();
+    assert_eq!(run["epoch"], 2, "claimed twice: {run}");
+    assert!(run["note"].is_null(), "{run}");
+    // one prompt, the read done once, its result read by the call made anew
+    assert_eq!(s.of_type(&session, "prompt").len(), 1);
+    assert_eq!(s.of_type(&session, "tool-result").len(), 1);
+    assert_eq!(rows[0]["turns"], 2, "{}", rows[0]);
+    let sent = s.sent();
+    assert_eq!(sent.len(), 3, "the lost call asked anew");
+    assert_eq!(sent[1], sent[2], "the same request, from the same record");
+    assert_eq!(s.rebuilt(&session, 2).await, sent[2]);
 }
 
 #[tokio::test(flavor = "multi_thread")]

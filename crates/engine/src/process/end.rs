@@ -5,6 +5,7 @@
 use crate::clock::now;
 use crate::core::Core;
 use crate::slot::Slot;
+use protocol::ErrorCode;
 use serde_json::json;
 use std::os::unix::process::ExitStatusExt;
 use std::sync::Arc;
@@ -110,7 +111,7 @@ impl Ending {
         let fenced = |snap: &substrate::Snapshot<'_>| {
             crate::claim::check_fence(snap, &core.id, slot.fence.as_ref())
         };
-        let Some(output) = self.output.take() else {
+        let Some(output) = self.output.clone() else {
             return core
                 .db
                 .commit_with(Declaration::of(vec![end]), None, fenced)
@@ -122,8 +123,10 @@ impl Ending {
             .on(NewPlacement::instance("engine/output"));
         let both = Declaration::of(vec![result, end.clone()]);
         match core.db.commit_with(both, Some(&slot.id), fenced) {
-            Err(e) if e.code == protocol::ErrorCode::Fenced => return Err(e),
+            // (fenced: not ours to end; the store away: tried again)
+            Err(e) if matches!(e.code, ErrorCode::Fenced | ErrorCode::Internal) => return Err(e),
             Err(e) => {
+                self.output = None;
                 let why = format!("its result could not be recorded: {e}");
                 self.status = "failed";
                 self.error = Some(why.clone());
@@ -156,8 +159,24 @@ pub(crate) async fn finish(core: &Core, slot: &Arc<Slot>, ending: Ending, stderr
             child.ended().await;
         }
     }
-    if let Err(e) = ending.commit(core, slot, &stderr_tail) {
-        tracing::error!(process = %slot.id, "cannot record the end of the process: {e}");
+    // The store away (a database server restarting) is waited for a
+    // while: a run left unended would be judged lost once its engine goes.
+    let mut waits = [100u64, 300, 1000, 2000, 3000, 5000].into_iter();
+    loop {
+        match ending.commit(core, slot, &stderr_tail) {
+            Err(e) if e.code == ErrorCode::Internal => match waits.next() {
+                Some(ms) => tokio::time::sleep(std::time::Duration::from_millis(ms)).await,
+                None => {
+                    tracing::error!(process = %slot.id, "cannot record the end of the process: {e}");
+                    break;
+                }
+            },
+            Err(e) => {
+                tracing::error!(process = %slot.id, "cannot record the end of the process: {e}");
+                break;
+            }
+            Ok(()) => break,
+        }
     }
     if let Some(service) = &slot.service {
         let mut reason = ending.error.clone().unwrap_or_else(|| "exited".into());

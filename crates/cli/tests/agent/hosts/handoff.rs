@@ -21,14 +21,7 @@ fn script() -> Value {
 }
 
 fn git(team: &Team, i: usize, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-        .args(args)
-        .current_dir(team.root(i))
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    super::git(&team.root(i), args)
 }
 
 #[tokio::test(flavor = "multi_thread")]

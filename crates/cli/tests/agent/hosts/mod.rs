@@ -4,6 +4,7 @@
 //! PostgreSQL server and one fake model on the bridge's address. `hc` runs
 //! in each namespace as a person on that machine would run it.
 
+mod faults;
 mod handoff;
 mod team;
 
@@ -24,7 +25,8 @@ pub struct Team {
     pub names: Vec<String>,
 }
 
-fn git(dir: &Path, args: &[&str]) -> String {
+/// `git ARGS…` in `dir` (a committer named), its output.
+pub fn git(dir: &Path, args: &[&str]) -> String {
     let out = std::process::Command::new("git")
         .args(["-c", "user.name=t", "-c", "user.email=t@t"])
         .args(args)
@@ -191,6 +193,28 @@ impl Team {
         self.dir
             .path()
             .join(format!("worker-{}.log", self.names[i]))
+    }
+
+    /// Waits (at most `secs`) until `ready` holds of host `i`'s `hc
+    /// agents`; its rows then.
+    pub async fn until(
+        &self,
+        i: usize,
+        secs: u64,
+        ready: impl Fn(&[serde_json::Value]) -> bool,
+    ) -> Vec<serde_json::Value> {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+        loop {
+            let rows = self.agents(i).await;
+            if ready(&rows) {
+                return rows;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "not there in {secs} s: {rows:#?}"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        }
     }
 
     /// `hc agents --json` as host `i` sees it.

@@ -9,7 +9,7 @@ use crate::common::{call, text, when};
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use substrate::{Commit, ScopeOpts, Substrate};
 
 const JOBS: usize = 30;
@@ -29,22 +29,6 @@ fn script() -> Value {
         }
     }
     json!({"turns": turns})
-}
-
-/// Waits (at most `secs`) until `ready` says so of host A's `hc agents`.
-async fn until(team: &Team, secs: u64, ready: impl Fn(&[Value]) -> bool) -> Vec<Value> {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    loop {
-        let rows = team.agents(0).await;
-        if ready(&rows) {
-            return rows;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "not there in {secs} s: {rows:#?}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
 }
 
 fn on(rows: &[Value], host: &str) -> Vec<String> {
@@ -143,42 +127,48 @@ async fn thirty_runs_on_three_hosts_survive_a_cut_link_and_a_killed_worker() {
             .map(|id| sessions.iter().position(|s| s == id).unwrap() % 2)
             .collect::<HashSet<usize>>()
     };
-    let rows = until(&team, 60, |rows| {
-        retries(&on(rows, "host-b")).len() == 2 && !on(rows, "host-c").is_empty()
-    })
-    .await;
+    let rows = team
+        .until(0, 60, |rows| {
+            retries(&on(rows, "host-b")).len() == 2 && !on(rows, "host-c").is_empty()
+        })
+        .await;
     let (on_b, on_c) = (on(&rows, "host-b"), on(&rows, "host-c"));
     team.net.host(1).cut().unwrap();
     workers[2].start_kill().unwrap();
     // within the lease (6 s) and a sweep, host A finds them lost
-    let lost_seen = until(&team, 30, |rows| {
-        (rows.iter())
-            .filter(|r| on_b.iter().chain(&on_c).any(|id| r["id"] == *id))
-            .all(|r| r["status"] != "running" || r["host"] == "host-a")
-    })
-    .await;
+    let lost_seen = team
+        .until(0, 30, |rows| {
+            (rows.iter())
+                .filter(|r| on_b.iter().chain(&on_c).any(|id| r["id"] == *id))
+                .all(|r| r["status"] != "running" || r["host"] == "host-a")
+        })
+        .await;
     assert!(!lost_seen.is_empty());
     // B comes back: what it still had in flight for those runs is fenced
     tokio::time::sleep(Duration::from_secs(2)).await;
     team.net.host(1).join().unwrap();
-    let rows = until(&team, 180, |rows| {
-        rows.len() == JOBS
-            && (rows.iter()).all(|r| r["status"] == "done" || r["status"] == "failed")
-    })
-    .await;
+    let rows = team
+        .until(0, 180, |rows| {
+            rows.len() == JOBS
+                && (rows.iter()).all(|r| r["status"] == "done" || r["status"] == "failed")
+        })
+        .await;
+    let db = store(&team);
     for row in &rows {
         let k: usize = sessions.iter().position(|s| row["id"] == *s).unwrap();
+        let process = row["process"].as_str().unwrap();
+        let body = body_at(&db, process, db.head().unwrap());
+        let stderr = body["stderr_tail"].as_str().unwrap_or_default().to_owned();
         match row["status"].as_str().unwrap() {
             "done" => {}
             "failed" => {
-                assert_eq!(row["error"], "engine lost", "{row}");
+                assert_eq!(row["error"], "engine lost", "{row}\n{stderr}");
                 let was_on: Vec<&String> = on_b.iter().chain(&on_c).collect();
                 assert!(was_on.contains(&&sessions[k]), "only lost runs fail: {row}");
             }
             other => panic!("{other}: {row}"),
         }
     }
-    let db = store(&team);
     let log = commits(&db);
     let mut lost = 0;
     for row in &rows {
