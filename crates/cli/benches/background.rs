@@ -15,15 +15,14 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
-use std::collections::HashMap;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 use testkit::{FakeModel, Script};
 
 mod common;
 
-use common::{HC, project};
+use common::{mean_gap, project, queued_to_first, quiet as hc, until_requests};
 
 const RUNS: usize = 20;
 const TURNS: usize = 20;
@@ -60,22 +59,6 @@ fn quick_script() -> Script {
     Script::from_json(&json!({"cycle": true, "turns": [turn]}).to_string()).unwrap()
 }
 
-fn hc(root: &Path, base_url: &str, args: &[&str]) -> Command {
-    let mut command = Command::new(HC);
-    command
-        .args(args)
-        .current_dir(root)
-        .env("ANTHROPIC_BASE_URL", base_url)
-        .env("XDG_CONFIG_HOME", root.join(".no-user-config"))
-        .env("XDG_DATA_HOME", root.join(".no-user-data"))
-        .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("HC_STORE")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    command
-}
-
 /// The project a git repository with one commit.
 fn repository(root: &Path) {
     for args in [
@@ -103,32 +86,6 @@ fn repository(root: &Path) {
     }
 }
 
-/// Waits until the fake has received `n` requests whose first message is
-/// one of the runs'.
-fn until_requests(fake: &FakeModel, n: usize) {
-    let deadline = Instant::now() + Duration::from_secs(600);
-    while fake.requests_to("/v1/messages").len() < n {
-        assert!(Instant::now() < deadline, "the runs did not end");
-        std::thread::sleep(Duration::from_millis(2));
-    }
-}
-
-/// When the fake received the first request of the run of `prompt`.
-fn first_of(fake: &FakeModel, prompt: &str) -> Instant {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let found = fake
-            .requests_to("/v1/messages")
-            .into_iter()
-            .find(|r| r.body["messages"][0]["content"][0]["text"].as_str() == Some(prompt));
-        if let Some(r) = found {
-            return r.received;
-        }
-        assert!(Instant::now() < deadline, "no request for {prompt}");
-        std::thread::sleep(Duration::from_micros(200));
-    }
-}
-
 /// Waits until the fake has had no request for a second.
 fn until_idle(fake: &FakeModel) {
     let mut seen = usize::MAX;
@@ -140,26 +97,6 @@ fn until_idle(fake: &FakeModel) {
         seen = now;
         std::thread::sleep(Duration::from_secs(1));
     }
-}
-
-/// The mean gap between consecutive requests of one run, over every run.
-fn mean_gap(fake: &FakeModel) -> Duration {
-    let mut by_run: HashMap<String, Vec<Instant>> = HashMap::new();
-    for r in fake.requests_to("/v1/messages") {
-        let first = r.body["messages"][0]["content"][0]["text"]
-            .as_str()
-            .unwrap_or("")
-            .to_owned();
-        by_run.entry(first).or_default().push(r.received);
-    }
-    let gaps: Vec<Duration> = by_run
-        .values_mut()
-        .flat_map(|times| {
-            times.sort();
-            times.windows(2).map(|w| w[1] - w[0]).collect::<Vec<_>>()
-        })
-        .collect();
-    gaps.iter().sum::<Duration>() / gaps.len().max(1) as u32
 }
 
 /// Twenty runs in the background (`hc run --bg`, taken by the worker) or
@@ -253,16 +190,10 @@ fn background(c: &mut Criterion) {
     let mut n = 0;
     group.bench_function("queued_to_first_request", |b| {
         b.iter_custom(|iters| {
-            let mut total = Duration::ZERO;
-            for _ in 0..iters {
-                n += 1;
-                let prompt = format!("first {n}");
-                let started = Instant::now();
-                let args = ["run", "--bg", "--no-worktree", &prompt];
+            queued_to_first(&fake, &mut n, iters, |prompt| {
+                let args = ["run", "--bg", "--no-worktree", prompt];
                 assert!(hc(&root, &url, &args).status().unwrap().success());
-                total += first_of(&fake, &prompt) - started;
-            }
-            total
+            })
         })
     });
     group.finish();

@@ -26,21 +26,19 @@ use args::{Cli, Command};
 use project::Project;
 use std::process::ExitCode;
 
-/// The command line's parser: `--store` (on every command) left out of
-/// the help of those that open no substrate (they refuse it).
+/// The command line's parser: `--store` and `--project` (on every
+/// command) left out of the help of those that open no substrate (they
+/// refuse them).
 fn parser() -> clap::Command {
     let command = <Cli as clap::CommandFactory>::command();
-    let Some(store) = command
+    let hidden: Vec<clap::Arg> = command
         .get_arguments()
-        .find(|a| a.get_id() == "store")
-        .cloned()
-    else {
-        return command;
-    };
+        .filter(|a| matches!(a.get_id().as_str(), "store" | "project"))
+        .map(|a| a.clone().global(false).hide(true))
+        .collect();
     // (a subcommand with an argument of its own by the name is not given
     // the global one)
-    let hidden = store.global(false).hide(true);
-    let local = move |c: clap::Command| c.arg(hidden.clone());
+    let local = move |c: clap::Command| c.args(hidden.clone());
     command
         .mut_subcommand("program", local.clone())
         .mut_subcommand("mcp", |mcp| {
@@ -49,17 +47,14 @@ fn parser() -> clap::Command {
         })
 }
 
-/// Whether `--store` was given to the command or any subcommand (where it
-/// is hidden it is an argument of that subcommand's own, not the global).
-fn store_given(matches: &clap::ArgMatches) -> bool {
-    let here = matches
-        .try_get_one::<String>("store")
-        .ok()
-        .flatten()
-        .is_some();
+/// Whether the flag `id` (`store`, `project`) was given to the command or
+/// any subcommand (where it is hidden it is an argument of that
+/// subcommand's own, not the global).
+fn flag_given(matches: &clap::ArgMatches, id: &str) -> bool {
+    let here = matches.try_get_one::<String>(id).ok().flatten().is_some();
     here || matches
         .subcommand()
-        .is_some_and(|(_, inner)| store_given(inner))
+        .is_some_and(|(_, inner)| flag_given(inner, id))
 }
 
 /// Every long flag `hc run` takes (aliases too).
@@ -119,21 +114,21 @@ fn main() -> ExitCode {
     if cli.command.only_prints() {
         default_sigpipe();
     }
-    if store_given(&matches) && !cli.command.uses_store() {
+    if flag_given(&matches, "store") && !cli.command.uses_store() {
         return exit_code(Err(crate::exit::exit(
             2,
             "--store names where a project's substrate is kept; this command opens none \
              (leave it out)",
         )));
     }
+    if flag_given(&matches, "project") && !cli.command.uses_store() {
+        return exit_code(Err(crate::exit::exit(
+            2,
+            "--project names a project on a shared store; this command opens none (leave it \
+             out)",
+        )));
+    }
     if let Some(name) = cli.project {
-        if !cli.command.uses_store() {
-            return exit_code(Err(crate::exit::exit(
-                2,
-                "--project names a project on a shared store; this command opens none (leave it \
-                 out)",
-            )));
-        }
         hc_host::project::project_flag(name);
     }
     if let Some(url) = cli.store {

@@ -242,6 +242,10 @@ async fn attach_follows_a_background_run_and_answers_its_question() {
     let decisions = s.of_type(&session, "permission-decision");
     assert_eq!(decisions.len(), 1, "{decisions:?}");
     assert_eq!(decisions[0]["by"], "the terminal");
+    // (asked for right after its end, the branch has its work: the worker
+    // may still be committing it, and `hc agents diff` waits for that)
+    let diff = s.out(&["agents", "diff", &session]).await;
+    assert!(diff.stdout.contains("+asked"), "{diff:?}");
     assert_eq!(
         git(&s, &["show", &format!("hc/{session}:asked.txt")]),
         "asked\n"
