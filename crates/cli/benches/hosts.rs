@@ -27,25 +27,28 @@ use common::{mean_gap, queued_to_first, quiet, until_requests};
 
 const RUNS: usize = 24;
 
-/// Run `job KK go` reads a file, then answers; any other prompt is
-/// answered at once.
+/// In round R, run `rR job KK go` reads a file, then answers; a run
+/// `slow` waits for its answer; any other prompt is answered at once.
+/// Each turn is taken once.
 fn script() -> Script {
     let mut turns: Vec<Value> = Vec::new();
-    for k in 1..=RUNS {
-        turns.push(json!({"when": format!("job {k:02} go"), "reply": {"content": [
-            {"type": "tool_use", "id": format!("t{k:02}_r"), "name": "read", "input": {"file_path": "notes.txt"}}
-        ], "stop_reason": "tool_use"}}));
-        turns.push(json!({"when": format!("t{k:02}_r"), "reply": {"content": [
-            {"type": "text", "text": "done"}], "stop_reason": "end_turn"}}));
+    for round in 1..=3 {
+        for k in 1..=RUNS {
+            turns.push(json!({"when": format!("r{round} job {k:02} go"), "reply": {"content": [
+                {"type": "tool_use", "id": format!("r{round}t{k:02}_r"), "name": "read", "input": {"file_path": "notes.txt"}}
+            ], "stop_reason": "tool_use"}}));
+            turns.push(json!({"when": format!("r{round}t{k:02}_r"), "reply": {"content": [
+                {"type": "text", "text": "done"}], "stop_reason": "end_turn"}}));
+        }
     }
-    turns.push(
-        json!({"when": "slow", "reply": {"content": [{"type": "text", "text": "late"}]},
-        "pace": {"first_byte_delay_ms": 600_000}}),
-    );
-    turns.push(
-        json!({"reply": {"content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn"}}),
-    );
-    Script::from_json(&json!({"cycle": true, "turns": turns}).to_string()).unwrap()
+    for _ in 0..5 {
+        turns.push(json!({"when": "slow", "reply": {"content": [{"type": "text", "text": "late"}]},
+            "pace": {"first_byte_delay_ms": 600_000}}));
+    }
+    let quick =
+        json!({"reply": {"content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn"}});
+    turns.extend(std::iter::repeat_n(quick, 5000));
+    Script::from_json(&json!({"turns": turns}).to_string()).unwrap()
 }
 
 /// Hosts: checkouts of one repository sharing the server as one project.
@@ -134,7 +137,7 @@ fn spread(cluster: &PgCluster, fake: &FakeModel, n: usize) -> (f64, Duration) {
     let hosts = Hosts::new(n, cluster, fake, &format!("spread{n}"));
     let holder = hosts.worker(0, &["--labels", "nobody"]);
     for k in 1..=RUNS {
-        hosts.queue(0, &format!("job {k:02} go"));
+        hosts.queue(0, &format!("r{n} job {k:02} go"));
     }
     stop(holder);
     fake.clear_requests();
