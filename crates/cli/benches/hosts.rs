@@ -37,13 +37,17 @@ fn script() -> Script {
             turns.push(json!({"when": format!("r{round} job {k:02} go"), "reply": {"content": [
                 {"type": "tool_use", "id": format!("r{round}t{k:02}_r"), "name": "read", "input": {"file_path": "notes.txt"}}
             ], "stop_reason": "tool_use"}}));
-            turns.push(json!({"when": format!("r{round}t{k:02}_r"), "reply": {"content": [
-                {"type": "text", "text": "done"}], "stop_reason": "end_turn"}}));
+            turns.push(
+                json!({"when": format!("r{round}t{k:02}_r"), "reply": {"content": [
+                {"type": "text", "text": "done"}], "stop_reason": "end_turn"}}),
+            );
         }
     }
     for _ in 0..5 {
-        turns.push(json!({"when": "slow", "reply": {"content": [{"type": "text", "text": "late"}]},
-            "pace": {"first_byte_delay_ms": 600_000}}));
+        turns.push(
+            json!({"when": "slow", "reply": {"content": [{"type": "text", "text": "late"}]},
+            "pace": {"first_byte_delay_ms": 600_000}}),
+        );
     }
     let quick =
         json!({"reply": {"content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn"}});

@@ -298,6 +298,7 @@ pub async fn work(
                         Outcome::Ran { id, .. }
                         | Outcome::Refused { id, .. }
                         | Outcome::Taken { id }
+                        | Outcome::Unsettled { id, .. }
                         | Outcome::Lost { id, .. },
                     )) => {
                         mine.remove(id);
@@ -427,6 +428,9 @@ fn heard(
             worked.refused += 1;
             say(&format!("{id}: not started: {why}"));
         }
+        Ok(Ok(Outcome::Unsettled { id, why })) => {
+            say(&format!("{id}: not carried now ({why}); looked at again"));
+        }
         Ok(Ok(Outcome::Lost { id, why })) => say(&format!(
             "{id}: lost: this host's lease on it expired and another host took it over ({why}); \
              nothing more was recorded from here (fenced)"
@@ -494,6 +498,9 @@ enum Outcome {
     /// This host cannot run it (its base commit is not here): left
     /// queued for another worker.
     Passed { id: String, why: String },
+    /// It could not be carried now (the store away): left as it is, looked
+    /// at again.
+    Unsettled { id: String, why: String },
     /// This host's lease on it expired (cut off, too slow): another host
     /// failed it or queued it again, and what this one still tried to
     /// commit for it was refused (`FENCED`).
@@ -515,12 +522,17 @@ impl Job {
     async fn run(self) -> Result<Outcome> {
         let (db, id) = (Arc::clone(&self.db), self.id.clone());
         match self.carry().await {
+            // the store away (a server restarting): left queued, tried again
+            Err(e) if store_away(&e) => Ok(Outcome::Unsettled {
+                id,
+                why: format!("{e:#}"),
+            }),
             Err(e) => {
                 let why = format!("{e:#}");
                 match engine::refuse_queued(&db, &id, &why) {
                     Ok(()) => Ok(Outcome::Refused { id, why }),
                     // claimed: its end is its engine's to record
-                    Err(_) => Err(e),
+                    Err(_) => Ok(Outcome::Unsettled { id, why }),
                 }
             }
             done => done,
@@ -650,6 +662,20 @@ impl Job {
             .filter(|t| !t.is_empty())
             .unwrap_or_else(|| format!("hc: background run {}", self.id))
     }
+}
+
+/// Whether `e` says the store is away (its server unreachable or
+/// restarting), not that the run is wrong.
+fn store_away(e: &anyhow::Error) -> bool {
+    e.chain().any(|cause| {
+        cause
+            .downcast_ref::<EngineError>()
+            .is_some_and(|e| e.code == ErrorCode::Internal)
+            || matches!(
+                cause.downcast_ref::<substrate::Error>(),
+                Some(substrate::Error::Storage(_))
+            )
+    })
 }
 
 /// The session process `id` runs on.

@@ -105,7 +105,12 @@ impl Run {
         let mut continuations = 0;
         let (mut compacted, mut retried) = (false, false);
         let mut stop_hook_turns = 0;
-        if let Some(stop) = self.user_prompt_hooks().await {
+        if self.ended {
+            return Stop::EndTurn;
+        }
+        if !self.resumed
+            && let Some(stop) = self.user_prompt_hooks().await
+        {
             return stop;
         }
         loop {

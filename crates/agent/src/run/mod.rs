@@ -62,6 +62,12 @@ pub struct Run {
     prompt: Option<String>,
     /// The text of the run's last answer.
     last_answer: String,
+    /// Whether the run was claimed again after its engine was lost (it
+    /// goes on from the record: the prompt's hooks ran already).
+    resumed: bool,
+    /// Whether, so claimed, its last answer was recorded already: only
+    /// its end is left to record.
+    ended: bool,
     /// A hermitcrab's history, being read while the model answers.
     history_read: Option<crab::HistoryRead>,
 }

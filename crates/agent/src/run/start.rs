@@ -195,12 +195,22 @@ impl Run {
         // what its first claim recorded
         let mut gates = Gates::new(&config);
         let mine = process.scopes.iter().find(|c| c.id == writer.me());
-        if let Some(mine) = mine {
-            let recorded = crate::contract::RunBody::parse(&mine.body_value());
-            if recorded.process.epoch.is_some_and(|e| e > 1) {
-                gates.resume(&recorded.totals);
-            }
+        let recorded = mine.map(|m| crate::contract::RunBody::parse(&m.body_value()));
+        let resumed = recorded.filter(|r| r.process.epoch.is_some_and(|e| e > 1));
+        if let Some(recorded) = &resumed {
+            gates.resume(&recorded.totals);
         }
+        // (and one whose last answer was recorded has only its end left)
+        let answered = resumed
+            .as_ref()
+            .and_then(|_| match history.last().map(|m| &m.item) {
+                Some(SessionItem::Answer(a))
+                    if a.stop_reason == Some(model::StopReason::EndTurn) =>
+                {
+                    Some(a.text.clone())
+                }
+                _ => None,
+            });
         Ok(Run {
             provider,
             gates,
@@ -216,7 +226,9 @@ impl Run {
             config,
             writer,
             toolbox,
-            last_answer: String::new(),
+            ended: answered.is_some(),
+            last_answer: answered.unwrap_or_default(),
+            resumed: resumed.is_some(),
             history_read: None,
         })
     }

@@ -235,7 +235,7 @@ impl SessionWriter {
                 .collect(),
             ..Declaration::default()
         };
-        let commit = self.client.commit(declaration).await?;
+        let commit = committed(&self.client, declaration).await?;
         self.as_of = self.as_of.max(commit.id);
         Ok(Known {
             pinned: catalog::read_pinned(&self.client, pins, context.as_of).await?,
@@ -260,7 +260,20 @@ impl SessionWriter {
         // awaiter answered before this process has exited.
         let body = to_value(totals);
         let error = (exit != 0).then(|| format!("exit code {exit}"));
-        let ended = self.client.finish_run(output.body(), body, error).await;
+        // (tried again while the store is away: an end not recorded leaves
+        // the run without its outcome)
+        let mut waits = RETRIES.iter();
+        let ended = loop {
+            let ended = (self.client)
+                .finish_run(output.body(), body.clone(), error.clone())
+                .await;
+            match (&ended, waits.next()) {
+                (Err(e), Some(ms)) if e.code() == Some(protocol::ErrorCode::Internal) => {
+                    tokio::time::sleep(std::time::Duration::from_millis(*ms)).await;
+                }
+                _ => break ended,
+            }
+        };
         let Err(why) = ended else {
             return;
         };

@@ -28,6 +28,9 @@ pub const SCRUB: &[&str] = &[
     "API_TIMEOUT_MS",
     "HC_STREAM_IDLE_TIMEOUT_MS",
     "HC_STORE",
+    "HC_PROJECT",
+    "HC_HOST",
+    "HC_PERSON",
 ];
 
 pub struct Setup {

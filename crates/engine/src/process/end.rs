@@ -81,8 +81,9 @@ impl Ending {
     /// The fields its end merges into the process chunk: what its program
     /// merged (its totals) — never a field only the engine writes, as a
     /// commit of its own would be refused them — then the engine's.
-    fn body(&mut self, stderr_tail: &str) -> serde_json::Value {
-        let mut body = match self.body.take() {
+    fn body(&self, stderr_tail: &str) -> serde_json::Value {
+        // (cloned: a commit the store failed is made again, whole)
+        let mut body = match self.body.clone() {
             Some(serde_json::Value::Object(mut own)) => {
                 own.retain(|k, _| !crate::boundary::PROTECTED_FIELDS.contains(&k.as_str()));
                 serde_json::Value::Object(own)
