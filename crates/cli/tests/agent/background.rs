@@ -306,8 +306,11 @@ async fn a_run_that_asked_to_retry_goes_on_from_its_last_whole_turn_after_its_wo
         "go on after me",
     ];
     let session = background(&s, &args).await;
+    // once the second call is out and the read's result is recorded (the
+    // agent records it while the call goes: its turn is whole then)
     for _ in 0..400 {
-        if s.fake.requests_to("/v1/messages").len() >= 2 {
+        let whole = s.of_type(&session, "tool-result").len() == 1;
+        if whole && s.fake.requests_to("/v1/messages").len() >= 2 {
             break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
