@@ -129,15 +129,24 @@ fn twenty(fake: &FakeModel, root: &Path, background: bool) -> (Duration, Duratio
     (total, mean_gap(fake))
 }
 
+/// The fake serving `script`, a project that is a git repository, and a
+/// worker taking its runs (given time to start).
+fn set_up(rt: &tokio::runtime::Runtime, script: Script) -> (FakeModel, tempfile::TempDir, Child) {
+    let fake = rt.block_on(FakeModel::start(script)).unwrap();
+    let dir = project();
+    repository(dir.path());
+    let url = fake.base_url();
+    let worker = hc(dir.path(), &url, &["worker", "--max", "4"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    (fake, dir, worker)
+}
+
 fn background(c: &mut Criterion) {
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let fake = rt.block_on(FakeModel::start(script())).unwrap();
-    let dir = project();
+    let (fake, dir, mut worker) = set_up(&rt, script());
     let root = dir.path().to_path_buf();
-    repository(&root);
-    let url = fake.base_url();
-    let mut worker: Child = hc(&root, &url, &["worker", "--max", "4"]).spawn().unwrap();
-    std::thread::sleep(Duration::from_millis(500));
     // the load: background beside the same runs in sequence, alternating
     let mut rounds = Vec::new();
     for _ in 0..3 {
@@ -147,13 +156,8 @@ fn background(c: &mut Criterion) {
     let ((bg_total, bg_gap), (seq_total, seq_gap)) = rounds[1];
     let _ = worker.kill();
     let _ = worker.wait();
-    let fake = rt.block_on(FakeModel::start(quick_script())).unwrap();
-    let dir = project();
-    let root = dir.path().to_path_buf();
-    repository(&root);
-    let url = fake.base_url();
-    let mut worker: Child = hc(&root, &url, &["worker", "--max", "4"]).spawn().unwrap();
-    std::thread::sleep(Duration::from_millis(500));
+    let (fake, dir, mut worker) = set_up(&rt, quick_script());
+    let (root, url) = (dir.path().to_path_buf(), fake.base_url());
     println!(
         "background/twenty_runs_of_twenty_turns: in the background (max_background 4) {:.2} s, \
          turn gap {:.2} ms; in sequence {:.2} s, turn gap {:.2} ms (the middle of three rounds)",

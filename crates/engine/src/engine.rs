@@ -163,7 +163,7 @@ impl Engine {
             match self.core.db.read(|snap| scope_in(snap, &reach, ids, opts)) {
                 Err(e) if e.code == ErrorCode::Internal && self.core.db.is_shared() => {
                     match waits.next() {
-                        Some(ms) => std::thread::sleep(std::time::Duration::from_millis(ms)),
+                        Some(ms) => pause(ms),
                         None => return Err(e),
                     }
                 }
@@ -572,6 +572,17 @@ impl Ops for Engine {
         timeout_ms: Option<u64>,
     ) -> Result<ProcessId> {
         Engine::service(self, ctx, program, timeout_ms).await
+    }
+}
+
+/// Waits `ms` on this thread — handed over as blocking when it is a
+/// Tokio worker's (the store's own reads do so), so the runtime's other
+/// tasks go on meanwhile.
+fn pause(ms: u64) {
+    let wait = || std::thread::sleep(std::time::Duration::from_millis(ms));
+    match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
+        Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(wait),
+        _ => wait(),
     }
 }
 

@@ -368,6 +368,13 @@ impl Files {
     pub fn lease_ms(&self) -> Result<u64> {
         match self.get("lease_seconds") {
             None => Ok(engine::LEASE_MS),
+            // (how soon other hosts take this machine's runs over is the
+            // person's to say, never a checkout's)
+            Some((_, source @ Source::Project(_))) => bail!(
+                "{source}: `lease_seconds` is this machine's own setting: put it in your own \
+                 configuration ({}), not the project's",
+                user_file_shown()
+            ),
             Some((toml::Value::Integer(n), _)) if (2..=3600).contains(n) => Ok(*n as u64 * 1000),
             Some((other, source)) => {
                 bail!("{source}: `lease_seconds` is a whole number from 2 to 3600, not {other}")

@@ -32,9 +32,21 @@ pub struct Place {
 }
 
 impl Place {
-    /// The place a session's body notes, if it notes one.
+    /// The place a session's body notes, if it notes one that git may be
+    /// given: a full commit id, a branch that is a plain name (a program
+    /// that may write on the session could have planted any text there).
     pub fn of(body: &serde_json::Value) -> Option<Place> {
-        serde_json::from_value(body.get("place")?.clone()).ok()
+        let mut place: Place = serde_json::from_value(body.get("place")?.clone()).ok()?;
+        // (said on a terminal: no control characters)
+        place.host = crate::text::shown(&place.host).into_owned();
+        let plain = |b: &String| {
+            !b.starts_with('-')
+                && !b.contains("..")
+                && (b.bytes()).all(|c| c.is_ascii_alphanumeric() || b"-_./".contains(&c))
+        };
+        let fine = crate::worktree::check_commit(&place.commit).is_ok()
+            && place.branch.as_ref().is_none_or(plain);
+        fine.then_some(place)
     }
 }
 
@@ -183,4 +195,25 @@ fn run(root: &Path, args: &[&str]) -> Result<()> {
 
 fn short(commit: &str) -> &str {
     &commit[..commit.len().min(12)]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_place_git_would_read_as_an_option_or_a_name_is_not_taken() {
+        let sha = "a".repeat(40);
+        let body = |branch: &str, commit: &str| json!({"place": {"host": "b\u{1b}[2J", "branch": branch, "commit": commit}});
+        let fine = Place::of(&body("feature/x", &sha)).unwrap();
+        assert_eq!(
+            fine.host, "b\\x1b[2J",
+            "no control characters reach a terminal"
+        );
+        assert!(Place::of(&body("--upload-pack=touch /tmp/x", &sha)).is_none());
+        assert!(Place::of(&body("a..b", &sha)).is_none());
+        assert!(Place::of(&body("main", "HEAD")).is_none());
+        assert!(Place::of(&body("main", "--output=/tmp/x")).is_none());
+    }
 }

@@ -121,6 +121,20 @@ pub fn ask(root: &Path, session: &str, base: Option<&str>) -> Result<WorktreeAsk
     })
 }
 
+/// `commit` when it is a full commit id (what `ask` recorded): anything
+/// else read from the store — a name, an option for git — is refused
+/// before git sees it.
+pub(crate) fn check_commit(commit: &str) -> Result<()> {
+    let hex = commit.bytes().all(|b| b.is_ascii_hexdigit());
+    if !(hex && matches!(commit.len(), 40 | 64)) {
+        bail!(
+            "`{}` is not a commit id: a run's base and a session's place are full commit ids",
+            crate::text::shown(commit)
+        );
+    }
+    Ok(())
+}
+
 /// Whether commit `base` is in the repository at `root`.
 fn has_commit(root: &Path, base: &str) -> bool {
     let object = format!("{base}^{{commit}}");
@@ -132,6 +146,7 @@ fn has_commit(root: &Path, base: &str) -> bool {
 /// is not — by name first, then everything they have. An error says
 /// what to do when none has it.
 pub fn find_base(root: &Path, base: &str) -> Result<()> {
+    check_commit(base)?;
     if has_commit(root, base) {
         return Ok(());
     }
@@ -179,6 +194,7 @@ pub fn make(root: &Path, ask: &WorktreeAsk) -> Result<PathBuf> {
         }
         bail!("{} exists and is on {on}, not {}", ask.path, ask.branch);
     }
+    check_commit(&ask.base)?;
     unignore(root)?;
     // (git's own worktree bookkeeping is not safe for two adds at once)
     let _adding = hold(root, "add")?;

@@ -59,23 +59,34 @@ async fn tile(app: App, socket: WebSocket, slot: String) {
     .await;
 }
 
-/// Who answered, on what the page commits: every chunk it declares with a
-/// `by` (a permission decision, an answer) names the person signed in,
-/// whatever the page said — `alice (the page)`.
+/// The types whose chunks say who answered (`by`): a permission
+/// decision, an answer to the agent's question.
+const ANSWERS: [&str; 2] = ["permission-decision", "user-answer"];
+
+/// Who answered, on what the page commits: every answer it declares (and
+/// any chunk it gives a `by`) names the person signed in, whatever the
+/// page said or left out — `alice (the page)`. A line that is no commit
+/// request goes on as it is (the engine answers it).
 fn signed(line: &mut serde_json::Value, person: &str) {
-    if line["op"] != "commit" {
-        return;
-    }
-    let Some(chunks) = line
-        .pointer_mut("/declaration/chunks")
-        .and_then(|c| c.as_array_mut())
-    else {
+    let Ok(mut request) = protocol::Request::parse(line.to_string().as_bytes()) else {
         return;
     };
-    for body in chunks.iter_mut().filter_map(|c| c.get_mut("body")) {
-        if let Some(fields) = body.as_object_mut().filter(|f| f.contains_key("by")) {
-            fields.insert("by".into(), format!("{person} (the page)").into());
+    let protocol::Op::Commit { declaration } = &mut request.op else {
+        return;
+    };
+    let by = serde_json::Value::from(format!("{person} (the page)"));
+    let mut changed = false;
+    for chunk in &mut declaration.chunks {
+        let answers = (chunk.placements.iter()).any(|p| ANSWERS.contains(&p.scope.as_str()));
+        let says = chunk.body.as_ref().is_some_and(|b| b.get("by").is_some());
+        let body = chunk.body.get_or_insert_with(|| serde_json::json!({}));
+        if let Some(fields) = body.as_object_mut().filter(|_| answers || says) {
+            fields.insert("by".into(), by.clone());
+            changed = true;
         }
+    }
+    if changed && let Ok(out) = serde_json::to_value(&request) {
+        *line = out;
     }
 }
 
@@ -145,4 +156,31 @@ fn one_line(frame: &str, by: Option<&str>) -> String {
     };
     line.push('\n');
     line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn what_the_page_answers_is_signed_by_its_person_whatever_it_said() {
+        let decision = |body: serde_json::Value| {
+            json!({"id": 1, "op": "commit", "declaration": {"chunks": [{"body": body,
+                "placements": [{"scope": "permission-decision", "type": "instance"}]}]}})
+        };
+        for body in [
+            json!({"decision": "allow"}),
+            json!({"decision": "allow", "by": "bob"}),
+        ] {
+            let mut line = decision(body);
+            signed(&mut line, "alice");
+            let by = &line["declaration"]["chunks"][0]["body"]["by"];
+            assert_eq!(*by, "alice (the page)", "{line}");
+        }
+        let mut other = json!({"id": 2, "op": "scope", "scopes": ["s_1"]});
+        let before = other.clone();
+        signed(&mut other, "alice");
+        assert_eq!(other, before);
+    }
 }

@@ -214,3 +214,24 @@ async fn a_first_run_in_a_repository_makes_the_project_at_its_root() {
         "{stderr}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_checkout_cannot_set_how_soon_other_hosts_take_this_machines_runs() {
+    let s = Setup::new(json!({"turns": [reply(json!([text("unused")]), "end_turn")]})).await;
+    s.file(".hermitcrab/config.toml", "lease_seconds = 2\n");
+    let out = s.run(&["hello"]).await;
+    assert_ne!(out.code, 0, "{out:?}");
+    assert!(
+        out.stderr
+            .contains("`lease_seconds` is this machine's own setting"),
+        "{out:?}"
+    );
+    assert!(s.sent().is_empty(), "no request");
+    // the person's own file may
+    let mine = s.root.join(".no-user-config/hermitcrab/config.toml");
+    std::fs::create_dir_all(mine.parent().unwrap()).unwrap();
+    std::fs::write(&mine, "lease_seconds = 30\n").unwrap();
+    std::fs::remove_file(s.root.join(".hermitcrab/config.toml")).unwrap();
+    let out = s.run(&["hello"]).await;
+    assert_eq!(out.code, 0, "{out:?}");
+}
