@@ -12,7 +12,7 @@ use crate::worktree;
 use anyhow::{Context as _, Result};
 use engine::{Context, Engine, EngineConfig, EngineError};
 use protocol::ErrorCode;
-use protocol::process::ProcessBody;
+use protocol::process::{ProcessBody, WorktreeAsk};
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -287,24 +287,7 @@ pub async fn work(
             }
             Some(done) = running.join_next() => {
                 ended = true;
-                match &done {
-                    Ok(Ok(Outcome::Passed { id, why })) => {
-                        pass(db, id, why, say);
-                        mine.remove(id);
-                        passed.insert(id.clone(), Instant::now());
-                    }
-                    // (a run lost here and queued again may be taken anew)
-                    Ok(Ok(
-                        Outcome::Ran { id, .. }
-                        | Outcome::Refused { id, .. }
-                        | Outcome::Taken { id }
-                        | Outcome::Unsettled { id, .. }
-                        | Outcome::Lost { id, .. },
-                    )) => {
-                        mine.remove(id);
-                    }
-                    _ => {}
-                }
+                forget(&done, &mut mine, &mut passed, db, say);
                 heard(&mut worked, done, say);
             }
             () = tokio::time::sleep(POLL) => {}
@@ -406,6 +389,32 @@ fn idle_ends(root: &Path, db: &Substrate, lock: &mut Option<File>) -> bool {
     }
     *lock = take_lock(root).unwrap_or(None);
     lock.is_none()
+}
+
+/// A job ended: its run is no longer this worker's (a run lost here and
+/// queued again may be taken anew); one it left for another is noted and
+/// not looked at again for a while.
+fn forget(
+    done: &Result<Result<Outcome>, tokio::task::JoinError>,
+    mine: &mut HashSet<String>,
+    passed: &mut HashMap<String, Instant>,
+    db: &Substrate,
+    say: &(dyn Fn(&str) + Sync),
+) {
+    let Ok(Ok(outcome)) = done else {
+        return;
+    };
+    let (Outcome::Ran { id, .. }
+    | Outcome::Refused { id, .. }
+    | Outcome::Taken { id }
+    | Outcome::Unsettled { id, .. }
+    | Outcome::Lost { id, .. }
+    | Outcome::Passed { id, .. }) = outcome;
+    mine.remove(id);
+    if let Outcome::Passed { id, why } = outcome {
+        pass(db, id, why, say);
+        passed.insert(id.clone(), Instant::now());
+    }
 }
 
 /// What a job's end means for the worker's count, said.
@@ -540,64 +549,22 @@ impl Job {
     }
 
     async fn carry(self) -> Result<Outcome> {
-        let ask = self
-            .body
-            .placement
-            .as_ref()
-            .and_then(|p| p.worktree.clone());
-        if let Some(ask) = &ask {
-            // (a worktree is the session's own: its place and branch)
-            let session = session_of(&self.db, &self.id).unwrap_or_default();
-            if ask.path != worktree::relative_path(&session)
-                || ask.branch != worktree::branch_of(&session)
-            {
-                anyhow::bail!(
-                    "its worktree is not its session's own ({} on {})",
-                    crate::text::shown(&ask.path),
-                    crate::text::shown(&ask.branch)
-                );
-            }
-        }
-        if let Some(ask) = &ask {
-            let (root, base) = (self.root.clone(), ask.base.clone());
-            let found = tokio::task::spawn_blocking(move || worktree::find_base(&root, &base));
-            if let Err(e) = found.await? {
-                let why = format!("{e:#}");
-                return Ok(Outcome::Passed { id: self.id, why });
-            }
-        }
-        let at = match &ask {
-            Some(ask) => {
-                let (root, ask) = (self.root.clone(), ask.clone());
-                let made = tokio::task::spawn_blocking(move || worktree::make(&root, &ask)).await?;
-                match made {
-                    Ok(path) => path,
-                    Err(e) => {
-                        let why = format!("{e:#}");
-                        engine::refuse_queued(&self.db, &self.id, &format!("worktree: {why}"))?;
-                        return Ok(Outcome::Refused { id: self.id, why });
-                    }
-                }
-            }
-            None => self.root.clone(),
+        let ask = (self.body.placement.as_ref()).and_then(|p| p.worktree.clone());
+        let at = match self.place(ask.as_ref()).await? {
+            Ok(at) => at,
+            Err(outcome) => return Ok(outcome),
         };
         let mut config = self.template.clone();
-        config.project_root = at.clone();
+        config.project_root = at;
         let engine = Engine::open_with(Arc::clone(&self.db), config)?;
-        let claimed = engine.claim(&self.id);
-        if let Err(e) = claimed {
+        if let Err(e) = engine.claim(&self.id) {
             crate::open::close(&engine).await;
-            return match e {
-                EngineError {
-                    code: ErrorCode::Fenced,
-                    ..
-                } => Ok(Outcome::Taken { id: self.id }),
-                e => {
-                    let why = e.to_string();
-                    engine::refuse_queued(&self.db, &self.id, &why)?;
-                    Ok(Outcome::Refused { id: self.id, why })
-                }
-            };
+            if e.code == ErrorCode::Fenced {
+                return Ok(Outcome::Taken { id: self.id });
+            }
+            let why = e.to_string();
+            engine::refuse_queued(&self.db, &self.id, &why)?;
+            return Ok(Outcome::Refused { id: self.id, why });
         }
         let since = std::time::SystemTime::now();
         let ids = [self.id.clone()];
@@ -605,42 +572,93 @@ impl Job {
         crate::turn::sweep_git(&engine, since).await;
         let held_by = engine.id().to_owned();
         crate::open::close(&engine).await;
-        // (a run this host lost — its lease expired — is another's now)
-        let now = self.db.read(|snap| snap.body(&self.id)).ok().flatten();
-        let now = ProcessBody::parse(&now.unwrap_or_default());
-        let lost = now.engine.as_deref() != Some(held_by.as_str())
-            || now.status.as_str() == "pending"
-            || now.error.as_deref() == Some("engine lost");
-        if lost {
-            let why = match now.status.as_str() {
-                "pending" => "queued again for another worker".to_owned(),
-                _ => now
-                    .error
-                    .unwrap_or_else(|| "taken by another engine".into()),
-            };
+        if let Some(why) = self.lost_from(&held_by) {
             return Ok(Outcome::Lost { id: self.id, why });
         }
         ended?;
-        let committed = match &ask {
-            Some(_) => {
-                let (title, root) = (self.title(), self.root.clone());
-                let session = session_of(&self.db, &self.id).unwrap_or_default();
-                let (db, asked_on) = (Arc::clone(&self.db), self.asked_on());
-                tokio::task::spawn_blocking(move || {
-                    let committed = worktree::settle(&root, &session, &title)?;
-                    if db.is_shared() {
-                        worktree::share(&db, &root, &session, asked_on.as_deref())?;
-                    }
-                    Ok::<_, anyhow::Error>(committed)
-                })
-                .await??
-            }
+        let committed = match ask {
+            Some(_) => self.settle().await?,
             None => false,
         };
         Ok(Outcome::Ran {
             id: self.id,
             committed,
         })
+    }
+
+    /// Where the run works here: its worktree (checked to be its
+    /// session's own, its base commit found, made) or the project's
+    /// directory — or the outcome that it cannot work here.
+    async fn place(&self, ask: Option<&WorktreeAsk>) -> Result<Result<PathBuf, Outcome>> {
+        let Some(ask) = ask else {
+            return Ok(Ok(self.root.clone()));
+        };
+        // (a worktree is the session's own: its place and branch)
+        let session = session_of(&self.db, &self.id).unwrap_or_default();
+        if ask.path != worktree::relative_path(&session)
+            || ask.branch != worktree::branch_of(&session)
+        {
+            anyhow::bail!(
+                "its worktree is not its session's own ({} on {})",
+                crate::text::shown(&ask.path),
+                crate::text::shown(&ask.branch)
+            );
+        }
+        let (root, base) = (self.root.clone(), ask.base.clone());
+        let found = tokio::task::spawn_blocking(move || worktree::find_base(&root, &base));
+        if let Err(e) = found.await? {
+            let why = format!("{e:#}");
+            return Ok(Err(Outcome::Passed {
+                id: self.id.clone(),
+                why,
+            }));
+        }
+        let (root, ask) = (self.root.clone(), ask.clone());
+        match tokio::task::spawn_blocking(move || worktree::make(&root, &ask)).await? {
+            Ok(path) => Ok(Ok(path)),
+            Err(e) => {
+                let why = format!("{e:#}");
+                engine::refuse_queued(&self.db, &self.id, &format!("worktree: {why}"))?;
+                Ok(Err(Outcome::Refused {
+                    id: self.id.clone(),
+                    why,
+                }))
+            }
+        }
+    }
+
+    /// Why the run is no longer this host's, when its engine (`held_by`)
+    /// lost it — its lease expired and another host failed it or queued
+    /// it again.
+    fn lost_from(&self, held_by: &str) -> Option<String> {
+        let now = self.db.read(|snap| snap.body(&self.id)).ok().flatten();
+        let now = ProcessBody::parse(&now.unwrap_or_default());
+        let lost = now.engine.as_deref() != Some(held_by)
+            || now.status.as_str() == "pending"
+            || now.error.as_deref() == Some("engine lost");
+        lost.then(|| match now.status.as_str() {
+            "pending" => "queued again for another worker".to_owned(),
+            _ => now
+                .error
+                .unwrap_or_else(|| "taken by another engine".into()),
+        })
+    }
+
+    /// What the run changed committed on its branch (whether there was
+    /// anything), and on a shared store its place noted and its branch
+    /// shared.
+    async fn settle(&self) -> Result<bool> {
+        let (title, root) = (self.title(), self.root.clone());
+        let session = session_of(&self.db, &self.id).unwrap_or_default();
+        let (db, asked_on) = (Arc::clone(&self.db), self.asked_on());
+        tokio::task::spawn_blocking(move || {
+            let committed = worktree::settle(&root, &session, &title)?;
+            if db.is_shared() {
+                worktree::share(&db, &root, &session, asked_on.as_deref())?;
+            }
+            Ok::<_, anyhow::Error>(committed)
+        })
+        .await?
     }
 
     /// The host the run was queued on, when not this one.
