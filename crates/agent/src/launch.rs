@@ -39,6 +39,7 @@ pub fn new_named_session(prompt: &str, name: Option<&str>) -> (String, Declarati
         title: title.clone(),
         created: humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string(),
         session_id: name.map(str::to_owned),
+        forked_from: None,
     };
     let chunk = ChunkDecl::with_id(&id)
         .name(title)

@@ -214,6 +214,7 @@ pub fn agent_program() -> ChunkDecl {
         read_only: true,
         tool: true,
         served_by: None,
+        writes: None,
     };
     ChunkDecl::with_id("program/agent")
         .name("agent")

@@ -76,6 +76,50 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Put the project's files back as they were before a turn (whatever tool changed them), and/or fork the conversation there.
+    #[command(after_help = REWIND_HELP)]
+    Rewind {
+        /// The session id (or a unique prefix of it); none: the newest.
+        session: Option<String>,
+        /// Before this turn: a model call as `hc trace` numbers them (`answer #N`).
+        #[arg(long, value_name = "TURN", conflicts_with = "prompt")]
+        to: Option<usize>,
+        /// Before the session's K-th prompt (as Claude Code checkpoints).
+        #[arg(long, value_name = "K")]
+        prompt: Option<usize>,
+        /// The files only.
+        #[arg(long, conflicts_with_all = ["conversation", "both"])]
+        code: bool,
+        /// The conversation only (forked there: a new session).
+        #[arg(long, conflicts_with = "both")]
+        conversation: bool,
+        /// Files and conversation (the default when no one is at a terminal to ask).
+        #[arg(long)]
+        both: bool,
+        /// Overwrite files changed since the session recorded them.
+        #[arg(long)]
+        force: bool,
+        /// Undo the session's last rewind.
+        #[arg(long, conflicts_with_all = ["to", "prompt", "conversation", "both", "list"])]
+        undo: bool,
+        /// The turns, with the files each changed.
+        #[arg(long, conflicts_with_all = ["to", "prompt", "code", "conversation", "both", "force"])]
+        list: bool,
+        /// As JSON (with --list).
+        #[arg(long, requires = "list")]
+        json: bool,
+    },
+    /// A new session whose history is SESSION's up to a turn (referenced, not copied); prints its id.
+    #[command(
+        after_help = "Examples:\n  hc fork s_01J9…            # the whole history\n  hc fork s_01J9… --at 3     # up to and including answer #3\n  hc chat --resume $(hc fork s_01J9… --at 3)"
+    )]
+    Fork {
+        /// The session id (or a unique prefix of it).
+        session: String,
+        /// Up to and including this turn (`answer #N` in `hc trace`); none: all of it.
+        #[arg(long, value_name = "TURN")]
+        at: Option<usize>,
+    },
     /// Read scopes of the substrate (their intersection), or search it.
     #[command(
         after_help = "Examples:\n  hc scope s_01J9…\n  hc scope s_01J9… prompt      # the prompts of a session\n  hc scope --match 'failing test'\n  hc scope s_01J9… --as-of 120 --json"
@@ -299,6 +343,19 @@ impl Command {
         )
     }
 }
+
+const REWIND_HELP: &str = "\
+Examples:
+  hc rewind --list               # the newest session's turns, and the files each changed
+  hc rewind --to 3               # before answer #3: files back, conversation forked
+  hc rewind --to 3 --code        # the files only
+  hc rewind --prompt 2 --conversation
+  hc rewind --undo               # the last rewind undone
+
+Every file any run of the session changed is put back — shell commands' too. A file changed
+since (by you or another session) is never overwritten: the rewind lists it and stops, unless
+--force. Files git ignores (build output) are not recorded; files over 3 MiB are recorded by
+hash only and said not restorable.";
 
 const AGENTS_HELP: &str = "\
 Examples:

@@ -65,6 +65,12 @@ pub struct EngineConfig {
     /// How long a claim on a queued run holds without renewal (renewed
     /// five times as often): past it, the run is lost.
     pub lease_ms: u64,
+    /// Where this machine keeps what recording runs' file effects needs
+    /// (the index of the tree, the contents it saw): none, no file
+    /// effects are recorded.
+    pub effects_dir: Option<PathBuf>,
+    /// How much of them is kept.
+    pub effects_limits: effects::Limits,
     /// Switches that turn an optimisation off, to measure against (the
     /// `bench` feature only: never in a release binary).
     #[cfg(feature = "bench")]
@@ -111,6 +117,8 @@ impl EngineConfig {
             log_dir: None,
             zygote: None,
             lease_ms: crate::claim::LEASE_MS,
+            effects_dir: None,
+            effects_limits: effects::Limits::default(),
             #[cfg(feature = "bench")]
             levers: Levers::default(),
         }

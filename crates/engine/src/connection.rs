@@ -365,7 +365,7 @@ pub(crate) async fn pump<W: tokio::io::AsyncWrite + Unpin>(
 
 /// Runs a synchronous substrate call without stalling the runtime's other
 /// tasks (on a multi-threaded runtime).
-fn blocking<T>(f: impl FnOnce() -> T) -> T {
+pub(crate) fn blocking<T>(f: impl FnOnce() -> T) -> T {
     match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
         Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(f),
         _ => f(),

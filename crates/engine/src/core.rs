@@ -41,6 +41,8 @@ pub(crate) struct Core {
     /// Its lease, held while it lives (none when the substrate's directory
     /// takes no files: its processes then look gone to the next engine).
     pub _lease: Option<Lease>,
+    /// The project tree whose runs' file effects are recorded.
+    pub effects: Option<effects::Tree>,
 }
 
 impl Core {

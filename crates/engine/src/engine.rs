@@ -98,7 +98,12 @@ impl Engine {
                 };
                 contain::bounds::Pool::new(found, &id, &usual)
             });
+        let effects = config
+            .effects_dir
+            .as_ref()
+            .map(|dir| effects::Tree::open(&config.project_root, dir, config.effects_limits));
         let core = Arc::new(Core {
+            effects,
             landlock,
             net_holder,
             cgroups,
@@ -406,6 +411,9 @@ impl Engine {
         }
         self.core.subs.clear();
         crate::claim::release_lease(&self.core);
+        if let Some(tree) = &self.core.effects {
+            tree.save();
+        }
     }
 }
 

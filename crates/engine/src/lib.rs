@@ -71,6 +71,7 @@ mod connection;
 mod core;
 mod engine;
 mod error;
+pub mod file_effects;
 mod judge;
 mod lease;
 mod plan;
@@ -87,6 +88,7 @@ pub use config::{Context, EngineConfig, ProcessId, SubscriptionId};
 /// Containment, which the engine applies to every `vm` program (its own
 /// crate; re-exported so a host names one version of it).
 pub use contain;
+pub use effects;
 pub use engine::{Engine, serve_host};
 pub use error::{EngineError, Result};
 pub use judge::Judge;

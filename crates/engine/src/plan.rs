@@ -30,6 +30,21 @@ pub(crate) struct Plan {
     pub served_by: Option<String>,
     /// A webview program's page (`entry`): its run is a tile a host shows.
     pub webview: Option<String>,
+    /// Where its file effects are looked for.
+    pub writes: Writes,
+}
+
+/// Where a run may change the project's files.
+#[derive(Clone, Debug, Default)]
+pub(crate) enum Writes {
+    /// Nowhere (no write capability).
+    #[default]
+    Nowhere,
+    /// The paths its input names (a program's `writes`).
+    Paths(Vec<String>),
+    /// Anywhere under these (absolute) write roots: its own, or those of
+    /// the service serving it.
+    Roots(Vec<std::path::PathBuf>),
 }
 
 /// How long a tile may stay open when its program says nothing: a day.
@@ -123,6 +138,10 @@ impl Planner<'_> {
             Some(by) => Some(service_program(snap, &name, by)?),
             None => None,
         };
+        let writes = match &served_by {
+            Some(by) => self.service_writes(snap, by)?,
+            None => self.writes(&body, &capabilities, args),
+        };
         let default_timeout = if service {
             SERVICE_TIMEOUT_MS
         } else if webview.is_some() {
@@ -155,6 +174,7 @@ impl Planner<'_> {
             extra_args: body.args,
             capabilities,
             contained,
+            writes,
         })
     }
 
@@ -213,6 +233,49 @@ impl Planner<'_> {
                 "cannot run `{name}`: {why}; a run may narrow capabilities, never widen them"
             ))
         })
+    }
+}
+
+impl Planner<'_> {
+    /// Where a run of a program with `body` and `capabilities` writes.
+    fn writes(&self, body: &ProgramBody, capabilities: &Capabilities, args: &RunArgs) -> Writes {
+        let roots = &capabilities.filesystem.write;
+        if roots.is_empty() {
+            return Writes::Nowhere;
+        }
+        if let Some(pointer) = &body.writes {
+            let named = args
+                .chunks
+                .iter()
+                .filter_map(|c| c.body.as_ref()?.pointer(pointer))
+                .flat_map(|v| match v {
+                    serde_json::Value::String(s) => vec![s.clone()],
+                    serde_json::Value::Array(a) => a
+                        .iter()
+                        .filter_map(|s| s.as_str().map(str::to_owned))
+                        .collect(),
+                    _ => Vec::new(),
+                });
+            return Writes::Paths(named.collect());
+        }
+        let root = &self.config.project_root;
+        Writes::Roots(
+            roots
+                .iter()
+                .map(|p| contain::policy::resolve(root, p))
+                .collect(),
+        )
+    }
+
+    /// Where the service `by` writes, as its runs' effects are its.
+    fn service_writes(&self, snap: &Snapshot<'_>, by: &str) -> Result<Writes> {
+        let Some(item) = snap.chunk(by)? else {
+            return Ok(Writes::Nowhere);
+        };
+        let name = item.name.clone().unwrap_or_else(|| by.to_owned());
+        let body = ProgramBody::parse(&name, &item.body_value()).map_err(EngineError::invalid)?;
+        let capabilities = self.capabilities(&name, &body, &RunArgs::default())?;
+        Ok(self.writes(&body, &capabilities, &RunArgs::default()))
     }
 }
 

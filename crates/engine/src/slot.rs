@@ -25,6 +25,8 @@ pub(crate) struct Slot {
     finish: watch::Sender<Option<Finish>>,
     /// The control groups its program runs in.
     group: std::sync::Mutex<Option<contain::bounds::Group>>,
+    /// What the files it may write looked like before it started.
+    effects: std::sync::Mutex<Option<effects::Snapshot>>,
 }
 
 /// How a program (or the service serving its run) says the run ended:
@@ -68,7 +70,21 @@ impl Slot {
             paused: watch::channel(0).0,
             finish: watch::channel(None).0,
             group: std::sync::Mutex::default(),
+            effects: std::sync::Mutex::default(),
         }
+    }
+
+    /// Keeps what its files looked like before it started.
+    pub fn set_effects(&self, before: Option<effects::Snapshot>) {
+        *self.effects.lock().unwrap_or_else(PoisonError::into_inner) = before;
+    }
+
+    /// What its files looked like before it started (taken once).
+    pub fn take_effects(&self) -> Option<effects::Snapshot> {
+        self.effects
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
     }
 
     /// The slot, fenced by `fence`.

@@ -21,9 +21,11 @@ pub fn vocabulary() -> Vec<ChunkDecl> {
         archetype("engine/program", json!({})),
         archetype(
             "engine/process",
-            json!({"propagate": true, "ordered": true, "accepts": ["engine/process", "engine/output"]}),
+            json!({"propagate": true, "ordered": true, "accepts": ["engine/process", "engine/output", crate::file_effects::EFFECTS_TYPE]}),
         ),
         archetype("engine/output", json!({})),
+        archetype(crate::file_effects::EFFECTS_TYPE, json!({})),
+        archetype(crate::file_effects::BLOB_TYPE, json!({})),
         archetype(crate::claim::ENGINE_TYPE, json!({})),
         archetype("read-boundary", json!({})),
         archetype("write-boundary", json!({})),

@@ -24,6 +24,7 @@ mod hook;
 pub mod image;
 mod paths;
 mod read;
+mod rewind;
 mod shell;
 mod text;
 mod web_fetch;
@@ -77,6 +78,11 @@ pub static BUILTINS: &[Builtin] = &[
         name: "hook",
         chunks: hook::chunks,
         main: hook::main,
+    },
+    Builtin {
+        name: "rewind",
+        chunks: rewind::chunks,
+        main: rewind::main,
     },
 ];
 

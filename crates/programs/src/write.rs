@@ -46,7 +46,7 @@ fn definition() -> ProgramDef {
 }
 
 pub(crate) fn chunks() -> Vec<substrate::ChunkDecl> {
-    definition().chunks()
+    definition().chunks_writing("/file_path")
 }
 
 #[derive(Deserialize)]

@@ -105,6 +105,11 @@ pub struct ProgramBody {
     /// process of its own).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub served_by: Option<String>,
+    /// Where its input names the files it writes (a JSON pointer to a path,
+    /// or to a list of paths): its file effects are looked for there
+    /// alone; without it, everywhere in the project it may write.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writes: Option<String>,
 }
 
 impl ProgramBody {
@@ -170,6 +175,7 @@ impl ProgramDef {
             read_only: self.read_only,
             tool: self.tool,
             served_by: None,
+            writes: None,
         }
     }
 
@@ -177,13 +183,26 @@ impl ProgramDef {
     /// `input/NAME` (relates on the program, its spec's `required`
     /// mirroring the schema's), in declaration order.
     pub fn chunks(&self) -> Vec<ChunkDecl> {
+        self.chunks_with(self.body())
+    }
+
+    /// Its chunks, its input naming the files it writes at `pointer`
+    /// (`ProgramBody::writes`).
+    pub fn chunks_writing(&self, pointer: &str) -> Vec<ChunkDecl> {
+        let mut body = self.body();
+        body.writes = Some(pointer.to_owned());
+        self.chunks_with(body)
+    }
+
+    /// Its chunks, its program chunk's body `body`.
+    pub fn chunks_with(&self, body: ProgramBody) -> Vec<ChunkDecl> {
         let (program, input) = (self.id(), self.input_type());
         let required = self
             .schema
             .get("required")
             .cloned()
             .unwrap_or_else(|| json!([]));
-        let body = serde_json::to_value(self.body()).unwrap_or_default();
+        let body = serde_json::to_value(body).unwrap_or_default();
         vec![
             ChunkDecl::with_id(&program)
                 .name(self.name)

@@ -25,6 +25,20 @@ pub struct SessionBody {
     /// `--resume` and `hc trace` take and stream-json lines carry.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
+    /// The session it was forked from, when it was (`hc fork`, a rewind
+    /// of the conversation): its history is that one's up to the cut,
+    /// the same chunks placed on it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked_from: Option<Forked>,
+}
+
+/// Where a session was forked from.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Forked {
+    /// The session.
+    pub session: String,
+    /// How many of its model calls the fork kept.
+    pub calls: usize,
 }
 
 impl Body for SessionBody {

@@ -15,7 +15,7 @@ mod totals;
 
 pub use blocks::{BlockSave, LlmCall, LlmPurpose};
 pub use bodies::{
-    Answer, Body, Choice, Compaction, Interrupt, Message, PLAN_ACCEPT_EDITS, PLAN_APPROVE,
+    Answer, Body, Choice, Compaction, Forked, Interrupt, Message, PLAN_ACCEPT_EDITS, PLAN_APPROVE,
     PermissionDecision, PermissionRequest, Plan, Prompt, PromptImage, PromptSource, SessionBody,
     Todo, TodoItem, TodoStatus, ToolCall, ToolResult, UserAnswer, UserQuestion,
 };

@@ -28,6 +28,7 @@ mod permissions;
 mod plan;
 mod postgres;
 mod resume;
+mod rewind;
 mod safety;
 mod sdk;
 mod shown;

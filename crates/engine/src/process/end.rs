@@ -106,8 +106,18 @@ impl Ending {
     /// `finish` carried in the same commit — the program's commit, as its
     /// own result always was. A result that cannot be kept (too large,
     /// say) fails the run rather than leaving it unended.
-    fn commit(&mut self, core: &Core, slot: &Slot, stderr_tail: &str) -> crate::Result<()> {
+    fn commit(
+        &mut self,
+        core: &Core,
+        slot: &Slot,
+        stderr_tail: &str,
+        effects: &[ChunkDecl],
+    ) -> crate::Result<()> {
         let end = ChunkDecl::with_id(&slot.id).merge_body(self.body(stderr_tail));
+        let with_effects = |mut chunks: Vec<ChunkDecl>| {
+            chunks.extend(effects.iter().cloned());
+            Declaration::of(chunks)
+        };
         // A claimed run's end lands only while the claim is this engine's.
         let fenced = |snap: &substrate::Snapshot<'_>| {
             crate::claim::check_fence(snap, &core.id, slot.fence.as_ref())
@@ -115,14 +125,14 @@ impl Ending {
         let Some(output) = self.output.clone() else {
             return core
                 .db
-                .commit_with(Declaration::of(vec![end]), None, fenced)
+                .commit_with(with_effects(vec![end]), None, fenced)
                 .map(drop);
         };
         let result = ChunkDecl::generated()
             .body(output)
             .on(NewPlacement::instance(&slot.id))
             .on(NewPlacement::instance("engine/output"));
-        let both = Declaration::of(vec![result, end.clone()]);
+        let both = with_effects(vec![result, end.clone()]);
         match core.db.commit_with(both, Some(&slot.id), fenced) {
             // (fenced: not ours to end; the store away: tried again)
             Err(e) if matches!(e.code, ErrorCode::Fenced | ErrorCode::Internal) => return Err(e),
@@ -133,7 +143,7 @@ impl Ending {
                 self.error = Some(why.clone());
                 let failed = end.merge_body(json!({"status": "failed", "error": why}));
                 core.db
-                    .commit_with(Declaration::of(vec![failed]), None, fenced)?;
+                    .commit_with(with_effects(vec![failed]), None, fenced)?;
             }
             Ok(_) => {}
         }
@@ -162,9 +172,13 @@ pub(crate) async fn finish(core: &Core, slot: &Arc<Slot>, ending: Ending, stderr
     }
     // The store away (a database server restarting) is waited for a
     // while: a run left unended would be judged lost once its engine goes.
+    let effects = slot
+        .take_effects()
+        .map(|before| crate::file_effects::after(core, &slot.id, &before))
+        .unwrap_or_default();
     let mut waits = [100u64, 300, 1000, 2000, 3000, 5000].into_iter();
     loop {
-        match ending.commit(core, slot, &stderr_tail) {
+        match ending.commit(core, slot, &stderr_tail, &effects) {
             Err(e) if e.code == ErrorCode::Internal => match waits.next() {
                 Some(ms) => tokio::time::sleep(std::time::Duration::from_millis(ms)).await,
                 None => {

@@ -134,6 +134,7 @@ fn launch<O: Ops>(
         .fenced(fence.clone()),
     );
     core.slots.insert(Arc::clone(&slot));
+    slot.set_effects(crate::file_effects::before(core, &plan));
     let split = core.config.split_start();
     let spawned = (plan.served_by.is_none() && plan.webview.is_none() && !split)
         .then(|| spawn::spawn(core, &id, &plan));

@@ -1,0 +1,255 @@
+//! `hc rewind` — the project's files back as they were before a turn
+//! (whatever tool changed them, shell included), and/or the conversation
+//! forked there; `--list` the turns with the files each changed; `--undo`
+//! the last rewind — and `hc fork`. The record and the plan are
+//! `hc_host::rewind`, the fork `hc_host::fork`.
+
+use anyhow::{Result, bail};
+use hc_host::exit::exit;
+use hc_host::fork::{Cut, fork};
+use hc_host::open::{Find, Host, Staged, runtime};
+use hc_host::rewind::{Plan, Record, To};
+use std::io::Write as _;
+
+/// What `hc rewind` was asked.
+#[derive(Debug, Default)]
+pub struct RewindRequest {
+    /// The session (or a unique prefix); none: the newest.
+    pub session: Option<String>,
+    /// `--to N`.
+    pub to: Option<usize>,
+    /// `--prompt K`.
+    pub prompt: Option<usize>,
+    /// `--code`, `--conversation`, `--both` (none given: asked on a
+    /// terminal, both otherwise).
+    pub code: bool,
+    /// `--conversation`.
+    pub conversation: bool,
+    /// `--both`.
+    pub both: bool,
+    /// `--force`.
+    pub force: bool,
+    /// `--undo`.
+    pub undo: bool,
+    /// `--list`.
+    pub list: bool,
+    /// `--json` (with `--list`).
+    pub json: bool,
+}
+
+/// Which sides a rewind takes back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Sides {
+    code: bool,
+    conversation: bool,
+}
+
+/// `hc rewind`.
+pub fn rewind(asked: RewindRequest) -> Result<()> {
+    let staged = Staged::here(Find::Existing, hc_host::trust::Ask::Never)?;
+    let prepared = staged.prepare(false)?;
+    runtime()?.block_on(async move {
+        let host = prepared.open()?;
+        let done = rewind_on(&host, &asked).await;
+        host.close().await;
+        done
+    })
+}
+
+async fn rewind_on(host: &Host, asked: &RewindRequest) -> Result<()> {
+    let engine = &host.engine;
+    let session = match &asked.session {
+        None => hc_host::sessions::newest(engine.db())?,
+        Some(given) => hc_host::sessions::resolve(engine.db(), given)?,
+    };
+    if asked.undo {
+        let plan = hc_host::rewind::undo_plan(engine, &session)?;
+        return put_back(host, &session, &plan, asked.force).await;
+    }
+    let record = Record::read(engine, &session)?;
+    if asked.list {
+        return list(&record, asked.json);
+    }
+    let to = match (asked.to, asked.prompt) {
+        (Some(n), _) => To::Turn(n),
+        (None, Some(k)) => To::Prompt(k),
+        (None, None) => pick(&record)?,
+    };
+    let first = record.first_call(to)?;
+    let sides = sides(asked)?;
+    if sides.code {
+        let plan = record.plan(first);
+        put_back(host, &session, &plan, asked.force).await?;
+    }
+    if sides.conversation {
+        let cut = match to {
+            To::Prompt(k) => Cut::BeforePrompt(k),
+            To::Turn(n) => Cut::Before(n),
+        };
+        let forked = fork(engine, &session, cut)?;
+        println!(
+            "conversation forked before {}: session {forked} (hc chat --resume {forked})",
+            match to {
+                To::Prompt(k) => format!("prompt {k}"),
+                To::Turn(n) => format!("turn {n}"),
+            }
+        );
+    }
+    Ok(())
+}
+
+/// The sides asked for: one flag, else asked on a terminal, else both.
+fn sides(asked: &RewindRequest) -> Result<Sides> {
+    let given = match (asked.code, asked.conversation, asked.both) {
+        (true, false, false) => Some((true, false)),
+        (false, true, false) => Some((false, true)),
+        (false, false, _) if asked.both => Some((true, true)),
+        (false, false, false) => None,
+        _ => bail!("give one of --code, --conversation and --both"),
+    };
+    let (code, conversation) = match given {
+        Some(sides) => sides,
+        None if crate::tty::person().0 => {
+            let answer = ask(
+                "Rewind [b]oth files and conversation, the [f]iles only, or the [c]onversation only? [b] ",
+            )?;
+            match answer.trim() {
+                "" | "b" | "both" => (true, true),
+                "f" | "files" | "code" => (true, false),
+                "c" | "conversation" => (false, true),
+                other => bail!("`{other}` is not b, f or c: nothing was rewound"),
+            }
+        }
+        None => (true, true),
+    };
+    Ok(Sides { code, conversation })
+}
+
+/// A turn picked on the terminal (none given).
+fn pick(record: &Record) -> Result<To> {
+    if !crate::tty::person().0 {
+        return Err(exit(
+            2,
+            "say where to rewind to: --to N (a turn, `answer #N` in hc trace) or --prompt K; \
+             `hc rewind --list` shows the turns and the files each changed",
+        ));
+    }
+    list(record, false)?;
+    let answer = ask("Rewind to before which turn? ")?;
+    answer
+        .trim()
+        .trim_start_matches('#')
+        .parse()
+        .map(To::Turn)
+        .map_err(|_| {
+            exit(
+                2,
+                format!(
+                    "`{}` is not a turn number: nothing was rewound",
+                    answer.trim()
+                ),
+            )
+        })
+}
+
+/// A line typed at the terminal (Ctrl-D or none: nothing is rewound).
+fn ask(question: &str) -> Result<String> {
+    crate::tty::ask_now(question).ok_or_else(|| exit(2, "no answer: nothing was rewound"))
+}
+
+/// `--list`: each turn, the prompt it answered, and the files it changed.
+fn list(record: &Record, json: bool) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    if json {
+        let turns: Vec<_> = record
+            .turns
+            .iter()
+            .map(|t| serde_json::json!({"turn": t.n, "prompt": t.prompt, "text": t.text, "files": t.files}))
+            .collect();
+        writeln!(out, "{}", serde_json::to_string_pretty(&turns)?)?;
+        return Ok(());
+    }
+    if record.turns.is_empty() {
+        writeln!(out, "no turns yet: nothing to rewind")?;
+    }
+    for t in &record.turns {
+        let files = match t.files.len() {
+            0 => crate::style::dim("no files"),
+            _ => t.files.join(", "),
+        };
+        writeln!(
+            out,
+            "#{:<3} prompt {:<2} {}  — {files}",
+            t.n,
+            t.prompt,
+            cut(&t.text, 60)
+        )?;
+    }
+    Ok(())
+}
+
+fn cut(text: &str, n: usize) -> String {
+    match text.char_indices().nth(n) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text.to_owned(),
+    }
+}
+
+/// Runs the rewind of `plan`, saying first what cannot be put back and
+/// stopping on files changed since the record (unless `force`).
+async fn put_back(host: &Host, session: &str, plan: &Plan, force: bool) -> Result<()> {
+    for (path, why) in &plan.unrestorable {
+        eprintln!("hc: cannot put back {path}: {why}");
+    }
+    if plan.changes.is_empty() {
+        println!("no file to put back");
+        return Ok(());
+    }
+    let changed = plan.changed_since(&host.project.root);
+    if !changed.is_empty() && !force {
+        return Err(exit(
+            1,
+            format!(
+                "nothing was rewound: {} changed since the session recorded {} (by you or \
+                 another session), and a rewind never overwrites that: {}\nLook at {}, or \
+                 rewind with --force to overwrite.",
+                if changed.len() == 1 {
+                    "a file"
+                } else {
+                    "files"
+                },
+                if changed.len() == 1 { "it" } else { "them" },
+                changed.join(", "),
+                if changed.len() == 1 { "it" } else { "them" },
+            ),
+        ));
+    }
+    let applied = hc_host::rewind::apply(&host.engine, session, plan, force).await?;
+    if !applied.ok {
+        return Err(exit(
+            1,
+            format!("rewind {}: {}", applied.process, applied.text),
+        ));
+    }
+    println!(
+        "{} (rewind {}; `hc rewind --undo` undoes it)",
+        applied.text, applied.process
+    );
+    Ok(())
+}
+
+/// `hc fork SESSION [--at N]`: prints the new session's id.
+pub fn fork_command(session: &str, at: Option<usize>) -> Result<()> {
+    let prepared = Staged::here(Find::Existing, hc_host::trust::Ask::Never)?.prepare(false)?;
+    runtime()?.block_on(async move {
+        let host = prepared.open()?;
+        let made = (|| {
+            let session = hc_host::sessions::resolve(host.engine.db(), session)?;
+            let cut = at.map_or(Cut::Whole, Cut::After);
+            fork(&host.engine, &session, cut)
+        })();
+        host.close().await;
+        println!("{}", made?);
+        Ok(())
+    })
+}

@@ -1,0 +1,225 @@
+//! Rewind, fork: every file effect of every tool — `write`, `edit`, and
+//! what shell commands did (`sed -i`, `mv`, `chmod`, `rm -rf`, a binary) —
+//! put back byte for byte, modes too, to each point of a session; a file
+//! changed since is never overwritten; a rewind is undone; the
+//! conversation forked where it was rewound.
+
+use crate::common::*;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Every path of the project but hc's own and the test's, with its mode
+/// and content (a symlink's target).
+fn tree_of(root: &Path) -> BTreeMap<String, (u32, Vec<u8>)> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            let rel = path
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            if rel.starts_with(".hermitcrab") || rel.starts_with(".no-user") || rel == ".git" {
+                continue;
+            }
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            let content = if meta.is_dir() {
+                stack.push(path.clone());
+                Vec::new()
+            } else if meta.file_type().is_symlink() {
+                std::fs::read_link(&path)
+                    .unwrap()
+                    .into_os_string()
+                    .into_encoded_bytes()
+            } else {
+                std::fs::read(&path).unwrap()
+            };
+            out.insert(rel, (std::os::unix::fs::MetadataExt::mode(&meta), content));
+        }
+    }
+    out
+}
+
+fn shell(id: &str, command: &str) -> Value {
+    reply(
+        json!([call(id, "shell", json!({"command": command}))]),
+        "tool_use",
+    )
+}
+
+fn done(n: u32) -> Value {
+    reply(json!([text(&format!("done {n}"))]), "end_turn")
+}
+
+/// Five prompts, each run on its own (`hc run`, then `--resume`), mixing
+/// write, edit, `sed -i`, `mv`, `chmod`, a binary, `mkdir -p`, `rm -rf`.
+fn five_prompts() -> Value {
+    json!({"turns": [
+        reply(json!([call("w1", "write", json!({"file_path": "a.txt", "content": "one\n"}))]), "tool_use"),
+        done(1),
+        shell("s2", "mkdir -p docs/deep && echo d > docs/deep/x.md && echo r > run.sh && printf 'x=1\\n' > src.txt"),
+        done(2),
+        shell("s3", "sed -i 's/one/two/' a.txt && mv src.txt moved.txt && chmod 755 run.sh && printf '\\000\\001\\377' > bin.dat && ln -s a.txt link"),
+        done(3),
+        reply(json!([call("r4", "read", json!({"file_path": "a.txt"}))]), "tool_use"),
+        reply(json!([call("e4", "edit", json!({"file_path": "a.txt", "old_string": "two", "new_string": "three"}))]), "tool_use"),
+        done(4),
+        shell("s5", "rm -rf docs && rm a.txt && chmod 600 kept.txt"),
+        done(5),
+    ]})
+}
+
+async fn ok(s: &Setup, args: &[&str]) -> Ran {
+    let ran = s.out(args).await;
+    assert_eq!(ran.code, 0, "hc {args:?}: {ran:#?}");
+    ran
+}
+
+/// The session's turns as `hc rewind --list --json` gives them.
+async fn turns(s: &Setup, session: &str) -> Vec<Value> {
+    let ran = ok(s, &["rewind", session, "--list", "--json"]).await;
+    serde_json::from_str::<Value>(&ran.stdout)
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_rewind_puts_back_whatever_any_tool_did_to_each_point_and_is_undone() {
+    let s = Setup::new(five_prompts()).await;
+    s.file("kept.txt", "kept\n");
+    let mut copies = Vec::new();
+    let mut session = String::new();
+    for k in 1..=5 {
+        copies.push(tree_of(&s.root));
+        let prompt = format!("step {k}");
+        let mut args = vec!["run", "--permission-mode", "bypass"];
+        if k > 1 {
+            args.extend(["--resume", session.as_str()]);
+        }
+        args.push(&prompt);
+        ok(&s, &args).await;
+        session = s.sessions()[0].clone();
+    }
+    let last = tree_of(&s.root);
+    assert!(
+        last.contains_key("bin.dat") && !last.contains_key("docs"),
+        "{last:?}"
+    );
+    // the list: each turn and the files it changed (a shell's too)
+    let listed = turns(&s, &session).await;
+    assert_eq!(listed.len(), 11, "{listed:#?}");
+    let files = |n: usize| listed[n - 1]["files"].clone();
+    assert_eq!(files(3), json!(["docs/deep/x.md", "run.sh", "src.txt"]));
+    assert_eq!(
+        files(5),
+        json!(["a.txt", "bin.dat", "link", "moved.txt", "run.sh", "src.txt"])
+    );
+    assert_eq!(files(10), json!(["a.txt", "docs/deep/x.md", "kept.txt"]));
+    // back to before each prompt, newest first, on the same session
+    for k in (1..=5).rev() {
+        let ran = if k == 3 {
+            // a turn as hc trace numbers it: the first answer to prompt 3
+            let first = listed.iter().find(|t| t["prompt"] == json!(3)).unwrap();
+            let n = first["turn"].to_string();
+            ok(&s, &["rewind", &session, "--to", &n, "--code"]).await
+        } else {
+            ok(
+                &s,
+                &["rewind", &session, "--prompt", &k.to_string(), "--code"],
+            )
+            .await
+        };
+        assert!(ran.stdout.contains("put back"), "{ran:#?}");
+        assert_eq!(tree_of(&s.root), copies[k - 1], "before prompt {k}");
+    }
+    // the last rewind undone: as it was before it
+    ok(&s, &["rewind", &session, "--undo"]).await;
+    assert_eq!(tree_of(&s.root), copies[1]);
+    // a file the person changed since is never overwritten
+    std::fs::write(s.root.join("a.txt"), "mine\n").unwrap();
+    let refused = s
+        .out(&["rewind", &session, "--prompt", "1", "--code"])
+        .await;
+    assert_eq!(refused.code, 1, "{refused:#?}");
+    assert!(
+        refused.stderr.contains("a.txt") && refused.stderr.contains("--force"),
+        "{refused:#?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(s.root.join("a.txt")).unwrap(),
+        "mine\n"
+    );
+    ok(
+        &s,
+        &["rewind", &session, "--prompt", "1", "--code", "--force"],
+    )
+    .await;
+    assert_eq!(tree_of(&s.root), copies[0]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_conversation_is_forked_where_it_is_rewound_and_goes_on_from_there() {
+    let s = Setup::new(json!({"turns": [
+        reply(json!([call("w1", "write", json!({"file_path": "a.txt", "content": "one\n"}))]), "tool_use"),
+        done(1),
+        reply(json!([call("w2", "write", json!({"file_path": "b.txt", "content": "two\n"}))]), "tool_use"),
+        done(2),
+        done(3),
+        done(4),
+    ]}))
+    .await;
+    ok(&s, &["run", "--permission-mode", "bypass", "first"]).await;
+    let session = s.sessions()[0].clone();
+    ok(
+        &s,
+        &[
+            "run",
+            "--permission-mode",
+            "bypass",
+            "--resume",
+            &session,
+            "second",
+        ],
+    )
+    .await;
+    assert!(s.root.join("b.txt").exists());
+    // files and conversation: b.txt gone, a new session up to before prompt 2
+    let ran = ok(&s, &["rewind", &session, "--prompt", "2", "--both"]).await;
+    assert!(!s.root.join("b.txt").exists() && s.root.join("a.txt").exists());
+    let forked = ran
+        .stdout
+        .split_whitespace()
+        .find(|w| w.starts_with("s_"))
+        .unwrap()
+        .trim_end_matches(|c: char| !c.is_alphanumeric())
+        .to_owned();
+    ok(&s, &["run", "--resume", &forked, "instead"]).await;
+    let sent = s.sent();
+    let last: Value = serde_json::from_slice(sent.last().unwrap()).unwrap();
+    let said = last["messages"].to_string();
+    assert!(said.contains("first") && said.contains("instead"), "{said}");
+    assert!(
+        !said.contains("second") && !said.contains("b.txt"),
+        "{said}"
+    );
+    // hc fork: the whole history up to answer #2, printed as an id
+    let fork = ok(&s, &["fork", &session, "--at", "2"]).await;
+    let id = fork.stdout.trim().to_owned();
+    assert!(id.starts_with("s_"), "{fork:#?}");
+    ok(&s, &["run", "--resume", &id, "later"]).await;
+    let sent = s.sent();
+    let last: Value = serde_json::from_slice(sent.last().unwrap()).unwrap();
+    let said = last["messages"].to_string();
+    assert!(
+        said.contains("first") && said.contains("done 1") && said.contains("later"),
+        "{said}"
+    );
+    assert!(!said.contains("second"), "{said}");
+    // the old session is as it was
+    assert_eq!(turns(&s, &session).await.len(), 4);
+}

@@ -1,0 +1,301 @@
+//! What a run did to the project's files (`docs/guide/rewind.md`): the
+//! state of the part of the tree a run may change, taken before it runs
+//! and again when it ends, and the difference — each file, symlink or
+//! directory it created, changed or deleted, with what it held before.
+//!
+//! A snapshot is stat data, cached between runs as git's index caches it
+//! (`index.rs`): a file is read and hashed only when its size, times,
+//! inode or mode changed since it was last seen, and its content is kept
+//! then, once per distinct content, in a store of this machine's
+//! (`store.rs`) — so that when a run changes it, what it held before is at
+//! hand whatever program changed it. Files `.gitignore` names (build
+//! output) are not looked at by a walk; files over a size cap are hashed,
+//! not kept, and said not restorable. `restore.rs` puts paths back, never
+//! following a symlink.
+//!
+//! **Never knows about:** the substrate, processes, sessions — a host or
+//! the engine turns effects into chunks.
+
+mod index;
+pub mod restore;
+mod store;
+mod walk;
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+pub use store::{hex, sha256_hex};
+
+/// A regular file's type bits in a mode.
+pub const FILE: u32 = 0o100_000;
+/// A symlink's.
+pub const LINK: u32 = 0o120_000;
+/// A directory's.
+pub const DIR: u32 = 0o040_000;
+const TYPE_BITS: u32 = 0o170_000;
+
+/// How much is kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// A file larger than this is hashed, not kept (not restorable).
+    pub file_bytes: u64,
+    /// At most this many bytes of before-images a run's record keeps.
+    pub run_bytes: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            file_bytes: 3 * 1024 * 1024,
+            run_bytes: 64 * 1024 * 1024,
+        }
+    }
+}
+
+/// What a path held: its content's SHA-256 (a symlink's target; empty for
+/// a directory), its mode with its type bits (`0o100644`, `0o120777`,
+/// `0o40755`), its size.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct State {
+    /// SHA-256 of the content, lowercase hex.
+    pub hash: String,
+    /// `st_mode`: type and permission bits.
+    pub mode: u32,
+    /// Bytes.
+    pub size: u64,
+}
+
+impl State {
+    /// A directory.
+    pub fn is_dir(&self) -> bool {
+        self.mode & TYPE_BITS == DIR
+    }
+
+    /// A symlink.
+    pub fn is_link(&self) -> bool {
+        self.mode & TYPE_BITS == LINK
+    }
+}
+
+/// One path a run changed (a body of the `engine/file-effects` chunk's
+/// `effects`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Effect {
+    /// Relative to the project root, `/`-separated.
+    pub path: String,
+    /// The content's hash before the run (absent: there was nothing).
+    pub before: Option<String>,
+    /// After it (absent: deleted).
+    pub after: Option<String>,
+    /// The mode to put back (the one before; absent: nothing before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<u32>,
+    /// The mode it was left with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_mode: Option<u32>,
+    /// Bytes before.
+    #[serde(default)]
+    pub size: u64,
+    /// Why what it held before cannot be put back (over the size cap,
+    /// over the run's cap).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unrestorable: Option<String>,
+}
+
+impl Effect {
+    /// Whether what it held before can be put back.
+    pub fn restorable(&self) -> bool {
+        self.unrestorable.is_none()
+    }
+
+    /// Whether it was a directory (before, or after when new).
+    pub fn is_dir(&self) -> bool {
+        self.mode
+            .or(self.after_mode)
+            .is_some_and(|m| m & TYPE_BITS == DIR)
+    }
+}
+
+/// Which part of the tree a run may change.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// Everything under these directories (relative; `""` is the root),
+    /// but what `.gitignore` names.
+    Tree(Vec<String>),
+    /// These paths only (a program that names the file it writes).
+    Paths(Vec<String>),
+}
+
+/// One path as a snapshot saw it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Seen {
+    pub state: State,
+    /// Its content is in the store.
+    pub kept: bool,
+}
+
+/// The state of a scope at one moment.
+#[derive(Clone, Debug)]
+pub struct Snapshot {
+    scope: Scope,
+    files: BTreeMap<String, Seen>,
+}
+
+impl Snapshot {
+    /// How many paths it saw.
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    /// Whether it saw none.
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    /// What it saw at `path`.
+    pub fn state(&self, path: &str) -> Option<&State> {
+        self.files.get(path).map(|s| &s.state)
+    }
+}
+
+/// A project tree whose runs are recorded: its root, the store of
+/// contents and the cached index (both under `dir`, this machine's).
+pub struct Tree {
+    root: PathBuf,
+    store: store::Store,
+    index: Mutex<index::Index>,
+    index_file: PathBuf,
+    /// Its caps.
+    pub limits: Limits,
+}
+
+impl Tree {
+    /// The tree rooted at `root`, keeping what it learns in `dir`
+    /// (`.hermitcrab/effects`). Nothing is read until a snapshot.
+    pub fn open(root: &Path, dir: &Path, limits: Limits) -> Tree {
+        let index_file = dir.join(index_name(root));
+        Tree {
+            root: root.to_path_buf(),
+            store: store::Store::new(dir.join("objects")),
+            index: Mutex::new(index::Index::load(&index_file)),
+            index_file,
+            limits,
+        }
+    }
+
+    /// The root.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The scope of a run that may write under `roots` (absolute): the
+    /// parts of the tree they reach, none when they reach none.
+    pub fn scope_of(&self, roots: &[PathBuf]) -> Option<Scope> {
+        let mut dirs = Vec::new();
+        for root in roots {
+            if self.root.starts_with(root) {
+                return Some(Scope::Tree(vec![String::new()]));
+            }
+            if let Ok(inside) = root.strip_prefix(&self.root) {
+                dirs.push(walk::slashed(inside));
+            }
+        }
+        (!dirs.is_empty()).then_some(Scope::Tree(dirs))
+    }
+
+    /// The scope of a run that writes `paths` only (as a program was
+    /// given them: relative to the root, or absolute inside it).
+    pub fn scope_of_paths(&self, paths: &[String]) -> Scope {
+        let inside = paths
+            .iter()
+            .filter_map(|p| {
+                let p = Path::new(p);
+                let p = if p.is_absolute() {
+                    p.strip_prefix(&self.root).ok()?.to_path_buf()
+                } else {
+                    p.to_path_buf()
+                };
+                walk::relative(&p)
+            })
+            .collect();
+        Scope::Paths(inside)
+    }
+
+    /// The state of `scope` now, what changed since it was last seen read
+    /// and kept.
+    pub fn snapshot(&self, scope: Scope) -> Snapshot {
+        let mut index = self.index.lock().unwrap_or_else(|e| e.into_inner());
+        let files = walk::walk(self, &mut index, &scope);
+        Snapshot { scope, files }
+    }
+
+    /// What changed in `before`'s scope since it was taken, path by path
+    /// (directories before what they hold).
+    pub fn effects(&self, before: &Snapshot) -> Vec<Effect> {
+        let after = self.snapshot(before.scope.clone());
+        diff(before, &after, &self.limits)
+    }
+
+    /// A content the store keeps, by hash.
+    pub fn kept(&self, hash: &str) -> Option<Vec<u8>> {
+        self.store.get(hash)
+    }
+
+    /// Writes the index, for the next engine on this checkout.
+    pub fn save(&self) {
+        let index = self.index.lock().unwrap_or_else(|e| e.into_inner());
+        if let Err(e) = index.save(&self.index_file) {
+            tracing::warn!(
+                "cannot save the file index {}: {e}",
+                self.index_file.display()
+            );
+        }
+    }
+}
+
+/// An index file per root (a background run's worktree has its own).
+fn index_name(root: &Path) -> String {
+    let hash = sha256_hex(root.as_os_str().as_encoded_bytes());
+    format!("index-{}", &hash[..16])
+}
+
+/// Each path whose state differs between `before` and `after`.
+fn diff(before: &Snapshot, after: &Snapshot, limits: &Limits) -> Vec<Effect> {
+    let mut out = Vec::new();
+    let mut paths: Vec<&String> = before.files.keys().chain(after.files.keys()).collect();
+    paths.sort();
+    paths.dedup();
+    for path in paths {
+        let (old, new) = (before.files.get(path), after.files.get(path));
+        let same = match (old, new) {
+            (Some(a), Some(b)) => a.state == b.state,
+            (None, None) => true,
+            _ => false,
+        };
+        if same {
+            continue;
+        }
+        let unrestorable = old.filter(|o| !o.kept && !o.state.is_dir()).map(|o| {
+            format!(
+                "{} bytes, over the {} MiB a file may keep",
+                o.state.size,
+                limits.file_bytes / (1024 * 1024)
+            )
+        });
+        out.push(Effect {
+            path: path.clone(),
+            before: old.map(|o| o.state.hash.clone()),
+            after: new.map(|n| n.state.hash.clone()),
+            mode: old.map(|o| o.state.mode),
+            after_mode: new.map(|n| n.state.mode),
+            size: old.map_or(0, |o| o.state.size),
+            unrestorable,
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,88 @@
+//! Contents by their SHA-256, one file each (`objects/ab/cdef…`), written
+//! once: what a file held when a snapshot last read it, so that a run that
+//! changes it leaves its before-image at hand.
+
+use std::io::Write as _;
+use std::path::PathBuf;
+
+/// The SHA-256 of `bytes`, lowercase hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex(ring::digest::digest(&ring::digest::SHA256, bytes).as_ref())
+}
+
+/// Bytes as lowercase hex.
+pub fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 0xf)]));
+    }
+    out
+}
+
+/// The store: a directory of contents.
+pub(crate) struct Store {
+    dir: PathBuf,
+}
+
+impl Store {
+    pub(crate) fn new(dir: PathBuf) -> Store {
+        Store { dir }
+    }
+
+    fn path(&self, hash: &str) -> Option<PathBuf> {
+        let ok = hash.len() == 64 && hash.bytes().all(|b| b.is_ascii_hexdigit());
+        ok.then(|| self.dir.join(&hash[..2]).join(&hash[2..]))
+    }
+
+    /// Keeps `bytes` (whose hash is `hash`) unless kept already; false
+    /// when it could not be written.
+    pub(crate) fn put(&self, hash: &str, bytes: &[u8]) -> bool {
+        let Some(path) = self.path(hash) else {
+            return false;
+        };
+        if path.exists() {
+            return true;
+        }
+        let written = (|| -> std::io::Result<()> {
+            let parent = path.parent().unwrap_or(&self.dir);
+            std::fs::create_dir_all(parent)?;
+            let mut file = tempfile_in(parent)?;
+            file.0.write_all(bytes)?;
+            std::fs::rename(&file.1, &path)
+        })();
+        if let Err(e) = &written {
+            tracing::warn!(
+                "cannot keep a file's content in {}: {e}",
+                self.dir.display()
+            );
+        }
+        written.is_ok()
+    }
+
+    /// A content kept, checked against its hash.
+    pub(crate) fn get(&self, hash: &str) -> Option<Vec<u8>> {
+        let bytes = std::fs::read(self.path(hash)?).ok()?;
+        (sha256_hex(&bytes) == hash).then_some(bytes)
+    }
+}
+
+/// A new file beside where it will be renamed to.
+pub(crate) fn tempfile_in(dir: &std::path::Path) -> std::io::Result<(std::fs::File, PathBuf)> {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    for _ in 0..100 {
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let path = dir.join(format!(".tmp-{}-{n}", std::process::id()));
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(file) => return Ok((file, path)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(std::io::Error::other("no free temporary name"))
+}

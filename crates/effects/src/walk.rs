@@ -1,0 +1,156 @@
+//! One snapshot: each path of the scope `lstat`ed (never followed), read
+//! and kept only when its stat data changed since the index last saw it.
+
+use crate::index::{Entry, Index, Stat};
+use crate::{Scope, Seen, State, Tree};
+use std::collections::{BTreeMap, HashSet};
+use std::io::Read as _;
+use std::path::{Component, Path, PathBuf};
+
+/// What no tool may write, never looked at (nested repositories' `.git`
+/// too).
+const PROTECTED: [&str; 2] = [".git", ".hermitcrab"];
+
+/// The scope's paths as they are now.
+pub(crate) fn walk(tree: &Tree, index: &mut Index, scope: &Scope) -> BTreeMap<String, Seen> {
+    let mut out = BTreeMap::new();
+    match scope {
+        Scope::Paths(paths) => {
+            for rel in paths {
+                if let Some(seen) = look(tree, index, rel) {
+                    out.insert(rel.clone(), seen);
+                }
+            }
+        }
+        Scope::Tree(dirs) => {
+            for dir in dirs {
+                walk_dir(tree, index, dir, &mut out);
+            }
+            // a whole walk forgets what is gone
+            if dirs.iter().any(String::is_empty) {
+                let seen: HashSet<&String> = out.keys().collect();
+                let before = index.entries.len();
+                index.entries.retain(|k, _| seen.contains(k));
+                index.dirty |= index.entries.len() != before;
+            }
+        }
+    }
+    out
+}
+
+fn walk_dir(tree: &Tree, index: &mut Index, dir: &str, out: &mut BTreeMap<String, Seen>) {
+    let start = tree.root.join(dir);
+    let walker = ignore::WalkBuilder::new(&start)
+        .hidden(false)
+        .ignore(false)
+        .git_global(false)
+        .git_ignore(true)
+        .git_exclude(true)
+        .require_git(false)
+        .parents(!dir.is_empty())
+        .follow_links(false)
+        .filter_entry(|e| {
+            !PROTECTED
+                .iter()
+                .any(|p| e.file_name() == std::ffi::OsStr::new(p))
+        })
+        .build();
+    for entry in walker.flatten() {
+        let Ok(rel) = entry.path().strip_prefix(&tree.root) else {
+            continue;
+        };
+        if rel.as_os_str().is_empty() {
+            continue;
+        }
+        let rel = slashed(rel);
+        if let Some(seen) = look(tree, index, &rel) {
+            out.insert(rel, seen);
+        }
+    }
+}
+
+/// What `rel` holds now: from the index when its stat data is the same,
+/// else read, hashed and (under the cap) kept. Nothing for what is not a
+/// file, a symlink or a directory, or cannot be read.
+fn look(tree: &Tree, index: &mut Index, rel: &str) -> Option<Seen> {
+    let path = tree.root.join(rel);
+    let meta = std::fs::symlink_metadata(&path).ok()?;
+    let stat = Stat::of(&meta);
+    if let Some(entry) = index.entries.get(rel)
+        && entry.stat == stat
+    {
+        return Some(Seen {
+            state: entry.state.clone(),
+            kept: entry.kept,
+        });
+    }
+    let kind = meta.file_type();
+    let (hash, kept) = if kind.is_dir() {
+        (String::new(), true)
+    } else if kind.is_symlink() {
+        let target = std::fs::read_link(&path).ok()?;
+        let bytes = target.as_os_str().as_encoded_bytes();
+        let hash = crate::sha256_hex(bytes);
+        let kept = tree.store.put(&hash, bytes);
+        (hash, kept)
+    } else if kind.is_file() {
+        read_file(tree, &path, stat.size)?
+    } else {
+        return None;
+    };
+    let state = State {
+        hash,
+        mode: stat.mode,
+        size: if kind.is_dir() { 0 } else { stat.size },
+    };
+    index.entries.insert(
+        rel.to_owned(),
+        Entry {
+            stat,
+            state: state.clone(),
+            kept,
+        },
+    );
+    index.dirty = true;
+    Some(Seen { state, kept })
+}
+
+/// A file's hash, and whether its content is kept (not over the cap).
+fn read_file(tree: &Tree, path: &Path, size: u64) -> Option<(String, bool)> {
+    if size > tree.limits.file_bytes {
+        let mut file = std::fs::File::open(path).ok()?;
+        let mut digest = ring::digest::Context::new(&ring::digest::SHA256);
+        let mut buf = vec![0u8; 256 * 1024];
+        loop {
+            let n = file.read(&mut buf).ok()?;
+            if n == 0 {
+                break;
+            }
+            digest.update(&buf[..n]);
+        }
+        let hash = digest.finish();
+        return Some((crate::hex(hash.as_ref()), false));
+    }
+    let bytes = std::fs::read(path).ok()?;
+    let hash = crate::sha256_hex(&bytes);
+    let kept = tree.store.put(&hash, &bytes);
+    Some((hash, kept))
+}
+
+/// A relative path, `/`-separated.
+pub(crate) fn slashed(rel: &Path) -> String {
+    rel.to_string_lossy().replace('\\', "/")
+}
+
+/// `p` as a plain relative path (no `..`, no root), `/`-separated.
+pub(crate) fn relative(p: &Path) -> Option<String> {
+    let mut out = PathBuf::new();
+    for part in p.components() {
+        match part {
+            Component::Normal(n) => out.push(n),
+            Component::CurDir => {}
+            _ => return None,
+        }
+    }
+    (!out.as_os_str().is_empty()).then(|| slashed(&out))
+}

@@ -1,0 +1,335 @@
+//! Rewind (`docs/guide/rewind.md`): a session's turns and the files each
+//! changed — every run its model calls made (tools, a sub-agent's tools,
+//! their children), from the `engine/file-effects` the engine recorded on
+//! each — and the files put back as they were before a turn, by a run of
+//! the `rewind` program (so that a rewind is recorded, and undone the same
+//! way). The conversation's side is `fork.rs`.
+
+use anyhow::{Result, bail};
+use engine::effects::{self, Effect};
+use engine::file_effects::EFFECTS_TYPE;
+use engine::{Context, Engine};
+use protocol::{RunArgs, ScopeOpts};
+use serde_json::{Value, json};
+use std::path::Path;
+use substrate::{ChunkDecl, ChunkItem, NewPlacement, PlacementType};
+
+/// The program a rewind runs.
+pub const REWIND_PROGRAM: &str = "program/rewind";
+
+/// One model call of a session (`answer #N` in `hc trace`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Turn {
+    /// Its number among the session's model calls, from 1.
+    pub n: usize,
+    /// How many of the person's prompts came before it.
+    pub prompt: usize,
+    /// The first line of its answer.
+    pub text: String,
+    /// The paths the runs it made changed.
+    pub files: Vec<String>,
+}
+
+/// A session as a rewind reads it.
+pub struct Record {
+    /// Its model calls, in order.
+    pub turns: Vec<Turn>,
+    /// The person's prompts: for each, the number of the call that
+    /// answered it first (one past the last when none did).
+    pub prompts: Vec<usize>,
+    /// Each run's effects, in order, with the call that made the run (a
+    /// rewind's: the last call before it) — a rewind's among them, so
+    /// that what a later rewind expects to find is what the last one
+    /// left.
+    ran: Vec<(usize, Vec<Effect>)>,
+}
+
+/// Where a rewind goes back to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum To {
+    /// Before model call N.
+    Turn(usize),
+    /// Before the person's K-th prompt.
+    Prompt(usize),
+}
+
+impl Record {
+    /// `session`'s record, read through `engine`.
+    pub fn read(engine: &Engine, session: &str) -> Result<Record> {
+        let items = read_scope(engine, session)?;
+        let (mut turns, mut prompts, mut runs) = (Vec::new(), Vec::new(), Vec::new());
+        let mut rewinds = Vec::new();
+        for item in items.iter() {
+            match agent::contract::SessionItem::of(item) {
+                agent::contract::SessionItem::Prompt(p) if p.from.is_none() => {
+                    prompts.push(turns.len() + 1);
+                }
+                agent::contract::SessionItem::ToolCall(c) => {
+                    if let Some(process) = c.process {
+                        runs.push((turns.len(), process));
+                    }
+                }
+                // a rewind's run: what it put back counts where it came
+                _ if item.is_on(REWIND_PROGRAM, PlacementType::Instance) => {
+                    runs.push((turns.len(), item.id.clone()));
+                    rewinds.push(item.id.clone());
+                }
+                _ if agent::is_call(item) => turns.push(Turn {
+                    n: turns.len() + 1,
+                    prompt: prompts.len(),
+                    text: first_line(item),
+                    files: Vec::new(),
+                }),
+                _ => {}
+            }
+        }
+        let mut ran = Vec::new();
+        for (turn, process) in runs {
+            let mut effects = Vec::new();
+            effects_under(engine, &process, &mut effects, 0)?;
+            let shown = turn.checked_sub(1).filter(|_| !rewinds.contains(&process));
+            if let Some(t) = shown.and_then(|i| turns.get_mut(i)) {
+                for e in &effects {
+                    if !e.is_dir() && !t.files.contains(&e.path) {
+                        t.files.push(e.path.clone());
+                    }
+                }
+            }
+            ran.push((turn, effects));
+        }
+        Ok(Record {
+            turns,
+            prompts,
+            ran,
+        })
+    }
+
+    /// The first model call `to` undoes, checked against the record.
+    pub fn first_call(&self, to: To) -> Result<usize> {
+        match to {
+            To::Turn(n) if n >= 1 && n <= self.turns.len() => Ok(n),
+            To::Turn(n) => bail!(
+                "this session has {} model call{} (answer #1 to #{}); there is no turn {n}: \
+                 `hc rewind --list` shows them",
+                self.turns.len(),
+                if self.turns.len() == 1 { "" } else { "s" },
+                self.turns.len()
+            ),
+            To::Prompt(k) if k >= 1 && k <= self.prompts.len() => Ok(self.prompts[k - 1]),
+            To::Prompt(k) => bail!(
+                "this session has {} prompt{}; there is no prompt {k}: `hc rewind --list` \
+                 shows them",
+                self.prompts.len(),
+                if self.prompts.len() == 1 { "" } else { "s" }
+            ),
+        }
+    }
+
+    /// What putting the files back before call `first` takes.
+    pub fn plan(&self, first: usize) -> Plan {
+        let effects = self
+            .ran
+            .iter()
+            .filter(|(turn, _)| *turn >= first)
+            .flat_map(|(_, effects)| effects.iter());
+        Plan::undoing(effects)
+    }
+}
+
+/// A session's members, in order, at head.
+fn read_scope(engine: &Engine, scope: &str) -> Result<Vec<std::sync::Arc<ChunkItem>>> {
+    let read = engine.scope(&Context::host(), &[scope.to_owned()], &ScopeOpts::default())?;
+    Ok(read.chunks)
+}
+
+/// The effects recorded on `process` and on its runs, in order.
+fn effects_under(
+    engine: &Engine,
+    process: &str,
+    out: &mut Vec<Effect>,
+    depth: usize,
+) -> Result<()> {
+    if depth > 16 {
+        return Ok(());
+    }
+    for item in read_scope(engine, process)? {
+        if item.is_on(EFFECTS_TYPE, PlacementType::Instance) {
+            let body = item.body_value();
+            if let Ok(effects) = serde_json::from_value::<Vec<Effect>>(body["effects"].clone()) {
+                out.extend(effects);
+            }
+        } else if item.is_on("engine/process", PlacementType::Instance)
+            && item.is_on(process, PlacementType::Instance)
+        {
+            effects_under(engine, &item.id, out, depth + 1)?;
+        }
+    }
+    Ok(())
+}
+
+fn first_line(item: &ChunkItem) -> String {
+    let body = item.body_value();
+    let text = body["text"]
+        .as_str()
+        .or(body["summary"].as_str())
+        .unwrap_or("");
+    crate::text::shown(text.lines().find(|l| !l.trim().is_empty()).unwrap_or("")).into_owned()
+}
+
+/// What a path holds: its content's hash and its mode.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Held {
+    /// SHA-256, hex (empty for a directory).
+    pub hash: String,
+    /// Mode with type bits.
+    pub mode: u32,
+}
+
+/// One path a rewind changes.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Change {
+    /// Relative to the root.
+    pub path: String,
+    /// What the record says it holds now (none: nothing).
+    pub expect: Option<Held>,
+    /// What it is put back to (none: removed).
+    pub put: Option<Held>,
+}
+
+/// A rewind's plan: each path's change, and what cannot be put back.
+#[derive(Clone, Debug, Default)]
+pub struct Plan {
+    /// Each path, as it goes back.
+    pub changes: Vec<Change>,
+    /// Paths that cannot be put back, and why.
+    pub unrestorable: Vec<(String, String)>,
+}
+
+impl Plan {
+    /// The plan that undoes `effects` (in the order they happened): each
+    /// path back to what the first one found, expected to hold what the
+    /// last one left.
+    pub fn undoing<'a>(effects: impl Iterator<Item = &'a Effect>) -> Plan {
+        let mut by_path: Vec<(String, &Effect, &Effect)> = Vec::new();
+        for e in effects {
+            match by_path.iter_mut().find(|(p, _, _)| *p == e.path) {
+                Some(entry) => entry.2 = e,
+                None => by_path.push((e.path.clone(), e, e)),
+            }
+        }
+        let mut plan = Plan::default();
+        for (path, first, last) in by_path {
+            if let Some(why) = &first.unrestorable {
+                plan.unrestorable.push((path, why.clone()));
+                continue;
+            }
+            let held = |hash: &Option<String>, mode: Option<u32>| {
+                hash.clone()
+                    .zip(mode)
+                    .map(|(hash, mode)| Held { hash, mode })
+            };
+            let put = held(&first.before, first.mode);
+            let expect = held(&last.after, last.after_mode);
+            if put != expect {
+                plan.changes.push(Change { path, expect, put });
+            }
+        }
+        plan.changes.sort_by(|a, b| a.path.cmp(&b.path));
+        plan
+    }
+
+    /// The paths whose files changed since the record (they hold what the
+    /// record does not say they were left with).
+    pub fn changed_since(&self, root: &Path) -> Vec<String> {
+        self.changes
+            .iter()
+            .filter(|c| {
+                let now = effects::restore::current(root, &c.path).ok().flatten();
+                now.map(|s| Held {
+                    hash: s.hash,
+                    mode: s.mode,
+                }) != c.expect
+            })
+            .map(|c| c.path.clone())
+            .collect()
+    }
+}
+
+/// How a rewind's run ended.
+#[derive(Clone, Debug)]
+pub struct Applied {
+    /// Its process.
+    pub process: String,
+    /// What it said.
+    pub text: String,
+    /// Whether it put everything back.
+    pub ok: bool,
+    /// The paths that changed since the record, when it stopped for them.
+    pub changed: Vec<String>,
+}
+
+/// Runs `rewind` on `session` for `plan` (`force`: over what changed since)
+/// and waits for it.
+pub async fn apply(engine: &Engine, session: &str, plan: &Plan, force: bool) -> Result<Applied> {
+    let paths: Vec<&str> = plan.changes.iter().map(|c| c.path.as_str()).collect();
+    let input = json!({"paths": paths, "changes": plan.changes, "force": force});
+    let args = RunArgs {
+        chunks: vec![
+            ChunkDecl::generated()
+                .body(input)
+                .on(NewPlacement::instance("input/rewind")),
+        ],
+        session: Some(session.to_owned()),
+        ..RunArgs::default()
+    };
+    let ctx = Context::host();
+    let process = engine.run(&ctx, REWIND_PROGRAM, args)?;
+    let ended = engine
+        .await_processes(&ctx, std::slice::from_ref(&process))
+        .await?;
+    let output = ended
+        .get(&process)
+        .and_then(|read| {
+            read.chunks
+                .iter()
+                .find(|c| c.is_on("engine/output", PlacementType::Instance))
+        })
+        .map(|c| c.body_value())
+        .unwrap_or(Value::Null);
+    let changed = output["data"]["changed"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|p| p.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(Applied {
+        process,
+        text: output["text"]
+            .as_str()
+            .unwrap_or("the rewind said nothing")
+            .to_owned(),
+        ok: output["is_error"] != json!(true) && output.is_object(),
+        changed,
+    })
+}
+
+/// The plan that undoes the last rewind of `session` (what its run
+/// recorded doing, reversed).
+pub fn undo_plan(engine: &Engine, session: &str) -> Result<Plan> {
+    let items = read_scope(engine, session)?;
+    let last = items.iter().rev().find(|c| {
+        c.is_on(REWIND_PROGRAM, PlacementType::Instance)
+            && c.body_value()["status"] == json!("completed")
+    });
+    let Some(last) = last else {
+        bail!("this session has no rewind to undo");
+    };
+    let mut effects = Vec::new();
+    effects_under(engine, &last.id, &mut effects, 0)?;
+    if effects.is_empty() {
+        bail!("the last rewind of this session changed no file: nothing to undo");
+    }
+    Ok(Plan::undoing(effects.iter()))
+}
