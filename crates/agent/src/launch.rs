@@ -9,7 +9,7 @@
 //! let (session, make) = launch::new_session("fix the failing test\nin src/");
 //! assert_eq!(make.chunks[0].body.as_ref().unwrap()["title"], "fix the failing test");
 //! let config = AgentConfig { model: "claude-sonnet-4-5".into(), ..AgentConfig::default() };
-//! let run = launch::Launch { session: &session, prompt: "fix it", images: &[], config: &config, pins: &[] };
+//! let run = launch::Launch { session: &session, prompt: "fix it", images: &[], config: &config, pins: &[], uuid: None };
 //! let (before, args) = run.plan();
 //! assert!(before.is_none()); // nothing pinned: the context event is an argument
 //! assert_eq!(args.session.as_deref(), Some(session.as_str()));
@@ -110,6 +110,8 @@ pub struct Launch<'a> {
     pub config: &'a AgentConfig,
     /// The scopes it pins (as [`pins_of`] gives them).
     pub pins: &'a [String],
+    /// The id a driving program gave the prompt (the SDK's `uuid`).
+    pub uuid: Option<&'a str>,
 }
 
 impl Launch<'_> {
@@ -152,6 +154,7 @@ impl Launch<'_> {
             from: None,
             images: self.images.to_vec(),
             message: None,
+            uuid: self.uuid.map(str::to_owned),
         };
         let args = RunArgs {
             chunks: vec![

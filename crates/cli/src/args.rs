@@ -685,6 +685,9 @@ pub struct ChatFlags {
     /// With --resume/--continue of a session last run on another host: check out the branch and commit its files were left at first.
     #[arg(long)]
     pub checkout: bool,
+    /// With --resume/--continue: go on in a new session forked from it (the old one stays as it was).
+    #[arg(long)]
+    pub fork_session: bool,
     /// Run programs uncontained, with all your privileges.
     #[arg(long)]
     pub no_contain: bool,

@@ -89,9 +89,12 @@ pub struct SdkFlags {
     /// Not honoured yet (said on stderr).
     #[arg(long = "add-dir", value_name = "DIR")]
     pub add_dir: Vec<String>,
-    /// Not honoured yet (said on stderr).
+    /// With --resume/--continue: go on in a new session forked from it.
     #[arg(long)]
     pub fork_session: bool,
+    /// Echo each user message read on stdin (stream-json), with its `uuid`.
+    #[arg(long)]
+    pub replay_user_messages: bool,
     /// Accepted: hermitcrab reads the user's and the project's settings.
     #[arg(long, value_name = "LIST")]
     pub setting_sources: Option<String>,
@@ -324,7 +327,6 @@ impl SdkFlags {
             ("--fallback-model", self.fallback_model.is_some()),
             ("--settings", self.settings.is_some()),
             ("--add-dir", !self.add_dir.is_empty()),
-            ("--fork-session", self.fork_session),
             ("--effort", self.effort.is_some()),
             ("--json-schema", self.json_schema.is_some()),
         ];

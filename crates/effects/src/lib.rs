@@ -26,7 +26,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-pub use store::{hex, sha256_hex};
+pub use store::{hex, sha256_hex, unhex};
 
 /// A regular file's type bits in a mode.
 pub const FILE: u32 = 0o100_000;

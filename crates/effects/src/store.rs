@@ -21,6 +21,17 @@ pub fn hex(bytes: &[u8]) -> String {
     out
 }
 
+/// Hex back to bytes (none: not hex).
+pub fn unhex(hex: &str) -> Option<Vec<u8>> {
+    if !hex.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
 /// The store: a directory of contents.
 pub(crate) struct Store {
     dir: PathBuf,

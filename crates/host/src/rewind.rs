@@ -315,6 +315,16 @@ pub async fn apply(engine: &Engine, session: &str, plan: &Plan, force: bool) -> 
     })
 }
 
+/// The content whose hash is `hash`, as the substrate keeps it.
+pub fn kept(engine: &Engine, hash: &str) -> Option<Vec<u8>> {
+    let id = engine::file_effects::blob_id(hash);
+    let read = engine
+        .scope(&Context::host(), &[id], &ScopeOpts::default())
+        .ok()?;
+    let body = read.scopes.first()?.body_value();
+    effects::unhex(body["hex"].as_str()?)
+}
+
 /// The plan that undoes the last rewind of `session` (what its run
 /// recorded doing, reversed).
 pub fn undo_plan(engine: &Engine, session: &str) -> Result<Plan> {

@@ -40,6 +40,11 @@ pub struct Turn<'a> {
     /// (another host, another branch): check those out first
     /// (`--checkout`); without, such a run is refused saying which.
     pub checkout: bool,
+    /// The id the driving program gave the prompt (the SDK's `uuid`).
+    pub uuid: Option<&'a str>,
+    /// Going on with a session (`--resume`, `--continue`) in a new one
+    /// forked from it (`--fork-session`).
+    pub fork: bool,
 }
 
 /// How a run ended.
@@ -73,9 +78,12 @@ pub async fn turn(
     }
     let images = load_images(turn.images)?;
     check_prompt(prompt, &images)?;
-    let session = crate::sessions::for_choice(engine, prompt, turn.session, turn.session_id)?;
+    let mut session = crate::sessions::for_choice(engine, prompt, turn.session, turn.session_id)?;
     if *turn.session != Choice::New {
         handed_over(engine, &session, turn.checkout)?;
+    }
+    if turn.fork && matches!(turn.session, Choice::Resume(_) | Choice::Latest) {
+        session = crate::fork::fork(engine, &session, crate::fork::Cut::Whole)?;
     }
     // Before subscribing: what a `lagged` makes the follower read back
     // starts after this.
@@ -87,6 +95,7 @@ pub async fn turn(
         images: &images,
         config,
         pins: &pinned,
+        uuid: turn.uuid,
     };
     let process = start_agent(engine, &launch, *turn.session == Choice::New)?;
     let run = Begun {

@@ -148,6 +148,7 @@ pub fn enqueue(
         images: asked.images,
         config: &agent,
         pins: asked.pins,
+        uuid: None,
     };
     let (before, mut args) = launch.plan();
     args.placement = Some(protocol::process::Placement {

@@ -142,7 +142,8 @@ async fn contents(
             .map_err(|e| format!("cannot read what to put back: {e}"))?;
         for chunk in &read.scopes {
             let hex = chunk.body_value()["hex"].as_str().unwrap_or("").to_owned();
-            let bytes = unhex(&hex).ok_or_else(|| format!("`{}` is not a content", chunk.id))?;
+            let bytes =
+                effects::unhex(&hex).ok_or_else(|| format!("`{}` is not a content", chunk.id))?;
             out.insert(chunk.id.trim_start_matches("blob/").to_owned(), bytes);
         }
     }
@@ -194,14 +195,4 @@ fn apply(root: &Path, changes: &[Change], contents: &HashMap<String, Vec<u8>>) -
     } else {
         Output::error_with(format!("{text}; could not: {}", failed.join("; ")), data)
     }
-}
-
-fn unhex(hex: &str) -> Option<Vec<u8>> {
-    if !hex.len().is_multiple_of(2) {
-        return None;
-    }
-    (0..hex.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
-        .collect()
 }

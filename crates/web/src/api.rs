@@ -123,6 +123,7 @@ async fn start(app: &App, asked: RunAsked, by: Option<&str>) -> anyhow::Result<(
         images: &[],
         config: &config,
         pins: &pins,
+        uuid: None,
     };
     let process = hc_host::turn::start_agent(engine, &launch, made)?;
     Ok((session, process))

@@ -80,6 +80,10 @@ pub struct Prompt {
     /// The `message` it brings to the model, when it brings one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// The id the driving program gave its user message (the Agent SDK's
+    /// `uuid`), which `rewind_files` names it by.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uuid: Option<String>,
 }
 
 /// An image a prompt carries.

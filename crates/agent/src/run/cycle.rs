@@ -193,6 +193,7 @@ impl Run {
                 from: Some(PromptSource::Message),
                 images: Vec::new(),
                 message: Some(id),
+                uuid: None,
             })
             .await;
         }
@@ -405,6 +406,7 @@ impl Run {
                 from: Some(PromptSource::Hook),
                 images: Vec::new(),
                 message: None,
+                uuid: None,
             })
             .await;
         }
@@ -434,6 +436,7 @@ impl Run {
             from: Some(PromptSource::Hook),
             images: Vec::new(),
             message: None,
+            uuid: None,
         })
         .await
     }

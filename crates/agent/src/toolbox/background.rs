@@ -122,6 +122,7 @@ impl Background {
                 from: Some(PromptSource::Agent),
                 images: Vec::new(),
                 message: None,
+                uuid: None,
             });
         }
         self.running = still;

@@ -89,6 +89,7 @@ fn a_run_reads_its_session_the_programs_and_its_pins_and_writes_its_session() {
         images: &[],
         config: &config,
         pins: &pins,
+        uuid: None,
     };
     let (before, args) = launch.plan();
     // Pinned scopes relate on a context event committed first; the run

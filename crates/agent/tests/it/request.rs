@@ -51,6 +51,7 @@ fn prompt(text: &str) -> Entry {
         from: None,
         images: Vec::new(),
         message: None,
+        uuid: None,
     })
 }
 

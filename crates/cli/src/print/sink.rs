@@ -21,6 +21,8 @@ pub struct JsonSink {
     on_session: Option<Told>,
     /// The writer, once the run started.
     out: Option<JsonOut>,
+    /// The user line to echo when the run starts (`--replay-user-messages`).
+    replay: Option<serde_json::Value>,
 }
 
 impl JsonSink {
@@ -32,7 +34,16 @@ impl JsonSink {
             partial,
             on_session: None,
             out: None,
+            replay: None,
         }
+    }
+
+    /// Echoes `line` (the user message that started the run, with its
+    /// `uuid`) once the run starts, as Claude Code's
+    /// `--replay-user-messages` does.
+    pub fn replaying(mut self, line: serde_json::Value) -> JsonSink {
+        self.replay = Some(line);
+        self
     }
 
     /// Tells `told` the session's name as the lines show it, when the run
@@ -51,6 +62,9 @@ impl Sink for JsonSink {
         }
         let json = JsonOut::new(self.stream, self.partial, shown, run.config.model.clone());
         emit_init(&json, run.engine, run.config, run.process)?;
+        if let Some(line) = self.replay.take() {
+            json.line(line);
+        }
         self.out = Some(json);
         Ok(())
     }

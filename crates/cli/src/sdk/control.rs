@@ -2,7 +2,7 @@
 //! "control_request", "request_id", "request": {"subtype", …}}`), each
 //! answered with a `control_response`: `initialize` (its hooks and agents),
 //! `interrupt`, `set_permission_mode`, `set_model`, `mcp_status`,
-//! `get_context_usage`, `rewind_files` (not yet: an error saying so), and
+//! `get_context_usage`, `rewind_files` (`rewind.rs`), and
 //! an error naming any other subtype.
 
 use super::link::emit;
@@ -29,10 +29,25 @@ pub struct State {
 /// the running turn).
 pub fn answer(engine: &Engine, state: &mut State, link: &super::Link, line: &Line) {
     let id = line.request_id.clone();
+    if line.request["subtype"] == "rewind_files" {
+        // a run of its own: answered when it ends, the loop going on
+        let request = read::<Request>(&line.request).unwrap_or_default();
+        let (engine, session) = (engine.clone(), state.session.clone());
+        tokio::spawn(async move {
+            let outcome = super::rewind::rewind_files(&engine, session.as_deref(), &request).await;
+            respond(id, outcome);
+        });
+        return;
+    }
     let outcome = match read::<Request>(&line.request) {
         Ok(request) => outcome(engine, state, link, &request),
         Err(why) => Err(format!("the control request does not read: {why}")),
     };
+    respond(id, outcome);
+}
+
+/// The `control_response` to request `id`.
+fn respond(id: Value, outcome: Result<Value, String>) {
     let response = match outcome {
         Ok(response) => json!({"subtype": "success", "request_id": id, "response": response}),
         Err(error) => json!({"subtype": "error", "request_id": id, "error": error}),
@@ -68,11 +83,6 @@ fn outcome(
             .map(|servers| json!({"mcpServers": servers}))
             .map_err(|e| e.to_string()),
         "get_context_usage" => Ok(context_usage(engine, state)),
-        "rewind_files" => Err(
-            "rewind_files: file rewind is not supported by hermitcrab yet (it is planned); every \
-             change is in the session: `hc trace` shows each edit"
-                .to_owned(),
-        ),
         "" => Err("a control_request needs `request.subtype`".to_owned()),
         other => Err(format!(
             "unknown control request subtype `{other}`; hermitcrab answers initialize, \

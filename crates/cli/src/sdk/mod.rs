@@ -14,6 +14,7 @@
 mod answerer;
 mod control;
 mod link;
+mod rewind;
 mod wire;
 
 pub use link::Link;
@@ -135,7 +136,14 @@ struct Driver {
     template: RunRequest,
     state: State,
     /// Prompts waiting for the turn under way.
-    queue: VecDeque<String>,
+    queue: VecDeque<Queued>,
+}
+
+/// A user line waiting for its turn: its prompt, its id, its message.
+struct Queued {
+    prompt: String,
+    uuid: String,
+    message: Value,
 }
 
 impl Driver {
@@ -197,7 +205,15 @@ impl Driver {
             "control_response" => self.link.resolve(&line.response),
             "control_cancel_request" | "keep_alive" => {}
             "user" => match prompt_of(&line.message) {
-                Ok(prompt) => self.queue.push_back(prompt),
+                Ok(prompt) => self.queue.push_back(Queued {
+                    prompt,
+                    uuid: line
+                        .uuid
+                        .as_str()
+                        .filter(|u| !u.is_empty())
+                        .map_or_else(crate::print::uuid_v4, str::to_owned),
+                    message: line.message,
+                }),
                 Err(why) => eprintln!("hc: a user line is ignored: {why}"),
             },
             other => eprintln!("hc: a line of type `{other}` on stdin is ignored"),
@@ -205,9 +221,15 @@ impl Driver {
     }
 
     /// Starts a turn on the session (a new one, the first time).
-    fn turn(&mut self, prompt: String) -> Turn {
+    fn turn(&mut self, queued: Queued) -> Turn {
+        let Queued {
+            prompt,
+            uuid,
+            message,
+        } = queued;
         let mut request = self.template.clone();
         request.prompt = Some(prompt.clone());
+        request.prompt_uuid = Some(uuid.clone());
         request.session = match &self.state.session {
             Some(session) => Choice::Known(session.clone()),
             None => Choice::New,
@@ -218,7 +240,17 @@ impl Driver {
             crate::print::OutputFormat::Text => crate::term::run::sink_for(&engine, self.printed),
             format => {
                 let link = Arc::clone(&self.link);
-                let json = crate::print::sink::JsonSink::new(format, self.printed.partial);
+                let mut json = crate::print::sink::JsonSink::new(format, self.printed.partial);
+                if self.template.sdk.replay_user_messages {
+                    json = json.replaying(json!({
+                        "type": "user",
+                        "message": message,
+                        "parent_tool_use_id": null,
+                        "uuid": uuid,
+                        "timestamp": humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string(),
+                        "isReplay": true,
+                    }));
+                }
                 Box::new(json.telling(move |shown| link.set_session(shown)))
             }
         };

@@ -26,6 +26,8 @@ pub struct Line {
     pub response: Value,
     /// A user line's message ([`Message`]).
     pub message: Value,
+    /// A user line's id (the SDK's `uuid`; made when none is given).
+    pub uuid: Value,
 }
 
 impl Line {
@@ -115,6 +117,12 @@ pub struct Request {
     /// `initialize`'s agents: name → definition.
     #[serde(deserialize_with = "agent_map")]
     pub agents: BTreeMap<String, AgentDef>,
+    /// `rewind_files`: the user message whose turn's files go back.
+    #[serde(deserialize_with = "string_or_none")]
+    pub user_message_id: Option<String>,
+    /// `rewind_files`: only say what would change.
+    #[serde(deserialize_with = "bool_or_false")]
+    pub dry_run: bool,
 }
 
 /// One hook matcher of `initialize`.

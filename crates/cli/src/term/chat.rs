@@ -160,9 +160,18 @@ pub fn chat(flags: ChatFlags) -> Result<()> {
         (false, Some(id)) => Some(sessions::resolve(chat.engine.db(), &id)),
         (false, None) => None,
     };
+    if flags.fork_session && start.is_none() {
+        return Err(crate::exit::exit(
+            2,
+            "--fork-session goes with --resume or --continue: it forks the session they name",
+        ));
+    }
     let start = start.map(|found| {
         let session = found?;
         hc_host::turn::handed_over(&chat.engine, &session, flags.checkout)?;
+        if flags.fork_session {
+            return hc_host::fork::fork(&chat.engine, &session, hc_host::fork::Cut::Whole);
+        }
         Ok(session)
     });
     let outcome = match start {
@@ -444,6 +453,7 @@ impl Chat {
             sdk: Default::default(),
             background: None,
             checkout: false,
+            prompt_uuid: None,
         };
         let started = Instant::now();
         let engine = self.engine.clone();

@@ -42,6 +42,9 @@ pub struct RunRequest {
     /// `--checkout`: a session's files checked out where its last run on
     /// another host left them.
     pub checkout: bool,
+    /// The id the driving program gave this turn's prompt (the SDK's
+    /// user message `uuid`).
+    pub prompt_uuid: Option<String>,
 }
 
 impl RunRequest {
@@ -67,6 +70,7 @@ impl RunRequest {
                 retry: this.retry,
             }),
             checkout: this.checkout,
+            prompt_uuid: None,
             session: match (this.continue_, this.resume) {
                 (true, _) => crate::sessions::Choice::Latest,
                 (false, Some(id)) => crate::sessions::Choice::Resume(id),
@@ -177,6 +181,8 @@ pub async fn drive(
         confirm: &crate::tty::Tty,
         started,
         checkout: request.checkout,
+        uuid: request.prompt_uuid.as_deref(),
+        fork: request.sdk.fork_session,
     };
     hc_host::turn::turn(engine, turn, sink, answerer).await
 }

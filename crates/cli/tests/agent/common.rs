@@ -290,6 +290,7 @@ pub fn run_args(session: &str, prompt: &str, config: Value) -> protocol::RunArgs
         images: &[],
         config: &config,
         pins: &[],
+        uuid: None,
     };
     let (before, args) = launch.plan();
     assert!(
