@@ -176,6 +176,8 @@ async fn turn(
         confirm: &confirm,
         started: Instant::now(),
         checkout: false,
+        uuid: None,
+        fork: false,
     };
     let run = hc_host::turn::turn(&host.engine, turn, sink, answerer);
     tokio::time::timeout(std::time::Duration::from_secs(60), run)
