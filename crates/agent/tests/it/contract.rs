@@ -118,6 +118,7 @@ fn what_a_chunk_is_depends_on_its_type_and_a_wrong_body_is_said() {
             from: None,
             images: Vec::new(),
             message: None,
+            uuid: None,
         })
     );
     // An older body without the newer fields still reads.
