@@ -193,6 +193,12 @@ pub struct AgentConfig {
     /// Beta features sent as the `anthropic-beta` header.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub betas: Vec<String>,
+    /// Replaying this session (`hc replay`): the model's answers are its
+    /// recorded ones, served in order, and the facts of the machine the
+    /// model is told (date, directory, platform, git) are the recorded
+    /// run's; nothing goes to an API.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replay: Option<String>,
 }
 
 /// A hook: a command run on an event, given it as JSON on stdin — or a
@@ -319,6 +325,7 @@ impl Default for AgentConfig {
             identity: None,
             fast_model: None,
             betas: Vec::new(),
+            replay: None,
         }
     }
 }

@@ -129,6 +129,8 @@ impl Launch<'_> {
             protocol::origin::ORIGIN.to_owned(),
         ];
         read.extend(self.pins.iter().cloned());
+        // a replay reads the session it replays (its answers, its context)
+        read.extend(self.config.replay.iter().cloned());
         let mut write = vec![self.session.to_owned(), KNOWLEDGE_FILE.to_owned()];
         read.push(KNOWLEDGE_FILE.to_owned());
         if self.config.memory {

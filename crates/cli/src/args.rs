@@ -120,6 +120,19 @@ pub enum Command {
         #[arg(long, value_name = "TURN")]
         at: Option<usize>,
     },
+    /// Run a recorded session again through today's harness with the model's recorded answers; report what differs.
+    #[command(
+        after_help = "Examples:\n  hc replay s_01J9…             # every call and tool result against the record\n  hc replay s_01J9… --at 4      # through answer #4\n\nNo key and no network: the model's answers come from the substrate. The replay runs in a\nscratch copy of the project at the files the session started from, with today's hooks,\nrules, tools and MCP servers; exit code 1 when anything differs from the record."
+    )]
+    Replay {
+        /// The session id (or a unique prefix of it); none: the newest.
+        session: Option<String>,
+        /// Through this turn (`answer #N` in `hc trace`).
+        #[arg(long, value_name = "TURN")]
+        at: Option<usize>,
+        #[command(flatten)]
+        settings: SettingFlags,
+    },
     /// Read scopes of the substrate (their intersection), or search it.
     #[command(
         after_help = "Examples:\n  hc scope s_01J9…\n  hc scope s_01J9… prompt      # the prompts of a session\n  hc scope --match 'failing test'\n  hc scope s_01J9… --as-of 120 --json"

@@ -193,6 +193,11 @@ fn main() -> ExitCode {
             list,
             json,
         }),
+        Command::Replay {
+            session,
+            at,
+            settings,
+        } => crate::cmd::replay::replay(session, at, settings),
         Command::Fork { session, at } => crate::cmd::rewind::fork_command(&session, at),
         Command::Scope {
             ids,

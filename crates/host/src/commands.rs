@@ -28,6 +28,7 @@ pub const BUILT_IN: &[&str] = &[
     "/cost",
     "/model",
     "/resume",
+    "/rewind",
     "/sessions",
     "/agents",
     "/trace",

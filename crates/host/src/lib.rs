@@ -29,6 +29,7 @@ pub mod origin;
 pub mod place;
 pub mod project;
 pub mod relay;
+pub mod replay;
 pub mod rewind;
 pub mod sessions;
 pub mod settings;

@@ -63,6 +63,7 @@ mod openai;
 mod price;
 mod provider;
 mod raw;
+mod recorded;
 mod request;
 mod response;
 mod retry;
@@ -86,6 +87,7 @@ pub use openai::OpenAiClient;
 pub use price::{Price, PriceTable};
 pub use provider::{Provider, ProviderConfig};
 pub use raw::RawJson;
+pub use recorded::RecordedClient;
 pub use request::{
     CustomTool, MAX_CACHE_BREAKPOINTS, Message, MessagesRequest, Metadata, Role, ServerTool,
     SystemBlock, Thinking, Tool, ToolChoice,

@@ -25,6 +25,8 @@ pub enum Provider {
     Anthropic(AnthropicClient),
     /// An OpenAI-compatible server.
     OpenAi(OpenAiClient),
+    /// Replies recorded before, served in order (`hc replay`).
+    Recorded(crate::recorded::RecordedClient),
 }
 
 impl Provider {
@@ -47,6 +49,7 @@ impl Provider {
         match self {
             Provider::Anthropic(c) => c.create(request).await,
             Provider::OpenAi(c) => c.create(request).await,
+            Provider::Recorded(c) => c.create(),
         }
     }
 
@@ -58,6 +61,7 @@ impl Provider {
         match self {
             Provider::Anthropic(c) => c.stream(request).await,
             Provider::OpenAi(c) => c.stream(request).await,
+            Provider::Recorded(c) => c.stream(),
         }
     }
 
@@ -73,6 +77,9 @@ impl Provider {
                 "counting tokens is not available from OpenAI-compatible servers ({}); use the usage of the last reply instead",
                 c.config().base_url
             ))),
+            Provider::Recorded(_) => Err(ModelError::Unsupported(
+                "counting tokens is not available when replaying a record".to_owned(),
+            )),
         }
     }
 }

@@ -17,6 +17,7 @@ mod cycle;
 mod files;
 pub(crate) mod gates;
 pub(crate) mod inbox;
+mod replay;
 pub(crate) mod side;
 mod start;
 pub(crate) mod stop;

@@ -109,6 +109,17 @@ impl Run {
         let pins = with_carried(&client, pins?, &found.history).await?;
         let names = tools.iter().map(|t| t.def.name.clone()).collect();
         let mut context = context_body(&config, &root, read_at, names, &me);
+        let mut replayed = match &config.replay {
+            Some(original) => Some(
+                super::replay::recorded(&client, original, &found.history, config.depth)
+                    .await
+                    .map_err(ProgramError::Other)?,
+            ),
+            None => None,
+        };
+        if let Some((_, Some(recorded))) = &replayed {
+            super::replay::as_recorded(&mut context, recorded);
+        }
         let files = files?;
         let (memory_scopes, memory, memory_at) = memory;
         context.memory = memory_scopes;
@@ -182,7 +193,10 @@ impl Run {
         }));
         toolbox.set_agents(agents);
         toolbox.set_skills(context.skills.clone());
-        let provider = connect(&config, &client).map(Arc::new);
+        let provider = match replayed.take() {
+            Some((recorded, _)) => Ok(Arc::new(recorded)),
+            None => connect(&config, &client).map(Arc::new),
+        };
         if config.has_blocks() {
             toolbox.set_blocks(crate::toolbox::blocks::BlockTools {
                 store: crate::blocks::store::BlockStore::new(client.clone(), config.identity()),

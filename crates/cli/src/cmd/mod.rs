@@ -11,6 +11,7 @@ pub mod config;
 pub mod inspect;
 pub mod mcp;
 pub mod memory;
+pub mod replay;
 pub mod rewind;
 pub mod store;
 pub mod trace;

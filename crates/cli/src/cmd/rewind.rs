@@ -58,13 +58,18 @@ pub fn rewind(asked: RewindRequest) -> Result<()> {
 
 async fn rewind_on(host: &Host, asked: &RewindRequest) -> Result<()> {
     let engine = &host.engine;
+    let root = host.project.root.as_path();
     let session = match &asked.session {
         None => hc_host::sessions::newest(engine.db())?,
         Some(given) => hc_host::sessions::resolve(engine.db(), given)?,
     };
     if asked.undo {
         let plan = hc_host::rewind::undo_plan(engine, &session)?;
-        return put_back(host, &session, &plan, asked.force).await;
+        println!(
+            "{}",
+            put_back(engine, root, &session, &plan, asked.force).await?
+        );
+        return Ok(());
     }
     let record = Record::read(engine, &session)?;
     if asked.list {
@@ -79,23 +84,82 @@ async fn rewind_on(host: &Host, asked: &RewindRequest) -> Result<()> {
     let sides = sides(asked)?;
     if sides.code {
         let plan = record.plan(first);
-        put_back(host, &session, &plan, asked.force).await?;
+        println!(
+            "{}",
+            put_back(engine, root, &session, &plan, asked.force).await?
+        );
     }
     if sides.conversation {
-        let cut = match to {
-            To::Prompt(k) => Cut::BeforePrompt(k),
-            To::Turn(n) => Cut::Before(n),
-        };
-        let forked = fork(engine, &session, cut)?;
+        let forked = fork_before(engine, &session, to)?;
         println!(
             "conversation forked before {}: session {forked} (hc chat --resume {forked})",
-            match to {
-                To::Prompt(k) => format!("prompt {k}"),
-                To::Turn(n) => format!("turn {n}"),
-            }
+            shown(to)
         );
     }
     Ok(())
+}
+
+/// A new session with `session`'s conversation up to before `to`.
+fn fork_before(engine: &engine::Engine, session: &str, to: To) -> Result<String> {
+    let cut = match to {
+        To::Prompt(k) => Cut::BeforePrompt(k),
+        To::Turn(n) => Cut::Before(n),
+    };
+    fork(engine, session, cut)
+}
+
+fn shown(to: To) -> String {
+    match to {
+        To::Prompt(k) => format!("prompt {k}"),
+        To::Turn(n) => format!("turn {n}"),
+    }
+}
+
+/// `/rewind [N]` in `hc chat`: what to say, and the session the chat
+/// goes on with (a fork, when the conversation was rewound).
+pub fn in_chat(
+    engine: &engine::Engine,
+    rt: &tokio::runtime::Runtime,
+    session: &str,
+    arg: &str,
+) -> Result<(String, Option<String>)> {
+    let record = Record::read(engine, session)?;
+    let to = match arg.trim().trim_start_matches('#') {
+        "" => pick(&record)?,
+        n => To::Turn(n.parse().map_err(|_| {
+            exit(
+                2,
+                format!("`{n}` is not a turn number: /rewind N, or /rewind to pick"),
+            )
+        })?),
+    };
+    let first = record.first_call(to)?;
+    let sides = sides(&RewindRequest::default())?;
+    let mut said = Vec::new();
+    let root = engine.config().project_root.clone();
+    if sides.code {
+        let plan = record.plan(first);
+        let changed = plan.changed_since(&root);
+        let force = !changed.is_empty()
+            && ask(&format!(
+                "{} changed since the session recorded {}: overwrite? [y/N] ",
+                changed.join(", "),
+                if changed.len() == 1 { "it" } else { "them" }
+            ))?
+            .trim()
+            .eq_ignore_ascii_case("y");
+        said.push(rt.block_on(put_back(engine, &root, session, &plan, force))?);
+    }
+    let mut now = None;
+    if sides.conversation {
+        let forked = fork_before(engine, session, to)?;
+        said.push(format!(
+            "the conversation goes on from before {} (session {forked}; {session} is kept as it was)",
+            shown(to)
+        ));
+        now = Some(forked);
+    }
+    Ok((said.join("\n"), now))
 }
 
 /// The sides asked for: one flag, else asked on a terminal, else both.
@@ -196,16 +260,22 @@ fn cut(text: &str, n: usize) -> String {
 }
 
 /// Runs the rewind of `plan`, saying first what cannot be put back and
-/// stopping on files changed since the record (unless `force`).
-async fn put_back(host: &Host, session: &str, plan: &Plan, force: bool) -> Result<()> {
+/// stopping on files changed since the record (unless `force`); what to
+/// say of it.
+async fn put_back(
+    engine: &engine::Engine,
+    root: &std::path::Path,
+    session: &str,
+    plan: &Plan,
+    force: bool,
+) -> Result<String> {
     for (path, why) in &plan.unrestorable {
         eprintln!("hc: cannot put back {path}: {why}");
     }
     if plan.changes.is_empty() {
-        println!("no file to put back");
-        return Ok(());
+        return Ok("no file to put back".to_owned());
     }
-    let changed = plan.changed_since(&host.project.root);
+    let changed = plan.changed_since(root);
     if !changed.is_empty() && !force {
         return Err(exit(
             1,
@@ -224,18 +294,17 @@ async fn put_back(host: &Host, session: &str, plan: &Plan, force: bool) -> Resul
             ),
         ));
     }
-    let applied = hc_host::rewind::apply(&host.engine, session, plan, force).await?;
+    let applied = hc_host::rewind::apply(engine, session, plan, force).await?;
     if !applied.ok {
         return Err(exit(
             1,
             format!("rewind {}: {}", applied.process, applied.text),
         ));
     }
-    println!(
+    Ok(format!(
         "{} (rewind {}; `hc rewind --undo` undoes it)",
         applied.text, applied.process
-    );
-    Ok(())
+    ))
 }
 
 /// `hc fork SESSION [--at N]`: prints the new session's id.

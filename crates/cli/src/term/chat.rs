@@ -27,6 +27,7 @@ const HELP: &str = "\
 /cost             turns, tokens and cost of this session
 /model [NAME]     show or change the model
 /resume [SESSION] go on with a session (the latest without one)
+/rewind [N]       files and/or conversation back to before turn N (pick one without)
 /sessions         the project's sessions
 /agents           the project's agents: queued, running, waiting for you, done (hc run --bg starts one)
 /trace            this session as a tree (`hc trace` for more)
@@ -342,6 +343,7 @@ impl Chat {
             "cost" => self.cost(),
             "model" => Ok(self.model(arg)),
             "resume" => self.resume(arg),
+            "rewind" => self.rewind(arg),
             "sessions" => inspect::print_sessions(self.engine.db(), false).map(|()| String::new()),
             "agents" => crate::cmd::agents::print(self.engine.db()).map(|()| String::new()),
             "trace" => match &self.session {
@@ -536,6 +538,18 @@ impl Chat {
         }
         self.config.model = name.to_owned();
         format!("the model is now {name}")
+    }
+
+    fn rewind(&mut self, arg: &str) -> Result<String> {
+        let Some(session) = self.session.clone() else {
+            return Ok("no session yet: nothing to rewind".to_owned());
+        };
+        let (said, forked) = crate::cmd::rewind::in_chat(&self.engine, &self.rt, &session, arg)?;
+        if let Some(forked) = forked {
+            self.session = Some(forked);
+            self.compact_next = false;
+        }
+        Ok(said)
     }
 
     fn resume(&mut self, id: &str) -> Result<String> {

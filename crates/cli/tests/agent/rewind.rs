@@ -223,3 +223,62 @@ async fn the_conversation_is_forked_where_it_is_rewound_and_goes_on_from_there()
     // the old session is as it was
     assert_eq!(turns(&s, &session).await.len(), 4);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_replay_matches_the_record_until_a_hook_changes_what_a_tool_did() {
+    let s = Setup::new(json!({"turns": [
+        shell("s1", "echo made > made.txt && cat made.txt base.txt && ls"),
+        done(1),
+        reply(json!([call("w2", "write", json!({"file_path": "b.txt", "content": "b\n"}))]), "tool_use"),
+        done(2),
+    ]}))
+    .await;
+    s.file("base.txt", "base\n");
+    ok(&s, &["run", "--permission-mode", "bypass", "first"]).await;
+    let session = s.sessions()[0].clone();
+    ok(
+        &s,
+        &[
+            "run",
+            "--permission-mode",
+            "bypass",
+            "--resume",
+            &session,
+            "second",
+        ],
+    )
+    .await;
+    // the replay starts from the files as the session found them: b.txt
+    // (written at its third call) is not there for the first call's `ls`
+    assert!(s.root.join("b.txt").exists());
+    let asked = s.sent().len();
+    let tree = tree_of(&s.root);
+    let clean = ok(&s, &["replay", &session, "--permission-mode", "bypass"]).await;
+    assert!(
+        clean
+            .stdout
+            .contains("4 model calls, every request and tool result as recorded"),
+        "{clean:#?}"
+    );
+    assert_eq!(s.sent().len(), asked, "no request reached a model");
+    assert_eq!(tree_of(&s.root), tree, "the project's files are left alone");
+    // today a pre-tool hook blocks the shell: its result, and the request after, differ
+    s.file(
+        ".hermitcrab/config.toml",
+        "[[hooks]]\nevent = \"pre-tool\"\nmatcher = \"shell\"\ncommand = \"echo 'no shell today' >&2; exit 2\"\n",
+    );
+    s.trust();
+    let changed = s
+        .out(&["replay", &session, "--permission-mode", "bypass"])
+        .await;
+    assert_eq!(changed.code, 1, "{changed:#?}");
+    assert!(changed.stdout.contains("request 2"), "{changed:#?}");
+    assert!(
+        changed
+            .stdout
+            .contains("the result of shell (tool call s1)"),
+        "{changed:#?}"
+    );
+    assert!(changed.stdout.contains("no shell today"), "{changed:#?}");
+    assert_eq!(s.sent().len(), asked);
+}
