@@ -32,17 +32,21 @@ impl Sink for Quiet {
     }
 }
 
-/// The person's prompts of `session`, in order.
-pub fn prompts(engine: &Engine, session: &str) -> Result<Vec<String>> {
+/// What `session` holds, item by item, in order.
+fn items(engine: &Engine, session: &str) -> Result<Vec<SessionItem>> {
     let read = engine.scope(
         &Context::host(),
         &[session.to_owned()],
         &ScopeOpts::default(),
     )?;
-    Ok(read
-        .chunks
-        .iter()
-        .filter_map(|c| match SessionItem::of(c) {
+    Ok(read.chunks.iter().map(|c| SessionItem::of(c)).collect())
+}
+
+/// The person's prompts of `session`, in order.
+pub fn prompts(engine: &Engine, session: &str) -> Result<Vec<String>> {
+    Ok(items(engine, session)?
+        .into_iter()
+        .filter_map(|item| match item {
             SessionItem::Prompt(p) if p.from.is_none() => Some(p.text),
             _ => None,
         })
@@ -181,15 +185,9 @@ pub async fn compare(
 
 /// The tool results of a session, in order.
 fn results(engine: &Engine, session: &str) -> Result<Vec<ToolResult>> {
-    let read = engine.scope(
-        &Context::host(),
-        &[session.to_owned()],
-        &ScopeOpts::default(),
-    )?;
-    Ok(read
-        .chunks
-        .iter()
-        .filter_map(|c| match SessionItem::of(c) {
+    Ok(items(engine, session)?
+        .into_iter()
+        .filter_map(|item| match item {
             SessionItem::ToolResult(r) => Some(r),
             _ => None,
         })

@@ -110,14 +110,6 @@ fn report(
         .context_radius(3)
         .header("recorded", "replayed")
         .to_string();
-    for line in text.lines() {
-        let shown = match line.chars().next() {
-            Some('+') if !line.starts_with("+++") => crate::style::ok(line),
-            Some('-') if !line.starts_with("---") => crate::style::bad(line),
-            Some('@') => crate::style::dim(line),
-            _ => line.to_owned(),
-        };
-        println!("{shown}");
-    }
+    crate::cmd::trace::print_diff(&text);
     1
 }

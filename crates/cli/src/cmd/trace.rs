@@ -86,6 +86,12 @@ fn diff(project: &Project, db: std::sync::Arc<Substrate>, session: &str, n: usiz
     }
     let bodies = rebuilt(project, db, session, &[n - 1, n])?;
     let text = crate::describe::diff_text(&bodies[0], &bodies[1], n)?;
+    print_diff(&text);
+    Ok(())
+}
+
+/// A unified diff printed, its added and removed lines coloured.
+pub fn print_diff(text: &str) {
     for line in text.lines() {
         let shown = match line.chars().next() {
             Some('+') if !line.starts_with("+++") => crate::style::ok(line),
@@ -95,5 +101,4 @@ fn diff(project: &Project, db: std::sync::Arc<Substrate>, session: &str, n: usiz
         };
         println!("{shown}");
     }
-    Ok(())
 }

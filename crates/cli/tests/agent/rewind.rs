@@ -78,6 +78,23 @@ async fn ok(s: &Setup, args: &[&str]) -> Ran {
     ran
 }
 
+/// A session of two prompts, `first` then `second` (each its own `hc
+/// run`): its id.
+async fn first_and_second(s: &Setup) -> String {
+    ok(s, &["run", "--permission-mode", "bypass", "first"]).await;
+    let session = s.sessions()[0].clone();
+    let resume = [
+        "run",
+        "--permission-mode",
+        "bypass",
+        "--resume",
+        &session,
+        "second",
+    ];
+    ok(s, &resume).await;
+    session
+}
+
 /// The session's turns as `hc rewind --list --json` gives them.
 async fn turns(s: &Setup, session: &str) -> Vec<Value> {
     let ran = ok(s, &["rewind", session, "--list", "--json"]).await;
@@ -173,20 +190,7 @@ async fn the_conversation_is_forked_where_it_is_rewound_and_goes_on_from_there()
         done(4),
     ]}))
     .await;
-    ok(&s, &["run", "--permission-mode", "bypass", "first"]).await;
-    let session = s.sessions()[0].clone();
-    ok(
-        &s,
-        &[
-            "run",
-            "--permission-mode",
-            "bypass",
-            "--resume",
-            &session,
-            "second",
-        ],
-    )
-    .await;
+    let session = first_and_second(&s).await;
     assert!(s.root.join("b.txt").exists());
     // files and conversation: b.txt gone, a new session up to before prompt 2
     let ran = ok(&s, &["rewind", &session, "--prompt", "2", "--both"]).await;
@@ -234,20 +238,7 @@ async fn a_replay_matches_the_record_until_a_hook_changes_what_a_tool_did() {
     ]}))
     .await;
     s.file("base.txt", "base\n");
-    ok(&s, &["run", "--permission-mode", "bypass", "first"]).await;
-    let session = s.sessions()[0].clone();
-    ok(
-        &s,
-        &[
-            "run",
-            "--permission-mode",
-            "bypass",
-            "--resume",
-            &session,
-            "second",
-        ],
-    )
-    .await;
+    let session = first_and_second(&s).await;
     // the replay starts from the files as the session found them: b.txt
     // (written at its third call) is not there for the first call's `ls`
     assert!(s.root.join("b.txt").exists());
