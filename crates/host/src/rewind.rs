@@ -315,6 +315,27 @@ pub async fn apply(engine: &Engine, session: &str, plan: &Plan, force: bool) -> 
     })
 }
 
+/// Which of the person's prompts of `session` (from 1) is the one `is`
+/// picks (its chunk, its body), if any is.
+pub fn prompt_number(
+    engine: &Engine,
+    session: &str,
+    is: impl Fn(&ChunkItem, &agent::contract::Prompt) -> bool,
+) -> Result<Option<usize>> {
+    let mut k = 0;
+    for item in read_scope(engine, session)? {
+        if let agent::contract::SessionItem::Prompt(p) = agent::contract::SessionItem::of(&item)
+            && p.from.is_none()
+        {
+            k += 1;
+            if is(&item, &p) {
+                return Ok(Some(k));
+            }
+        }
+    }
+    Ok(None)
+}
+
 /// The content whose hash is `hash`, as the substrate keeps it.
 pub fn kept(engine: &Engine, hash: &str) -> Option<Vec<u8>> {
     let id = engine::file_effects::blob_id(hash);

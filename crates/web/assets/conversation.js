@@ -83,7 +83,7 @@ export function render(chunk, session) {
   state.rendered.add(chunk.id);
   const line = (text) => place(box, el("div", { class: "item status", "data-id": chunk.id }, text));
   switch (type) {
-    case "prompt": place(box, el("div", { class: "item prompt", "data-id": chunk.id }, b.text)); break;
+    case "prompt": renderPrompt(box, home === session && !b.from, chunk, b, session); break;
     case "answer": renderAnswer(box, chunk, b); break;
     case "tool-call": renderCall(box, home, chunk, b); break;
     case "tool-result": renderResult(home, b); break;
@@ -100,6 +100,28 @@ export function render(chunk, session) {
     default: break;
   }
   scrollDown();
+}
+
+// A prompt; the person's own on the session carries a rewind: the files
+// back as they were before it, the conversation forked there.
+function renderPrompt(box, own, chunk, b, session) {
+  const node = el("div", { class: "item prompt", "data-id": chunk.id }, b.text);
+  if (own) node.append(el("button", { class: "rewind", title: "Put the files back as they were before this prompt, and go on from here in a fork of the conversation", onclick: () => rewindTo(session, chunk.id) }, "↶ rewind"));
+  place(box, node);
+}
+
+async function rewindTo(session, prompt) {
+  if (!confirm("Put the project's files back as they were before this prompt, and go on from here in a fork of the conversation?")) return;
+  let done;
+  try {
+    done = await api("/api/rewind", { session, prompt });
+  } catch (e) {
+    if (!String(e.message).includes("changed since") || !confirm(`${e.message}\n\nOverwrite them?`)) { alert(e.message); return; }
+    done = await api("/api/rewind", { session, prompt, force: true });
+  }
+  await loadSessions();
+  if (done.session) await openSession(done.session);
+  $("#status").textContent = done.text;
 }
 
 // A reply: the text streamed so far becomes the recorded text, drawn as

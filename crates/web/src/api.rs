@@ -287,3 +287,85 @@ pub async fn diff(State(app): State<App>, Path((session, n)): Path<(String, usiz
         Err(e) => failed(StatusCode::NOT_FOUND, e),
     }
 }
+
+/// What the page sends to rewind a session to before one of its prompts.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RewindAsked {
+    /// The session.
+    session: String,
+    /// The prompt (its chunk id) to go back to before.
+    prompt: String,
+    /// `both` (the default), `code` or `conversation`.
+    #[serde(default)]
+    sides: Option<String>,
+    /// Overwrite files changed since the session recorded them.
+    #[serde(default)]
+    force: bool,
+}
+
+/// `POST /api/rewind`: the project's files back as they were before the
+/// prompt, and the conversation forked there (`hc rewind --prompt K`).
+/// Answers `{text, session}` (the fork, when the conversation went back);
+/// `409` with `changed` when files changed since the record (nothing
+/// done: ask again with `force`).
+pub async fn rewind(State(app): State<App>, Json(asked): Json<RewindAsked>) -> Response {
+    match rewind_to(&app, &asked).await {
+        Ok(Ok(done)) => Json(done).into_response(),
+        Ok(Err(changed)) => (
+            StatusCode::CONFLICT,
+            Json(json!({
+                "error": format!(
+                    "changed since the session recorded them (a rewind never overwrites that \
+                     unless told to): {}", changed.join(", ")),
+                "changed": changed,
+            })),
+        )
+            .into_response(),
+        Err(e) => failed(StatusCode::BAD_REQUEST, e),
+    }
+}
+
+async fn rewind_to(app: &App, asked: &RewindAsked) -> anyhow::Result<Result<Value, Vec<String>>> {
+    use hc_host::rewind::{Record, To};
+    let engine = &app.engine;
+    let (code, conversation) = match asked.sides.as_deref().unwrap_or("both") {
+        "both" => (true, true),
+        "code" => (true, false),
+        "conversation" => (false, true),
+        other => anyhow::bail!("`sides` is both, code or conversation, not `{other}`"),
+    };
+    let k = hc_host::rewind::prompt_number(engine, &asked.session, |c, _| c.id == asked.prompt)?
+        .ok_or_else(|| {
+            anyhow::anyhow!("`{}` is not a prompt of {}", asked.prompt, asked.session)
+        })?;
+    let record = Record::read(engine, &asked.session)?;
+    let mut text = Vec::new();
+    if code {
+        let plan = record.plan(record.first_call(To::Prompt(k))?);
+        let root = engine.config().project_root.clone();
+        let changed = plan.changed_since(&root);
+        if !changed.is_empty() && !asked.force {
+            return Ok(Err(changed));
+        }
+        for (path, why) in &plan.unrestorable {
+            text.push(format!("cannot put back {path}: {why}"));
+        }
+        if !plan.changes.is_empty() {
+            let applied =
+                hc_host::rewind::apply(engine, &asked.session, &plan, asked.force).await?;
+            anyhow::ensure!(applied.ok, "{}", applied.text);
+            text.push(applied.text);
+        }
+    }
+    let mut session = Value::Null;
+    if conversation {
+        let forked =
+            hc_host::fork::fork(engine, &asked.session, hc_host::fork::Cut::BeforePrompt(k))?;
+        text.push(format!(
+            "the conversation goes on from before that prompt ({forked})"
+        ));
+        session = json!(forked);
+    }
+    Ok(Ok(json!({"text": text.join("; "), "session": session})))
+}

@@ -257,6 +257,7 @@ fn router(app: App) -> axum::Router {
         .route("/ws", get(socket::upgrade))
         .route("/tile/{process}/{key}/{*path}", get(assets::tile_file))
         .route("/api/run", post(api::run))
+        .route("/api/rewind", post(api::rewind))
         .route("/api/program-run", post(api::program_run))
         .route("/api/tile/{process}", post(api::mount))
         .route("/api/tile/{process}/close", post(api::close))

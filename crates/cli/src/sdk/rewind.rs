@@ -10,8 +10,7 @@
 //! record is never overwritten: the rewind fails naming it.
 
 use super::wire::Request;
-use agent::contract::SessionItem;
-use engine::{Context, Engine};
+use engine::Engine;
 use hc_host::rewind::{Plan, Record, To};
 use serde_json::{Value, json};
 
@@ -72,7 +71,9 @@ fn plan(engine: &Engine, session: Option<&str>, request: &Request) -> Result<Pla
     let (Some(session), Some(id)) = (session, request.user_message_id.as_deref()) else {
         return Err(NOT_FOUND.to_owned());
     };
-    let k = prompt_number(engine, session, id)?.ok_or_else(|| NOT_FOUND.to_owned())?;
+    let k = hc_host::rewind::prompt_number(engine, session, |_, p| p.uuid.as_deref() == Some(id))
+        .map_err(|e| format!("Failed to rewind: {e:#}"))?
+        .ok_or_else(|| NOT_FOUND.to_owned())?;
     let record = Record::read(engine, session).map_err(|e| format!("Failed to rewind: {e:#}"))?;
     let first = record
         .first_call(To::Prompt(k))
@@ -84,25 +85,6 @@ fn plan(engine: &Engine, session: Option<&str>, request: &Request) -> Result<Pla
         ));
     }
     Ok(plan)
-}
-
-/// Which of the person's prompts of `session` carries `uuid` (from 1).
-fn prompt_number(engine: &Engine, session: &str, uuid: &str) -> Result<Option<usize>, String> {
-    let read = engine
-        .scope(&Context::host(), &[session.to_owned()], &Default::default())
-        .map_err(|e| e.to_string())?;
-    let mut k = 0;
-    for item in &read.chunks {
-        if let SessionItem::Prompt(p) = SessionItem::of(item)
-            && p.from.is_none()
-        {
-            k += 1;
-            if p.uuid.as_deref() == Some(uuid) {
-                return Ok(Some(k));
-            }
-        }
-    }
-    Ok(None)
 }
 
 /// What a rewind would change: the files (absolute), and the lines it

@@ -258,6 +258,58 @@ async fn a_permission_answered_on_the_page_lets_the_tool_run() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_rewind_on_the_page_puts_the_files_back_and_goes_on_in_a_fork() {
+    let write = |id: &str, file: &str| {
+        reply(
+            json!([call(
+                id,
+                "write",
+                json!({"file_path": file, "content": "x\n"})
+            )]),
+            "tool_use",
+        )
+    };
+    let s = Setup::new(json!({"turns": [
+        write("w1", "a.txt"),
+        reply(json!([text("one")]), "end_turn"),
+        write("w2", "b.txt"),
+        reply(json!([text("two")]), "end_turn"),
+    ]}))
+    .await;
+    assert_eq!(
+        s.run(&["--permission-mode", "bypass", "first"]).await.code,
+        0
+    );
+    let session = s.sessions()[0].clone();
+    let resume = [
+        "--permission-mode",
+        "bypass",
+        "--resume",
+        &session,
+        "second",
+    ];
+    assert_eq!(s.run(&resume).await.code, 0);
+    let served = Served::start(&s).await;
+    let seen = page(&s, &served, "rewind", json!({"session": session})).await;
+    assert_eq!(said(&seen, "buttons"), 2, "{seen:#?}");
+    assert!(
+        said(&seen, "status")
+            .as_str()
+            .unwrap()
+            .contains("put back 1 path"),
+        "{seen:#?}"
+    );
+    assert!(s.root.join("a.txt").exists() && !s.root.join("b.txt").exists());
+    // the page goes on in the fork: the first prompt only
+    let forked = s.sessions().into_iter().find(|id| *id != session).unwrap();
+    assert!(
+        said(&seen, "url").as_str().unwrap().ends_with(&forked),
+        "{seen:#?}"
+    );
+    assert_eq!(said(&seen, "prompts"), 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_plan_is_approved_on_the_page_and_carried_out() {
     let s = Setup::new(json!({"turns": [
         reply(json!([call("p1", "exit_plan", json!({"plan": "Write plan.txt."}))]), "tool_use"),
