@@ -56,7 +56,7 @@ fn a_builtin_program_explains_itself_when_run_by_hand() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("the engine runs it"));
     let out = hc(dir.path(), &["program", "nope"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains(
-        "built-ins are: read, write, edit, glob, grep, shell, web-fetch, echo, hook, agent"
+        "built-ins are: read, write, edit, glob, grep, shell, web-fetch, echo, hook, rewind, agent"
     ));
 }
 

@@ -29,6 +29,7 @@ mod plan;
 mod postgres;
 mod resume;
 mod rewind;
+mod rewind_faults;
 mod safety;
 mod sdk;
 mod shown;
