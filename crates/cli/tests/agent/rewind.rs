@@ -43,14 +43,14 @@ fn tree_of(root: &Path) -> BTreeMap<String, (u32, Vec<u8>)> {
     out
 }
 
-fn shell(id: &str, command: &str) -> Value {
+pub fn shell(id: &str, command: &str) -> Value {
     reply(
         json!([call(id, "shell", json!({"command": command}))]),
         "tool_use",
     )
 }
 
-fn done(n: u32) -> Value {
+pub fn done(n: u32) -> Value {
     reply(json!([text(&format!("done {n}"))]), "end_turn")
 }
 
@@ -72,7 +72,7 @@ fn five_prompts() -> Value {
     ]})
 }
 
-async fn ok(s: &Setup, args: &[&str]) -> Ran {
+pub async fn ok(s: &Setup, args: &[&str]) -> Ran {
     let ran = s.out(args).await;
     assert_eq!(ran.code, 0, "hc {args:?}: {ran:#?}");
     ran

@@ -4,24 +4,8 @@
 //! whose tool results came from the network.
 
 use crate::common::*;
+use crate::rewind::{done, ok, shell};
 use serde_json::{Value, json};
-
-fn shell(id: &str, command: &str) -> Value {
-    reply(
-        json!([call(id, "shell", json!({"command": command}))]),
-        "tool_use",
-    )
-}
-
-fn done(n: u32) -> Value {
-    reply(json!([text(&format!("done {n}"))]), "end_turn")
-}
-
-async fn ok(s: &Setup, args: &[&str]) -> Ran {
-    let ran = s.out(args).await;
-    assert_eq!(ran.code, 0, "hc {args:?}: {ran:#?}");
-    ran
-}
 
 async fn bypass(s: &Setup, prompt: &str) -> String {
     ok(s, &["run", "--permission-mode", "bypass", prompt]).await;
