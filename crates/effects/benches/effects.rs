@@ -1,8 +1,12 @@
 //! What recording a run's file effects costs (`docs/performance.md`,
-//! "Rewind"): on a 10,000-file tree, a walk's two snapshots with the
-//! index warm (what a `shell` run adds), the first snapshot of a tree
-//! never seen (every file read and kept), and one named path's (what a
-//! `write` or `edit` adds).
+//! "Rewind"), on a 10,000-file tree: what a `shell` run adds — the tree
+//! watched (inotify: what changed looked at again; kept) and the tree
+//! walked (a stat snapshot before and after, the index warm) — the first
+//! snapshot of a tree never seen (every file read and kept), one named
+//! path's (what a `write` or `edit` adds); and the other way measured,
+//! an overlay of the project in the run's own mount namespace (mounted,
+//! the change made through it, its upper directory walked and copied
+//! back), against the same change made without one.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
@@ -43,18 +47,29 @@ fn bench(c: &mut Criterion) {
             |state| Tree::open(&root, state.path(), Limits::default()).snapshot(whole()),
         )
     });
-    let tree = Tree::open(&root, &dir.path().join("state"), Limits::default());
-    tree.snapshot(whole());
     let mut n = 0u64;
-    group.bench_function("shell_run_10k", |b| {
-        b.iter(|| {
-            let before = tree.snapshot(whole());
-            n += 1;
-            std::fs::write(root.join("src7/mod3/f2.rs"), format!("changed {n}\n")).unwrap();
-            let effects = tree.effects(&before);
-            assert_eq!(effects.len(), 1);
-        })
-    });
+    for (name, tree) in [
+        (
+            "shell_run_10k_walked",
+            Tree::walking(&root, &dir.path().join("walked"), Limits::default()),
+        ),
+        (
+            "shell_run_10k_watched",
+            Tree::open(&root, &dir.path().join("watched"), Limits::default()),
+        ),
+    ] {
+        tree.snapshot(whole());
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                let before = tree.snapshot(whole());
+                n += 1;
+                std::fs::write(root.join("src7/mod3/f2.rs"), format!("changed {n}\n")).unwrap();
+                let effects = tree.effects(&before);
+                assert_eq!(effects.len(), 1);
+            })
+        });
+    }
+    let tree = Tree::open(&root, &dir.path().join("state"), Limits::default());
     group.bench_function("write_one_path", |b| {
         let paths = ["src9/mod1/f4.rs".to_owned()];
         b.iter(|| {
@@ -64,7 +79,55 @@ fn bench(c: &mut Criterion) {
             assert_eq!(tree.effects(&before).len(), 1);
         })
     });
+    overlay(&mut group, &root, dir.path());
     group.finish();
+}
+
+/// The change a `shell` run makes, in a mount namespace of its own: with
+/// the project as an overlay's lower directory (mounted, changed through
+/// the overlay, the upper directory walked and copied back over the
+/// project), and without.
+fn overlay(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    root: &Path,
+    scratch: &Path,
+) {
+    let (upper, work, merged) = (
+        scratch.join("upper"),
+        scratch.join("work"),
+        scratch.join("merged"),
+    );
+    let plain = format!("echo changed > {}/src7/mod3/f2.rs", root.display());
+    let overlaid = format!(
+        "rm -rf {u} {w} && mkdir -p {u} {w} {m} && mount -t overlay overlay -o lowerdir={r},upperdir={u},workdir={w} {m} \
+         && echo changed > {m}/src7/mod3/f2.rs && umount {m} && find {u} -type f | wc -l > /dev/null && cp -a {u}/. {r}/",
+        u = upper.display(),
+        w = work.display(),
+        m = merged.display(),
+        r = root.display()
+    );
+    let works = std::process::Command::new("unshare")
+        .args(["-m", "sh", "-c", &overlaid])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !works {
+        eprintln!("effects/overlay: no overlay in a mount namespace here; not measured");
+        return;
+    }
+    for (name, script) in [
+        ("shell_plain_unshare", plain),
+        ("shell_overlay_unshare", overlaid),
+    ] {
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                let status = std::process::Command::new("unshare")
+                    .args(["-m", "sh", "-c", &script])
+                    .status()
+                    .unwrap();
+                assert!(status.success());
+            })
+        });
+    }
 }
 
 criterion_group!(benches, bench);

@@ -17,6 +17,7 @@
 //! the engine turns effects into chunks.
 
 mod index;
+mod live;
 pub mod restore;
 mod store;
 mod walk;
@@ -26,7 +27,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-pub use store::{hex, sha256_hex, unhex};
+pub use store::{STORE_BYTES, hex, sha256_hex, unhex};
 
 /// A regular file's type bits in a mode.
 pub const FILE: u32 = 0o100_000;
@@ -136,25 +137,16 @@ pub(crate) struct Seen {
     pub kept: bool,
 }
 
-/// The state of a scope at one moment.
-#[derive(Clone, Debug)]
+/// The state of a scope at one moment: walked (every path's state), or
+/// the watched tree's journal of what changes from then on.
 pub struct Snapshot {
     scope: Scope,
     files: BTreeMap<String, Seen>,
+    journal: Option<live::Journal>,
 }
 
 impl Snapshot {
-    /// How many paths it saw.
-    pub fn len(&self) -> usize {
-        self.files.len()
-    }
-
-    /// Whether it saw none.
-    pub fn is_empty(&self) -> bool {
-        self.files.is_empty()
-    }
-
-    /// What it saw at `path`.
+    /// What it saw at `path` (a walked snapshot's).
     pub fn state(&self, path: &str) -> Option<&State> {
         self.files.get(path).map(|s| &s.state)
     }
@@ -167,6 +159,12 @@ pub struct Tree {
     store: store::Store,
     index: Mutex<index::Index>,
     index_file: PathBuf,
+    /// The whole tree watched, once a run that may write anywhere asked.
+    live: Mutex<Option<live::Live>>,
+    /// Whether a whole-tree snapshot may watch (else it walks every time).
+    watching: bool,
+    /// inotify could not watch the tree.
+    unwatchable: std::sync::atomic::AtomicBool,
     /// Its caps.
     pub limits: Limits,
 }
@@ -181,7 +179,19 @@ impl Tree {
             store: store::Store::new(dir.join("objects")),
             index: Mutex::new(index::Index::load(&index_file)),
             index_file,
+            live: Mutex::new(None),
+            watching: true,
+            unwatchable: std::sync::atomic::AtomicBool::new(false),
             limits,
+        }
+    }
+
+    /// The tree, every whole-tree snapshot a walk (never watched): to
+    /// measure against.
+    pub fn walking(root: &Path, dir: &Path, limits: Limits) -> Tree {
+        Tree {
+            watching: false,
+            ..Tree::open(root, dir, limits)
         }
     }
 
@@ -227,15 +237,72 @@ impl Tree {
     /// and kept.
     pub fn snapshot(&self, scope: Scope) -> Snapshot {
         let mut index = self.index.lock().unwrap_or_else(|e| e.into_inner());
+        if self.watching && scope == Scope::Tree(vec![String::new()]) {
+            let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(live) = self.brought_up(&mut live, &mut index) {
+                let journal = live.journal();
+                return Snapshot {
+                    scope,
+                    files: BTreeMap::new(),
+                    journal: Some(journal),
+                };
+            }
+        }
         let files = walk::walk(self, &mut index, &scope);
-        Snapshot { scope, files }
+        Snapshot {
+            scope,
+            files,
+            journal: None,
+        }
+    }
+
+    /// The watched tree, up to date (started when it is not yet; none when
+    /// inotify cannot watch it).
+    fn brought_up<'a>(
+        &self,
+        live: &'a mut Option<live::Live>,
+        index: &mut index::Index,
+    ) -> Option<&'a mut live::Live> {
+        match live {
+            Some(watched) => watched.bring_up(self, index),
+            // (tried once: a tree inotify cannot watch is walked from then on)
+            None if !self
+                .unwatchable
+                .swap(true, std::sync::atomic::Ordering::Relaxed) =>
+            {
+                *live = live::Live::start(self, index);
+                self.unwatchable
+                    .store(live.is_none(), std::sync::atomic::Ordering::Relaxed);
+            }
+            None => {}
+        }
+        live.as_mut()
     }
 
     /// What changed in `before`'s scope since it was taken, path by path
     /// (directories before what they hold).
     pub fn effects(&self, before: &Snapshot) -> Vec<Effect> {
+        if let Some(journal) = &before.journal {
+            let mut index = self.index.lock().unwrap_or_else(|e| e.into_inner());
+            let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(live) = self.brought_up(&mut live, &mut index) {
+                let journal = journal.lock().unwrap_or_else(|e| e.into_inner());
+                let mut paths: Vec<&String> = journal.keys().collect();
+                paths.sort();
+                return paths
+                    .into_iter()
+                    .filter_map(|p| effect(p, journal[p].as_ref(), live.now(p), &self.limits))
+                    .collect();
+            }
+        }
         let after = self.snapshot(before.scope.clone());
         diff(before, &after, &self.limits)
+    }
+
+    /// Starts watching the whole tree now (its first walk), so that the
+    /// first run that may write anywhere finds it watched.
+    pub fn watch_now(&self) {
+        drop(self.snapshot(Scope::Tree(vec![String::new()])));
     }
 
     /// A content the store keeps, by hash.
@@ -263,38 +330,47 @@ fn index_name(root: &Path) -> String {
 
 /// Each path whose state differs between `before` and `after`.
 fn diff(before: &Snapshot, after: &Snapshot, limits: &Limits) -> Vec<Effect> {
-    let mut out = Vec::new();
     let mut paths: Vec<&String> = before.files.keys().chain(after.files.keys()).collect();
     paths.sort();
     paths.dedup();
-    for path in paths {
-        let (old, new) = (before.files.get(path), after.files.get(path));
-        let same = match (old, new) {
-            (Some(a), Some(b)) => a.state == b.state,
-            (None, None) => true,
-            _ => false,
-        };
-        if same {
-            continue;
-        }
-        let unrestorable = old.filter(|o| !o.kept && !o.state.is_dir()).map(|o| {
-            format!(
+    paths
+        .into_iter()
+        .filter_map(|p| effect(p, before.files.get(p), after.files.get(p), limits))
+        .collect()
+}
+
+/// `path`'s effect, when what it held changed from `old` to `new`.
+fn effect(path: &str, old: Option<&Seen>, new: Option<&Seen>, limits: &Limits) -> Option<Effect> {
+    let same = match (old, new) {
+        (Some(a), Some(b)) => a.state == b.state,
+        (None, None) => true,
+        _ => false,
+    };
+    if same {
+        return None;
+    }
+    let unrestorable = old
+        .filter(|o| !o.kept && !o.state.is_dir())
+        .map(|o| match o.state.size > limits.file_bytes {
+            true => format!(
                 "{} bytes, over the {} MiB a file may keep",
                 o.state.size,
                 limits.file_bytes / (1024 * 1024)
-            )
+            ),
+            false => format!(
+                "its content was not kept (over the {} GiB this machine's store takes in one run of hc)",
+                STORE_BYTES >> 30
+            ),
         });
-        out.push(Effect {
-            path: path.clone(),
-            before: old.map(|o| o.state.hash.clone()),
-            after: new.map(|n| n.state.hash.clone()),
-            mode: old.map(|o| o.state.mode),
-            after_mode: new.map(|n| n.state.mode),
-            size: old.map_or(0, |o| o.state.size),
-            unrestorable,
-        });
-    }
-    out
+    Some(Effect {
+        path: path.to_owned(),
+        before: old.map(|o| o.state.hash.clone()),
+        after: new.map(|n| n.state.hash.clone()),
+        mode: old.map(|o| o.state.mode),
+        after_mode: new.map(|n| n.state.mode),
+        size: old.map_or(0, |o| o.state.size),
+        unrestorable,
+    })
 }
 
 #[cfg(test)]

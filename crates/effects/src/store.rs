@@ -32,14 +32,24 @@ pub fn unhex(hex: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
+/// At most this many bytes a store writes in one process's life: a tree
+/// seen for the first time is copied once, and a huge one (a home
+/// directory) must not fill the disk — past it, what changes is hashed,
+/// not kept (not restorable).
+pub const STORE_BYTES: u64 = 2 * 1024 * 1024 * 1024;
+
 /// The store: a directory of contents.
 pub(crate) struct Store {
     dir: PathBuf,
+    written: std::sync::atomic::AtomicU64,
 }
 
 impl Store {
     pub(crate) fn new(dir: PathBuf) -> Store {
-        Store { dir }
+        Store {
+            dir,
+            written: std::sync::atomic::AtomicU64::new(0),
+        }
     }
 
     fn path(&self, hash: &str) -> Option<PathBuf> {
@@ -55,6 +65,13 @@ impl Store {
         };
         if path.exists() {
             return true;
+        }
+        let size = bytes.len() as u64;
+        let before = self
+            .written
+            .fetch_add(size, std::sync::atomic::Ordering::Relaxed);
+        if before + size > STORE_BYTES {
+            return false;
         }
         let written = (|| -> std::io::Result<()> {
             let parent = path.parent().unwrap_or(&self.dir);

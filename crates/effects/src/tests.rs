@@ -145,18 +145,29 @@ fn ignored_output_is_not_walked_and_the_index_saves_reading_again() {
     std::fs::write(root.join("target/out"), "x").unwrap();
     std::fs::write(root.join("kept"), "k").unwrap();
     let state = dir.path().join("state");
+    let limits = Limits {
+        file_bytes: 1024,
+        run_bytes: 1 << 20,
+    };
+    let walked = Tree::walking(&root, &dir.path().join("walked"), limits);
+    let snap = walked.snapshot(Scope::Tree(vec![String::new()]));
+    assert!(snap.state("target/out").is_none());
+    assert!(snap.state("kept").is_some());
     let t = tree(&root, &state);
     let before = t.snapshot(Scope::Tree(vec![String::new()]));
-    assert!(before.state("target/out").is_none());
-    assert!(before.state("kept").is_some());
     std::fs::write(root.join("target/out"), "y").unwrap();
-    assert!(t.effects(&before).is_empty());
+    std::fs::create_dir_all(root.join("target/deeper")).unwrap();
+    std::fs::write(root.join("target/deeper/o"), "z").unwrap();
+    assert!(
+        t.effects(&before).is_empty(),
+        "ignored output changed nothing"
+    );
     t.save();
     // a new engine's tree reads its index: the kept file is not read again
     // (its content taken away, its hash is still known)
     let hash = sha256_hex(b"k");
     std::fs::remove_file(state.join("objects").join(&hash[..2]).join(&hash[2..])).unwrap();
-    let again = tree(&root, &state);
+    let again = Tree::walking(&root, &state, limits);
     let snap = again.snapshot(Scope::Tree(vec![String::new()]));
     assert_eq!(snap.state("kept").unwrap().hash, hash);
     assert!(again.kept(&hash).is_none());
@@ -194,4 +205,84 @@ fn a_named_path_is_looked_at_alone() {
     let paths: Vec<&str> = effects.iter().map(|e| e.path.as_str()).collect();
     assert_eq!(paths, ["a", "b"]);
     assert_eq!(effects[1].before, None);
+}
+
+/// One change a program might make, on a few names.
+#[derive(Clone, Debug)]
+enum Op {
+    Write(usize, u8),
+    Append(usize),
+    Remove(usize),
+    Mkdir(usize),
+    RemoveDir(usize),
+    Rename(usize, usize),
+    RenameDir(usize, usize),
+    Chmod(usize),
+    Link(usize, usize),
+}
+
+const NAMES: [&str; 6] = ["a", "d/b", "d/e/c", "x/y", "d/e", "ignored/z"];
+const DIRS: [&str; 4] = ["d", "d/e", "x", "w"];
+
+fn apply(root: &Path, op: &Op) {
+    let file = |i: usize| root.join(NAMES[i % NAMES.len()]);
+    let dir = |i: usize| root.join(DIRS[i % DIRS.len()]);
+    let parent = |p: &Path| {
+        let _ = std::fs::create_dir_all(p.parent().unwrap());
+    };
+    let _ = match op {
+        Op::Write(i, b) => {
+            parent(&file(*i));
+            std::fs::write(file(*i), [*b; 3])
+        }
+        Op::Append(i) => std::fs::OpenOptions::new()
+            .append(true)
+            .open(file(*i))
+            .and_then(|mut f| std::io::Write::write_all(&mut f, b"+")),
+        Op::Remove(i) => std::fs::remove_file(file(*i)),
+        Op::Mkdir(i) => std::fs::create_dir_all(dir(*i)),
+        Op::RemoveDir(i) => std::fs::remove_dir_all(dir(*i)),
+        Op::Rename(i, j) => std::fs::rename(file(*i), file(*j)),
+        Op::RenameDir(i, j) => std::fs::rename(dir(*i), dir(*j)),
+        Op::Chmod(i) => std::fs::set_permissions(file(*i), std::fs::Permissions::from_mode(0o700)),
+        Op::Link(i, j) => std::os::unix::fs::symlink(NAMES[*j % NAMES.len()], file(*i)),
+    };
+}
+
+fn op() -> impl proptest::strategy::Strategy<Value = Op> {
+    use proptest::prelude::*;
+    prop_oneof![
+        (0..6usize, any::<u8>()).prop_map(|(i, b)| Op::Write(i, b)),
+        (0..6usize).prop_map(Op::Append),
+        (0..6usize).prop_map(Op::Remove),
+        (0..4usize).prop_map(Op::Mkdir),
+        (0..4usize).prop_map(Op::RemoveDir),
+        (0..6usize, 0..6usize).prop_map(|(i, j)| Op::Rename(i, j)),
+        (0..4usize, 0..4usize).prop_map(|(i, j)| Op::RenameDir(i, j)),
+        (0..6usize).prop_map(Op::Chmod),
+        (0..6usize, 0..6usize).prop_map(|(i, j)| Op::Link(i, j)),
+    ]
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+    /// The watched tree finds exactly what a walk finds, run after run.
+    #[test]
+    fn watching_finds_what_a_walk_finds(runs in proptest::collection::vec(proptest::collection::vec(op(), 1..8), 1..5)) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("p");
+        std::fs::create_dir_all(root.join("ignored")).unwrap();
+        std::fs::write(root.join(".gitignore"), "ignored/\n").unwrap();
+        let limits = Limits { file_bytes: 1024, run_bytes: 1 << 20 };
+        let watched = Tree::open(&root, &dir.path().join("w"), limits);
+        let walked = Tree::walking(&root, &dir.path().join("k"), limits);
+        let whole = || Scope::Tree(vec![String::new()]);
+        for ops in runs {
+            let (a, b) = (watched.snapshot(whole()), walked.snapshot(whole()));
+            for op in &ops {
+                apply(&root, op);
+            }
+            proptest::prop_assert_eq!(watched.effects(&a), walked.effects(&b), "after {:?}", ops);
+        }
+    }
 }

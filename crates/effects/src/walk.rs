@@ -38,7 +38,12 @@ pub(crate) fn walk(tree: &Tree, index: &mut Index, scope: &Scope) -> BTreeMap<St
     out
 }
 
-fn walk_dir(tree: &Tree, index: &mut Index, dir: &str, out: &mut BTreeMap<String, Seen>) {
+pub(crate) fn walk_dir(
+    tree: &Tree,
+    index: &mut Index,
+    dir: &str,
+    out: &mut BTreeMap<String, Seen>,
+) {
     let start = tree.root.join(dir);
     let walker = ignore::WalkBuilder::new(&start)
         .hidden(false)
@@ -72,7 +77,7 @@ fn walk_dir(tree: &Tree, index: &mut Index, dir: &str, out: &mut BTreeMap<String
 /// What `rel` holds now: from the index when its stat data is the same,
 /// else read, hashed and (under the cap) kept. Nothing for what is not a
 /// file, a symlink or a directory, or cannot be read.
-fn look(tree: &Tree, index: &mut Index, rel: &str) -> Option<Seen> {
+pub(crate) fn look(tree: &Tree, index: &mut Index, rel: &str) -> Option<Seen> {
     let path = tree.root.join(rel);
     let meta = std::fs::symlink_metadata(&path).ok()?;
     let stat = Stat::of(&meta);
@@ -135,6 +140,69 @@ fn read_file(tree: &Tree, path: &Path, size: u64) -> Option<(String, bool)> {
     let hash = crate::sha256_hex(&bytes);
     let kept = tree.store.put(&hash, &bytes);
     Some((hash, kept))
+}
+
+/// Whether `rel` is in `.git` or `.hermitcrab` (of the tree, or of a
+/// repository nested in it).
+pub(crate) fn protected(rel: &str) -> bool {
+    rel.split('/').any(|part| PROTECTED.contains(&part))
+}
+
+/// What the tree's `.gitignore` files leave out, by the directory each
+/// is in (the deepest that says anything about a path decides).
+#[derive(Default)]
+pub(crate) struct Ignored {
+    root: PathBuf,
+    by_dir: Vec<(String, ignore::gitignore::Gitignore)>,
+}
+
+impl Ignored {
+    /// The `.gitignore` files among `found`.
+    pub(crate) fn of(tree: &Tree, found: &BTreeMap<String, Seen>) -> Ignored {
+        let mut by_dir = Vec::new();
+        let files = std::iter::once(".gitignore").chain(
+            found
+                .keys()
+                .map(String::as_str)
+                .filter(|k| k.ends_with("/.gitignore")),
+        );
+        for file in files {
+            let dir = file
+                .strip_suffix(".gitignore")
+                .unwrap_or("")
+                .trim_end_matches('/');
+            let mut builder = ignore::gitignore::GitignoreBuilder::new(tree.root.join(dir));
+            if builder.add(tree.root.join(file)).is_some() {
+                continue;
+            }
+            if let Ok(matcher) = builder.build() {
+                by_dir.push((dir.to_owned(), matcher));
+            }
+        }
+        // deepest first
+        by_dir.sort_by_key(|d| std::cmp::Reverse(d.0.len()));
+        Ignored {
+            root: tree.root.clone(),
+            by_dir,
+        }
+    }
+
+    /// Whether `rel` (a directory when `is_dir`, or a directory it is in)
+    /// is left out.
+    pub(crate) fn is_ignored(&self, rel: &str, is_dir: bool) -> bool {
+        let path = self.root.join(rel);
+        for (dir, matcher) in &self.by_dir {
+            if !(dir.is_empty() || rel.starts_with(&format!("{dir}/"))) {
+                continue;
+            }
+            match matcher.matched_path_or_any_parents(&path, is_dir) {
+                ignore::Match::Ignore(_) => return true,
+                ignore::Match::Whitelist(_) => return false,
+                ignore::Match::None => {}
+            }
+        }
+        false
+    }
 }
 
 /// A relative path, `/`-separated.

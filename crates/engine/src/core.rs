@@ -42,7 +42,7 @@ pub(crate) struct Core {
     /// takes no files: its processes then look gone to the next engine).
     pub _lease: Option<Lease>,
     /// The project tree whose runs' file effects are recorded.
-    pub effects: Option<effects::Tree>,
+    pub effects: Option<Arc<effects::Tree>>,
 }
 
 impl Core {

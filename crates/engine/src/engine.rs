@@ -98,10 +98,19 @@ impl Engine {
                 };
                 contain::bounds::Pool::new(found, &id, &usual)
             });
-        let effects = config
-            .effects_dir
-            .as_ref()
-            .map(|dir| effects::Tree::open(&config.project_root, dir, config.effects_limits));
+        let effects = config.effects_dir.as_ref().map(|dir| {
+            let tree = Arc::new(effects::Tree::open(
+                &config.project_root,
+                dir,
+                config.effects_limits,
+            ));
+            // watched from now, off the first run's path
+            let watched = Arc::clone(&tree);
+            let _ = std::thread::Builder::new()
+                .name("hc-effects".into())
+                .spawn(move || watched.watch_now());
+            tree
+        });
         let core = Arc::new(Core {
             effects,
             landlock,
