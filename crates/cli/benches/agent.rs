@@ -248,6 +248,20 @@ fn one_run_with(
     (gaps.iter().sum::<Duration>() / gaps.len() as u32, peak)
 }
 
+/// 10,000 files of 2–6 KB in 1,000 directories.
+fn ten_thousand_files(root: &Path) {
+    for d in 0..100 {
+        for s in 0..10 {
+            let dir = root.join(format!("src{d}/mod{s}"));
+            std::fs::create_dir_all(&dir).unwrap();
+            for f in 0..10 {
+                let body = format!("// file {d}/{s}/{f}\n").repeat(100 + f * 40);
+                std::fs::write(dir.join(format!("f{f}.rs")), body).unwrap();
+            }
+        }
+    }
+}
+
 fn agent(c: &mut Criterion) {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let fake = rt.block_on(FakeModel::start(script())).unwrap();
@@ -270,6 +284,15 @@ fn agent(c: &mut Criterion) {
         &root,
         "the head's facts kept between commits",
         "HC_WITHOUT_FACTS",
+    );
+    lever_paired(&fake, &root, "file effects recorded", "HC_NO_FILE_EFFECTS");
+    let big = project();
+    ten_thousand_files(big.path());
+    lever_paired(
+        &fake,
+        big.path(),
+        "file effects recorded on 10,000 files",
+        "HC_NO_FILE_EFFECTS",
     );
     let cluster = testkit::PgCluster::start().unwrap();
     let socket = format!("{}&schema=bench_agent", cluster.url("postgres"));

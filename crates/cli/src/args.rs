@@ -119,6 +119,9 @@ pub enum Command {
         /// Up to and including this turn (`answer #N` in `hc trace`); none: all of it.
         #[arg(long, value_name = "TURN")]
         at: Option<usize>,
+        /// In a git worktree of its own (.hermitcrab/worktrees/ID, branch hc/ID), its files as they were at that turn.
+        #[arg(long)]
+        worktree: bool,
     },
     /// Run a recorded session again through today's harness with the model's recorded answers; report what differs.
     #[command(

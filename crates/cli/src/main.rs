@@ -198,7 +198,11 @@ fn main() -> ExitCode {
             at,
             settings,
         } => crate::cmd::replay::replay(session, at, settings),
-        Command::Fork { session, at } => crate::cmd::rewind::fork_command(&session, at),
+        Command::Fork {
+            session,
+            at,
+            worktree,
+        } => crate::cmd::rewind::fork_command(&session, at, worktree),
         Command::Scope {
             ids,
             as_of,

@@ -125,3 +125,21 @@ fn back_to_run_start(items: &[&ChunkItem], mut end: usize) -> usize {
     }
     end
 }
+
+/// The fork `forked` (of `session` at `cut`) in a git worktree of its own
+/// (`.hermitcrab/worktrees/SESSION`, branch `hc/SESSION`, from `HEAD`), its
+/// files as they were at the cut: the project's, with what the session's
+/// later runs changed put back. Its path, and what could not be put back.
+pub fn worktree(
+    engine: &Engine,
+    root: &std::path::Path,
+    session: &str,
+    at: Option<usize>,
+    forked: &str,
+) -> Result<(std::path::PathBuf, Vec<String>)> {
+    let asked = crate::worktree::ask(root, forked, None)?;
+    let path = crate::worktree::make(root, &asked)?;
+    let first = at.map_or(usize::MAX, |n| n + 1);
+    let said = crate::replay::files_at(engine, root, session, first, &path)?;
+    Ok((path, said))
+}

@@ -212,6 +212,12 @@ pub fn engine_config(project: &Project, files: &Files, no_contain: bool) -> Resu
     config.lease_ms = files.lease_ms()?;
     config.log_dir = Some(project.root.join(project::DIR).join("logs"));
     config.effects_dir = Some(project.root.join(project::DIR).join("effects"));
+    // (a lever, `bench` only: runs' file effects not recorded, to measure
+    // what recording them costs)
+    #[cfg(feature = "bench")]
+    if std::env::var_os("HC_NO_FILE_EFFECTS").is_some() {
+        config.effects_dir = None;
+    }
     Ok(config)
 }
 

@@ -57,6 +57,20 @@ pub fn prompts(engine: &Engine, session: &str) -> Result<Vec<String>> {
 /// leaves, but `.git` and `.hermitcrab`) as `session` found them: what its
 /// runs changed put back. What cannot be put back is said.
 pub fn scratch(engine: &Engine, root: &Path, session: &str, scratch: &Path) -> Result<Vec<String>> {
+    files_at(engine, root, session, 1, scratch)
+}
+
+/// Fills `into` with the project's files as they were before `session`'s
+/// call `first` (past its last: as they are): copied, then what the runs
+/// of that call and later ones changed put back.
+pub fn files_at(
+    engine: &Engine,
+    root: &Path,
+    session: &str,
+    first: usize,
+    into: &Path,
+) -> Result<Vec<String>> {
+    let scratch = into;
     let walk = ignore::WalkBuilder::new(root)
         .hidden(false)
         .ignore(false)
@@ -76,12 +90,13 @@ pub fn scratch(engine: &Engine, root: &Path, session: &str, scratch: &Path) -> R
         if meta.is_dir() {
             std::fs::create_dir_all(&to)?;
         } else if meta.file_type().is_symlink() {
+            let _ = std::fs::remove_file(&to);
             std::os::unix::fs::symlink(std::fs::read_link(entry.path())?, &to)?;
         } else {
             std::fs::copy(entry.path(), &to)?;
         }
     }
-    let plan = Record::read(engine, session)?.plan(1);
+    let plan = Record::read(engine, session)?.plan(first);
     let mut said: Vec<String> = plan
         .unrestorable
         .iter()

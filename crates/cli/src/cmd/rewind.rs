@@ -307,15 +307,34 @@ async fn put_back(
     ))
 }
 
-/// `hc fork SESSION [--at N]`: prints the new session's id.
-pub fn fork_command(session: &str, at: Option<usize>) -> Result<()> {
+/// `hc fork SESSION [--at N] [--worktree]`: prints the new session's id
+/// (the worktree's path on stderr).
+pub fn fork_command(session: &str, at: Option<usize>, worktree: bool) -> Result<()> {
     let prepared = Staged::here(Find::Existing, hc_host::trust::Ask::Never)?.prepare(false)?;
     runtime()?.block_on(async move {
         let host = prepared.open()?;
         let made = (|| {
             let session = hc_host::sessions::resolve(host.engine.db(), session)?;
             let cut = at.map_or(Cut::Whole, Cut::After);
-            fork(&host.engine, &session, cut)
+            let forked = fork(&host.engine, &session, cut)?;
+            if worktree {
+                let (path, said) = hc_host::fork::worktree(
+                    &host.engine,
+                    &host.project.root,
+                    &session,
+                    at,
+                    &forked,
+                )?;
+                for line in said {
+                    eprintln!("hc: {line}");
+                }
+                eprintln!(
+                    "hc: its files are in {} (branch {}): cd there and `hc chat --resume {forked}`",
+                    path.display(),
+                    hc_host::worktree::branch_of(&forked)
+                );
+            }
+            Ok::<_, anyhow::Error>(forked)
         })();
         host.close().await;
         println!("{}", made?);

@@ -22,7 +22,7 @@ fn git(s: &Setup, args: &[&str]) -> String {
 }
 
 /// The project a git repository, `notes.txt` committed.
-fn repository(s: &Setup) {
+pub fn repository(s: &Setup) {
     git(s, &["init", "-q", "-b", "main"]);
     s.file("notes.txt", "original\n");
     git(s, &["add", "notes.txt"]);

@@ -273,3 +273,32 @@ async fn a_replay_matches_the_record_until_a_hook_changes_what_a_tool_did() {
     assert!(changed.stdout.contains("no shell today"), "{changed:#?}");
     assert_eq!(s.sent().len(), asked);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fork_in_a_worktree_of_its_own_has_the_files_as_they_were_at_its_turn() {
+    let s = Setup::new(json!({"turns": [
+        shell("s1", "echo one > a.txt && echo changed > notes.txt"),
+        done(1),
+        shell("s2", "echo two > b.txt && rm a.txt"),
+        done(2),
+    ]}))
+    .await;
+    crate::background::repository(&s);
+    let session = first_and_second(&s).await;
+    let forked = ok(&s, &["fork", &session, "--at", "2", "--worktree"]).await;
+    let id = forked.stdout.trim();
+    let tree = s.root.join(".hermitcrab/worktrees").join(id);
+    assert!(forked.stderr.contains(&format!("hc/{id}")), "{forked:#?}");
+    // after answer #2 (the first prompt's end): a.txt made, notes changed, no b.txt
+    assert_eq!(
+        std::fs::read_to_string(tree.join("a.txt")).unwrap(),
+        "one\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(tree.join("notes.txt")).unwrap(),
+        "changed\n"
+    );
+    assert!(!tree.join("b.txt").exists());
+    // the checkout itself is as the session left it
+    assert!(s.root.join("b.txt").exists() && !s.root.join("a.txt").exists());
+}
