@@ -165,6 +165,8 @@ pub struct Tree {
     watching: bool,
     /// inotify could not watch the tree.
     unwatchable: std::sync::atomic::AtomicBool,
+    /// Watching was asked for ahead of a run.
+    asked: std::sync::atomic::AtomicBool,
     /// Its caps.
     pub limits: Limits,
 }
@@ -182,6 +184,7 @@ impl Tree {
             live: Mutex::new(None),
             watching: true,
             unwatchable: std::sync::atomic::AtomicBool::new(false),
+            asked: std::sync::atomic::AtomicBool::new(false),
             limits,
         }
     }
@@ -217,19 +220,30 @@ impl Tree {
 
     /// The scope of a run that writes `paths` only (as a program was
     /// given them: relative to the root, or absolute inside it).
+    /// Each path is looked at as named and, when it is a link, where it
+    /// leads inside the tree; with the directories above it (a write makes
+    /// those missing).
     pub fn scope_of_paths(&self, paths: &[String]) -> Scope {
-        let inside = paths
-            .iter()
-            .filter_map(|p| {
-                let p = Path::new(p);
-                let p = if p.is_absolute() {
-                    p.strip_prefix(&self.root).ok()?.to_path_buf()
-                } else {
-                    p.to_path_buf()
+        let mut inside: Vec<String> = Vec::new();
+        for p in paths {
+            let named = self.root.join(p);
+            let real = std::fs::canonicalize(&named).ok();
+            for p in std::iter::once(named).chain(real) {
+                let Some(rel) = p.strip_prefix(&self.root).ok().and_then(walk::relative) else {
+                    continue;
                 };
-                walk::relative(&p)
-            })
-            .collect();
+                let mut at = String::new();
+                for part in rel.split('/') {
+                    if !at.is_empty() {
+                        at.push('/');
+                    }
+                    at.push_str(part);
+                    if !inside.contains(&at) {
+                        inside.push(at.clone());
+                    }
+                }
+            }
+        }
         Scope::Paths(inside)
     }
 
@@ -264,7 +278,15 @@ impl Tree {
         index: &mut index::Index,
     ) -> Option<&'a mut live::Live> {
         match live {
-            Some(watched) => watched.bring_up(self, index),
+            Some(watched) => {
+                watched.bring_up(self, index);
+                // (a directory it could not watch: walked from now on)
+                if watched.failed {
+                    *live = None;
+                    self.unwatchable
+                        .store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+            }
             // (tried once: a tree inotify cannot watch is walked from then on)
             None if !self
                 .unwatchable
@@ -294,14 +316,22 @@ impl Tree {
                     .filter_map(|p| effect(p, journal[p].as_ref(), live.now(p), &self.limits))
                     .collect();
             }
+            // (the watch was lost while the run ran: what it did is not known)
+            tracing::warn!(
+                "the tree stopped being watched during a run: its file effects are not recorded"
+            );
+            return Vec::new();
         }
         let after = self.snapshot(before.scope.clone());
         diff(before, &after, &self.limits)
     }
 
     /// Starts watching the whole tree now (its first walk), so that the
-    /// first run that may write anywhere finds it watched.
+    /// first run that may write anywhere finds it watched; once.
     pub fn watch_now(&self) {
+        if self.asked.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            return;
+        }
         drop(self.snapshot(Scope::Tree(vec![String::new()])));
     }
 
@@ -310,9 +340,12 @@ impl Tree {
         self.store.get(hash)
     }
 
-    /// Writes the index, for the next engine on this checkout.
+    /// Writes the index, for the next engine on this checkout (not while a
+    /// first walk holds it: the next engine walks again).
     pub fn save(&self) {
-        let index = self.index.lock().unwrap_or_else(|e| e.into_inner());
+        let Ok(index) = self.index.try_lock() else {
+            return;
+        };
         if let Err(e) = index.save(&self.index_file) {
             tracing::warn!(
                 "cannot save the file index {}: {e}",

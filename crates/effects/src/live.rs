@@ -30,6 +30,8 @@ pub(crate) struct Live {
     journals: Vec<Weak<Mutex<Befores>>>,
     /// What the tree's `.gitignore` files leave out.
     ignored: crate::walk::Ignored,
+    /// A directory could not be watched: the tree is walked from now on.
+    pub(crate) failed: bool,
 }
 
 fn mask() -> AddWatchFlags {
@@ -55,6 +57,7 @@ impl Live {
             current: BTreeMap::new(),
             journals: Vec::new(),
             ignored: crate::walk::Ignored::default(),
+            failed: false,
         };
         live.watch(tree, "").then_some(())?;
         let mut found = BTreeMap::new();
@@ -66,7 +69,9 @@ impl Live {
         }
         live.ignored = crate::walk::Ignored::of(tree, &found);
         live.current = found;
-        Some(live)
+        // what came into a directory between its read and its watch
+        live.rewalk(tree, index);
+        (!live.failed).then_some(live)
     }
 
     fn watch(&mut self, tree: &Tree, rel: &str) -> bool {
@@ -148,14 +153,38 @@ impl Live {
         if crate::walk::protected(path) {
             return true;
         }
-        let now = look(tree, index, path)
-            .filter(|seen| !self.ignored.is_ignored(path, seen.state.is_dir()));
+        // (what .gitignore leaves out is never read)
+        let kind = std::fs::symlink_metadata(tree.root.join(path)).map(|m| m.is_dir());
+        let now = match kind {
+            Ok(is_dir) if !self.ignored.is_ignored(path, is_dir) => look(tree, index, path),
+            _ => None,
+        };
         let is_dir = now.as_ref().is_some_and(|s| s.state.is_dir());
         let was_dir = self.current.get(path).is_some_and(|s| s.state.is_dir());
         let mut found = BTreeMap::new();
         let again = is_dir && (moved || !was_dir);
         if again {
+            // watched before it is read, its directories too, then read
+            // again: nothing made meanwhile goes unseen
+            if !self.watch(tree, path) {
+                return false;
+            }
             walk_dir(tree, index, path, &mut found);
+            let dirs: Vec<String> = (found.iter())
+                .filter(|(k, s)| s.state.is_dir() && *k != path)
+                .map(|(k, _)| k.clone())
+                .collect();
+            for dir in dirs {
+                if !self.watch(tree, &dir) {
+                    return false;
+                }
+            }
+            found.clear();
+            walk_dir(tree, index, path, &mut found);
+            // a .gitignore of its own: what is left out is known anew
+            if found.keys().any(|k| k.ends_with("/.gitignore")) {
+                return false;
+            }
         }
         if was_dir && !is_dir {
             self.forget_under(path);
@@ -231,8 +260,8 @@ impl Live {
             self.set(&k, None);
         }
         for (k, seen) in found {
-            if seen.state.is_dir() {
-                self.watch(tree, &k);
+            if seen.state.is_dir() && !self.watch(tree, &k) {
+                self.failed = true;
             }
             self.set(&k, Some(seen));
         }

@@ -40,6 +40,11 @@ fn reach(root: &Path, rel: &str, make: bool) -> Result<PathBuf, String> {
     let plain = crate::walk::relative(Path::new(rel))
         .filter(|p| p == rel)
         .ok_or_else(|| format!("`{rel}` is not a plain path inside the project"))?;
+    if crate::walk::protected(&plain) {
+        return Err(format!(
+            "`{rel}` is in .git or .hermitcrab, which nothing puts back (no tool may write there)"
+        ));
+    }
     let mut at = root.to_path_buf();
     let parts: Vec<&str> = plain.split('/').collect();
     for part in &parts[..parts.len() - 1] {
@@ -74,7 +79,8 @@ pub fn current(root: &Path, rel: &str) -> Result<Option<State>, String> {
     };
     let mode = std::os::unix::fs::MetadataExt::mode(&meta);
     let shown = |e: std::io::Error| format!("cannot read {}: {e}", path.display());
-    let (hash, size) = if meta.is_dir() {
+    let (hash, size) = if meta.is_dir() || !(meta.is_file() || meta.file_type().is_symlink()) {
+        // (a directory, a FIFO, a socket, a device: never opened)
         (String::new(), 0)
     } else if meta.file_type().is_symlink() {
         let target = std::fs::read_link(&path).map_err(shown)?;
@@ -154,7 +160,20 @@ pub fn put(root: &Path, rel: &str, what: Put<'_>) -> Result<bool, String> {
     Ok(true)
 }
 
+/// A file's bytes at `rel` (reached as `put` reaches it), when it is a
+/// regular file of at most `cap` bytes.
+pub fn read(root: &Path, rel: &str, cap: u64) -> Option<Vec<u8>> {
+    let path = reach(root, rel, false).ok()?;
+    let meta = std::fs::symlink_metadata(&path).ok()?;
+    (meta.is_file() && meta.len() <= cap).then(|| std::fs::read(&path).ok())?
+}
+
+/// A directory where a file or a link goes back: taken away when it is
+/// empty (what the run made there is gone already), else refused.
 fn refuse_dir(path: &Path, is_dir: bool) -> Result<(), String> {
+    if is_dir && std::fs::remove_dir(path).is_ok() {
+        return Ok(());
+    }
     if is_dir {
         return Err(format!(
             "{} is a directory now: it is not replaced by a file (move it away and rewind again)",

@@ -286,3 +286,41 @@ proptest::proptest! {
         }
     }
 }
+
+#[test]
+fn a_file_a_run_made_a_directory_comes_back_and_nothing_is_put_in_git() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("p");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("f"), "file\n").unwrap();
+    let copy = copy_of(&root);
+    let t = tree(&root, &dir.path().join("state"));
+    let before = t.snapshot(Scope::Tree(vec![String::new()]));
+    std::fs::remove_file(root.join("f")).unwrap();
+    std::fs::create_dir(root.join("f")).unwrap();
+    std::fs::write(root.join("f/x"), "x").unwrap();
+    undo(&t, &t.effects(&before));
+    assert_eq!(copy_of(&root), copy);
+    let err = restore::put(
+        &root,
+        ".git/hooks/pre-commit",
+        restore::Put::File(b"x", 0o100_755),
+    )
+    .unwrap_err();
+    assert!(err.contains(".git"), "{err}");
+    assert!(!root.join(".git").exists());
+}
+
+#[test]
+fn a_fifo_is_looked_at_never_opened() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_path_buf();
+    let made = std::process::Command::new("mkfifo")
+        .arg(root.join("pipe"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let state = restore::current(&root, "pipe").unwrap().unwrap();
+    assert_eq!(state.hash, "");
+    assert!(restore::read(&root, "pipe", 1024).is_none());
+}

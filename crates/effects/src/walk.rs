@@ -210,13 +210,15 @@ pub(crate) fn slashed(rel: &Path) -> String {
     rel.to_string_lossy().replace('\\', "/")
 }
 
-/// `p` as a plain relative path (no `..`, no root), `/`-separated.
+/// `p` as a plain relative path (`..` taken back, never above its start;
+/// no root), `/`-separated.
 pub(crate) fn relative(p: &Path) -> Option<String> {
     let mut out = PathBuf::new();
     for part in p.components() {
         match part {
             Component::Normal(n) => out.push(n),
             Component::CurDir => {}
+            Component::ParentDir if out.pop() => {}
             _ => return None,
         }
     }

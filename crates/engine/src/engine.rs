@@ -99,17 +99,11 @@ impl Engine {
                 contain::bounds::Pool::new(found, &id, &usual)
             });
         let effects = config.effects_dir.as_ref().map(|dir| {
-            let tree = Arc::new(effects::Tree::open(
+            Arc::new(effects::Tree::open(
                 &config.project_root,
                 dir,
                 config.effects_limits,
-            ));
-            // watched from now, off the first run's path
-            let watched = Arc::clone(&tree);
-            let _ = std::thread::Builder::new()
-                .name("hc-effects".into())
-                .spawn(move || watched.watch_now());
-            tree
+            ))
         });
         let core = Arc::new(Core {
             effects,
@@ -141,6 +135,18 @@ impl Engine {
             core.db.subscribe(),
         );
         Ok(Engine { core })
+    }
+
+    /// Starts watching the project's files now, in a thread of its own, so
+    /// that the first run that may write anywhere finds the tree watched (a
+    /// host about to run an agent asks; one that only reads does not).
+    pub fn watch_files(&self) {
+        if let Some(tree) = &self.core.effects {
+            let tree = Arc::clone(tree);
+            let _ = std::thread::Builder::new()
+                .name("hc-effects".into())
+                .spawn(move || tree.watch_now());
+        }
     }
 
     /// The substrate.

@@ -17,15 +17,26 @@ pub const EFFECTS_TYPE: &str = "engine/file-effects";
 /// The type of a kept content.
 pub const BLOB_TYPE: &str = "engine/blob";
 
+/// The most paths one run's record lists (its chunk stays under the
+/// store's 8 MiB a body).
+const MAX_PATHS: usize = 20_000;
+
+/// What every kept content's id starts with.
+pub const BLOB_PREFIX: &str = "blob/";
+
 /// The chunk id of the content whose SHA-256 is `hash`.
 pub fn blob_id(hash: &str) -> String {
-    format!("blob/{hash}")
+    format!("{BLOB_PREFIX}{hash}")
 }
 
 /// What a run's files looked like before it starts (none: it writes
 /// nowhere in the project, or effects are not recorded).
 pub(crate) fn before(core: &Core, plan: &Plan) -> Option<effects::Snapshot> {
     let tree = core.effects.as_ref()?;
+    // (a service lives as long as its engine: its runs are what is recorded)
+    if plan.service {
+        return None;
+    }
     let scope = match &plan.writes {
         Writes::Nowhere => return None,
         Writes::Paths(paths) => tree.scope_of_paths(paths),
@@ -44,45 +55,24 @@ pub(crate) fn after(core: &Core, id: &str, before: &effects::Snapshot) -> Vec<Ch
     if effects.is_empty() {
         return Vec::new();
     }
-    let mut chunks = Vec::new();
-    let mut stored = 0u64;
+    // (what one chunk can hold: a run that changed more is recorded in part)
     let mut capped = None;
-    let mut seen = std::collections::HashSet::new();
-    for effect in &mut effects {
-        let (Some(hash), None) = (&effect.before, &effect.unrestorable) else {
-            continue;
-        };
-        if effect.is_dir() {
-            continue;
-        }
-        if stored + effect.size > tree.limits.run_bytes {
-            let cap = format!(
-                "over the {} MiB a run may keep",
-                tree.limits.run_bytes / (1024 * 1024)
-            );
-            effect.unrestorable = Some(cap.clone());
-            capped = Some(cap);
-            continue;
-        }
-        let id = blob_id(hash);
-        if !seen.insert(id.clone()) || core.db.read(|snap| snap.exists(&id)).unwrap_or(false) {
-            continue;
-        }
-        let Some(bytes) = tree.kept(hash) else {
-            effect.unrestorable = Some("its content was not kept (the store lost it)".into());
-            continue;
-        };
-        stored += effect.size;
-        chunks.push(
-            ChunkDecl::with_id(&id)
-                .body(json!({"hex": effects::hex(&bytes)}))
-                .on(NewPlacement::instance(BLOB_TYPE)),
-        );
+    if effects.len() > MAX_PATHS {
+        capped = Some(format!(
+            "{} paths changed: the first {MAX_PATHS} are recorded, the rest are not (not restorable)",
+            effects.len()
+        ));
+        effects.truncate(MAX_PATHS);
     }
-    let mut body = json!({ "effects": effects, "stored_bytes": stored });
-    if let Some(cap) = capped {
+    let mut kept = Kept::default();
+    for effect in &mut effects {
+        kept.keep(core, tree, effect);
+    }
+    let mut body = json!({ "effects": effects, "stored_bytes": kept.stored });
+    if let Some(cap) = capped.or(kept.capped) {
         body["capped"] = json!(cap);
     }
+    let mut chunks = kept.chunks;
     chunks.push(
         ChunkDecl::generated()
             .name(format!("file-effects of {id}"))
@@ -91,4 +81,64 @@ pub(crate) fn after(core: &Core, id: &str, before: &effects::Snapshot) -> Vec<Ch
             .on(NewPlacement::instance(EFFECTS_TYPE)),
     );
     chunks
+}
+
+/// The before-images a run's record keeps, as blobs.
+#[derive(Default)]
+struct Kept {
+    chunks: Vec<ChunkDecl>,
+    stored: u64,
+    capped: Option<String>,
+    seen: std::collections::HashSet<String>,
+}
+
+impl Kept {
+    /// `effect`'s before-image kept, when the substrate lacks it, the run's
+    /// cap allows and the store has it; else the effect says why not.
+    fn keep(&mut self, core: &Core, tree: &effects::Tree, effect: &mut effects::Effect) {
+        let (Some(hash), None) = (&effect.before, &effect.unrestorable) else {
+            return;
+        };
+        if effect.is_dir() {
+            return;
+        }
+        if self.stored + effect.size > tree.limits.run_bytes {
+            let cap = format!(
+                "over the {} MiB a run may keep",
+                tree.limits.run_bytes >> 20
+            );
+            effect.unrestorable = Some(cap.clone());
+            self.capped = Some(cap);
+            return;
+        }
+        let id = blob_id(hash);
+        if !self.seen.insert(id.clone()) {
+            return;
+        }
+        let there = core.db.read(|snap| {
+            Ok::<_, substrate::Error>((snap.exists(&id)?, snap.is_instance_of(&id, BLOB_TYPE)?))
+        });
+        match there {
+            Ok((true, true)) => return,
+            // a chunk of that name that is not the engine's: the content
+            // cannot be kept under it
+            Ok((true, false)) => {
+                effect.unrestorable = Some(format!(
+                    "`{id}` exists and is not a content the engine kept"
+                ));
+                return;
+            }
+            _ => {}
+        }
+        let Some(bytes) = tree.kept(hash) else {
+            effect.unrestorable = Some("its content was not kept (the store lost it)".into());
+            return;
+        };
+        self.stored += effect.size;
+        self.chunks.push(
+            ChunkDecl::with_id(&id)
+                .body(json!({"hex": effects::hex(&bytes)}))
+                .on(NewPlacement::instance(BLOB_TYPE)),
+        );
+    }
 }

@@ -50,8 +50,25 @@ impl<'j, 'a, 's> Judge<'j, 'a, 's> {
     /// placing a chunk of its own on `engine/process` or `engine/engine`
     /// (a forged queued run a worker would take, a forged lease) is refused.
     fn no_forged_processes(&self, decl: &Declaration) -> Result<()> {
-        let engine_types = ["engine/process", crate::claim::ENGINE_TYPE];
+        // (a run's file effects and the contents kept for them are the
+        // engine's record: a rewind trusts them)
+        let engine_types = [
+            "engine/process",
+            crate::claim::ENGINE_TYPE,
+            crate::file_effects::EFFECTS_TYPE,
+            crate::file_effects::BLOB_TYPE,
+        ];
         let own = |chunk: Option<&str>| chunk.is_some_and(|c| self.engine_made.contains(&c));
+        if let Some(blob) = decl
+            .chunks
+            .iter()
+            .filter_map(|c| c.id.as_deref())
+            .find(|id| id.starts_with(crate::file_effects::BLOB_PREFIX) && !own(Some(id)))
+        {
+            return Err(EngineError::boundary(format!(
+                "cannot make `{blob}`: `blob/` names the contents the engine keeps for rewinds"
+            )));
+        }
         let onto = decl
             .chunks
             .iter()
@@ -66,8 +83,8 @@ impl<'j, 'a, 's> Judge<'j, 'a, 's> {
         for (scope, kind) in onto {
             if kind == PlacementType::Instance && engine_types.contains(&scope) {
                 return Err(EngineError::boundary(format!(
-                    "cannot place a chunk instance on `{scope}`: only the engine makes processes \
-                     and engines' leases (start a run with `run`)"
+                    "cannot place a chunk instance on `{scope}`: only the engine makes processes, \
+                     engines' leases and the record of runs' file effects (start a run with `run`)"
                 )));
             }
         }

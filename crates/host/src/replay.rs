@@ -71,37 +71,13 @@ pub fn files_at(
     into: &Path,
 ) -> Result<Vec<String>> {
     let scratch = into;
-    let walk = ignore::WalkBuilder::new(root)
-        .hidden(false)
-        .ignore(false)
-        .git_global(false)
-        .require_git(false)
-        .filter_entry(|e| e.file_name() != ".git" && e.file_name() != ".hermitcrab")
-        .build();
-    for entry in walk.flatten() {
-        let Ok(rel) = entry.path().strip_prefix(root) else {
-            continue;
-        };
-        if rel.as_os_str().is_empty() {
-            continue;
-        }
-        let to = scratch.join(rel);
-        let meta = std::fs::symlink_metadata(entry.path())?;
-        if meta.is_dir() {
-            std::fs::create_dir_all(&to)?;
-        } else if meta.file_type().is_symlink() {
-            let _ = std::fs::remove_file(&to);
-            std::os::unix::fs::symlink(std::fs::read_link(entry.path())?, &to)?;
-        } else {
-            std::fs::copy(entry.path(), &to)?;
-        }
-    }
+    let mut said = copy_tree(root, scratch)?;
     let plan = Record::read(engine, session)?.plan(first);
-    let mut said: Vec<String> = plan
-        .unrestorable
-        .iter()
-        .map(|(path, why)| format!("{path} is as it is now, not as the session found it: {why}"))
-        .collect();
+    said.extend(
+        plan.unrestorable.iter().map(|(path, why)| {
+            format!("{path} is as it is now, not as the session found it: {why}")
+        }),
+    );
     for change in plan.changes.iter().rev().filter(|c| c.put.is_none()) {
         let _ = restore::put(scratch, &change.path, Put::Absent);
     }
@@ -119,6 +95,51 @@ pub fn files_at(
             continue;
         };
         if let Err(e) = restore::put(scratch, &change.path, Put::of(put.mode, &content)) {
+            said.push(e);
+        }
+    }
+    Ok(said)
+}
+
+/// The project's files at `root` (what `.gitignore` leaves, but `.git` and
+/// `.hermitcrab`) copied into `into` — each put there as a rewind puts a
+/// file (never through a link `into` holds); what is neither a file, a
+/// link nor a directory is left, and what could not be copied said.
+fn copy_tree(root: &Path, into: &Path) -> Result<Vec<String>> {
+    let mut said = Vec::new();
+    let walk = ignore::WalkBuilder::new(root)
+        .hidden(false)
+        .ignore(false)
+        .git_global(false)
+        .require_git(false)
+        .filter_entry(|e| e.file_name() != ".git" && e.file_name() != ".hermitcrab")
+        .build();
+    for entry in walk.flatten() {
+        let Ok(rel) = entry.path().strip_prefix(root) else {
+            continue;
+        };
+        let rel = rel.to_string_lossy();
+        if rel.is_empty() {
+            continue;
+        }
+        let Ok(meta) = std::fs::symlink_metadata(entry.path()) else {
+            continue;
+        };
+        let mode = std::os::unix::fs::MetadataExt::mode(&meta);
+        let put = if meta.is_dir() {
+            restore::put(into, &rel, Put::Dir(mode))
+        } else if meta.file_type().is_symlink() {
+            let target = std::fs::read_link(entry.path()).unwrap_or_default();
+            restore::put(into, &rel, Put::Link(target.as_os_str().as_encoded_bytes()))
+        } else if meta.is_file() {
+            match std::fs::read(entry.path()) {
+                Ok(bytes) => restore::put(into, &rel, Put::File(&bytes, mode)),
+                Err(e) => Err(format!("cannot read {rel}: {e}")),
+            }
+        } else {
+            continue;
+        };
+        if let Err(e) = put {
             said.push(e);
         }
     }

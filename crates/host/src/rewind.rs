@@ -211,10 +211,14 @@ impl Plan {
     /// last one left.
     pub fn undoing<'a>(effects: impl Iterator<Item = &'a Effect>) -> Plan {
         let mut by_path: Vec<(String, &Effect, &Effect)> = Vec::new();
+        let mut at: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
         for e in effects {
-            match by_path.iter_mut().find(|(p, _, _)| *p == e.path) {
-                Some(entry) => entry.2 = e,
-                None => by_path.push((e.path.clone(), e, e)),
+            match at.get(e.path.as_str()) {
+                Some(&i) => by_path[i].2 = e,
+                None => {
+                    at.insert(&e.path, by_path.len());
+                    by_path.push((e.path.clone(), e, e));
+                }
             }
         }
         let mut plan = Plan::default();
@@ -343,24 +347,24 @@ pub fn kept(engine: &Engine, hash: &str) -> Option<Vec<u8>> {
         .scope(&Context::host(), &[id], &ScopeOpts::default())
         .ok()?;
     let body = read.scopes.first()?.body_value();
-    effects::unhex(body["hex"].as_str()?)
+    effects::unhex(body["hex"].as_str()?).filter(|b| effects::sha256_hex(b) == hash)
 }
 
 /// The plan that undoes the last rewind of `session` (what its run
 /// recorded doing, reversed).
 pub fn undo_plan(engine: &Engine, session: &str) -> Result<Plan> {
     let items = read_scope(engine, session)?;
-    let last = items.iter().rev().find(|c| {
-        c.is_on(REWIND_PROGRAM, PlacementType::Instance)
-            && c.body_value()["status"] == json!("completed")
-    });
-    let Some(last) = last else {
-        bail!("this session has no rewind to undo");
-    };
-    let mut effects = Vec::new();
-    effects_under(engine, &last.id, &mut effects, 0)?;
-    if effects.is_empty() {
-        bail!("the last rewind of this session changed no file: nothing to undo");
+    // the last rewind that changed something (one that was refused, or
+    // found nothing to do, left nothing to undo)
+    for item in items.iter().rev() {
+        if !item.is_on(REWIND_PROGRAM, PlacementType::Instance) {
+            continue;
+        }
+        let mut effects = Vec::new();
+        effects_under(engine, &item.id, &mut effects, 0)?;
+        if !effects.is_empty() {
+            return Ok(Plan::undoing(effects.iter()));
+        }
     }
-    Ok(Plan::undoing(effects.iter()))
+    bail!("this session has no rewind that changed a file: nothing to undo")
 }

@@ -97,6 +97,7 @@ pub async fn turn(
         pins: &pinned,
         uuid: turn.uuid,
     };
+    engine.watch_files();
     let process = start_agent(engine, &launch, *turn.session == Choice::New)?;
     let run = Begun {
         engine,

@@ -142,9 +142,17 @@ async fn contents(
             .map_err(|e| format!("cannot read what to put back: {e}"))?;
         for chunk in &read.scopes {
             let hex = chunk.body_value()["hex"].as_str().unwrap_or("").to_owned();
-            let bytes =
-                effects::unhex(&hex).ok_or_else(|| format!("`{}` is not a content", chunk.id))?;
-            out.insert(chunk.id.trim_start_matches("blob/").to_owned(), bytes);
+            let hash = chunk.id.trim_start_matches("blob/");
+            // (a content is put back only when it is what its name says)
+            let bytes = effects::unhex(&hex)
+                .filter(|b| effects::sha256_hex(b) == hash)
+                .ok_or_else(|| {
+                    format!(
+                        "`{}` is not the content its name says: nothing was put back",
+                        chunk.id
+                    )
+                })?;
+            out.insert(hash.to_owned(), bytes);
         }
     }
     Ok(out)

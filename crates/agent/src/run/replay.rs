@@ -72,6 +72,15 @@ fn answer_of(item: &ChunkItem) -> Option<MessageResponse> {
             c.model,
             String::new(),
         ),
+        // a call beside the conversation (`call_llm`, a block's
+        // compression) takes its own recorded reply, in its place
+        SessionItem::LlmCall(c) => (
+            vec![ContentBlock::text(c.text)],
+            Some(model::StopReason::EndTurn),
+            c.usage,
+            c.model,
+            String::new(),
+        ),
         _ => return None,
     };
     Some(MessageResponse {

@@ -38,37 +38,11 @@ pub fn replay(session: Option<String>, at: Option<usize>, flags: SettingFlags) -
                 eprintln!("hc: {said}");
             }
             config.replay = Some(session.clone());
-            let mut replayed: Option<String> = None;
-            for prompt in hc_host::replay::prompts(engine, &session)? {
-                let choice = replayed.clone().map_or(Choice::New, Choice::Known);
-                let turn = Turn {
-                    prompt: &prompt,
-                    config: &config,
-                    pins: &[],
-                    images: &[],
-                    session: &choice,
-                    session_id: None,
-                    confirm: &hc_host::confirm::NoOne,
-                    started: Instant::now(),
-                    checkout: false,
-                    uuid: None,
-                    fork: false,
-                };
-                let mut sink = hc_host::replay::Quiet;
-                let answerer = hc_host::replay::answerer();
-                let finished = hc_host::turn::turn(engine, turn, &mut sink, &answerer).await?;
-                replayed = Some(finished.session);
-            }
-            let Some(replayed) = replayed else {
-                return Err(exit(
-                    2,
-                    format!("session {session} has no prompt to replay"),
-                ));
-            };
+            let replayed = run_prompts(engine, &session, &config).await?;
             let roots = (root.as_path(), scratch.path());
             let (calls, differences) =
                 hc_host::replay::compare(engine, &session, &replayed, roots, at).await?;
-            Ok(report(&session, &replayed, calls, &differences))
+            Ok::<_, anyhow::Error>(report(&session, &replayed, calls, &differences))
         }
         .await;
         host.close().await;
@@ -78,6 +52,36 @@ pub fn replay(session: Option<String>, at: Option<usize>, flags: SettingFlags) -
         return Err(exit(code, ""));
     }
     Ok(())
+}
+
+/// The prompts of `session` run again, in order, on a new session: its id.
+async fn run_prompts(
+    engine: &engine::Engine,
+    session: &str,
+    config: &agent::AgentConfig,
+) -> Result<String> {
+    let mut replayed: Option<String> = None;
+    for prompt in hc_host::replay::prompts(engine, session)? {
+        let choice = replayed.clone().map_or(Choice::New, Choice::Known);
+        let turn = Turn {
+            prompt: &prompt,
+            config,
+            pins: &[],
+            images: &[],
+            session: &choice,
+            session_id: None,
+            confirm: &hc_host::confirm::NoOne,
+            started: Instant::now(),
+            checkout: false,
+            uuid: None,
+            fork: false,
+        };
+        let mut sink = hc_host::replay::Quiet;
+        let answerer = hc_host::replay::answerer();
+        let finished = hc_host::turn::turn(engine, turn, &mut sink, &answerer).await?;
+        replayed = Some(finished.session);
+    }
+    replayed.ok_or_else(|| exit(2, format!("session {session} has no prompt to replay")))
 }
 
 /// Says what differed (the first as a diff); the exit code it means.

@@ -142,8 +142,9 @@ impl Ending {
                 self.status = "failed";
                 self.error = Some(why.clone());
                 let failed = end.merge_body(json!({"status": "failed", "error": why}));
+                // (without its effects: they may be what could not be kept)
                 core.db
-                    .commit_with(with_effects(vec![failed]), None, fenced)?;
+                    .commit_with(Declaration::of(vec![failed]), None, fenced)?;
             }
             Ok(_) => {}
         }

@@ -289,3 +289,30 @@ async fn a_program_cannot_forge_a_queued_run_or_a_lease() {
         "nothing a worker would take"
     );
 }
+
+#[tokio::test]
+async fn a_program_cannot_forge_the_record_of_file_effects_a_rewind_trusts() {
+    let h = Harness::uncontained();
+    let typed = |scope: &str| {
+        json!({"op": "commit", "declaration": {"chunks": [{"body": {"effects": []},
+            "placements": [{"scope": "$me", "type": "instance"}, {"scope": scope, "type": "instance"}]}]}})
+    };
+    // a content named as the engine names them, in its own tree: planted
+    // where a later run's before-image would be looked for
+    let planted = json!({"op": "commit", "declaration": {"chunks": [{"id": format!("blob/{}", "0".repeat(64)),
+        "body": {"hex": "6576696c"}, "placements": [{"scope": "$me", "type": "instance"}]}]}});
+    let id = h.run(
+        "fixture",
+        json!({"mode": "ops", "ops": [typed("engine/file-effects"), typed("engine/blob"), planted]}),
+    );
+    let done = h.wait(&id).await;
+    let results = output(&done)["results"].as_array().unwrap().clone();
+    assert_eq!(results.len(), 3);
+    for result in &results {
+        assert_eq!(result["code"], "BOUNDARY_VIOLATION", "{result}");
+    }
+    assert!(
+        results[2]["message"].as_str().unwrap().contains("blob/"),
+        "{results:#?}"
+    );
+}
