@@ -302,3 +302,24 @@ async fn a_fork_in_a_worktree_of_its_own_has_the_files_as_they_were_at_its_turn(
     // the checkout itself is as the session left it
     assert!(s.root.join("b.txt").exists() && !s.root.join("a.txt").exists());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn fork_session_goes_on_in_a_fork_and_leaves_the_session_as_it_was() {
+    let s = Setup::new(json!({"turns": [done(1), done(2)]})).await;
+    ok(&s, &["run", "first"]).await;
+    let session = s.sessions()[0].clone();
+    let ran = ok(
+        &s,
+        &["run", "--resume", &session, "--fork-session", "--output-format", "json", "again"],
+    )
+    .await;
+    let result: Value = serde_json::from_str(&ran.stdout).unwrap();
+    let forked = result["session_id"].as_str().unwrap().to_owned();
+    assert_ne!(forked, session);
+    let sent: Value = serde_json::from_slice(s.sent().last().unwrap()).unwrap();
+    let said = sent["messages"].to_string();
+    assert!(said.contains("first") && said.contains("done 1") && said.contains("again"), "{said}");
+    // the session forked from has its one prompt still
+    assert_eq!(s.of_type(&session, "prompt").len(), 1);
+    assert_eq!(s.of_type(&forked, "prompt").len(), 2);
+}
