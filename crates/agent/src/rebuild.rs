@@ -110,6 +110,14 @@ pub async fn rebuild_request(
     session: &str,
     n: usize,
 ) -> Result<(MessagesRequest, AgentConfig, bool), RebuildError> {
+    // a fork's first calls are the session's it was forked from, made there
+    let mut session = session.to_owned();
+    while let Some(from) = forked_from(client, &session).await?
+        && n <= from.calls
+    {
+        session = from.session;
+    }
+    let session = session.as_str();
     let call = find_call(client, session, n).await?;
     let as_of = |n| ScopeOpts {
         as_of: Some(n),
@@ -169,6 +177,26 @@ async fn config_of(
 }
 
 /// Call `n` of `session`: what its chunk records.
+/// Where `session` was forked from, when it was.
+async fn forked_from(
+    client: &Client,
+    session: &str,
+) -> Result<Option<crate::contract::Forked>, RebuildError> {
+    let read = client
+        .scope(
+            &[session],
+            ScopeOpts {
+                limit: Some(1),
+                ..ScopeOpts::default()
+            },
+        )
+        .await?;
+    Ok(read
+        .scopes
+        .first()
+        .and_then(|s| crate::contract::SessionBody::parse(&s.body_value()).forked_from))
+}
+
 async fn find_call(client: &Client, session: &str, n: usize) -> Result<Recorded, RebuildError> {
     let head = client.scope(&[session], ScopeOpts::default()).await?;
     let all = calls(&head.chunks);

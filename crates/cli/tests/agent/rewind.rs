@@ -226,6 +226,18 @@ async fn the_conversation_is_forked_where_it_is_rewound_and_goes_on_from_there()
     assert!(!said.contains("second"), "{said}");
     // the old session is as it was
     assert_eq!(turns(&s, &session).await.len(), 4);
+    // the fork's calls rebuild: those it took from the session as they
+    // were sent there, its own from its own record
+    let rebuilt = |id: String, n: &'static str| {
+        let s = &s;
+        async move { ok(s, &["trace", &id, "--request", n]).await.stdout }
+    };
+    assert_eq!(
+        rebuilt(id.clone(), "1").await,
+        rebuilt(session.clone(), "1").await
+    );
+    let own: Value = serde_json::from_str(&rebuilt(id.clone(), "3").await).unwrap();
+    assert!(own["messages"].to_string().contains("later"), "{own}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -310,7 +322,15 @@ async fn fork_session_goes_on_in_a_fork_and_leaves_the_session_as_it_was() {
     let session = s.sessions()[0].clone();
     let ran = ok(
         &s,
-        &["run", "--resume", &session, "--fork-session", "--output-format", "json", "again"],
+        &[
+            "run",
+            "--resume",
+            &session,
+            "--fork-session",
+            "--output-format",
+            "json",
+            "again",
+        ],
     )
     .await;
     let result: Value = serde_json::from_str(&ran.stdout).unwrap();
@@ -318,7 +338,10 @@ async fn fork_session_goes_on_in_a_fork_and_leaves_the_session_as_it_was() {
     assert_ne!(forked, session);
     let sent: Value = serde_json::from_slice(s.sent().last().unwrap()).unwrap();
     let said = sent["messages"].to_string();
-    assert!(said.contains("first") && said.contains("done 1") && said.contains("again"), "{said}");
+    assert!(
+        said.contains("first") && said.contains("done 1") && said.contains("again"),
+        "{said}"
+    );
     // the session forked from has its one prompt still
     assert_eq!(s.of_type(&session, "prompt").len(), 1);
     assert_eq!(s.of_type(&forked, "prompt").len(), 2);
