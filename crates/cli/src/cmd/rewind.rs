@@ -124,7 +124,9 @@ pub fn in_chat(
     arg: &str,
 ) -> Result<(String, Option<String>)> {
     let record = Record::read(engine, session)?;
-    let to = match arg.trim().trim_start_matches('#') {
+    let mut words = arg.split_whitespace();
+    let (turn, side) = (words.next().unwrap_or(""), words.next());
+    let to = match turn.trim_start_matches('#') {
         "" => pick(&record)?,
         n => To::Turn(n.parse().map_err(|_| {
             exit(
@@ -134,7 +136,19 @@ pub fn in_chat(
         })?),
     };
     let first = record.first_call(to)?;
-    let sides = sides(&RewindRequest::default())?;
+    let asked = RewindRequest {
+        code: matches!(side, Some("files" | "code")),
+        conversation: side == Some("conversation"),
+        both: side == Some("both"),
+        ..RewindRequest::default()
+    };
+    if let Some(other) = side.filter(|s| !["files", "code", "conversation", "both"].contains(s)) {
+        return Err(exit(
+            2,
+            format!("`{other}`: /rewind N files, conversation or both"),
+        ));
+    }
+    let sides = sides(&asked)?;
     let mut said = Vec::new();
     let root = engine.config().project_root.clone();
     if sides.code {

@@ -27,7 +27,7 @@ const HELP: &str = "\
 /cost             turns, tokens and cost of this session
 /model [NAME]     show or change the model
 /resume [SESSION] go on with a session (the latest without one)
-/rewind [N]       files and/or conversation back to before turn N (pick one without)
+/rewind [N [files|conversation|both]]  back to before turn N (asked without)
 /sessions         the project's sessions
 /agents           the project's agents: queued, running, waiting for you, done (hc run --bg starts one)
 /trace            this session as a tree (`hc trace` for more)

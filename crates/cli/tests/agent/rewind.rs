@@ -346,3 +346,62 @@ async fn fork_session_goes_on_in_a_fork_and_leaves_the_session_as_it_was() {
     assert_eq!(s.of_type(&session, "prompt").len(), 1);
     assert_eq!(s.of_type(&forked, "prompt").len(), 2);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn slash_rewind_in_chat_puts_the_files_back_and_goes_on_in_the_fork() {
+    use crate::terminal::{always, in_terminal};
+    let write = |id: &str, file: &str| {
+        reply(
+            json!([call(
+                id,
+                "write",
+                json!({"file_path": file, "content": "x\n"})
+            )]),
+            "tool_use",
+        )
+    };
+    let s = Setup::new(json!({"turns": [
+        write("w1", "a.txt"), done(1), write("w2", "b.txt"), done(2), done(3),
+    ]}))
+    .await;
+    let ended = |n: usize| -> crate::terminal::Ready {
+        Box::new(move |s: &Setup| {
+            s.sessions().first().is_some_and(|id| {
+                s.processes(id)
+                    .iter()
+                    .filter(|p| p["ended"].is_string())
+                    .count()
+                    >= n
+            })
+        })
+    };
+    let forked: crate::terminal::Ready = Box::new(|s: &Setup| s.sessions().len() == 2);
+    let answered: crate::terminal::Ready = Box::new(|s: &Setup| {
+        s.sessions()
+            .get(1)
+            .is_some_and(|id| s.of_type(id, "answer").len() >= 3)
+    });
+    let (code, shown) = in_terminal(
+        &s,
+        "chat --permission-mode bypass",
+        &[],
+        vec![
+            (always(), b"first\r"),
+            (ended(1), b"second\r"),
+            (ended(2), b"/rewind 3 both\r"),
+            (forked, b"third\r"),
+            (answered, b"/exit\r"),
+        ],
+    )
+    .await;
+    assert_eq!(code, 0, "{shown}");
+    assert!(shown.contains("put back 1 path"), "{shown}");
+    assert!(s.root.join("a.txt").exists() && !s.root.join("b.txt").exists());
+    let fork = s.sessions()[1].clone();
+    let prompts: Vec<Value> = s.of_type(&fork, "prompt");
+    let texts: Vec<&str> = prompts
+        .iter()
+        .map(|p| p["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts, ["first", "third"]);
+}
