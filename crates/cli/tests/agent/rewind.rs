@@ -78,9 +78,24 @@ pub async fn ok(s: &Setup, args: &[&str]) -> Ran {
     ran
 }
 
+/// Two prompts' turns: `a.txt` written, then `b.txt`, each answered.
+pub fn two_writes() -> Value {
+    let write = |id: &str, file: &str| {
+        reply(
+            json!([call(
+                id,
+                "write",
+                json!({"file_path": file, "content": "x\n"})
+            )]),
+            "tool_use",
+        )
+    };
+    json!({"turns": [write("w1", "a.txt"), done(1), write("w2", "b.txt"), done(2), done(3)]})
+}
+
 /// A session of two prompts, `first` then `second` (each its own `hc
 /// run`): its id.
-async fn first_and_second(s: &Setup) -> String {
+pub async fn first_and_second(s: &Setup) -> String {
     ok(s, &["run", "--permission-mode", "bypass", "first"]).await;
     let session = s.sessions()[0].clone();
     let resume = [
@@ -349,32 +364,8 @@ async fn fork_session_goes_on_in_a_fork_and_leaves_the_session_as_it_was() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn slash_rewind_in_chat_puts_the_files_back_and_goes_on_in_the_fork() {
-    use crate::terminal::{always, in_terminal};
-    let write = |id: &str, file: &str| {
-        reply(
-            json!([call(
-                id,
-                "write",
-                json!({"file_path": file, "content": "x\n"})
-            )]),
-            "tool_use",
-        )
-    };
-    let s = Setup::new(json!({"turns": [
-        write("w1", "a.txt"), done(1), write("w2", "b.txt"), done(2), done(3),
-    ]}))
-    .await;
-    let ended = |n: usize| -> crate::terminal::Ready {
-        Box::new(move |s: &Setup| {
-            s.sessions().first().is_some_and(|id| {
-                s.processes(id)
-                    .iter()
-                    .filter(|p| p["ended"].is_string())
-                    .count()
-                    >= n
-            })
-        })
-    };
+    use crate::terminal::{always, in_terminal, runs_ended as ended};
+    let s = Setup::new(two_writes()).await;
     let forked: crate::terminal::Ready = Box::new(|s: &Setup| s.sessions().len() == 2);
     let answered: crate::terminal::Ready = Box::new(|s: &Setup| {
         s.sessions()

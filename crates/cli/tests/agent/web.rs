@@ -259,36 +259,8 @@ async fn a_permission_answered_on_the_page_lets_the_tool_run() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_rewind_on_the_page_puts_the_files_back_and_goes_on_in_a_fork() {
-    let write = |id: &str, file: &str| {
-        reply(
-            json!([call(
-                id,
-                "write",
-                json!({"file_path": file, "content": "x\n"})
-            )]),
-            "tool_use",
-        )
-    };
-    let s = Setup::new(json!({"turns": [
-        write("w1", "a.txt"),
-        reply(json!([text("one")]), "end_turn"),
-        write("w2", "b.txt"),
-        reply(json!([text("two")]), "end_turn"),
-    ]}))
-    .await;
-    assert_eq!(
-        s.run(&["--permission-mode", "bypass", "first"]).await.code,
-        0
-    );
-    let session = s.sessions()[0].clone();
-    let resume = [
-        "--permission-mode",
-        "bypass",
-        "--resume",
-        &session,
-        "second",
-    ];
-    assert_eq!(s.run(&resume).await.code, 0);
+    let s = Setup::new(crate::rewind::two_writes()).await;
+    let session = crate::rewind::first_and_second(&s).await;
     let served = Served::start(&s).await;
     let seen = page(&s, &served, "rewind", json!({"session": session})).await;
     assert_eq!(said(&seen, "buttons"), 2, "{seen:#?}");
