@@ -58,13 +58,15 @@ impl Record {
     pub fn read(engine: &Engine, session: &str) -> Result<Record> {
         let items = read_scope(engine, session)?;
         let (mut turns, mut prompts, mut runs) = (Vec::new(), Vec::new(), Vec::new());
-        let mut rewinds = Vec::new();
+        let (mut rewinds, mut agents) = (Vec::new(), Vec::new());
+        let mut calls = std::collections::HashMap::new();
         for item in items.iter() {
             match agent::contract::SessionItem::of(item) {
                 agent::contract::SessionItem::Prompt(p) if p.from.is_none() => {
                     prompts.push(turns.len() + 1);
                 }
                 agent::contract::SessionItem::ToolCall(c) => {
+                    calls.insert(c.tool_use_id.clone(), turns.len());
                     if let Some(process) = c.process {
                         runs.push((turns.len(), process));
                     }
@@ -73,6 +75,9 @@ impl Record {
                 _ if item.is_on(REWIND_PROGRAM, PlacementType::Instance) => {
                     runs.push((turns.len(), item.id.clone()));
                     rewinds.push(item.id.clone());
+                }
+                _ if item.is_on("engine/process", PlacementType::Instance) => {
+                    agents.push(item.id.clone());
                 }
                 _ if agent::is_call(item) => turns.push(Turn {
                     n: turns.len() + 1,
@@ -83,6 +88,9 @@ impl Record {
                 _ => {}
             }
         }
+        runs.extend(tool_hooks(engine, &agents, &calls)?);
+        // in the order they were made (a process id sorts by its making)
+        runs.sort_by(|a, b| a.1.cmp(&b.1));
         let mut ran = Vec::new();
         for (turn, process) in runs {
             let mut effects = Vec::new();
@@ -134,6 +142,36 @@ impl Record {
             .flat_map(|(_, effects)| effects.iter());
         Plan::undoing(effects)
     }
+}
+
+/// The runs of the hooks the agent runs `agents` ran for a tool call (a
+/// `pre-tool` or `post-tool` hook's event names it), each with the call's
+/// turn.
+fn tool_hooks(
+    engine: &Engine,
+    agents: &[String],
+    calls: &std::collections::HashMap<String, usize>,
+) -> Result<Vec<(usize, String)>> {
+    let mut out = Vec::new();
+    for agent in agents {
+        for child in read_scope(engine, agent)? {
+            if !child.is_on("program/hook", PlacementType::Instance) {
+                continue;
+            }
+            let input = read_scope(engine, &child.id)?
+                .into_iter()
+                .find(|c| c.is_on("input/hook", PlacementType::Instance));
+            let id = input.map(|c| c.body_value()["event"]["tool"]["tool_use_id"].clone());
+            if let Some(turn) = id
+                .as_ref()
+                .and_then(|v| v.as_str())
+                .and_then(|id| calls.get(id))
+            {
+                out.push((*turn, child.id.clone()));
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// A session's members, in order, at head.

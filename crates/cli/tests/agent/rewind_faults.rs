@@ -206,3 +206,28 @@ async fn a_replay_of_what_came_from_the_network_says_it_differs() {
     );
     assert!(replayed.stdout.contains("from the net"), "{replayed:#?}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn what_a_tool_calls_hooks_wrote_goes_back_with_its_turn() {
+    let s = Setup::new(json!({"turns": [
+        shell("s1", "echo made > made.txt"),
+        done(1),
+    ]}))
+    .await;
+    s.file(
+        ".hermitcrab/config.toml",
+        "[[hooks]]\nevent = \"post-tool\"\nmatcher = \"shell\"\ncommand = \"echo hooked >> hook.log\"\n",
+    );
+    s.trust();
+    let session = bypass(&s, "make it").await;
+    assert!(s.root.join("hook.log").exists() && s.root.join("made.txt").exists());
+    let listed = ok(&s, &["rewind", &session, "--list", "--json"]).await;
+    let turns: Value = serde_json::from_str(&listed.stdout).unwrap();
+    assert_eq!(
+        turns[0]["files"],
+        json!(["made.txt", "hook.log"]),
+        "{turns:#}"
+    );
+    ok(&s, &["rewind", &session, "--to", "1", "--code"]).await;
+    assert!(!s.root.join("hook.log").exists() && !s.root.join("made.txt").exists());
+}
