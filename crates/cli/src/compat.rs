@@ -162,6 +162,15 @@ fn rewrite_command(args: Vec<OsString>, known: &[String]) -> Vec<OsString> {
         && args
             .iter()
             .any(|a| a.to_string_lossy().starts_with("--input-format"));
+    // Driven by an Agent SDK (its input stream-json, or its entrypoint
+    // variable): a flag a newer SDK passes is said and left out, so the
+    // program still works. Anyone else's unknown flag is a usage error
+    // (clap's, naming the nearest flag): a typo never reaches the model.
+    let driven =
+        streaming || std::env::var("CLAUDE_CODE_ENTRYPOINT").is_ok_and(|e| e.starts_with("sdk"));
+    if !driven {
+        return args;
+    }
     let mut out: Vec<OsString> = args[..2].to_vec();
     let mut rest = args.into_iter().skip(2).peekable();
     while let Some(arg) = rest.next() {
@@ -401,10 +410,10 @@ mod tests {
             rewrite(os(&["hc", "sesions"]), &known),
             os(&["hc", "sesions"])
         );
-        // without stream-json input a prompt may follow an unknown flag: it stays
+        // not driven by an SDK: an unknown flag stays, for clap to refuse
         assert_eq!(
             rewrite(os(&["hc", "-p", "--odd", "say hi"]), &known),
-            os(&["hc", "run", "-p", "say hi"])
+            os(&["hc", "run", "-p", "--odd", "say hi"])
         );
     }
 

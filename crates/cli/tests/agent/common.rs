@@ -144,6 +144,13 @@ impl Setup {
         Ran::of(self.hc(args)).await
     }
 
+    /// `hc ARGS…` to its end, with `env` set.
+    pub async fn out_with(&self, env: &[(&str, &str)], args: &[&str]) -> Ran {
+        let mut command = self.hc(args);
+        command.envs(env.iter().copied());
+        Ran::of(command).await
+    }
+
     /// The substrate, opened beside whatever `hc` left.
     pub fn db(&self) -> Arc<Substrate> {
         Arc::new(Substrate::open(self.root.join(".hermitcrab/substrate.db")).unwrap())

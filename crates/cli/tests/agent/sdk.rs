@@ -563,29 +563,32 @@ async fn stdin_closed_after_the_prompt_still_runs_the_turn_to_its_result() {
 async fn print_mode_flags_with_no_command_are_hc_run_and_each_is_honoured_or_said() {
     let s = Setup::new(json!({"turns": [reply(json!([text("yes")]), "end_turn")]})).await;
     let ran = s
-        .out(&[
-            "-p",
-            "--output-format",
-            "json",
-            "--system-prompt",
-            "You are terse.",
-            "--append-system-prompt",
-            "Say yes.",
-            "--tools",
-            "Read,Grep",
-            "--disallowedTools",
-            "Grep",
-            "--allowedTools",
-            "Bash(echo:*),Read",
-            "--max-thinking-tokens",
-            "2048",
-            "--tool-names",
-            "claude",
-            "--permission-mode",
-            "acceptEdits",
-            "--some-future-flag",
-            "hi",
-        ])
+        .out_with(
+            &[("CLAUDE_CODE_ENTRYPOINT", "sdk-py")],
+            &[
+                "-p",
+                "--output-format",
+                "json",
+                "--system-prompt",
+                "You are terse.",
+                "--append-system-prompt",
+                "Say yes.",
+                "--tools",
+                "Read,Grep",
+                "--disallowedTools",
+                "Grep",
+                "--allowedTools",
+                "Bash(echo:*),Read",
+                "--max-thinking-tokens",
+                "2048",
+                "--tool-names",
+                "claude",
+                "--permission-mode",
+                "acceptEdits",
+                "--some-future-flag",
+                "hi",
+            ],
+        )
         .await;
     assert_eq!(ran.code, 0, "{ran:#?}");
     let result: Value = serde_json::from_str(&ran.stdout).unwrap();
@@ -728,4 +731,31 @@ async fn rewind_files_puts_back_what_a_shell_changed_since_a_user_message() {
     let session = session_of(&s, ran.result());
     let prompts = s.of_type(&session, "prompt");
     assert_eq!(prompts[1]["uuid"], ids[1]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unknown_flag_is_a_usage_error_unless_an_sdk_drives_hc() {
+    let s = Setup::new(json!({"turns": [reply(json!([text("yes")]), "end_turn")]})).await;
+    let typo = s.out(&["run", "hello", "--bogus-flag"]).await;
+    assert_eq!(typo.code, 2, "{typo:#?}");
+    assert!(typo.stderr.contains("--bogus-flag"), "{typo:#?}");
+    let near = s.out(&["-p", "--permision-mode", "bypass", "hello"]).await;
+    assert_eq!(near.code, 2, "{near:#?}");
+    assert!(
+        near.stderr.contains("--permission-mode"),
+        "the nearest flag: {near:#?}"
+    );
+    assert!(s.sent().is_empty(), "no request reached the model");
+    // an SDK's newer flag is said and left out
+    let driven = s
+        .out_with(
+            &[("CLAUDE_CODE_ENTRYPOINT", "sdk-ts")],
+            &["-p", "--bogus-flag", "hello"],
+        )
+        .await;
+    assert_eq!(driven.code, 0, "{driven:#?}");
+    assert!(
+        driven.stderr.contains("--bogus-flag is not supported"),
+        "{driven:#?}"
+    );
 }
