@@ -61,17 +61,17 @@ impl Live {
         };
         live.watch(tree, "").then_some(())?;
         let mut found = BTreeMap::new();
-        walk_dir(tree, index, "", &mut found);
-        for (path, seen) in &found {
-            if seen.state.is_dir() && !live.watch(tree, path) {
-                return None;
-            }
+        // (each directory watched before it is read: nothing made in it
+        // meanwhile goes unseen)
+        let watched = walk_dir(tree, index, "", &mut found, &mut |rel| {
+            live.watch(tree, rel)
+        });
+        if !watched {
+            return None;
         }
         live.ignored = crate::walk::Ignored::of(tree, &found);
         live.current = found;
-        // what came into a directory between its read and its watch
-        live.rewalk(tree, index);
-        (!live.failed).then_some(live)
+        Some(live)
     }
 
     fn watch(&mut self, tree: &Tree, rel: &str) -> bool {
@@ -164,23 +164,13 @@ impl Live {
         let mut found = BTreeMap::new();
         let again = is_dir && (moved || !was_dir);
         if again {
-            // watched before it is read, its directories too, then read
-            // again: nothing made meanwhile goes unseen
-            if !self.watch(tree, path) {
+            // watched before it is read, its directories too: nothing made
+            // meanwhile goes unseen
+            if !walk_dir(tree, index, path, &mut found, &mut |rel| {
+                self.watch(tree, rel)
+            }) {
                 return false;
             }
-            walk_dir(tree, index, path, &mut found);
-            let dirs: Vec<String> = (found.iter())
-                .filter(|(k, s)| s.state.is_dir() && *k != path)
-                .map(|(k, _)| k.clone())
-                .collect();
-            for dir in dirs {
-                if !self.watch(tree, &dir) {
-                    return false;
-                }
-            }
-            found.clear();
-            walk_dir(tree, index, path, &mut found);
             // a .gitignore of its own: what is left out is known anew
             if found.keys().any(|k| k.ends_with("/.gitignore")) {
                 return false;
@@ -202,12 +192,10 @@ impl Live {
         }
         found.remove(path);
         for (k, seen) in found {
-            if seen.state.is_dir() && !self.watch(tree, &k) {
-                return false;
-            }
             self.set(&k, Some(seen));
         }
-        if is_dir && !self.watch(tree, path) {
+        // (a directory met again, its contents not: watched, as it may not be)
+        if is_dir && !again && !self.watch(tree, path) {
             return false;
         }
         self.set(path, now);
@@ -250,7 +238,11 @@ impl Live {
     /// lost): every difference recorded as a change.
     fn rewalk(&mut self, tree: &Tree, index: &mut Index) {
         let mut found = BTreeMap::new();
-        walk_dir(tree, index, "", &mut found);
+        if !walk_dir(tree, index, "", &mut found, &mut |rel| {
+            self.watch(tree, rel)
+        }) {
+            self.failed = true;
+        }
         self.ignored = crate::walk::Ignored::of(tree, &found);
         let gone: Vec<String> = (self.current.keys())
             .filter(|k| !found.contains_key(*k))
@@ -260,9 +252,6 @@ impl Live {
             self.set(&k, None);
         }
         for (k, seen) in found {
-            if seen.state.is_dir() && !self.watch(tree, &k) {
-                self.failed = true;
-            }
             self.set(&k, Some(seen));
         }
     }

@@ -24,7 +24,7 @@ pub(crate) fn walk(tree: &Tree, index: &mut Index, scope: &Scope) -> BTreeMap<St
         }
         Scope::Tree(dirs) => {
             for dir in dirs {
-                walk_dir(tree, index, dir, &mut out);
+                walk_dir(tree, index, dir, &mut out, &mut |_| true);
             }
             // a whole walk forgets what is gone
             if dirs.iter().any(String::is_empty) {
@@ -38,12 +38,17 @@ pub(crate) fn walk(tree: &Tree, index: &mut Index, scope: &Scope) -> BTreeMap<St
     out
 }
 
+/// Everything under `dir` into `out`; `on_dir` is told each directory as
+/// it is met, before what it holds is read (a watch made there misses
+/// nothing), and a `false` from it is answered.
 pub(crate) fn walk_dir(
     tree: &Tree,
     index: &mut Index,
     dir: &str,
     out: &mut BTreeMap<String, Seen>,
-) {
+    on_dir: &mut dyn FnMut(&str) -> bool,
+) -> bool {
+    let mut all = true;
     let start = tree.root.join(dir);
     let walker = ignore::WalkBuilder::new(&start)
         .hidden(false)
@@ -69,9 +74,13 @@ pub(crate) fn walk_dir(
         }
         let rel = slashed(rel);
         if let Some(seen) = look(tree, index, &rel) {
+            if seen.state.is_dir() {
+                all &= on_dir(&rel);
+            }
             out.insert(rel, seen);
         }
     }
+    all
 }
 
 /// What `rel` holds now: from the index when its stat data is the same,
