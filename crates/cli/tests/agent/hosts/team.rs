@@ -24,7 +24,8 @@ fn script() -> Value {
             let read = call(&id, "read", json!({"file_path": "notes.txt"}));
             turns.push(when(&format!("job {k:02}!"), json!([read]), "tool_use"));
             let mut done = when(&id, json!([text(&format!("job {k:02} done"))]), "end_turn");
-            done["pace"] = json!({"first_byte_delay_ms": 4000});
+            // (long enough that each host holds runs of both kinds at once, under load too)
+            done["pace"] = json!({"first_byte_delay_ms": 8000});
             turns.push(done);
         }
     }
