@@ -78,37 +78,7 @@ pub enum Command {
     },
     /// Put the project's files back as they were before a turn (whatever tool changed them), and/or fork the conversation there.
     #[command(after_help = REWIND_HELP)]
-    Rewind {
-        /// The session id (or a unique prefix of it); none: the newest.
-        session: Option<String>,
-        /// Before this turn: a model call as `hc trace` numbers them (`answer #N`).
-        #[arg(long, value_name = "TURN", conflicts_with = "prompt")]
-        to: Option<usize>,
-        /// Before the session's K-th prompt (as Claude Code checkpoints).
-        #[arg(long, value_name = "K")]
-        prompt: Option<usize>,
-        /// The files only.
-        #[arg(long, conflicts_with_all = ["conversation", "both"])]
-        code: bool,
-        /// The conversation only (forked there: a new session).
-        #[arg(long, conflicts_with = "both")]
-        conversation: bool,
-        /// Files and conversation (the default when no one is at a terminal to ask).
-        #[arg(long)]
-        both: bool,
-        /// Overwrite files changed since the session recorded them.
-        #[arg(long)]
-        force: bool,
-        /// Undo the session's last rewind.
-        #[arg(long, conflicts_with_all = ["to", "prompt", "conversation", "both", "list"])]
-        undo: bool,
-        /// The turns, with the files each changed.
-        #[arg(long, conflicts_with_all = ["to", "prompt", "code", "conversation", "both", "force"])]
-        list: bool,
-        /// As JSON (with --list).
-        #[arg(long, requires = "list")]
-        json: bool,
-    },
+    Rewind(crate::cmd::rewind::RewindRequest),
     /// A new session whose history is SESSION's up to a turn (referenced, not copied); prints its id.
     #[command(
         after_help = "Examples:\n  hc fork s_01J9…            # the whole history\n  hc fork s_01J9… --at 3     # up to and including answer #3\n  hc chat --resume $(hc fork s_01J9… --at 3)"

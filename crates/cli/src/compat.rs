@@ -248,6 +248,13 @@ impl SdkFlags {
     /// does not yet. An error is a usage error (a file that cannot be read,
     /// a value that is not one).
     pub fn apply(&self, config: &mut AgentConfig) -> Result<(), String> {
+        if self.replay_user_messages && !self.streaming() {
+            return Err(
+                "--replay-user-messages echoes the user messages read as stream-json: \
+                 give it with --input-format stream-json"
+                    .to_owned(),
+            );
+        }
         if let Some(text) = &self.system_prompt {
             config.system = Some(text.clone());
         }

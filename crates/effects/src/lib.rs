@@ -18,6 +18,7 @@
 
 mod index;
 mod live;
+pub mod record;
 pub mod restore;
 mod store;
 mod walk;
@@ -72,11 +73,6 @@ impl State {
     /// A directory.
     pub fn is_dir(&self) -> bool {
         self.mode & TYPE_BITS == DIR
-    }
-
-    /// A symlink.
-    pub fn is_link(&self) -> bool {
-        self.mode & TYPE_BITS == LINK
     }
 }
 
@@ -326,12 +322,15 @@ impl Tree {
         diff(before, &after, &self.limits)
     }
 
-    /// Starts watching the whole tree now (its first walk), so that the
-    /// first run that may write anywhere finds it watched; once.
+    /// Whether watching the whole tree is still to be started (true once:
+    /// the caller then starts it, with [`Tree::watch_now`]).
+    pub fn watch_asked(&self) -> bool {
+        !self.asked.swap(true, std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Watches the whole tree now (its first walk), so that the first run
+    /// that may write anywhere finds it watched.
     pub fn watch_now(&self) {
-        if self.asked.swap(true, std::sync::atomic::Ordering::Relaxed) {
-            return;
-        }
         drop(self.snapshot(Scope::Tree(vec![String::new()])));
     }
 

@@ -87,18 +87,8 @@ pub fn current(root: &Path, rel: &str) -> Result<Option<State>, String> {
         let bytes = target.as_os_str().as_encoded_bytes();
         (crate::sha256_hex(bytes), bytes.len() as u64)
     } else {
-        let mut file = std::fs::File::open(&path).map_err(shown)?;
-        let mut digest = ring::digest::Context::new(&ring::digest::SHA256);
-        let mut buf = vec![0u8; 256 * 1024];
-        loop {
-            let n = file.read(&mut buf).map_err(shown)?;
-            if n == 0 {
-                break;
-            }
-            digest.update(&buf[..n]);
-        }
-        let hash = digest.finish();
-        (crate::hex(hash.as_ref()), meta.len())
+        let file = crate::store::open_regular(&path).map_err(shown)?;
+        (crate::store::hash_of(file).map_err(shown)?, meta.len())
     };
     Ok(Some(State { hash, mode, size }))
 }
@@ -163,9 +153,13 @@ pub fn put(root: &Path, rel: &str, what: Put<'_>) -> Result<bool, String> {
 /// A file's bytes at `rel` (reached as `put` reaches it), when it is a
 /// regular file of at most `cap` bytes.
 pub fn read(root: &Path, rel: &str, cap: u64) -> Option<Vec<u8>> {
-    let path = reach(root, rel, false).ok()?;
-    let meta = std::fs::symlink_metadata(&path).ok()?;
-    (meta.is_file() && meta.len() <= cap).then(|| std::fs::read(&path).ok())?
+    let mut file = crate::store::open_regular(&reach(root, rel, false).ok()?).ok()?;
+    if file.metadata().ok()?.len() > cap {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes).ok()?;
+    Some(bytes)
 }
 
 /// A directory where a file or a link goes back: taken away when it is

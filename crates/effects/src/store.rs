@@ -21,6 +21,35 @@ pub fn hex(bytes: &[u8]) -> String {
     out
 }
 
+/// A regular file opened to read — never through a link at its last
+/// component, never blocking (what was a file when looked at may have been
+/// swapped for a FIFO since: it is refused, not waited on).
+pub(crate) fn open_regular(path: &std::path::Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    Ok(file)
+}
+
+/// The SHA-256 of what `file` holds, read in pieces, lowercase hex.
+pub(crate) fn hash_of(mut file: std::fs::File) -> std::io::Result<String> {
+    use std::io::Read as _;
+    let mut digest = ring::digest::Context::new(&ring::digest::SHA256);
+    let mut buf = vec![0u8; 256 * 1024];
+    loop {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            return Ok(hex(digest.finish().as_ref()));
+        }
+        digest.update(&buf[..n]);
+    }
+}
+
 /// Hex back to bytes (none: not hex).
 pub fn unhex(hex: &str) -> Option<Vec<u8>> {
     if !hex.len().is_multiple_of(2) {

@@ -131,21 +131,12 @@ pub(crate) fn look(tree: &Tree, index: &mut Index, rel: &str) -> Option<Seen> {
 
 /// A file's hash, and whether its content is kept (not over the cap).
 fn read_file(tree: &Tree, path: &Path, size: u64) -> Option<(String, bool)> {
+    let mut file = crate::store::open_regular(path).ok()?;
     if size > tree.limits.file_bytes {
-        let mut file = std::fs::File::open(path).ok()?;
-        let mut digest = ring::digest::Context::new(&ring::digest::SHA256);
-        let mut buf = vec![0u8; 256 * 1024];
-        loop {
-            let n = file.read(&mut buf).ok()?;
-            if n == 0 {
-                break;
-            }
-            digest.update(&buf[..n]);
-        }
-        let hash = digest.finish();
-        return Some((crate::hex(hash.as_ref()), false));
+        return Some((crate::store::hash_of(file).ok()?, false));
     }
-    let bytes = std::fs::read(path).ok()?;
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    file.read_to_end(&mut bytes).ok()?;
     let hash = crate::sha256_hex(&bytes);
     let kept = tree.store.put(&hash, &bytes);
     Some((hash, kept))

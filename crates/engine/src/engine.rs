@@ -141,7 +141,8 @@ impl Engine {
     /// that the first run that may write anywhere finds the tree watched (a
     /// host about to run an agent asks; one that only reads does not).
     pub fn watch_files(&self) {
-        if let Some(tree) = &self.core.effects {
+        // (once: every later turn finds it watched, no thread started)
+        if let Some(tree) = self.core.effects.as_ref().filter(|t| t.watch_asked()) {
             let tree = Arc::clone(tree);
             let _ = std::thread::Builder::new()
                 .name("hc-effects".into())

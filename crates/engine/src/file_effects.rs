@@ -9,7 +9,6 @@
 
 use crate::core::Core;
 use crate::plan::{Plan, Writes};
-use serde_json::json;
 use substrate::{ChunkDecl, NewPlacement};
 
 /// The type of a run's `file-effects` chunk.
@@ -21,13 +20,7 @@ pub const BLOB_TYPE: &str = "engine/blob";
 /// store's 8 MiB a body).
 const MAX_PATHS: usize = 20_000;
 
-/// What every kept content's id starts with.
-pub const BLOB_PREFIX: &str = "blob/";
-
-/// The chunk id of the content whose SHA-256 is `hash`.
-pub fn blob_id(hash: &str) -> String {
-    format!("{BLOB_PREFIX}{hash}")
-}
+pub use effects::record::{BLOB_PREFIX, blob_id};
 
 /// What a run's files looked like before it starts (none: it writes
 /// nowhere in the project, or effects are not recorded).
@@ -68,15 +61,16 @@ pub(crate) fn after(core: &Core, id: &str, before: &effects::Snapshot) -> Vec<Ch
     for effect in &mut effects {
         kept.keep(core, tree, effect);
     }
-    let mut body = json!({ "effects": effects, "stored_bytes": kept.stored });
-    if let Some(cap) = capped.or(kept.capped) {
-        body["capped"] = json!(cap);
-    }
+    let body = effects::record::FileEffects {
+        effects,
+        stored_bytes: kept.stored,
+        capped: capped.or(kept.capped),
+    };
     let mut chunks = kept.chunks;
     chunks.push(
         ChunkDecl::generated()
             .name(format!("file-effects of {id}"))
-            .body(body)
+            .body(serde_json::to_value(&body).unwrap_or_default())
             .on(NewPlacement::instance(id))
             .on(NewPlacement::instance(EFFECTS_TYPE)),
     );
@@ -137,7 +131,7 @@ impl Kept {
         self.stored += effect.size;
         self.chunks.push(
             ChunkDecl::with_id(&id)
-                .body(json!({"hex": effects::hex(&bytes)}))
+                .body(serde_json::to_value(effects::record::Blob::of(&bytes)).unwrap_or_default())
                 .on(NewPlacement::instance(BLOB_TYPE)),
         );
     }

@@ -243,7 +243,10 @@ impl Planner<'_> {
         if roots.is_empty() {
             return Writes::Nowhere;
         }
-        if let Some(pointer) = &body.writes {
+        // (only a built-in is taken at its word: any other program that
+        // named a field would hide what it writes elsewhere from a rewind)
+        let builtin = body.executable.starts_with("builtin:");
+        if let Some(pointer) = body.writes.as_ref().filter(|_| builtin) {
             let named = args
                 .chunks
                 .iter()

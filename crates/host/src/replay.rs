@@ -132,9 +132,9 @@ fn copy_tree(root: &Path, into: &Path) -> Result<Vec<String>> {
             let target = std::fs::read_link(entry.path()).unwrap_or_default();
             restore::put(into, &rel, Put::Link(target.as_os_str().as_encoded_bytes()))
         } else if meta.is_file() {
-            match std::fs::read(entry.path()) {
-                Ok(bytes) => restore::put(into, &rel, Put::File(&bytes, mode)),
-                Err(e) => Err(format!("cannot read {rel}: {e}")),
+            match restore::read(root, &rel, u64::MAX) {
+                Some(bytes) => restore::put(into, &rel, Put::File(&bytes, mode)),
+                None => Err(format!("cannot read {rel}")),
             }
         } else {
             continue;

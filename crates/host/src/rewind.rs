@@ -6,11 +6,12 @@
 //! way). The conversation's side is `fork.rs`.
 
 use anyhow::{Result, bail};
+use engine::effects::record::{Blob, FileEffects};
 use engine::effects::{self, Effect};
 use engine::file_effects::EFFECTS_TYPE;
 use engine::{Context, Engine};
 use protocol::{RunArgs, ScopeOpts};
-use serde_json::{Value, json};
+use serde_json::json;
 use std::path::Path;
 use substrate::{ChunkDecl, ChunkItem, NewPlacement, PlacementType};
 
@@ -160,18 +161,34 @@ fn tool_hooks(
             }
             let input = read_scope(engine, &child.id)?
                 .into_iter()
-                .find(|c| c.is_on("input/hook", PlacementType::Instance));
-            let id = input.map(|c| c.body_value()["event"]["tool"]["tool_use_id"].clone());
-            if let Some(turn) = id
-                .as_ref()
-                .and_then(|v| v.as_str())
-                .and_then(|id| calls.get(id))
-            {
+                .find(|c| c.is_on("input/hook", PlacementType::Instance))
+                .and_then(|c| serde_json::from_value::<HookInput>(c.body_value()).ok());
+            let call = input.and_then(|i| i.event.tool).and_then(|t| t.tool_use_id);
+            if let Some(turn) = call.and_then(|id| calls.get(&id)) {
                 out.push((*turn, child.id.clone()));
             }
         }
     }
     Ok(out)
+}
+
+/// What a `hook` run was given, as far as a rewind reads it: the call a
+/// tool's hook ran for.
+#[derive(serde::Deserialize)]
+struct HookInput {
+    event: HookEvent,
+}
+
+#[derive(serde::Deserialize)]
+struct HookEvent {
+    #[serde(default)]
+    tool: Option<HookTool>,
+}
+
+#[derive(serde::Deserialize)]
+struct HookTool {
+    #[serde(default)]
+    tool_use_id: Option<String>,
 }
 
 /// A session's members, in order, at head.
@@ -192,9 +209,8 @@ fn effects_under(
     }
     for item in read_scope(engine, process)? {
         if item.is_on(EFFECTS_TYPE, PlacementType::Instance) {
-            let body = item.body_value();
-            if let Ok(effects) = serde_json::from_value::<Vec<Effect>>(body["effects"].clone()) {
-                out.extend(effects);
+            if let Ok(record) = serde_json::from_value::<FileEffects>(item.body_value()) {
+                out.extend(record.effects);
             }
         } else if item.is_on("engine/process", PlacementType::Instance)
             && item.is_on(process, PlacementType::Instance)
@@ -205,34 +221,19 @@ fn effects_under(
     Ok(())
 }
 
+/// A call's first line: its answer's text, a compaction's summary, a
+/// side call's reply.
 fn first_line(item: &ChunkItem) -> String {
-    let body = item.body_value();
-    let text = body["text"]
-        .as_str()
-        .or(body["summary"].as_str())
-        .unwrap_or("");
+    let text = match agent::contract::SessionItem::of(item) {
+        agent::contract::SessionItem::Answer(a) => a.text,
+        agent::contract::SessionItem::Compaction(c) => c.summary().to_owned(),
+        agent::contract::SessionItem::LlmCall(c) => c.text,
+        _ => String::new(),
+    };
     crate::text::shown(text.lines().find(|l| !l.trim().is_empty()).unwrap_or("")).into_owned()
 }
 
-/// What a path holds: its content's hash and its mode.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Held {
-    /// SHA-256, hex (empty for a directory).
-    pub hash: String,
-    /// Mode with type bits.
-    pub mode: u32,
-}
-
-/// One path a rewind changes.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct Change {
-    /// Relative to the root.
-    pub path: String,
-    /// What the record says it holds now (none: nothing).
-    pub expect: Option<Held>,
-    /// What it is put back to (none: removed).
-    pub put: Option<Held>,
-}
+pub use engine::effects::record::{Change, Held};
 
 /// A rewind's plan: each path's change, and what cannot be put back.
 #[derive(Clone, Debug, Default)]
@@ -306,8 +307,6 @@ pub struct Applied {
     pub text: String,
     /// Whether it put everything back.
     pub ok: bool,
-    /// The paths that changed since the record, when it stopped for them.
-    pub changed: Vec<String>,
 }
 
 /// Runs `rewind` on `session` for `plan` (`force`: over what changed since)
@@ -329,32 +328,52 @@ pub async fn apply(engine: &Engine, session: &str, plan: &Plan, force: bool) -> 
     let ended = engine
         .await_processes(&ctx, std::slice::from_ref(&process))
         .await?;
-    let output = ended
-        .get(&process)
-        .and_then(|read| {
-            read.chunks
-                .iter()
-                .find(|c| c.is_on("engine/output", PlacementType::Instance))
-        })
-        .map(|c| c.body_value())
-        .unwrap_or(Value::Null);
-    let changed = output["data"]["changed"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|p| p.as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default();
-    Ok(Applied {
-        process,
-        text: output["text"]
-            .as_str()
-            .unwrap_or("the rewind said nothing")
-            .to_owned(),
-        ok: output["is_error"] != json!(true) && output.is_object(),
-        changed,
+    let output = ended.get(&process).and_then(|read| {
+        read.chunks
+            .iter()
+            .find(|c| c.is_on("engine/output", PlacementType::Instance))
+            .map(|c| protocol::program::Output::parse(&c.body_value()))
+    });
+    Ok(match output {
+        Some(output) => Applied {
+            process,
+            ok: !output.is_error,
+            text: output.text,
+        },
+        None => Applied {
+            process,
+            ok: false,
+            text: "the rewind ended without saying what it did".to_owned(),
+        },
     })
+}
+
+/// What putting a plan's files back came to.
+pub enum PutBack {
+    /// There was nothing to put back.
+    Nothing,
+    /// Nothing was done: these files changed since the record (and the
+    /// rewind was not forced).
+    ChangedSince(Vec<String>),
+    /// The rewind's run put everything back.
+    Done(Applied),
+}
+
+/// The files of `plan` put back on `session` (`force`: over what changed
+/// since the record), as every front end rewinds.
+pub async fn put_back(engine: &Engine, session: &str, plan: &Plan, force: bool) -> Result<PutBack> {
+    if plan.changes.is_empty() {
+        return Ok(PutBack::Nothing);
+    }
+    let changed = plan.changed_since(&engine.config().project_root);
+    if !changed.is_empty() && !force {
+        return Ok(PutBack::ChangedSince(changed));
+    }
+    let applied = apply(engine, session, plan, force).await?;
+    if !applied.ok {
+        bail!("rewind {}: {}", applied.process, applied.text);
+    }
+    Ok(PutBack::Done(applied))
 }
 
 /// Which of the person's prompts of `session` (from 1) is the one `is`
@@ -384,8 +403,8 @@ pub fn kept(engine: &Engine, hash: &str) -> Option<Vec<u8>> {
     let read = engine
         .scope(&Context::host(), &[id], &ScopeOpts::default())
         .ok()?;
-    let body = read.scopes.first()?.body_value();
-    effects::unhex(body["hex"].as_str()?).filter(|b| effects::sha256_hex(b) == hash)
+    let blob: Blob = serde_json::from_value(read.scopes.first()?.body_value()).ok()?;
+    blob.bytes(hash)
 }
 
 /// The plan that undoes the last rewind of `session` (what its run

@@ -4,8 +4,8 @@
 use crate::files;
 use crate::paths::Paths;
 use crate::text;
+use protocol::Capabilities;
 use protocol::program::{Output, ProgramDef, ProgramFuture, TOOL_TIMEOUT_MS, serve};
-use protocol::{Capabilities, FilesystemAccess, ReadAccess};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -35,15 +35,7 @@ fn definition() -> ProgramDef {
                or that changed since, is refused. No match, several matches, or equal strings \
                are errors that say what to fix. Answers with the edited region, numbered.",
         schema: schema(),
-        capabilities: Capabilities {
-            filesystem: FilesystemAccess {
-                read: ReadAccess::All,
-                write: vec![".".into()],
-            },
-            network: false,
-            env: Vec::new(),
-            programs: Vec::new(),
-        },
+        capabilities: Capabilities::project_writer(),
         timeout_ms: TOOL_TIMEOUT_MS,
         concurrency_safe: false,
         read_only: false,

@@ -5,8 +5,8 @@
 //! the answer is never an error result unless the command could not run.
 
 use crate::shell::reap;
+use protocol::Capabilities;
 use protocol::program::{Output, ProgramDef, ProgramFuture, serve};
-use protocol::{Capabilities, FilesystemAccess, ReadAccess};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::process::Stdio;
@@ -35,15 +35,7 @@ fn definition() -> ProgramDef {
         name: "hook",
         text: "Runs a configured hook command with an event on its stdin; the agent's, not a tool.",
         schema: schema(),
-        capabilities: Capabilities {
-            filesystem: FilesystemAccess {
-                read: ReadAccess::All,
-                write: vec![".".into()],
-            },
-            network: false,
-            env: Vec::new(),
-            programs: Vec::new(),
-        },
+        capabilities: Capabilities::project_writer(),
         timeout_ms: MAX_TIMEOUT_MS + 30_000,
         concurrency_safe: false,
         read_only: false,

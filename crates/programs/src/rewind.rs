@@ -5,9 +5,10 @@
 //! record (the person's edit, another session's) stops the whole rewind
 //! unless it was forced; contents come from the substrate's blobs.
 
+use effects::record::{Blob, Change, Held, blob_id};
 use effects::restore::{self, Put};
 use protocol::program::{Output, ProgramDef, ProgramFuture, TOOL_TIMEOUT_MS, serve};
-use protocol::{Boundary, Capabilities, FilesystemAccess, ReadAccess};
+use protocol::{Boundary, Capabilities};
 use serde::Deserialize;
 use serde_json::json;
 use std::collections::HashMap;
@@ -26,15 +27,7 @@ fn definition() -> ProgramDef {
             },
             "required": ["paths", "changes"]
         }),
-        capabilities: Capabilities {
-            filesystem: FilesystemAccess {
-                read: ReadAccess::All,
-                write: vec![".".into()],
-            },
-            network: false,
-            env: Vec::new(),
-            programs: Vec::new(),
-        },
+        capabilities: Capabilities::project_writer(),
         timeout_ms: TOOL_TIMEOUT_MS,
         concurrency_safe: false,
         read_only: false,
@@ -48,22 +41,6 @@ pub(crate) fn chunks() -> Vec<substrate::ChunkDecl> {
     body.boundary = Boundary::Roots(vec!["engine/blob".into()]);
     body.writes = Some("/paths".into());
     def.chunks_with(body)
-}
-
-/// What a path held, or is to hold: its content's hash and its mode.
-#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
-pub(crate) struct Held {
-    hash: String,
-    mode: u32,
-}
-
-/// One path: what it must hold now, and what to put there (none:
-/// nothing).
-#[derive(Deserialize)]
-pub(crate) struct Change {
-    path: String,
-    expect: Option<Held>,
-    put: Option<Held>,
 }
 
 /// (`paths`, every path changed, is the engine's: where it looks for the
@@ -128,7 +105,7 @@ async fn contents(
         .iter()
         .filter_map(|c| c.put.as_ref())
         .filter(|p| p.mode & 0o170_000 != effects::DIR)
-        .map(|p| format!("blob/{}", p.hash))
+        .map(|p| blob_id(&p.hash))
         .collect();
     ids.sort();
     ids.dedup();
@@ -141,17 +118,14 @@ async fn contents(
             .await
             .map_err(|e| format!("cannot read what to put back: {e}"))?;
         for chunk in &read.scopes {
-            let hex = chunk.body_value()["hex"].as_str().unwrap_or("").to_owned();
-            let hash = chunk.id.trim_start_matches("blob/");
-            // (a content is put back only when it is what its name says)
-            let bytes = effects::unhex(&hex)
-                .filter(|b| effects::sha256_hex(b) == hash)
-                .ok_or_else(|| {
-                    format!(
-                        "`{}` is not the content its name says: nothing was put back",
-                        chunk.id
-                    )
-                })?;
+            let hash = chunk.id.trim_start_matches(effects::record::BLOB_PREFIX);
+            let blob: Option<Blob> = serde_json::from_value(chunk.body_value()).ok();
+            let bytes = blob.and_then(|b| b.bytes(hash)).ok_or_else(|| {
+                format!(
+                    "`{}` is not the content its name says: nothing was put back",
+                    chunk.id
+                )
+            })?;
             out.insert(hash.to_owned(), bytes);
         }
     }

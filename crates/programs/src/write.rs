@@ -4,8 +4,8 @@
 use crate::files;
 use crate::paths::Paths;
 use crate::text;
+use protocol::Capabilities;
 use protocol::program::{Output, ProgramDef, ProgramFuture, TOOL_TIMEOUT_MS, serve};
-use protocol::{Capabilities, FilesystemAccess, ReadAccess};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -29,15 +29,7 @@ fn definition() -> ProgramDef {
                `edit` for changing part of a file. Writes only inside the project (never in \
                .git or .hermitcrab).",
         schema: schema(),
-        capabilities: Capabilities {
-            filesystem: FilesystemAccess {
-                read: ReadAccess::All,
-                write: vec![".".into()],
-            },
-            network: false,
-            env: Vec::new(),
-            programs: Vec::new(),
-        },
+        capabilities: Capabilities::project_writer(),
         timeout_ms: TOOL_TIMEOUT_MS,
         concurrency_safe: false,
         read_only: false,

@@ -116,6 +116,20 @@ pub struct Capabilities {
     pub programs: Vec<String>,
 }
 
+impl Capabilities {
+    /// Read anything, write in the project (`.`), no network, no
+    /// variables: the built-in tools that change files.
+    pub fn project_writer() -> Capabilities {
+        Capabilities {
+            filesystem: FilesystemAccess {
+                read: ReadAccess::All,
+                write: vec![".".into()],
+            },
+            ..Capabilities::default()
+        }
+    }
+}
+
 /// The arguments of a `run`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -298,10 +298,23 @@ pub struct RewindAsked {
     prompt: String,
     /// `both` (the default), `code` or `conversation`.
     #[serde(default)]
-    sides: Option<String>,
+    sides: Sides,
     /// Overwrite files changed since the session recorded them.
     #[serde(default)]
     force: bool,
+}
+
+/// What a rewind takes back.
+#[derive(Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+enum Sides {
+    /// The files and the conversation.
+    #[default]
+    Both,
+    /// The files only.
+    Code,
+    /// The conversation only.
+    Conversation,
 }
 
 /// `POST /api/rewind`: the project's files back as they were before the
@@ -327,14 +340,12 @@ pub async fn rewind(State(app): State<App>, Json(asked): Json<RewindAsked>) -> R
 }
 
 async fn rewind_to(app: &App, asked: &RewindAsked) -> anyhow::Result<Result<Value, Vec<String>>> {
-    use hc_host::rewind::{Record, To};
+    use hc_host::rewind::{PutBack, Record, To};
     let engine = &app.engine;
-    let (code, conversation) = match asked.sides.as_deref().unwrap_or("both") {
-        "both" => (true, true),
-        "code" => (true, false),
-        "conversation" => (false, true),
-        other => anyhow::bail!("`sides` is both, code or conversation, not `{other}`"),
-    };
+    let (code, conversation) = (
+        asked.sides != Sides::Conversation,
+        asked.sides != Sides::Code,
+    );
     let k = hc_host::rewind::prompt_number(engine, &asked.session, |c, _| c.id == asked.prompt)?
         .ok_or_else(|| {
             anyhow::anyhow!("`{}` is not a prompt of {}", asked.prompt, asked.session)
@@ -343,19 +354,13 @@ async fn rewind_to(app: &App, asked: &RewindAsked) -> anyhow::Result<Result<Valu
     let mut text = Vec::new();
     if code {
         let plan = record.plan(record.first_call(To::Prompt(k))?);
-        let root = engine.config().project_root.clone();
-        let changed = plan.changed_since(&root);
-        if !changed.is_empty() && !asked.force {
-            return Ok(Err(changed));
+        match hc_host::rewind::put_back(engine, &asked.session, &plan, asked.force).await? {
+            PutBack::ChangedSince(changed) => return Ok(Err(changed)),
+            PutBack::Done(applied) => text.push(applied.text),
+            PutBack::Nothing => {}
         }
         for (path, why) in &plan.unrestorable {
             text.push(format!("cannot put back {path}: {why}"));
-        }
-        if !plan.changes.is_empty() {
-            let applied =
-                hc_host::rewind::apply(engine, &asked.session, &plan, asked.force).await?;
-            anyhow::ensure!(applied.ok, "{}", applied.text);
-            text.push(applied.text);
         }
     }
     let mut session = Value::Null;

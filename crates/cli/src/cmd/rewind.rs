@@ -8,32 +8,40 @@ use anyhow::{Result, bail};
 use hc_host::exit::exit;
 use hc_host::fork::{Cut, fork};
 use hc_host::open::{Find, Host, Staged, runtime};
-use hc_host::rewind::{Plan, Record, To};
+use hc_host::rewind::{Plan, PutBack, Record, To};
 use std::io::Write as _;
 
-/// What `hc rewind` was asked.
-#[derive(Debug, Default)]
+/// What `hc rewind` was asked (its flags).
+#[derive(Debug, Default, clap::Args)]
 pub struct RewindRequest {
-    /// The session (or a unique prefix); none: the newest.
+    /// The session id (or a unique prefix of it); none: the newest.
     pub session: Option<String>,
-    /// `--to N`.
+    /// Before this turn: a model call as `hc trace` numbers them (`answer #N`).
+    #[arg(long, value_name = "TURN", conflicts_with = "prompt")]
     pub to: Option<usize>,
-    /// `--prompt K`.
+    /// Before the session's K-th prompt (as Claude Code checkpoints).
+    #[arg(long, value_name = "K")]
     pub prompt: Option<usize>,
-    /// `--code`, `--conversation`, `--both` (none given: asked on a
-    /// terminal, both otherwise).
+    /// The files only.
+    #[arg(long, conflicts_with_all = ["conversation", "both"])]
     pub code: bool,
-    /// `--conversation`.
+    /// The conversation only (forked there: a new session).
+    #[arg(long, conflicts_with = "both")]
     pub conversation: bool,
-    /// `--both`.
+    /// Files and conversation (the default when no one is at a terminal to ask).
+    #[arg(long)]
     pub both: bool,
-    /// `--force`.
+    /// Overwrite files changed since the session recorded them.
+    #[arg(long, conflicts_with = "conversation")]
     pub force: bool,
-    /// `--undo`.
+    /// Undo the session's last rewind.
+    #[arg(long, conflicts_with_all = ["to", "prompt", "code", "conversation", "both", "list"])]
     pub undo: bool,
-    /// `--list`.
+    /// The turns, with the files each changed.
+    #[arg(long, conflicts_with_all = ["to", "prompt", "code", "conversation", "both", "force"])]
     pub list: bool,
-    /// `--json` (with `--list`).
+    /// As JSON (with --list).
+    #[arg(long, requires = "list")]
     pub json: bool,
 }
 
@@ -58,17 +66,13 @@ pub fn rewind(asked: RewindRequest) -> Result<()> {
 
 async fn rewind_on(host: &Host, asked: &RewindRequest) -> Result<()> {
     let engine = &host.engine;
-    let root = host.project.root.as_path();
     let session = match &asked.session {
         None => hc_host::sessions::newest(engine.db())?,
         Some(given) => hc_host::sessions::resolve(engine.db(), given)?,
     };
     if asked.undo {
         let plan = hc_host::rewind::undo_plan(engine, &session)?;
-        println!(
-            "{}",
-            put_back(engine, root, &session, &plan, asked.force).await?
-        );
+        println!("{}", put_back(engine, &session, &plan, asked.force).await?);
         return Ok(());
     }
     let record = Record::read(engine, &session)?;
@@ -84,10 +88,7 @@ async fn rewind_on(host: &Host, asked: &RewindRequest) -> Result<()> {
     let sides = sides(asked)?;
     if sides.code {
         let plan = record.plan(first);
-        println!(
-            "{}",
-            put_back(engine, root, &session, &plan, asked.force).await?
-        );
+        println!("{}", put_back(engine, &session, &plan, asked.force).await?);
     }
     if sides.conversation {
         let forked = fork_before(engine, &session, to)?;
@@ -162,7 +163,7 @@ pub fn in_chat(
             ))?
             .trim()
             .eq_ignore_ascii_case("y");
-        said.push(rt.block_on(put_back(engine, &root, session, &plan, force))?);
+        said.push(rt.block_on(put_back(engine, session, &plan, force))?);
     }
     let mut now = None;
     if sides.conversation {
@@ -278,7 +279,6 @@ fn cut(text: &str, n: usize) -> String {
 /// say of it.
 async fn put_back(
     engine: &engine::Engine,
-    root: &std::path::Path,
     session: &str,
     plan: &Plan,
     force: bool,
@@ -286,39 +286,28 @@ async fn put_back(
     for (path, why) in &plan.unrestorable {
         eprintln!("hc: cannot put back {path}: {why}");
     }
-    if plan.changes.is_empty() {
-        return Ok("no file to put back".to_owned());
+    match hc_host::rewind::put_back(engine, session, plan, force).await? {
+        PutBack::Nothing => Ok("no file to put back".to_owned()),
+        PutBack::ChangedSince(changed) => {
+            let (what, it) = match changed.len() {
+                1 => ("a file", "it"),
+                _ => ("files", "them"),
+            };
+            Err(exit(
+                1,
+                format!(
+                    "nothing was rewound: {what} changed since the session recorded {it} (by you \
+                     or another session), and a rewind never overwrites that: {}\nLook at {it}, \
+                     or rewind with --force to overwrite.",
+                    changed.join(", ")
+                ),
+            ))
+        }
+        PutBack::Done(applied) => Ok(format!(
+            "{} (rewind {}; `hc rewind --undo` undoes it)",
+            applied.text, applied.process
+        )),
     }
-    let changed = plan.changed_since(root);
-    if !changed.is_empty() && !force {
-        return Err(exit(
-            1,
-            format!(
-                "nothing was rewound: {} changed since the session recorded {} (by you or \
-                 another session), and a rewind never overwrites that: {}\nLook at {}, or \
-                 rewind with --force to overwrite.",
-                if changed.len() == 1 {
-                    "a file"
-                } else {
-                    "files"
-                },
-                if changed.len() == 1 { "it" } else { "them" },
-                changed.join(", "),
-                if changed.len() == 1 { "it" } else { "them" },
-            ),
-        ));
-    }
-    let applied = hc_host::rewind::apply(engine, session, plan, force).await?;
-    if !applied.ok {
-        return Err(exit(
-            1,
-            format!("rewind {}: {}", applied.process, applied.text),
-        ));
-    }
-    Ok(format!(
-        "{} (rewind {}; `hc rewind --undo` undoes it)",
-        applied.text, applied.process
-    ))
 }
 
 /// `hc fork SESSION [--at N] [--worktree]`: prints the new session's id

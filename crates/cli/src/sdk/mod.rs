@@ -50,6 +50,7 @@ async fn end_of(turn: &mut Option<Turn>) -> Result<hc_host::turn::Finished> {
 /// done; answers the exit code: 1 when the last turn ended in an error
 /// (as Claude Code, so the SDK raises it), else 0.
 pub fn serve(mut request: RunRequest, printed: crate::print::Printed) -> Result<u8> {
+    request.check_resumed()?;
     let staged = Staged::here(Find::OrInit, Ask::Never)?;
     let (_, mut config) = crate::settings::resolve(&staged.files, &request.flags, false)
         .map_err(|e| exit(2, format!("{e:#}")))?;

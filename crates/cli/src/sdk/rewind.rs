@@ -11,7 +11,7 @@
 
 use super::wire::Request;
 use engine::Engine;
-use hc_host::rewind::{Plan, Record, To};
+use hc_host::rewind::{Plan, PutBack, Record, To};
 use serde_json::{Value, json};
 
 const NOT_ENABLED: &str = "File rewinding is not enabled.";
@@ -42,20 +42,13 @@ pub async fn rewind_files(
     let Some(session) = session else {
         return Err(NOT_FOUND.to_owned());
     };
-    let changed = plan.changed_since(&root);
-    if !changed.is_empty() {
-        return Err(format!(
+    match hc_host::rewind::put_back(engine, session, &plan, false).await {
+        Ok(PutBack::Nothing | PutBack::Done(_)) => Ok(json!({"canRewind": true})),
+        Ok(PutBack::ChangedSince(changed)) => Err(format!(
             "Failed to rewind: changed since the session recorded them (a rewind never \
              overwrites that): {}",
             changed.join(", ")
-        ));
-    }
-    if plan.changes.is_empty() {
-        return Ok(json!({"canRewind": true}));
-    }
-    match hc_host::rewind::apply(engine, session, &plan, false).await {
-        Ok(applied) if applied.ok => Ok(json!({"canRewind": true})),
-        Ok(applied) => Err(format!("Failed to rewind: {}", applied.text)),
+        )),
         Err(e) => Err(format!("Failed to rewind: {e:#}")),
     }
 }

@@ -48,6 +48,29 @@ pub struct RunRequest {
 }
 
 impl RunRequest {
+    /// The flags that go on with a session (`--checkout`, `--fork-session`)
+    /// given with one to go on with (`--resume`, `--continue`): else a
+    /// usage error, never a flag taken and ignored.
+    pub fn check_resumed(&self) -> Result<()> {
+        if self.session != crate::sessions::Choice::New {
+            return Ok(());
+        }
+        if self.checkout {
+            return Err(exit(
+                2,
+                "--checkout goes with --resume or --continue: it checks out where that \
+                 session's files are",
+            ));
+        }
+        if self.sdk.fork_session {
+            return Err(exit(
+                2,
+                "--fork-session goes with --resume or --continue: it forks the session they name",
+            ));
+        }
+        Ok(())
+    }
+
     /// What `hc run`'s flags ask: the run, and how it is printed.
     pub fn from_flags(this: RunFlags) -> (RunRequest, Printed) {
         let printed = Printed {
@@ -107,13 +130,7 @@ pub fn reporting(
 
 /// Everything `run` does but printing an early failure as JSON.
 fn start(request: RunRequest, printed: Printed, started: Instant) -> Result<u8> {
-    if request.checkout && request.session == crate::sessions::Choice::New {
-        return Err(exit(
-            2,
-            "--checkout goes with --resume or --continue: it checks out where that session's \
-             files are",
-        ));
-    }
+    request.check_resumed()?;
     let prompt = read_prompt(request.prompt.clone())?;
     let (interactive, ask) = crate::tty::person();
     let staged = Staged::here(Find::OrInit, ask)?;

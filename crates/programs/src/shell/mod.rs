@@ -7,8 +7,8 @@ pub(crate) mod reap;
 
 use crate::paths::Paths;
 use capture::{Capture, Utf8Carry};
+use protocol::Capabilities;
 use protocol::program::{Output, ProgramDef, ProgramFuture, serve};
-use protocol::{Capabilities, FilesystemAccess, ReadAccess};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -69,13 +69,8 @@ fn definition() -> ProgramDef {
                configured. Prefer read, edit, glob and grep over cat, sed, find and grep.",
         schema: schema(),
         capabilities: Capabilities {
-            filesystem: FilesystemAccess {
-                read: ReadAccess::All,
-                write: vec![".".into()],
-            },
-            network: false,
             env: DEFAULT_ENV.iter().map(|s| (*s).to_owned()).collect(),
-            programs: Vec::new(),
+            ..Capabilities::project_writer()
         },
         // Longer than any command's own timeout: the program reports it.
         timeout_ms: MAX_TIMEOUT_MS + 60_000,
