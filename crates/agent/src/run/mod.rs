@@ -44,6 +44,9 @@ use writer::SessionWriter;
 struct Knowledge {
     context: ContextBody,
     pins: Vec<String>,
+    /// The pins the run was started with by the person or its parent
+    /// (culture among them): never unpinned by the model.
+    fixed: Vec<String>,
     /// A hermitcrab's shell, as its context event read it.
     shell: Option<crate::blocks::crab::Crab>,
 }
@@ -118,7 +121,8 @@ impl Run {
         remove: &[String],
     ) -> Result<(), protocol::ClientError> {
         let mut pins = self.knowledge.pins.clone();
-        pins.retain(|p| !remove.contains(p));
+        let fixed = &self.knowledge.fixed;
+        pins.retain(|p| !remove.contains(p) || fixed.contains(p));
         for id in add {
             if !pins.contains(id) {
                 pins.push(id.clone());
@@ -147,6 +151,7 @@ impl Run {
         self.knowledge = Knowledge {
             context,
             pins,
+            fixed: std::mem::take(&mut self.knowledge.fixed),
             shell: known.shell,
         };
         Ok(())
@@ -166,6 +171,19 @@ impl Run {
                 continue;
             }
             let before = self.knowledge.pins.clone();
+            let (kept, gone): (Vec<String>, Vec<String>) = gone
+                .into_iter()
+                .partition(|g| self.knowledge.fixed.contains(g));
+            if !kept.is_empty() {
+                outcome.text.push_str(&format!(
+                    "\n({} {} pinned by whoever started this run and cannot be unpinned)",
+                    kept.join(", "),
+                    if kept.len() == 1 { "is" } else { "are" }
+                ));
+                if ids.is_empty() && gone.is_empty() {
+                    continue;
+                }
+            }
             match self.repin(&ids, &gone).await {
                 Ok(()) if !ids.is_empty() => outcome
                     .text

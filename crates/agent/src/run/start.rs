@@ -106,7 +106,10 @@ impl Run {
         let found = found?;
         let ((read_at, tools), servers, distrusted) = catalog?;
         let tools = offered(tools, &config);
-        let pins = with_carried(&client, pins?, &found.history).await?;
+        // what the person or the parent pinned (culture among it) stays
+        // pinned: the model may add to it, never take from it
+        let fixed: Vec<String> = pins?;
+        let pins = with_carried(&client, fixed.clone(), &found.history).await?;
         let names = tools.iter().map(|t| t.def.name.clone()).collect();
         let mut context = context_body(&config, &root, read_at, names, &me);
         let mut replayed = match &config.replay {
@@ -233,6 +236,7 @@ impl Run {
             knowledge: Knowledge {
                 context,
                 pins,
+                fixed,
                 shell: known.shell.clone(),
             },
             inbox: found.inbox,

@@ -278,6 +278,36 @@ async fn a_pin_the_model_drops_is_not_carried_on() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn the_model_cannot_unpin_culture_only_what_it_pinned() {
+    let s = Setup::new(json!({"turns": [
+        reply(json!([call("p1", "scope", json!({"ids": ["engine/program"]}))]), "tool_use"),
+        reply(
+            json!([call("p2", "scope", json!({"unpin": ["culture", "engine/program"]}))]),
+            "tool_use"
+        ),
+        reply(json!([text("done")]), "end_turn"),
+    ]}))
+    .await;
+    s.commit(json!({"chunks": [{"id": "culture", "body": {"text": "We write haiku."}}]}))
+        .await;
+    let ran = s.run(&["try to forget"]).await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    let last = system(&s, 2);
+    assert!(last.contains("We write haiku."), "culture stays: {last}");
+    assert!(
+        !last.contains("# engine/program"),
+        "its own pin goes: {last}"
+    );
+    let said = String::from_utf8_lossy(&s.sent()[2]).into_owned();
+    assert!(
+        said.contains("culture is pinned by whoever started this run and cannot be unpinned"),
+        "{said}"
+    );
+    let session = s.sessions().pop().unwrap();
+    assert_eq!(s.rebuilt(&session, 3).await, s.sent()[2]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_sub_agent_starts_with_its_parents_culture_memory_and_instructions() {
     let s = Setup::new(json!({"turns": [
         reply(json!([call("a", "agent", json!({"text": "CHILD task"}))]), "tool_use"),
