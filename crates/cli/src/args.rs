@@ -539,6 +539,10 @@ pub struct SettingFlags {
     /// constitution, history saved after every answer, server tools).
     #[arg(long, value_name = "NAME")]
     agent: Option<String>,
+    /// A directory beside the project the tools may read and write, as
+    /// the project (repeatable; Claude Code's --add-dir).
+    #[arg(long = "add-dir", value_name = "DIR")]
+    add_dir: Vec<String>,
 }
 
 impl SettingFlags {
@@ -565,6 +569,7 @@ impl SettingFlags {
         flags.mcp_config = self.mcp_config;
         flags.strict_mcp_config = self.strict_mcp_config;
         flags.agent = self.agent;
+        flags.add_dirs = self.add_dir;
         flags
     }
 }

@@ -86,9 +86,6 @@ pub struct SdkFlags {
     /// Not honoured yet (said on stderr).
     #[arg(long, value_name = "FILE_OR_JSON")]
     pub settings: Option<String>,
-    /// Not honoured yet (said on stderr).
-    #[arg(long = "add-dir", value_name = "DIR")]
-    pub add_dir: Vec<String>,
     /// With --resume/--continue: go on in a new session forked from it.
     #[arg(long)]
     pub fork_session: bool,
@@ -342,7 +339,6 @@ impl SdkFlags {
         let given = [
             ("--fallback-model", self.fallback_model.is_some()),
             ("--settings", self.settings.is_some()),
-            ("--add-dir", !self.add_dir.is_empty()),
             ("--effort", self.effort.is_some()),
             ("--json-schema", self.json_schema.is_some()),
         ];

@@ -71,10 +71,35 @@ pub struct EngineConfig {
     pub effects_dir: Option<PathBuf>,
     /// How much of them is kept.
     pub effects_limits: effects::Limits,
+    /// Directories beside the project that a program writing the
+    /// project may also write (`--add-dir`, `/add-dir`): shared, so a
+    /// host adds one while the engine runs.
+    pub add_dirs: AddDirs,
     /// Switches that turn an optimisation off, to measure against (the
     /// `bench` feature only: never in a release binary).
     #[cfg(feature = "bench")]
     pub levers: Levers,
+}
+
+/// The project's other directories (`--add-dir`): absolute, existing,
+/// free of links; each written by every program that may write the
+/// project (`.`), inside the same containment.
+#[derive(Clone, Debug, Default)]
+pub struct AddDirs(std::sync::Arc<std::sync::RwLock<Vec<PathBuf>>>);
+
+impl AddDirs {
+    /// Adds `dir` (once).
+    pub fn add(&self, dir: PathBuf) {
+        let mut dirs = self.0.write().unwrap_or_else(|e| e.into_inner());
+        if !dirs.contains(&dir) {
+            dirs.push(dir);
+        }
+    }
+
+    /// The directories, as added.
+    pub fn list(&self) -> Vec<PathBuf> {
+        self.0.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
 }
 
 /// Measurement levers, each off by default (the `bench` feature).
@@ -119,6 +144,7 @@ impl EngineConfig {
             lease_ms: crate::claim::LEASE_MS,
             effects_dir: None,
             effects_limits: effects::Limits::default(),
+            add_dirs: AddDirs::default(),
             #[cfg(feature = "bench")]
             levers: Levers::default(),
         }

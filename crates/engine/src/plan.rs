@@ -223,11 +223,26 @@ impl Planner<'_> {
     /// The program's declared capabilities, widened by what configuration
     /// grants it, narrowed by the run.
     fn capabilities(&self, name: &str, body: &ProgramBody, args: &RunArgs) -> Result<Capabilities> {
-        let granted = match self.config.grants.get(name) {
+        let mut granted = match self.config.grants.get(name) {
             Some(grant) => grant.apply(&body.capabilities),
             None => body.capabilities.clone(),
         };
         let root = &self.config.project_root;
+        // a program that writes the project writes its added directories
+        let project = contain::policy::resolve(root, ".");
+        let writes_project = granted
+            .filesystem
+            .write
+            .iter()
+            .any(|p| contain::policy::resolve(root, p) == project);
+        if writes_project {
+            for dir in self.config.add_dirs.list() {
+                let dir = dir.to_string_lossy().into_owned();
+                if !granted.filesystem.write.contains(&dir) {
+                    granted.filesystem.write.push(dir);
+                }
+            }
+        }
         contain::policy::narrow(&granted, args.capabilities.as_ref(), root).map_err(|why| {
             EngineError::boundary(format!(
                 "cannot run `{name}`: {why}; a run may narrow capabilities, never widen them"

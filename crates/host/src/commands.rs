@@ -27,6 +27,7 @@ pub const BUILT_IN: &[&str] = &[
     "/compact",
     "/cost",
     "/model",
+    "/add-dir",
     "/resume",
     "/rewind",
     "/sessions",

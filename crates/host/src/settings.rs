@@ -7,7 +7,7 @@
 use crate::config::{Files, Source};
 pub use crate::keys::{RULE_LISTS, SCALARS};
 use agent::{AgentConfig, ApiKind, PermissionMode};
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
 /// Built-in defaults: setting name → value.
@@ -30,6 +30,8 @@ pub struct Flags {
     pub strict_mcp_config: bool,
     /// `--agent NAME`: a preset.
     pub agent: Option<String>,
+    /// `--add-dir DIR`: more directories the tools may read and write.
+    pub add_dirs: Vec<String>,
 }
 
 /// One resolved setting.
@@ -115,11 +117,37 @@ pub fn resolve(
         }
     }
     let mut config = agent_config(&resolved, files, interactive)?;
+    for dir in &flags.add_dirs {
+        add_dir(&mut config, dir).map_err(|e| anyhow::anyhow!("--add-dir {e}"))?;
+    }
     if let Some(name) = &flags.agent {
         let model_flag = flags.scalars.iter().any(|(n, _)| *n == "model");
         preset(&mut config, name, files, model_flag)?;
     }
     Ok((resolved, config))
+}
+
+/// Adds `dir` (relative to the working directory, or absolute, or
+/// under `~`) to the directories the tools may read and write beside
+/// the project: it must be an existing directory (an error names it).
+pub fn add_dir(config: &mut AgentConfig, dir: &str) -> Result<std::path::PathBuf> {
+    let here = std::env::current_dir().context("cannot read the working directory")?;
+    let path = here.join(protocol::paths::expand_home(dir));
+    let real = path
+        .canonicalize()
+        .ok()
+        .filter(|p| p.is_dir())
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "{dir}: {} is not an existing directory; give a directory that exists",
+                path.display()
+            )
+        })?;
+    let text = real.to_string_lossy().into_owned();
+    if !config.add_dirs.contains(&text) {
+        config.add_dirs.push(text);
+    }
+    Ok(real)
 }
 
 /// The server tools the hermitcrab preset turns on (`design/blocks.md`).

@@ -98,6 +98,9 @@ pub async fn turn(
         uuid: turn.uuid,
     };
     engine.watch_files();
+    for dir in &config.add_dirs {
+        engine.config().add_dirs.add(dir.into());
+    }
     let process = start_agent(engine, &launch, *turn.session == Choice::New)?;
     let run = Begun {
         engine,

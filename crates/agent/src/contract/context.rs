@@ -96,6 +96,9 @@ pub struct ContextBody {
     pub date: String,
     /// The working directory (the project root).
     pub cwd: String,
+    /// Directories beside it the tools may read and write (`--add-dir`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub add_dirs: Vec<String>,
     /// The operating system.
     pub platform: String,
     /// The model.

@@ -472,9 +472,11 @@ impl Permissions {
             ),
             PermissionMode::AcceptEdits
                 if matches!(call.program, "write" | "edit")
-                    && call
-                        .path_forms()
-                        .is_some_and(|f| f.iter().all(|p| p.starts_with(call.root))) =>
+                    && call.path_forms().is_some_and(|f| {
+                        f.iter().all(|p| {
+                            p.starts_with(call.root) || self.dirs.iter().any(|d| p.starts_with(d))
+                        })
+                    }) =>
             {
                 Decision::Allow
             }

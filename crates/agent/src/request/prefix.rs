@@ -136,6 +136,12 @@ fn base_text(context: &ContextBody) -> String {
         "# Environment\nWorking directory: {}\nPlatform: {}\nToday's date: {}\nModel: {}",
         context.cwd, context.platform, context.date, context.model
     ));
+    if !context.add_dirs.is_empty() {
+        text.push_str(&format!(
+            "\nAdditional working directories: {}",
+            context.add_dirs.join(", ")
+        ));
+    }
     if let Some(git) = &context.git {
         text.push_str(&format!("\nGit branch: {}", git.branch));
         if !git.status.is_empty() {

@@ -378,6 +378,7 @@ fn context_body(
         },
         date: crate::sources::context::today(),
         cwd: root.to_string_lossy().into_owned(),
+        add_dirs: config.add_dirs.clone(),
         platform: std::env::consts::OS.to_owned(),
         model: config.model.clone(),
         max_tokens: max_tokens(config),

@@ -26,6 +26,7 @@ const HELP: &str = "\
 /compact          summarize the conversation before the next message
 /cost             turns, tokens and cost of this session
 /model [NAME]     show or change the model
+/add-dir DIR      let the tools read and write DIR too, as the project
 /resume [SESSION] go on with a session (the latest without one)
 /rewind [N [files|conversation|both]]  back to before turn N (asked without)
 /sessions         the project's sessions
@@ -342,6 +343,7 @@ impl Chat {
             "compact" => self.compact(),
             "cost" => self.cost(),
             "model" => Ok(self.model(arg)),
+            "add-dir" => self.add_dir(arg),
             "resume" => self.resume(arg),
             "rewind" => self.rewind(arg),
             "sessions" => inspect::print_sessions(self.engine.db(), false).map(|()| String::new()),
@@ -367,6 +369,22 @@ impl Chat {
             Err(e) => eprintln!("hc: {}", crate::style::shown(&format!("{e:#}"))),
         }
         Ok(Step::Next)
+    }
+
+    /// `/add-dir DIR`: the tools read and write DIR too from the next
+    /// message on (without one: the directories added so far).
+    fn add_dir(&mut self, arg: &str) -> Result<String> {
+        if arg.is_empty() {
+            return Ok(match self.config.add_dirs.is_empty() {
+                true => "no directories are added: /add-dir DIR adds one".to_owned(),
+                false => format!("added directories: {}", self.config.add_dirs.join(", ")),
+            });
+        }
+        let dir = settings::add_dir(&mut self.config, arg)?;
+        Ok(format!(
+            "{} is added: the tools may read and write there from your next message",
+            dir.display()
+        ))
     }
 
     /// Whether `name` is a command file's.

@@ -204,3 +204,38 @@ async fn chat_typed_at_a_terminal_into_a_file_writes_no_escape_codes() {
     assert!(written.contains("Written down."), "{written:?}");
     assert!(!written.contains('\x1b'), "{written:?}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn add_dir_in_chat_lets_the_next_message_write_there() {
+    let other = tempfile::tempdir().unwrap();
+    let dir = other.path().canonicalize().unwrap();
+    let (a, b) = (dir.join("a.txt"), dir.join("b.txt"));
+    let shell = |to: &std::path::Path| format!("echo hi > {}", to.display());
+    let s = Setup::new(json!({"turns": [
+        reply(json!([call("s1", "shell", json!({"command": shell(&a)}))]), "tool_use"),
+        reply(json!([text("tried")]), "end_turn"),
+        reply(json!([call("s2", "shell", json!({"command": shell(&b)}))]), "tool_use"),
+        reply(json!([text("wrote")]), "end_turn"),
+    ]}))
+    .await;
+    let typed = format!(
+        "before\n/add-dir {}\n/add-dir\nafter\n/exit\n",
+        dir.display()
+    );
+    let done = s
+        .piped(&["chat", "--permission-mode", "bypass"], typed.as_bytes())
+        .await;
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert!(done.status.success(), "{stderr}");
+    assert!(!a.exists(), "not writable before /add-dir: {stderr}");
+    assert!(stderr.contains("Permission denied"), "contained: {stderr}");
+    assert_eq!(
+        std::fs::read_to_string(&b).ok().as_deref(),
+        Some("hi\n"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("added directories: {}", dir.display())),
+        "{stderr}"
+    );
+}

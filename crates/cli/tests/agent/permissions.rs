@@ -285,3 +285,49 @@ async fn a_denied_directory_stays_unread_however_it_is_reached() {
     let sent = String::from_utf8_lossy(&s.sent()[1]).into_owned();
     assert!(!sent.contains("SECRET-1") && !sent.contains("SECRET-3"));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_added_directory_is_read_and_written_as_the_project_and_no_other_is() {
+    let other = tempfile::tempdir().unwrap();
+    let dir = other.path().canonicalize().unwrap();
+    let (a, b, c) = (dir.join("a.txt"), dir.join("b.txt"), dir.join("c.txt"));
+    let shell = |to: &std::path::Path| format!("echo from shell > {}", to.display());
+    let s = Setup::new(json!({"turns": [
+        reply(json!([call("w", "write", json!({"file_path": a, "content": "from write\n"}))]), "tool_use"),
+        reply(json!([call("s", "shell", json!({"command": shell(&b)}))]), "tool_use"),
+        reply(json!([text("done")]), "end_turn"),
+        reply(json!([call("s2", "shell", json!({"command": shell(&c)}))]), "tool_use"),
+        reply(json!([text("could not")]), "end_turn"),
+    ]}))
+    .await;
+    let shown = dir.to_string_lossy().into_owned();
+    let mode = ["--permission-mode", "accept-edits", "--allow", "shell"];
+    let mut args = vec!["--add-dir", shown.as_str()];
+    args.extend(mode);
+    args.push("write beside the project");
+    let ran = s.run(&args).await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    assert_eq!(std::fs::read_to_string(&a).unwrap(), "from write\n");
+    assert_eq!(std::fs::read_to_string(&b).unwrap(), "from shell\n");
+    let first = String::from_utf8_lossy(&s.sent()[0]).into_owned();
+    assert!(
+        first.contains(&format!("Additional working directories: {shown}")),
+        "the model is told: {first}"
+    );
+    let session = s.sessions().pop().unwrap();
+    assert_eq!(s.rebuilt(&session, 1).await, s.sent()[0]);
+    // without it, containment keeps the shell out (permissions bypassed)
+    let ran = s.run(&["--permission-mode", "bypass", "again"]).await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    assert!(!c.exists(), "written outside every writable root");
+    let session = s.sessions().pop().unwrap();
+    let result = s.of_type(&session, "tool-result").pop().unwrap();
+    let said = result["text"].as_str().unwrap_or_default();
+    assert!(said.contains("Permission denied"), "{result}");
+    // a directory that is not there is a usage error, before any request
+    let asked = s.sent().len();
+    let bad = s.run(&["--add-dir", "no/such/dir", "hello"]).await;
+    assert_eq!(bad.code, 2, "{bad:#?}");
+    assert!(bad.stderr.contains("not an existing directory"), "{bad:#?}");
+    assert_eq!(s.sent().len(), asked);
+}
