@@ -106,6 +106,10 @@ pub struct AgentConfig {
     /// (`--add-dir`), absolute.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub add_dirs: Vec<String>,
+    /// Models to go on with, in order, when the model is overloaded
+    /// (after the client's retries) or not found (`--fallback-model`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fallback_models: Vec<String>,
     /// Server-side tools, as the API takes them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub server_tools: Vec<Value>,
@@ -325,6 +329,7 @@ impl Default for AgentConfig {
             identity: None,
             fast_model: None,
             betas: Vec::new(),
+            fallback_models: Vec::new(),
             replay: None,
         }
     }

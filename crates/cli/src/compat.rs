@@ -80,8 +80,9 @@ pub struct SdkFlags {
     /// (shell, read, …); claude by default with --input-format stream-json.
     #[arg(long, value_name = "NAMES")]
     pub tool_names: Option<String>,
-    /// Not honoured yet (said on stderr).
-    #[arg(long, value_name = "MODEL")]
+    /// Models to go on with, in order (comma-separated), when the model
+    /// is overloaded after the retries or not found.
+    #[arg(long, value_name = "MODEL[,MODEL…]")]
     pub fallback_model: Option<String>,
     /// Not honoured yet (said on stderr).
     #[arg(long, value_name = "FILE_OR_JSON")]
@@ -299,6 +300,22 @@ impl SdkFlags {
                 config.betas.push(beta.trim().to_owned());
             }
         }
+        for model in self
+            .fallback_model
+            .iter()
+            .flat_map(|m| m.split(','))
+            .map(str::trim)
+            .filter(|m| !m.is_empty())
+        {
+            if model == config.model {
+                return Err(format!(
+                    "--fallback-model {model}: it is the model itself; give another model to go on with"
+                ));
+            }
+            if !config.fallback_models.iter().any(|m| m == model) {
+                config.fallback_models.push(model.to_owned());
+            }
+        }
         if let Some(budget) = self.max_thinking_tokens {
             config.thinking = Some(budget).filter(|b| *b > 0);
         }
@@ -337,7 +354,6 @@ impl SdkFlags {
     /// One stderr line for each flag given that hermitcrab does not honour yet.
     fn say_what_is_not_honoured(&self) {
         let given = [
-            ("--fallback-model", self.fallback_model.is_some()),
             ("--settings", self.settings.is_some()),
             ("--effort", self.effort.is_some()),
             ("--json-schema", self.json_schema.is_some()),

@@ -26,7 +26,9 @@ pub use memory::{
     sha256_hex,
 };
 pub use notice::{Notice, SAID_BYTES};
-pub use totals::{ChildTotals, Denial, RunBody, RunOutcome, RunStop, RunTotals, Tokens};
+pub use totals::{
+    ChildTotals, Denial, ModelTotals, RunBody, RunOutcome, RunStop, RunTotals, Tokens,
+};
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;

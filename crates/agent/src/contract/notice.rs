@@ -81,6 +81,17 @@ pub enum Notice {
     /// The text streamed since the last answer is void: the stream broke
     /// and the call is made again.
     Discard,
+    /// The model could not answer (`trigger`: `overloaded` after the
+    /// client's retries, or `model_not_found`): the run goes on with the
+    /// next `--fallback-model` (Claude Code's `model_fallback`).
+    ModelFallback {
+        /// `overloaded` or `model_not_found`.
+        trigger: String,
+        /// The model that failed.
+        original_model: String,
+        /// The model the run goes on with.
+        fallback_model: String,
+    },
     /// A tool's output as it runs (the `shell` program's).
     Output {
         /// `stdout` or `stderr`.

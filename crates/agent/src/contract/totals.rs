@@ -137,6 +137,26 @@ pub struct ChildTotals {
     pub model: String,
 }
 
+/// What a run's own calls of one model used (a run that fell back to
+/// another model has one of these for each).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ModelTotals {
+    /// The model.
+    pub model: String,
+    /// Its calls.
+    pub turns: u32,
+    /// Their tokens.
+    pub usage: Tokens,
+    /// Their dollars (none: the model has no price).
+    pub cost_usd: Option<f64>,
+}
+
+/// Whether `models` says no more than the run's model does.
+fn one_model(models: &[ModelTotals]) -> bool {
+    models.len() < 2
+}
+
 /// A run's totals on its process: written with every answer, and once
 /// more, with how it ended, when it ends.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -158,6 +178,9 @@ pub struct RunTotals {
     pub permission_denials: Vec<Denial>,
     /// Each sub-agent's totals.
     pub children: Vec<ChildTotals>,
+    /// Its own calls by model, when it called more than one (a fallback).
+    #[serde(skip_serializing_if = "one_model")]
+    pub models: Vec<ModelTotals>,
     /// Why it ended (none while it runs, or when it never said).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stop_reason: Option<RunStop>,

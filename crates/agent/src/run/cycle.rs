@@ -97,6 +97,9 @@ enum Failed {
     },
     /// The stream broke after some of the reply was shown.
     Broken(ModelError),
+    /// The model could not take the call (overloaded after the client's
+    /// retries, or unknown): a fallback model may.
+    Unavailable(ModelError),
 }
 
 impl Run {
@@ -271,7 +274,12 @@ impl Run {
                     self.writer
                         .status(format!("the reply broke off ({e}); asking again"));
                 }
-                Err(Failed::Broken(e)) => return Err(stop_for(&self.config.model, e)),
+                Err(Failed::Broken(e)) => return Err(stop_for(self.model(), e)),
+                Err(Failed::Unavailable(e)) => {
+                    if !self.fall_back(&e).await {
+                        return Err(stop_for(self.model(), e));
+                    }
+                }
             }
         }
     }
@@ -284,13 +292,14 @@ impl Run {
         };
         self.prefetch_history();
         let started = Instant::now();
+        let model = self.model().to_owned();
         let outcome = {
             let request = self.request.next_call();
             let call = Call {
                 provider: &provider,
                 inbox: &self.inbox,
                 notifier: self.writer.notifier(),
-                model: &self.config.model,
+                model: &model,
             };
             call.stream(&request).await
         };
@@ -301,7 +310,6 @@ impl Run {
                 Ok(reply)
             }
             Err(Failed::Cut { text, usage }) => {
-                let model = self.config.model.clone();
                 self.gates.add_call(&model, &usage, api_ms);
                 self.record_partial(&text, &usage).await;
                 Err(Failed::Stop(Stop::Interrupted))
@@ -380,7 +388,7 @@ impl Run {
             "" => Vec::new(),
             text => vec![ContentBlock::text(text)],
         };
-        let model = self.config.model.clone();
+        let model = self.model().to_owned();
         let stop = Some(StopReason::Other("interrupted".into()));
         let answer = self.answer(shown.to_owned(), content, &model, stop, usage);
         let _ = self.record(Entry::of(&answer), false).await;
@@ -456,6 +464,9 @@ impl Call<'_> {
     async fn stream(&self, request: &MessagesRequest) -> Result<MessageResponse, Failed> {
         let mut stream = match self.provider.stream(request).await {
             Ok(s) => s,
+            Err(e) if super::fallback::trigger(&e).is_some() => {
+                return Err(Failed::Unavailable(e));
+            }
             Err(e) => return Err(Failed::Stop(stop_for(self.model, e))),
         };
         let mut streamed = Streamed::default();
@@ -490,7 +501,7 @@ impl Call<'_> {
 }
 
 /// The stop a model error means, with what to do.
-fn stop_for(model: &str, e: ModelError) -> Stop {
+pub(super) fn stop_for(model: &str, e: ModelError) -> Stop {
     if e.is_prompt_too_long() {
         return Stop::PromptTooLong(format!(
             "the conversation no longer fits the context window of `{model}` ({e}); start a new session, or compact this one"

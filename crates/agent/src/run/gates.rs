@@ -6,7 +6,7 @@
 
 use super::stop::Stop;
 use crate::config::AgentConfig;
-use crate::contract::{ChildTotals, Denial, RunOutcome, RunTotals, Tokens};
+use crate::contract::{ChildTotals, Denial, ModelTotals, RunOutcome, RunTotals, Tokens};
 use model::{LimitsTable, PriceTable, Usage};
 
 /// A reply's limit when neither the configuration nor the table gives one.
@@ -60,6 +60,8 @@ pub(crate) struct Gates {
     context_percent: f64,
     denials: Vec<Denial>,
     children: Vec<ChildTotals>,
+    /// Its own calls by model.
+    models: Vec<ModelTotals>,
     /// The cost of the last call.
     last_cost: f64,
     /// The model calls made when the run last compacted.
@@ -72,11 +74,7 @@ impl Gates {
     /// Empty totals for `config`'s model and limits.
     pub fn new(config: &AgentConfig) -> Gates {
         let prices = PriceTable::default();
-        let window = config.context_window.unwrap_or_else(|| {
-            LimitsTable::default()
-                .get(&config.model)
-                .map_or(FALLBACK_CONTEXT_WINDOW, |l| l.context_window)
-        });
+        let window = window_of(config);
         Gates {
             limits: Limits {
                 model: config.model.clone(),
@@ -94,6 +92,7 @@ impl Gates {
             context_percent: 0.0,
             denials: Vec::new(),
             children: Vec::new(),
+            models: Vec::new(),
             last_cost: 0.0,
             compacted_at: None,
             warned_price: false,
@@ -109,6 +108,30 @@ impl Gates {
         self.api_ms = recorded.duration_api_ms;
         self.denials = recorded.permission_denials.clone();
         self.children = recorded.children.clone();
+        self.models = recorded.models.clone();
+        if self.models.is_empty() && recorded.turns > 0 {
+            // (one model: recorded as the run's, less its sub-agents')
+            let mut own = recorded.usage;
+            let mut cost = recorded.cost_usd;
+            for child in &recorded.children {
+                own = own.less(&child.usage);
+                cost = cost.map(|c| round(c - child.cost_usd.unwrap_or(0.0)));
+            }
+            self.models.push(ModelTotals {
+                model: recorded.model.clone(),
+                turns: recorded.turns,
+                usage: own,
+                cost_usd: cost,
+            });
+        }
+    }
+
+    /// The run goes on with `config`'s model (a fallback): its window
+    /// and its price from now on.
+    pub fn set_model(&mut self, config: &AgentConfig) {
+        self.limits.model = config.model.clone();
+        self.limits.window = window_of(config);
+        self.priced = self.priced && self.prices.price(&config.model).is_some();
     }
 
     /// The gate that stops the next call, if one does.
@@ -166,6 +189,9 @@ impl Gates {
     pub fn add_call(&mut self, model: &str, usage: &Usage, api_ms: u64) -> f64 {
         self.turns += 1;
         let cost = self.add_usage(model, usage, api_ms);
+        if let Some(entry) = self.models.iter_mut().find(|m| m.model == model) {
+            entry.turns += 1;
+        }
         self.context_percent =
             usage.total_input_tokens() as f64 * 100.0 / self.limits.window as f64;
         self.last_cost = cost;
@@ -176,8 +202,22 @@ impl Gates {
     pub fn add_usage(&mut self, model: &str, usage: &Usage, api_ms: u64) -> f64 {
         self.usage.add(&Tokens::from(usage));
         self.api_ms += api_ms;
-        let cost = self.prices.cost(model, usage).unwrap_or(0.0);
+        let priced = self.prices.cost(model, usage).ok();
+        let cost = priced.unwrap_or(0.0);
         self.cost_usd += cost;
+        let at = match self.models.iter().position(|m| m.model == model) {
+            Some(at) => at,
+            None => {
+                self.models.push(ModelTotals {
+                    model: model.to_owned(),
+                    ..ModelTotals::default()
+                });
+                self.models.len() - 1
+            }
+        };
+        let entry = &mut self.models[at];
+        entry.usage.add(&Tokens::from(usage));
+        entry.cost_usd = priced.map(|c| round(entry.cost_usd.unwrap_or(0.0) + c));
         cost
     }
 
@@ -225,6 +265,7 @@ impl Gates {
             duration_api_ms: self.api_ms,
             permission_denials: self.denials.clone(),
             children: self.children.clone(),
+            models: self.models.clone(),
             stop_reason: None,
             stop_message: None,
         }
@@ -249,6 +290,15 @@ impl Gates {
             model: self.limits.model.clone(),
         }
     }
+}
+
+/// The context window of `config`'s model.
+fn window_of(config: &AgentConfig) -> u64 {
+    config.context_window.unwrap_or_else(|| {
+        LimitsTable::default()
+            .get(&config.model)
+            .map_or(FALLBACK_CONTEXT_WINDOW, |l| l.context_window)
+    })
 }
 
 /// Dollars to a millionth (the body stays readable; sums stay exact

@@ -14,6 +14,7 @@
 mod compact;
 mod crab;
 mod cycle;
+mod fallback;
 mod files;
 pub(crate) mod gates;
 pub(crate) mod inbox;
@@ -131,9 +132,20 @@ impl Run {
         if pins == self.knowledge.pins {
             return Ok(());
         }
-        let names = self.knowledge.context.tools.clone();
+        let context = self.knowledge.context.clone();
+        self.new_context(context, pins).await
+    }
+
+    /// Writes a new context event — `context` pinning `pins`, the programs
+    /// and memory read anew as of one commit — and rebuilds the request's
+    /// prefix from it.
+    async fn new_context(
+        &mut self,
+        mut context: ContextBody,
+        pins: Vec<String>,
+    ) -> Result<(), protocol::ClientError> {
+        let names = context.tools.clone();
         let (at, tools) = catalog::program_tools(&self.client, None, Some(&names), &[]).await?;
-        let mut context = self.knowledge.context.clone();
         context.as_of = at;
         let scopes: Vec<&str> = context.memory.iter().map(String::as_str).collect();
         let (_, memory, memory_at) = catalog::read_memory_now(&self.client, &scopes).await;

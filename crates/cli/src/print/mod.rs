@@ -188,6 +188,7 @@ impl JsonOut {
             Notice::ToolStart { .. }
             | Notice::ToolEnd { .. }
             | Notice::Status { .. }
+            | Notice::ModelFallback { .. }
             | Notice::Output { .. }
             | Notice::Progress { .. } => return,
         };
@@ -446,6 +447,18 @@ fn model_usage(body: &RunBody) -> std::collections::BTreeMap<String, ModelUsage>
             &child.usage,
             child.cost_usd,
         );
+    }
+    if totals.models.len() > 1 {
+        // (it fell back: its own calls, by the model each went to)
+        for entry in &totals.models {
+            add(
+                &mut by_model,
+                model_name(&entry.model),
+                &entry.usage,
+                entry.cost_usd,
+            );
+        }
+        return by_model;
     }
     add(&mut by_model, model_name(&totals.model), &own, own_cost);
     by_model

@@ -70,9 +70,21 @@ impl Sink for JsonSink {
     }
 
     fn notice(&mut self, notice: &Notice) {
-        if let Some(out) = &self.out {
-            out.partial(notice);
+        let Some(out) = &self.out else {
+            return;
+        };
+        if let Notice::ModelFallback {
+            trigger,
+            original_model,
+            fallback_model,
+        } = notice
+        {
+            out.line(serde_json::json!({
+                "type": "system", "subtype": "model_fallback", "trigger": trigger,
+                "original_model": original_model, "fallback_model": fallback_model,
+            }));
         }
+        out.partial(notice);
     }
 
     fn wants_answers(&self) -> bool {

@@ -257,6 +257,18 @@ impl Sink for TextSink {
             }
             Notice::Status { text, .. } => self.line(&format!("· {}", shown(text))),
             Notice::Discard => self.line("· the reply broke off; it is being asked again"),
+            Notice::ModelFallback {
+                trigger,
+                original_model,
+                fallback_model,
+            } => {
+                let why = match trigger.as_str() {
+                    "overloaded" => "is overloaded",
+                    _ => "is not found",
+                };
+                let line = format!("{original_model} {why}: going on with {fallback_model}");
+                self.line(&format!("· {}", shown(&line)));
+            }
             Notice::ThinkingDelta { .. }
             | Notice::TextDelta { .. }
             | Notice::ToolInputDelta { .. }

@@ -13,6 +13,7 @@ mod config;
 mod cycle;
 mod engines;
 mod failures;
+mod fallback;
 mod faults;
 mod hardening;
 mod hooks;
