@@ -106,6 +106,14 @@ pub struct AgentConfig {
     /// (`--add-dir`), absolute.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub add_dirs: Vec<String>,
+    /// The JSON Schema the run's structured output must match
+    /// (`--json-schema`): the model is offered `StructuredOutput`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
+    /// `StructuredOutput` calls the model gets (default 5; Claude Code's
+    /// `MAX_STRUCTURED_OUTPUT_RETRIES`, read by the host).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_attempts: Option<u32>,
     /// Models to go on with, in order, when the model is overloaded
     /// (after the client's retries) or not found (`--fallback-model`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -330,6 +338,8 @@ impl Default for AgentConfig {
             fast_model: None,
             betas: Vec::new(),
             fallback_models: Vec::new(),
+            output_schema: None,
+            output_attempts: None,
             replay: None,
         }
     }

@@ -99,7 +99,9 @@ pub struct SdkFlags {
     /// Not honoured yet (said on stderr).
     #[arg(long, value_name = "LEVEL")]
     pub effort: Option<String>,
-    /// Not honoured yet (said on stderr).
+    /// Structured output: the JSON Schema (as JSON) the run's answer must
+    /// match; the model gives it by calling `StructuredOutput`, and it is
+    /// `structured_output` in the JSON result.
     #[arg(long, value_name = "SCHEMA")]
     pub json_schema: Option<String>,
     /// Accepted (hook runs are in the session: `hc trace`).
@@ -200,6 +202,22 @@ fn rewrite_command(args: Vec<OsString>, known: &[String]) -> Vec<OsString> {
         }
     }
     out
+}
+
+/// The schema `--json-schema` gives: a JSON object that is a valid JSON
+/// Schema (an error says what is wrong with it).
+fn output_schema(text: &str) -> Result<serde_json::Value, String> {
+    let schema: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+        format!(
+            "--json-schema: not JSON ({e}); give the schema itself, e.g. '{{\"type\":\"object\"}}'"
+        )
+    })?;
+    if !schema.is_object() {
+        return Err("--json-schema: the schema must be a JSON object".to_owned());
+    }
+    protocol::schema::check_schema(&schema)
+        .map_err(|e| format!("--json-schema: not a valid JSON Schema ({e})"))?;
+    Ok(schema)
 }
 
 /// Splits a list of rules as Claude Code takes them: commas or spaces,
@@ -316,6 +334,13 @@ impl SdkFlags {
                 config.fallback_models.push(model.to_owned());
             }
         }
+        if let Some(text) = &self.json_schema {
+            config.output_schema = Some(output_schema(text)?);
+            config.output_attempts = std::env::var("MAX_STRUCTURED_OUTPUT_RETRIES")
+                .ok()
+                .and_then(|n| n.trim().parse().ok())
+                .filter(|n| *n > 0);
+        }
         if let Some(budget) = self.max_thinking_tokens {
             config.thinking = Some(budget).filter(|b| *b > 0);
         }
@@ -356,7 +381,6 @@ impl SdkFlags {
         let given = [
             ("--settings", self.settings.is_some()),
             ("--effort", self.effort.is_some()),
-            ("--json-schema", self.json_schema.is_some()),
         ];
         for (flag, _) in given.iter().filter(|(_, on)| *on) {
             eprintln!("hc: {flag} is not honoured by hermitcrab yet; it is ignored");

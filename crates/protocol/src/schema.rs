@@ -28,6 +28,15 @@ pub fn check(schema: &Value, value: &Value) -> Result<(), String> {
     }
 }
 
+/// Checks that `schema` is itself a valid JSON Schema (against its
+/// meta-schema): `Ok`, or what is wrong.
+pub fn check_schema(schema: &Value) -> Result<(), String> {
+    jsonschema::meta::validate(schema).map_err(|e| e.to_string())?;
+    jsonschema::validator_for(schema)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

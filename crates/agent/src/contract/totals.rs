@@ -76,6 +76,8 @@ pub enum RunStop {
     PromptTooLong,
     /// Something failed (`stop_message` says what).
     Error,
+    /// No structured output matched the schema in the calls allowed.
+    StructuredOutputRetries,
     /// A reason this version does not know (read, never written).
     #[serde(other)]
     Other,
@@ -89,7 +91,10 @@ impl RunStop {
             RunStop::EndTurn => 0,
             RunStop::MaxTurns | RunStop::MaxBudget => 3,
             RunStop::Interrupted => 130,
-            RunStop::PromptTooLong | RunStop::Error | RunStop::Other => 1,
+            RunStop::PromptTooLong
+            | RunStop::Error
+            | RunStop::StructuredOutputRetries
+            | RunStop::Other => 1,
         }
     }
 
@@ -102,6 +107,7 @@ impl RunStop {
             RunStop::Interrupted => "interrupted",
             RunStop::PromptTooLong => "prompt_too_long",
             RunStop::Error => "error",
+            RunStop::StructuredOutputRetries => "structured_output_retries",
             RunStop::Other => "other",
         }
     }
@@ -178,6 +184,10 @@ pub struct RunTotals {
     pub permission_denials: Vec<Denial>,
     /// Each sub-agent's totals.
     pub children: Vec<ChildTotals>,
+    /// What the model gave as `StructuredOutput`, matching the schema
+    /// (`--json-schema`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub structured_output: Option<Value>,
     /// Its own calls by model, when it called more than one (a fallback).
     #[serde(skip_serializing_if = "one_model")]
     pub models: Vec<ModelTotals>,
@@ -217,7 +227,15 @@ impl RunBody {
             (_, Some(RunStop::EndTurn)) => "done".into(),
             (_, Some(RunStop::Interrupted)) => "interrupted".into(),
             (_, Some(RunStop::MaxTurns | RunStop::MaxBudget)) => "stopped".into(),
-            (_, Some(RunStop::PromptTooLong | RunStop::Error | RunStop::Other)) => "failed".into(),
+            (
+                _,
+                Some(
+                    RunStop::PromptTooLong
+                    | RunStop::Error
+                    | RunStop::StructuredOutputRetries
+                    | RunStop::Other,
+                ),
+            ) => "failed".into(),
             (ProcessStatus::Completed | ProcessStatus::Failed, None) => self
                 .process
                 .error

@@ -107,7 +107,7 @@ impl Run {
     pub async fn cycle(&mut self) -> Stop {
         let mut continuations = 0;
         let (mut compacted, mut retried) = (false, false);
-        let mut stop_hook_turns = 0;
+        let (mut stop_hook_turns, mut nudged) = (0, false);
         if self.ended {
             return Stop::EndTurn;
         }
@@ -170,6 +170,16 @@ impl Run {
                 }
                 _ if stop_hook_turns < MAX_STOP_HOOK_TURNS && self.stop_hooks_go_on().await => {
                     stop_hook_turns += 1;
+                }
+                _ if self.lacks_structured_output() => {
+                    if nudged {
+                        return Stop::StructuredOutput(
+                            "the model ended without calling StructuredOutput, even when asked to"
+                                .into(),
+                        );
+                    }
+                    nudged = true;
+                    self.nudge_structured_output().await;
                 }
                 _ => return Stop::EndTurn,
             }
@@ -419,6 +429,26 @@ impl Run {
             .await;
         }
         None
+    }
+
+    /// Whether the run must give structured output (`--json-schema`) and
+    /// has not.
+    fn lacks_structured_output(&self) -> bool {
+        self.config.output_schema.is_some() && self.toolbox.structured_output().is_none()
+    }
+
+    /// Asks the model, once, to call `StructuredOutput` (as Claude Code's
+    /// stop hook does).
+    async fn nudge_structured_output(&mut self) {
+        let text = crate::toolbox::structured::NUDGE.to_owned();
+        self.record_prompt(Prompt {
+            text,
+            from: Some(PromptSource::Hook),
+            images: Vec::new(),
+            message: None,
+            uuid: None,
+        })
+        .await;
     }
 
     /// The `stop` hooks, when the model would end its turn: one that blocks

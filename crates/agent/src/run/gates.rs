@@ -266,6 +266,7 @@ impl Gates {
             permission_denials: self.denials.clone(),
             children: self.children.clone(),
             models: self.models.clone(),
+            structured_output: None,
             stop_reason: None,
             stop_message: None,
         }

@@ -80,7 +80,8 @@ pub struct Run {
 impl Run {
     /// Writes how the run ended on its process, and answers the exit.
     pub async fn finish(mut self, stop: Stop) -> Result<(), ProgramError> {
-        let totals = self.gates.final_totals(&stop);
+        let mut totals = self.gates.final_totals(&stop);
+        totals.structured_output = self.toolbox.structured_output().cloned();
         // Its answer, as any program's: what a parent agent reads as the
         // sub-agent's result, and what a host shows.
         let text = match (&stop, stop.message()) {

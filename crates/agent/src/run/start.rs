@@ -155,6 +155,10 @@ impl Run {
                 .own_tools
                 .extend(crate::toolbox::blocks::definitions());
         }
+        if let Some(schema) = &config.output_schema {
+            let tool = crate::toolbox::structured::definition(schema);
+            context.own_tools.push(tool);
+        }
         context.shell = shell.as_ref().map(|(_, record)| record.clone());
         let mut writer = SessionWriter::new(client.clone(), me, found.session, found.as_of);
         announce(&writer, &servers, &skipped);

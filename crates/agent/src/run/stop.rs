@@ -20,6 +20,9 @@ pub enum Stop {
     PromptTooLong(String),
     /// Something failed; the message says what to do.
     Error(String),
+    /// The model did not give structured output that matches the schema
+    /// (`--json-schema`) in the calls it had.
+    StructuredOutput(String),
 }
 
 impl Stop {
@@ -32,6 +35,7 @@ impl Stop {
             Stop::Interrupted => RunStop::Interrupted,
             Stop::PromptTooLong(_) => RunStop::PromptTooLong,
             Stop::Error(_) => RunStop::Error,
+            Stop::StructuredOutput(_) => RunStop::StructuredOutputRetries,
         }
     }
 
@@ -52,7 +56,7 @@ impl Stop {
                 dollars(*usd)
             )),
             Stop::Interrupted => Some("interrupted".into()),
-            Stop::PromptTooLong(m) | Stop::Error(m) => Some(m.clone()),
+            Stop::PromptTooLong(m) | Stop::Error(m) | Stop::StructuredOutput(m) => Some(m.clone()),
         }
     }
 }

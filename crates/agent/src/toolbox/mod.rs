@@ -22,6 +22,7 @@ mod permit;
 pub(crate) mod plan;
 mod remember;
 pub(crate) mod resources;
+pub(crate) mod structured;
 mod sub;
 
 pub(crate) use hooks::Hooks;
@@ -90,6 +91,8 @@ pub(crate) struct Toolbox {
     planned: Option<String>,
     /// Sub-agents running in the background.
     background: background::Background,
+    /// The structured output (`--json-schema`) so far.
+    structured: structured::Structured,
 }
 
 /// At most this many calls of one reply run at once (a reply of a
@@ -130,7 +133,13 @@ impl Toolbox {
             planning: false,
             planned: None,
             background: background::Background::default(),
+            structured: structured::Structured::default(),
         })
+    }
+
+    /// What the model gave as structured output, if it matched.
+    pub fn structured_output(&self) -> Option<&Value> {
+        self.structured.output()
     }
 
     /// The custom agents a sub-agent may be.
@@ -424,6 +433,19 @@ impl Toolbox {
         if call.name == message::TOOL && self.config.background && self.config.depth <= 1 {
             let sent = message::send(&self.client, turn.writer, &input).await;
             return Ok(Prepared::Done(sent));
+        }
+        if let Some(schema) = self
+            .config
+            .output_schema
+            .as_ref()
+            .filter(|_| call.name == structured::TOOL)
+        {
+            let attempts = self
+                .config
+                .output_attempts
+                .unwrap_or(structured::MAX_ATTEMPTS);
+            let answered = self.structured.answer(schema, &input, attempts)?;
+            return Ok(Prepared::Done(answered));
         }
         if call.name == plan::TOOL {
             return Ok(Prepared::Done(self.exit_plan(call, &input, turn).await?));

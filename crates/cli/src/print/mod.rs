@@ -381,6 +381,7 @@ pub fn result(
         Some(RunStop::EndTurn) => "success",
         Some(RunStop::MaxTurns) => "error_max_turns",
         Some(RunStop::MaxBudget) => "error_max_budget_usd",
+        Some(RunStop::StructuredOutputRetries) => "error_max_structured_output_retries",
         Some(RunStop::Interrupted | RunStop::PromptTooLong | RunStop::Error | RunStop::Other)
         | None => "error_during_execution",
     };
@@ -390,7 +391,7 @@ pub fn result(
         .map(|n| format!("hc trace {session} --request {n}"))
         .collect();
     requests.truncate(100);
-    json!({
+    let mut result = json!({
         "type": "result",
         "subtype": subtype,
         "is_error": subtype != "success",
@@ -408,7 +409,14 @@ pub fn result(
         "modelUsage": camel,
         "sub_agents": totals.children,
         "trace": {"session": format!("hc trace {session}"), "requests": requests},
-    })
+    });
+    if let Some(output) = &totals.structured_output {
+        result["structured_output"] = output.clone();
+    }
+    if totals.stop_reason == Some(RunStop::StructuredOutputRetries) {
+        result["errors"] = json!([totals.stop_message]);
+    }
+    result
 }
 
 /// The run's denials in print mode's shape (`tool_name` as the model

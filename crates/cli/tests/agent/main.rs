@@ -34,6 +34,7 @@ mod rewind_faults;
 mod safety;
 mod sdk;
 mod shown;
+mod structured;
 mod subagents;
 mod terminal;
 mod trust;
