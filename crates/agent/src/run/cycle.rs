@@ -419,14 +419,7 @@ impl Run {
         // what a hook adds for the model goes with the prompt
         if !verdict.said.is_empty() {
             let text = format!("[user-prompt hook] {}", verdict.said.join("\n"));
-            self.record_prompt(Prompt {
-                text,
-                from: Some(PromptSource::Hook),
-                images: Vec::new(),
-                message: None,
-                uuid: None,
-            })
-            .await;
+            self.record_hook_prompt(text).await;
         }
         None
     }
@@ -441,14 +434,7 @@ impl Run {
     /// stop hook does).
     async fn nudge_structured_output(&mut self) {
         let text = crate::toolbox::structured::NUDGE.to_owned();
-        self.record_prompt(Prompt {
-            text,
-            from: Some(PromptSource::Hook),
-            images: Vec::new(),
-            message: None,
-            uuid: None,
-        })
-        .await;
+        self.record_hook_prompt(text).await;
     }
 
     /// The `stop` hooks, when the model would end its turn: one that blocks
@@ -469,8 +455,14 @@ impl Run {
         let (None, Some(said)) = (verdict.halt, verdict.blocked) else {
             return false;
         };
+        self.record_hook_prompt(format!("[stop hook] {said}")).await
+    }
+
+    /// A prompt a hook (or the run in a hook's place) gives the model,
+    /// recorded.
+    async fn record_hook_prompt(&mut self, text: String) -> bool {
         self.record_prompt(Prompt {
-            text: format!("[stop hook] {said}"),
+            text,
             from: Some(PromptSource::Hook),
             images: Vec::new(),
             message: None,
