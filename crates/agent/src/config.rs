@@ -91,6 +91,14 @@ pub struct AgentConfig {
     /// Extended thinking's budget in tokens (none: no thinking).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub thinking: Option<u32>,
+    /// The model decides how much to think (`--thinking adaptive`; over
+    /// a budget).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub adaptive_thinking: bool,
+    /// How the API returns thinking (`--thinking-display`: summarized or
+    /// omitted), with thinking on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking_display: Option<String>,
     /// How tool calls are allowed.
     pub permission_mode: PermissionMode,
     /// Rules that allow a call without asking (`shell(git status:*)`).
@@ -110,6 +118,15 @@ pub struct AgentConfig {
     /// (`--json-schema`): the model is offered `StructuredOutput`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_schema: Option<Value>,
+    /// Which files' settings apply (`--setting-sources`): `user` (the
+    /// person's config, instructions, skills, agents), `project` and
+    /// `local` (the project's); none: all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setting_sources: Option<Vec<String>>,
+    /// The effort the model spends (`--effort`): sent as the API's
+    /// `output_config.effort`, with its beta.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effort: Option<String>,
     /// `StructuredOutput` calls the model gets (default 5; Claude Code's
     /// `MAX_STRUCTURED_OUTPUT_RETRIES`, read by the host).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -307,6 +324,8 @@ impl Default for AgentConfig {
             max_budget_usd: None,
             max_output_tokens: None,
             thinking: None,
+            adaptive_thinking: false,
+            thinking_display: None,
             permission_mode: PermissionMode::default(),
             allow: Vec::new(),
             deny: Vec::new(),
@@ -339,6 +358,8 @@ impl Default for AgentConfig {
             betas: Vec::new(),
             fallback_models: Vec::new(),
             output_schema: None,
+            setting_sources: None,
+            effort: None,
             output_attempts: None,
             replay: None,
         }

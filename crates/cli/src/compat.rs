@@ -1,12 +1,17 @@
 //! Claude Code's print-mode invocation, as programs on the Agent SDK make
 //! it: `hc --output-format stream-json --verbose --input-format
 //! stream-json …` (print-mode flags and no command) is `hc run …`; every
-//! flag the SDKs send is accepted — applied when hermitcrab has it, said
-//! on one stderr line when it does not yet, never a failure.
+//! flag `hc run` takes is applied, or refused with a usage error that
+//! says why — never accepted and ignored. (A flag it does not know at all
+//! is a usage error too, unless an Agent SDK drives it: then a newer
+//! SDK's flag is said on stderr and left out.)
 
 use agent::AgentConfig;
 use agent::names::ToolNames;
 use std::ffi::OsString;
+
+/// The levels `--effort` takes (Claude Code's, and the Agent SDK's).
+const EFFORTS: &[&str] = &["low", "medium", "high", "xhigh", "max"];
 
 /// Extended thinking's budget with `--thinking enabled` and none given.
 const DEFAULT_THINKING: u32 = 10_000;
@@ -84,7 +89,8 @@ pub struct SdkFlags {
     /// is overloaded after the retries or not found.
     #[arg(long, value_name = "MODEL[,MODEL…]")]
     pub fallback_model: Option<String>,
-    /// Not honoured yet (said on stderr).
+    /// Claude Code's settings (a settings.json, or the JSON itself):
+    /// permissions, model, hooks applied; any other key refused.
     #[arg(long, value_name = "FILE_OR_JSON")]
     pub settings: Option<String>,
     /// With --resume/--continue: go on in a new session forked from it.
@@ -93,10 +99,12 @@ pub struct SdkFlags {
     /// Echo each user message read on stdin (stream-json), with its `uuid`.
     #[arg(long)]
     pub replay_user_messages: bool,
-    /// Accepted: hermitcrab reads the user's and the project's settings.
+    /// Which files' settings apply (comma-separated: user, project,
+    /// local; "" none): config files, instructions, skills, agents.
     #[arg(long, value_name = "LIST")]
     pub setting_sources: Option<String>,
-    /// Not honoured yet (said on stderr).
+    /// How much effort the model spends: low, medium, high, xhigh or max
+    /// (the API's `output_config.effort`).
     #[arg(long, value_name = "LEVEL")]
     pub effort: Option<String>,
     /// Structured output: the JSON Schema (as JSON) the run's answer must
@@ -104,13 +112,14 @@ pub struct SdkFlags {
     /// `structured_output` in the JSON result.
     #[arg(long, value_name = "SCHEMA")]
     pub json_schema: Option<String>,
-    /// Accepted (hook runs are in the session: `hc trace`).
+    /// Refused: hook runs are not streamed as events yet (they are in
+    /// the session: `hc trace`).
     #[arg(long)]
     pub include_hook_events: bool,
     /// Beta features for the `anthropic-beta` header (comma or space separated).
     #[arg(long, value_name = "LIST")]
     pub betas: Option<String>,
-    /// Accepted.
+    /// How thinking comes back: summarized or omitted (with thinking on).
     #[arg(long, value_name = "MODE")]
     pub thinking_display: Option<String>,
 }
@@ -255,6 +264,44 @@ impl SdkFlags {
         self.input_format == InputFormat::StreamJson
     }
 
+    /// `--setting-sources`, checked: each of user, project, local.
+    pub fn sources(&self) -> Result<Option<Vec<String>>, String> {
+        let Some(list) = &self.setting_sources else {
+            return Ok(None);
+        };
+        let names: Vec<String> = list
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+            .collect();
+        if let Some(bad) = names
+            .iter()
+            .find(|n| !["user", "project", "local"].contains(&n.as_str()))
+        {
+            return Err(format!(
+                "--setting-sources: `{bad}` is not a source; give user, project or local (comma-separated, or \"\" for none)"
+            ));
+        }
+        Ok(Some(names))
+    }
+
+    /// Leaves out of `files` those `--setting-sources` does not name.
+    pub fn keep_sources(&self, files: &mut hc_host::config::Files) -> Result<(), String> {
+        let Some(sources) = self.sources()? else {
+            return Ok(());
+        };
+        let user = sources.iter().any(|s| s == "user");
+        let project = sources.iter().any(|s| s == "project" || s == "local");
+        files
+            .files
+            .retain(|f| if f.project { project } else { user });
+        if !project {
+            files.mcp_json = None;
+        }
+        Ok(())
+    }
+
     /// Whether permission questions go to the program (`stdio`).
     pub fn prompts_over_stdio(&self) -> bool {
         self.permission_prompt_tool.as_deref() == Some("stdio")
@@ -334,12 +381,30 @@ impl SdkFlags {
                 config.fallback_models.push(model.to_owned());
             }
         }
+        config.setting_sources = self.sources()?;
+        if self.include_hook_events {
+            return Err(
+                "--include-hook-events: hermitcrab does not stream hook runs as events yet; \
+                 leave it out (each hook run is in the session: `hc trace SESSION`)"
+                    .to_owned(),
+            );
+        }
         if let Some(text) = &self.json_schema {
             config.output_schema = Some(output_schema(text)?);
             config.output_attempts = std::env::var("MAX_STRUCTURED_OUTPUT_RETRIES")
                 .ok()
                 .and_then(|n| n.trim().parse().ok())
                 .filter(|n| *n > 0);
+        }
+        if let Some(level) = &self.effort {
+            let level = level.trim().to_ascii_lowercase();
+            if !EFFORTS.contains(&level.as_str()) {
+                return Err(format!(
+                    "--effort {level}: give one of {}",
+                    EFFORTS.join(", ")
+                ));
+            }
+            config.effort = Some(level);
         }
         if let Some(budget) = self.max_thinking_tokens {
             config.thinking = Some(budget).filter(|b| *b > 0);
@@ -352,16 +417,41 @@ impl SdkFlags {
             Some("enabled") => {
                 config.thinking = config.thinking.or(Some(DEFAULT_THINKING));
             }
-            Some("disabled") => config.thinking = None,
-            Some("adaptive") => eprintln!(
-                "hc: --thinking adaptive is not supported by hermitcrab yet; give --max-thinking-tokens N"
-            ),
+            Some("disabled") => {
+                config.thinking = None;
+                config.adaptive_thinking = false;
+            }
+            Some("adaptive") => config.adaptive_thinking = true,
             Some(other) => {
                 return Err(format!(
                     "--thinking {other}: give a budget in tokens (such as 8000), or enabled, \
                      disabled or adaptive"
                 ));
             }
+        }
+        if let Some(display) = &self.thinking_display {
+            if !["summarized", "omitted"].contains(&display.as_str()) {
+                return Err(format!(
+                    "--thinking-display {display}: give summarized or omitted"
+                ));
+            }
+            if config.thinking.is_none() && !config.adaptive_thinking {
+                return Err(format!(
+                    "--thinking-display {display} says how thinking comes back, and thinking is \
+                     off: give --thinking adaptive, --thinking N or --max-thinking-tokens N"
+                ));
+            }
+            config.thinking_display = Some(display.clone());
+        }
+        if let Some(tool) = self
+            .permission_prompt_tool
+            .as_deref()
+            .filter(|t| *t != "stdio")
+        {
+            return Err(format!(
+                "--permission-prompt-tool {tool}: hermitcrab asks the driving program over \
+                 `stdio` (its can_use_tool), or a person on a terminal; give stdio, or leave it out"
+            ));
         }
         config.tool_names = match self.tool_names.as_deref() {
             Some(name) => ToolNames::parse(name)
@@ -372,28 +462,7 @@ impl SdkFlags {
         if self.prompts_over_stdio() {
             config.interactive = true;
         }
-        self.say_what_is_not_honoured();
         Ok(())
-    }
-
-    /// One stderr line for each flag given that hermitcrab does not honour yet.
-    fn say_what_is_not_honoured(&self) {
-        let given = [
-            ("--settings", self.settings.is_some()),
-            ("--effort", self.effort.is_some()),
-        ];
-        for (flag, _) in given.iter().filter(|(_, on)| *on) {
-            eprintln!("hc: {flag} is not honoured by hermitcrab yet; it is ignored");
-        }
-        if let Some(tool) = self
-            .permission_prompt_tool
-            .as_deref()
-            .filter(|t| *t != "stdio")
-        {
-            eprintln!(
-                "hc: --permission-prompt-tool {tool}: only `stdio` is supported yet; permission questions are answered as without it"
-            );
-        }
     }
 }
 

@@ -9,6 +9,7 @@ use hc_host::{
     builtins, commands, config, confirm, describe, exit, mcp_config, origin, project, sessions,
     settings, text, trust, user_memory,
 };
+mod claude_settings;
 mod cmd;
 mod compat;
 mod notify;

@@ -32,6 +32,9 @@ pub struct Flags {
     pub agent: Option<String>,
     /// `--add-dir DIR`: more directories the tools may read and write.
     pub add_dirs: Vec<String>,
+    /// Hooks given by flag (`--settings`): the person's, as theirs in
+    /// their own config file.
+    pub hooks: Vec<agent::HookConfig>,
 }
 
 /// One resolved setting.
@@ -117,6 +120,7 @@ pub fn resolve(
         }
     }
     let mut config = agent_config(&resolved, files, interactive)?;
+    config.hooks.extend(flags.hooks.iter().cloned());
     for dir in &flags.add_dirs {
         add_dir(&mut config, dir).map_err(|e| anyhow::anyhow!("--add-dir {e}"))?;
     }

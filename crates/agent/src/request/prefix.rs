@@ -20,6 +20,9 @@ pub struct ToolDef {
     pub schema: Value,
 }
 
+/// The beta the API's `output_config.effort` goes with.
+const EFFORT_BETA: &str = "effort-2025-11-24";
+
 /// What a context event fixes for every call made under it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Prefix {
@@ -29,6 +32,9 @@ pub struct Prefix {
     system: Vec<SystemBlock>,
     tools: Vec<Tool>,
     betas: Vec<String>,
+    effort: Option<String>,
+    /// Thinking's `display`, when given.
+    display: Option<String>,
 }
 
 impl Prefix {
@@ -84,13 +90,18 @@ impl Prefix {
         Prefix {
             model: context.model.clone(),
             max_tokens: context_max_tokens(context, config),
-            thinking: config
-                .thinking
-                .filter(|b| *b > 0)
-                .map(|budget_tokens| Thinking::Enabled { budget_tokens }),
+            thinking: match config.adaptive_thinking {
+                true => Some(Thinking::Adaptive),
+                false => config
+                    .thinking
+                    .filter(|b| *b > 0)
+                    .map(|budget_tokens| Thinking::Enabled { budget_tokens }),
+            },
+            display: config.thinking_display.clone(),
             system,
             tools: all,
             betas: config.betas.clone(),
+            effort: config.effort.clone(),
         }
     }
 
@@ -100,7 +111,23 @@ impl Prefix {
         request.system = self.system.clone();
         request.tools = self.tools.clone();
         request.thinking = self.thinking;
+        if let (Some(thinking), Some(display)) = (self.thinking, &self.display) {
+            // (the API's thinking object with its `display`, in its place)
+            let mut value = serde_json::to_value(thinking).unwrap_or_default();
+            value["display"] = serde_json::json!(display);
+            request.extra.insert("thinking".into(), value);
+            request.thinking = None;
+        }
         request.betas = self.betas.clone();
+        if let Some(effort) = &self.effort {
+            request.extra.insert(
+                "output_config".into(),
+                serde_json::json!({"effort": effort}),
+            );
+            if !request.betas.iter().any(|b| b == EFFORT_BETA) {
+                request.betas.push(EFFORT_BETA.to_owned());
+            }
+        }
         request
     }
 }

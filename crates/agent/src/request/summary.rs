@@ -25,5 +25,6 @@ pub fn summary_request(mut request: MessagesRequest) -> MessagesRequest {
     }
     request.tool_choice = Some(ToolChoice::None);
     request.thinking = None;
+    request.extra.remove("thinking");
     request
 }

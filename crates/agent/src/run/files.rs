@@ -29,6 +29,32 @@ impl Inherited {
     }
 }
 
+/// Which files `--setting-sources` keeps: the project's (under its
+/// root), the person's (anywhere else).
+struct Sources<'a> {
+    root: &'a Path,
+    user: bool,
+    project: bool,
+}
+
+impl Sources<'_> {
+    fn of<'a>(sources: &[String], root: &'a Path) -> Sources<'a> {
+        let has = |name: &str| sources.iter().any(|s| s == name);
+        Sources {
+            root,
+            user: has("user"),
+            project: has("project") || has("local"),
+        }
+    }
+
+    fn path(&self, path: &Path) -> bool {
+        match path.starts_with(self.root) {
+            true => self.project,
+            false => self.user,
+        }
+    }
+}
+
 /// Everything a run read from files.
 pub(super) struct FromFiles {
     instructions: Vec<Instructions>,
@@ -49,6 +75,7 @@ impl FromFiles {
         home: Option<PathBuf>,
         inherited: Option<Inherited>,
     ) -> Result<FromFiles, ProgramError> {
+        let project = root.to_path_buf();
         let root = root.to_path_buf();
         let user = config.user_config_dir.clone().map(PathBuf::from);
         let working = config.working_dir.clone().map(PathBuf::from);
@@ -99,7 +126,14 @@ impl FromFiles {
             None => None,
         };
         let joined = |e: tokio::task::JoinError| ProgramError::Other(format!("reading files: {e}"));
-        let (mut instructions, skills, agents, skipped) = files.await.map_err(joined)?;
+        let (mut instructions, mut skills, mut agents, skipped) = files.await.map_err(joined)?;
+        if let Some(sources) = &config.setting_sources {
+            let keep = Sources::of(sources, &project);
+            instructions.retain(|i| keep.path(Path::new(&i.path)));
+            skills.retain(|s| keep.path(Path::new(&s.path)));
+            // (an agent given by the program has no file)
+            agents.retain(|a| a.path.as_os_str().is_empty() || keep.path(&a.path));
+        }
         let git = match git {
             Some(reading) => reading.await.map_err(joined)?,
             None => inherited.and_then(|p| p.git),

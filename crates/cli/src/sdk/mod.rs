@@ -51,7 +51,12 @@ async fn end_of(turn: &mut Option<Turn>) -> Result<hc_host::turn::Finished> {
 /// (as Claude Code, so the SDK raises it), else 0.
 pub fn serve(mut request: RunRequest, printed: crate::print::Printed) -> Result<u8> {
     request.check_resumed()?;
-    let staged = Staged::here(Find::OrInit, Ask::Never)?;
+    request.apply_settings()?;
+    let mut staged = Staged::here(Find::OrInit, Ask::Never)?;
+    request
+        .sdk
+        .keep_sources(&mut staged.files)
+        .map_err(|e| exit(2, e))?;
     let (_, mut config) = crate::settings::resolve(&staged.files, &request.flags, false)
         .map_err(|e| exit(2, format!("{e:#}")))?;
     request.sdk.apply(&mut config).map_err(|e| exit(2, e))?;

@@ -71,6 +71,15 @@ impl RunRequest {
         Ok(())
     }
 
+    /// `--settings`, added to the flags (before they are resolved): a
+    /// setting hermitcrab does not apply is a usage error.
+    pub fn apply_settings(&mut self) -> Result<()> {
+        if let Some(given) = self.sdk.settings.clone() {
+            crate::claude_settings::apply(&given, &mut self.flags).map_err(|e| exit(2, e))?;
+        }
+        Ok(())
+    }
+
     /// What `hc run`'s flags ask: the run, and how it is printed.
     pub fn from_flags(this: RunFlags) -> (RunRequest, Printed) {
         let printed = Printed {
@@ -129,11 +138,16 @@ pub fn reporting(
 }
 
 /// Everything `run` does but printing an early failure as JSON.
-fn start(request: RunRequest, printed: Printed, started: Instant) -> Result<u8> {
+fn start(mut request: RunRequest, printed: Printed, started: Instant) -> Result<u8> {
     request.check_resumed()?;
+    request.apply_settings()?;
     let prompt = read_prompt(request.prompt.clone())?;
     let (interactive, ask) = crate::tty::person();
-    let staged = Staged::here(Find::OrInit, ask)?;
+    let mut staged = Staged::here(Find::OrInit, ask)?;
+    request
+        .sdk
+        .keep_sources(&mut staged.files)
+        .map_err(|e| exit(2, e))?;
     // A setting that cannot be read (a bad flag value, a bad line in a
     // config file) is a usage error: exit 2.
     let (_, mut config) = settings::resolve(&staged.files, &request.flags, interactive)

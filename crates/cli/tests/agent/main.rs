@@ -15,6 +15,7 @@ mod engines;
 mod failures;
 mod fallback;
 mod faults;
+mod flags;
 mod hardening;
 mod hooks;
 mod hosts;

@@ -1,0 +1,150 @@
+//! No flag accepted and ignored: `--settings`, `--effort`, `--thinking
+//! adaptive`, `--thinking-display`, `--setting-sources` applied — each
+//! seen in what reaches the model — and what hermitcrab cannot do
+//! refused with a usage error before any request.
+
+use crate::common::*;
+use serde_json::{Value, json};
+
+fn body(s: &Setup, n: usize) -> Value {
+    serde_json::from_slice(&s.sent()[n]).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn settings_json_is_applied_rules_mode_model_and_hooks() {
+    let s = Setup::new(json!({"turns": [
+        reply(json!([call("t1", "shell", json!({"command": "echo ran"}))]), "tool_use"),
+        reply(json!([call("t2", "shell", json!({"command": "rm -rf keep"}))]), "tool_use"),
+        reply(json!([text("done")]), "end_turn"),
+    ]}))
+    .await;
+    std::fs::create_dir(s.root.join("keep")).unwrap();
+    let settings = json!({
+        "$schema": "https://json.schemastore.org/claude-code-settings.json",
+        "model": "claude-haiku-4-5",
+        "permissions": {"allow": ["Bash(echo:*)"], "deny": ["Bash(rm:*)"]},
+        "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": "echo hooked >> hook.log"}]}]},
+    });
+    let ran = s.run(&["--settings", &settings.to_string(), "go"]).await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    assert_eq!(body(&s, 0)["model"], "claude-haiku-4-5");
+    let session = s.sessions().pop().unwrap();
+    let results = s.of_type(&session, "tool-result");
+    assert_eq!(
+        results[0]["is_error"], false,
+        "allowed by the settings' rule: {results:?}"
+    );
+    assert!(s.root.join("keep").exists(), "denied by the settings' rule");
+    let log = std::fs::read_to_string(s.root.join("hook.log")).unwrap_or_default();
+    assert!(log.contains("hooked"), "the settings' hook ran: {log:?}");
+    // a file works as well; --model beside it wins
+    std::fs::write(s.root.join("s.json"), settings.to_string()).unwrap();
+    let asked = s.sent().len();
+    let refused = s
+        .run(&["--settings", "s.json", "--model", "claude-sonnet-4-5", "x"])
+        .await;
+    // (the script is spent: the run fails at the model, after its request)
+    assert_eq!(
+        body(&s, asked)["model"],
+        "claude-sonnet-4-5",
+        "{refused:#?}"
+    );
+    // what hermitcrab does not apply is refused by name, nothing sent
+    let asked = s.sent().len();
+    for (bad, says) in [
+        (json!({"env": {"A": "1"}}), "`env`"),
+        (
+            json!({"permissions": {"disableBypassPermissionsMode": "disable"}}),
+            "disableBypassPermissionsMode",
+        ),
+        (json!({"sandbox": {"enabled": false}}), "always"),
+        (
+            json!({"hooks": {"PreToolUse": [{"hooks": [{"type": "prompt", "command": "x"}]}]}}),
+            "`command` hooks",
+        ),
+    ] {
+        let ran = s.run(&["--settings", &bad.to_string(), "x"]).await;
+        assert_eq!(ran.code, 2, "{bad}: {ran:#?}");
+        assert!(ran.stderr.contains(says), "{bad}: {}", ran.stderr);
+    }
+    assert_eq!(s.sent().len(), asked, "no request for refused settings");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn effort_and_adaptive_thinking_reach_the_request_and_are_rebuilt() {
+    let s =
+        Setup::new(json!({"cycle": true, "turns": [reply(json!([text("ok")]), "end_turn")]})).await;
+    let ran = s
+        .run(&[
+            "--effort",
+            "high",
+            "--thinking",
+            "adaptive",
+            "--thinking-display",
+            "omitted",
+            "hi",
+        ])
+        .await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    let sent = body(&s, 0);
+    assert_eq!(sent["output_config"], json!({"effort": "high"}), "{sent}");
+    assert_eq!(
+        sent["thinking"],
+        json!({"type": "adaptive", "display": "omitted"})
+    );
+    let beta = &s.fake.requests_to("/v1/messages")[0].headers["anthropic-beta"];
+    assert!(beta.contains("effort-2025-11-24"), "{beta}");
+    let session = s.sessions().pop().unwrap();
+    assert_eq!(s.rebuilt(&session, 1).await, s.sent()[0]);
+    let asked = s.sent().len();
+    for (args, says) in [
+        (vec!["--effort", "extreme"], "low, medium, high, xhigh, max"),
+        (vec!["--thinking-display", "omitted"], "thinking is off"),
+        (
+            vec!["--thinking-display", "loud", "--thinking", "adaptive"],
+            "summarized or omitted",
+        ),
+        (vec!["--permission-prompt-tool", "mcp__auth__ask"], "stdio"),
+        (vec!["--include-hook-events"], "hc trace"),
+        (
+            vec!["--setting-sources", "user,team"],
+            "`team` is not a source",
+        ),
+    ] {
+        let mut all = args.clone();
+        all.push("x");
+        let ran = s.run(&all).await;
+        assert_eq!(ran.code, 2, "{args:?}: {ran:#?}");
+        assert!(ran.stderr.contains(says), "{args:?}: {}", ran.stderr);
+    }
+    assert_eq!(s.sent().len(), asked, "no request for a refused flag");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn setting_sources_none_leaves_the_projects_files_out() {
+    let s =
+        Setup::new(json!({"cycle": true, "turns": [reply(json!([text("ok")]), "end_turn")]})).await;
+    s.file("AGENTS.md", "PROJECT RULES HERE");
+    s.file(".hermitcrab/config.toml", "model = \"claude-opus-4-5\"\n");
+    s.trust();
+    assert_eq!(s.run(&["hi"]).await.code, 0);
+    let all = body(&s, 0);
+    assert_eq!(all["model"], "claude-opus-4-5");
+    assert!(all["system"].to_string().contains("PROJECT RULES HERE"));
+    let ran = s.run(&["--setting-sources", "", "hi"]).await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    let none = body(&s, 1);
+    assert_ne!(
+        none["model"], "claude-opus-4-5",
+        "the project's config is left out"
+    );
+    assert!(!none["system"].to_string().contains("PROJECT RULES HERE"));
+    let ran = s.run(&["--setting-sources", "user,project", "hi"]).await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    assert!(
+        body(&s, 2)["system"]
+            .to_string()
+            .contains("PROJECT RULES HERE")
+    );
+}
