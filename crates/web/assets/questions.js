@@ -107,7 +107,8 @@ export function renderPermission(box, chunk, b) {
   const choice = (decision, label) => el("button", { "data-choice": decision, onclick: () => answer(chunk.id, { decision, rule: b.rule }) }, label);
   place(box, asked(chunk, "permission-request", el("div", { class: "item permission", "data-request": chunk.id },
     el("span", { class: "ask" }, `Allow ${b.program} ${short(summary(b.program, b.input), 200)}? (${b.reason}) `),
-    choice("allow", "Allow"), choice("always", `Always (${b.rule})`), choice("deny", "Deny"))));
+    choice("allow", "Allow"), choice("always", `Always (${b.rule})`), choice("deny", "Deny"),
+    choice("never", `Deny, don't ask again (${b.rule})`))));
 }
 
 export function renderQuestion(box, chunk, b) {

@@ -254,6 +254,9 @@ pub enum Choice {
     Allow,
     /// Calls the rule covers may run, for the rest of the session.
     Always,
+    /// It may not, and calls the rule covers are refused without asking
+    /// for the rest of the session ("no, and don't ask again").
+    Never,
     /// It may not (any answer that is not one of the others).
     #[default]
     #[serde(other)]
@@ -268,7 +271,8 @@ pub struct PermissionDecision {
     pub request: String,
     /// The answer.
     pub decision: Choice,
-    /// With `always`: the rule to allow (else the request's).
+    /// With `always` (`never`): the rule to allow (refuse), else the
+    /// request's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rule: Option<String>,
     /// With a denial: what to tell the model.

@@ -410,6 +410,14 @@ impl Permissions {
         }
     }
 
+    /// Refuses calls `rule` covers from now on (a person's "don't ask
+    /// again").
+    pub fn deny_always(&mut self, rule: &str) {
+        if let Ok(rule) = Rule::parse(rule) {
+            self.deny.push(rule);
+        }
+    }
+
     /// The paths (absolute globs) `read(…)` deny rules keep from every
     /// reader: a search over a directory above them skips them.
     pub fn denied_reads(&self, root: &Path) -> Vec<String> {

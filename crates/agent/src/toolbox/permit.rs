@@ -56,8 +56,11 @@ impl Permit {
         )
         .map_err(|e| e.to_string())?
         .with_dirs(&root, &config.add_dirs);
-        for rule in allowed_always(history) {
+        for rule in remembered(history, Choice::Always) {
             permissions.allow_always(&rule);
+        }
+        for rule in remembered(history, Choice::Never) {
+            permissions.deny_always(&rule);
         }
         Ok(Permit {
             permissions,
@@ -361,6 +364,21 @@ impl Permit {
                 }
                 Ok(Asked::Allowed(decision.updated_input))
             }
+            Choice::Never => {
+                let refused = match decision.rule.as_deref() {
+                    Some(own) if own != rule => vec![own.to_owned()],
+                    _ => rules.to_vec(),
+                };
+                refused.iter().for_each(|r| self.permissions.deny_always(r));
+                Ok(Asked::Refused(
+                    format!(
+                        "permission denied by the person, who said not to ask again this \
+                         session for {}",
+                        refused.join(", ")
+                    ),
+                    decision.interrupt,
+                ))
+            }
             Choice::Deny => Ok(Asked::Refused(
                 match decision.message.as_deref() {
                     Some(m) if !m.is_empty() => format!("permission denied by the person: {m}"),
@@ -399,10 +417,10 @@ enum Asked {
     Refused(String, bool),
 }
 
-/// The rules a person answered "always" with earlier in the session
-/// (each item with its chunk id): "always" holds for the session, not
-/// only the run that asked.
-fn allowed_always(history: &[Member]) -> Vec<String> {
+/// The rules a person answered `choice` ("always", or "don't ask
+/// again") with earlier in the session (each item with its chunk id):
+/// either holds for the session, not only the run that asked.
+fn remembered(history: &[Member], choice: Choice) -> Vec<String> {
     let asked: HashMap<&str, &PermissionRequest> = history
         .iter()
         .filter_map(|m| match &m.item {
@@ -415,7 +433,7 @@ fn allowed_always(history: &[Member]) -> Vec<String> {
         let SessionItem::PermissionDecision(d) = &member.item else {
             continue;
         };
-        if d.decision != Choice::Always {
+        if d.decision != choice {
             continue;
         }
         let request = asked.get(d.request.as_str());

@@ -118,6 +118,7 @@ impl Lines {
                 let decision = match decision {
                     Choice::Allow => "allow",
                     Choice::Always => "always",
+                    Choice::Never => "never",
                     Choice::Deny => "deny",
                 };
                 self.push(indent + 2, format!("→ {decision}"));

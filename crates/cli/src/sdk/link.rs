@@ -190,12 +190,20 @@ impl Link {
         match said.behavior.as_deref() {
             Some("allow") => {
                 decision.decision = Choice::Allow;
+                if let Some(rule) = said.added_rule("allow") {
+                    decision.decision = Choice::Always;
+                    decision.rule = Some(rule);
+                }
                 decision.updated_input = said
                     .updated_input
                     .filter(|i| i.is_object() && *i != asked.input);
             }
             Some("deny") => {
-                decision.message = said.message;
+                if let Some(rule) = said.added_rule("deny") {
+                    decision.decision = Choice::Never;
+                    decision.rule = Some(rule);
+                }
+                decision.message = said.message.clone();
                 decision.interrupt = said.interrupt;
             }
             _ => {

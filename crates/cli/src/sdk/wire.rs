@@ -246,4 +246,28 @@ pub struct ToolAnswer {
     /// With `deny`: stop the run too.
     #[serde(deserialize_with = "bool_or_false")]
     pub interrupt: bool,
+    /// Rules to remember for the session (Claude Code's
+    /// `updatedPermissions`: `addRules` with a `behavior` and `rules` of
+    /// `toolName` and `ruleContent`).
+    #[serde(rename = "updatedPermissions")]
+    pub updated_permissions: Option<Vec<Value>>,
+}
+
+impl ToolAnswer {
+    /// The first rule an `addRules` update with `behavior` names, as
+    /// hermitcrab writes rules (`Bash(git status:*)`).
+    pub fn added_rule(&self, behavior: &str) -> Option<String> {
+        let updates = self.updated_permissions.as_deref()?;
+        updates
+            .iter()
+            .filter(|u| u["type"] == "addRules" && u["behavior"] == behavior)
+            .flat_map(|u| u["rules"].as_array().cloned().unwrap_or_default())
+            .find_map(|r| {
+                let tool = r["toolName"].as_str()?;
+                Some(match r["ruleContent"].as_str() {
+                    Some(content) if !content.is_empty() => format!("{tool}({content})"),
+                    _ => tool.to_owned(),
+                })
+            })
+    }
 }

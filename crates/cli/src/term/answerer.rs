@@ -58,7 +58,7 @@ pub async fn ask_permission(mut asked: Asked<'_>, request: &PermissionRequest) -
     }
     let what = asked_words(&request.program, &request.input);
     let mut question = format!(
-        "allow {} {what}? ({}) [y]es / [n]o / [a]lways for this session: ",
+        "allow {} {what}? ({}) [y]es / [n]o / [a]lways for this session / no, [d]on't ask again: ",
         shown(&request.program),
         shown(&request.reason)
     );
@@ -72,11 +72,12 @@ pub async fn ask_permission(mut asked: Asked<'_>, request: &PermissionRequest) -
         match answer.trim().to_lowercase().as_str() {
             "y" | "yes" => break Choice::Allow,
             "a" | "always" => break Choice::Always,
+            "d" | "don't" | "dont" | "never" => break Choice::Never,
             "n" | "no" | "" => break Choice::Deny,
             other => {
                 question = format!(
-                    "`{}` is not an answer: type y (yes), n (no) or a (always for this \
-                     session): ",
+                    "`{}` is not an answer: type y (yes), n (no), a (always for this \
+                     session) or d (no, and don't ask again this session): ",
                     shown(other)
                 );
             }

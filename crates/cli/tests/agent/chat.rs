@@ -239,3 +239,54 @@ async fn add_dir_in_chat_lets_the_next_message_write_there() {
         "{stderr}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn no_and_dont_ask_again_refuses_the_rest_of_the_session_without_asking() {
+    let s = Setup::new(json!({"turns": [
+        reply(json!([call("t1", "shell", json!({"command": "echo first"}))]), "tool_use"),
+        reply(json!([call("t2", "shell", json!({"command": "echo first"}))]), "tool_use"),
+        reply(json!([text("Refused twice.")]), "end_turn"),
+        reply(json!([call("t3", "shell", json!({"command": "echo first"}))]), "tool_use"),
+        reply(json!([text("And again.")]), "end_turn"),
+    ]}))
+    .await;
+    let asked = Box::new(|s: &Setup| {
+        s.sessions()
+            .first()
+            .is_some_and(|id| !s.of_type(id, "permission-request").is_empty())
+    });
+    let (code, shown) = in_terminal(
+        &s,
+        "chat",
+        &[],
+        vec![
+            (always(), b"run it\r"),
+            (asked, b"d\r"),
+            (runs_ended(1), b"and the next message\r"),
+            (runs_ended(2), b"/exit\r"),
+        ],
+    )
+    .await;
+    assert_eq!(code, 0, "{shown}");
+    assert!(shown.contains("[d]on't ask again"), "{shown}");
+    let session = s.sessions().pop().unwrap();
+    assert_eq!(
+        s.of_type(&session, "permission-request").len(),
+        1,
+        "asked once"
+    );
+    let decision = &s.of_type(&session, "permission-decision")[0];
+    assert_eq!(decision["decision"], "never", "{decision}");
+    let results = s.of_type(&session, "tool-result");
+    assert_eq!(results.len(), 3, "{results:?}");
+    for result in &results {
+        assert_eq!(result["is_error"], true, "{result}");
+    }
+    assert!(
+        results[0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("not to ask again"),
+        "{results:?}"
+    );
+}

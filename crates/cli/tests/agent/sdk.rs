@@ -199,6 +199,28 @@ async fn can_use_tool_allows_with_a_changed_input_and_denies_leaving_the_disk_al
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_rule_the_program_adds_for_the_session_is_not_asked_again() {
+    let s = Setup::new(json!({"turns": [
+        reply(json!([call("b1", "Bash", json!({"command": "echo one"}))]), "tool_use"),
+        reply(json!([call("b2", "Bash", json!({"command": "echo two"}))]), "tool_use"),
+        reply(json!([text("done")]), "end_turn"),
+    ]}))
+    .await;
+    let ran = program(&s, "remembered").await;
+    assert_eq!(ran.note("asked"), json!(["echo one"]), "asked once");
+    let session = session_of(&s, ran.result());
+    let decisions = s.of_type(&session, "permission-decision");
+    assert_eq!(decisions.len(), 1);
+    assert_eq!(decisions[0]["decision"], "always");
+    assert_eq!(decisions[0]["rule"], "Bash(echo:*)");
+    let results = s.of_type(&session, "tool-result");
+    assert!(
+        results.iter().all(|r| r["is_error"] == false),
+        "{results:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_python_pre_tool_use_hook_denies_and_is_recorded() {
     let s = Setup::new(json!({"turns": [
         reply(json!([call("b", "Bash", json!({"command": "touch marker"}))]), "tool_use"),

@@ -86,6 +86,7 @@ fn choice_word(choice: Choice) -> &'static str {
     match choice {
         Choice::Allow => "allow",
         Choice::Always => "always",
+        Choice::Never => "never",
         Choice::Deny => "deny",
     }
 }
