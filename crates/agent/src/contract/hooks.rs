@@ -59,6 +59,9 @@ pub struct HookOutput {
     pub permission: Option<(String, String)>,
     /// `hookSpecificOutput.updatedInput`.
     pub updated_input: Option<Value>,
+    /// `hookSpecificOutput.updatedMCPToolOutput` (a post-tool hook's):
+    /// what the model reads instead of the tool's result.
+    pub updated_output: Option<Value>,
     /// `hookSpecificOutput.additionalContext`, `systemMessage`: told to the model.
     pub context: Vec<String>,
 }
@@ -90,6 +93,10 @@ impl HookOutput {
             out.updated_input = specific
                 .get("updatedInput")
                 .filter(|v| v.is_object())
+                .cloned();
+            out.updated_output = specific
+                .get("updatedMCPToolOutput")
+                .filter(|v| !v.is_null())
                 .cloned();
             out.context.extend(text(specific.get("additionalContext")));
         }

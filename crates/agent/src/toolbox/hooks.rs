@@ -40,6 +40,8 @@ pub(crate) struct Verdict {
     pub decision: Option<(String, String)>,
     /// A pre-tool hook rewrote the input.
     pub input: Option<Value>,
+    /// A post-tool hook replaced (or redacted) the result the model reads.
+    pub output: Option<Value>,
     /// What exit-0 hooks printed (post-tool: shown to the model).
     pub said: Vec<String>,
     /// A callback said the run is not to go on (`continue: false`).
@@ -236,6 +238,20 @@ impl Hooks {
     }
 }
 
+/// A hook's replacement output as the model reads it: text as given,
+/// content blocks' text joined, anything else as JSON.
+fn output_text(output: &Value) -> String {
+    match output {
+        Value::String(text) => text.clone(),
+        Value::Array(blocks) if blocks.iter().all(|b| b["text"].is_string()) => blocks
+            .iter()
+            .filter_map(|b| b["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        other => other.to_string(),
+    }
+}
+
 /// What an exit-0 hook printed: a JSON decision, or text.
 fn absorb(verdict: &mut Verdict, stdout: &str) {
     let trimmed = stdout.trim();
@@ -243,6 +259,17 @@ fn absorb(verdict: &mut Verdict, stdout: &str) {
         return;
     }
     match serde_json::from_str::<Value>(trimmed) {
+        // Claude Code's hook output, printed by a command hook
+        Ok(said) if said.get("hookSpecificOutput").is_some() => {
+            if let Some(read) = HookOutput::read(&said) {
+                verdict.input = read.updated_input.or(verdict.input.take());
+                verdict.output = read.updated_output.or(verdict.output.take());
+                if let Some(decision) = read.permission {
+                    verdict.decision = Some(decision);
+                }
+                verdict.said.extend(read.context);
+            }
+        }
         Ok(Value::Object(said)) => {
             if let Some(decision) = said.get("decision").and_then(Value::as_str) {
                 let reason = said
@@ -256,6 +283,9 @@ fn absorb(verdict: &mut Verdict, stdout: &str) {
             }
             if let Some(text) = said.get("text").and_then(Value::as_str) {
                 verdict.said.push(text.to_owned());
+            }
+            if let Some(output) = said.get("output").filter(|o| !o.is_null()) {
+                verdict.output = Some(output.clone());
             }
         }
         _ => verdict.said.push(trimmed.to_owned()),
@@ -339,6 +369,12 @@ impl Hooks {
                 "result": {"text": o.text, "is_error": o.is_error, "data": o.data},
             });
             let verdict = self.run("post-tool", Some(&probe), payload).await;
+            if let Some(output) = &verdict.output {
+                // what the model reads instead; the tool's own output
+                // stays on its process only
+                o.text = output_text(output);
+                o.data = json!({"replaced_by": "post-tool hook"});
+            }
             for said in verdict.blocked.iter().chain(&verdict.said) {
                 o.text.push_str(&format!("\n\n[post-tool hook] {said}"));
             }
@@ -404,6 +440,9 @@ impl Hooks {
         };
         if let Some(input) = read.updated_input {
             verdict.input = Some(input);
+        }
+        if let Some(output) = read.updated_output {
+            verdict.output = Some(output);
         }
         if let Some(decision) = read.permission {
             verdict.decision = Some(decision);

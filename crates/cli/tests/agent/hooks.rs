@@ -200,3 +200,25 @@ async fn a_bad_hook_configuration_is_named() {
         ran.stderr
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_post_tool_hook_replaces_what_the_model_reads_and_the_record_says_so() {
+    let s = Setup::new(shell_then_done("echo token=SECRET-123")).await;
+    let printed = json!({"hookSpecificOutput": {"hookEventName": "PostToolUse",
+        "updatedMCPToolOutput": "token=[redacted by the hook]"}});
+    s.file("hook-output.json", &printed.to_string());
+    config(
+        &s,
+        "[[hooks]]\nevent = \"PostToolUse\"\nmatcher = \"shell\"\ncommand = \"cat > /dev/null; cat hook-output.json\"\n",
+    );
+    let ran = s.run(&["--permission-mode", "bypass", "go"]).await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    let second: Value = serde_json::from_slice(&s.sent()[1]).unwrap();
+    let read = &second["messages"][2]["content"][0];
+    assert_eq!(read["content"], "token=[redacted by the hook]", "{read}");
+    let session = s.sessions().pop().unwrap();
+    let result = &s.of_type(&session, "tool-result")[0];
+    assert_eq!(result["text"], "token=[redacted by the hook]", "{result}");
+    assert_eq!(result["data"]["replaced_by"], "post-tool hook", "{result}");
+    assert_eq!(s.rebuilt(&session, 2).await, s.sent()[1]);
+}
