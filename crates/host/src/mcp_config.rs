@@ -368,11 +368,61 @@ pub fn statuses(db: &Substrate) -> Result<Vec<Value>> {
             let status = match (mcp.enabled, mcp.error.is_some()) {
                 (Some(false), _) => "disabled",
                 (_, true) => "failed",
+                _ if serving(db, &c.id) => "connected",
                 _ => "pending",
             };
             Some(json!({"name": mcp.server, "status": status}))
         })
         .collect())
+}
+
+/// Whether service program `id` has a process running now.
+fn serving(db: &Substrate, id: &str) -> bool {
+    let opts = substrate::ScopeOpts {
+        kind: substrate::TypeFilter::Instance,
+        limit: Some(usize::MAX),
+        ..substrate::ScopeOpts::default()
+    };
+    let Ok(read) = db.read(|snap| snap.scope(&[id.to_owned()], &opts)) else {
+        return false;
+    };
+    read.chunks.iter().any(|c| {
+        c.is_on("engine/process", substrate::PlacementType::Instance)
+            && protocol::process::ProcessBody::parse(&c.body_value()).status
+                == protocol::process::ProcessStatus::Running
+    })
+}
+
+/// Every configured server started — together, each within its start-up
+/// limit — as Claude Code's print mode does before its `system/init`
+/// line: each server's name and status (`connected`, `failed`,
+/// `disabled`). The agent's run finds them started.
+pub async fn connect(engine: &engine::Engine) -> Result<Vec<Value>> {
+    let programs = programs(engine.db())?;
+    let origin = crate::origin::recorded(engine.db())?.unwrap_or_default();
+    let servers: Vec<(String, mcp::body::McpFacts)> = programs
+        .chunks
+        .iter()
+        .filter(|c| {
+            c.id.strip_prefix("program/mcp/")
+                .is_some_and(|n| !n.contains('/'))
+        })
+        .filter_map(|c| Some((c.id.clone(), McpProgram::parse(&c.body_value()).mcp?)))
+        .collect();
+    let host = engine::Context::host();
+    let started = servers.iter().map(|(id, facts)| async {
+        let status = match (facts.enabled, &facts.error) {
+            (Some(false), _) => "disabled",
+            (_, Some(_)) => "failed",
+            _ if origin.distrusts(id) => "failed",
+            _ => match engine.service(&host, id, facts.startup_timeout_ms).await {
+                Ok(_) => "connected",
+                Err(_) => "failed",
+            },
+        };
+        json!({"name": facts.server, "status": status})
+    });
+    Ok(futures_util::future::join_all(started).await)
 }
 
 /// The MCP prompts as slash commands (`mcp__SERVER__PROMPT`), of the

@@ -101,12 +101,19 @@ pub async fn turn(
     for dir in &config.add_dirs {
         engine.config().add_dirs.add(dir.into());
     }
+    // (as Claude Code's print mode: its init line says where each server
+    // stands, so they are started first)
+    let servers = match sink.wants_servers() {
+        true => Some(crate::mcp_config::connect(engine).await?),
+        false => None,
+    };
     let process = start_agent(engine, &launch, *turn.session == Choice::New)?;
     let run = Begun {
         engine,
         config,
         session: &session,
         process: &process,
+        servers: servers.as_deref(),
     };
     let followed = (head, events, sub.as_str());
     let code = follow_to_end(&run, followed, sink, answerer, turn.started).await;

@@ -5,7 +5,6 @@
 use crate::print::{Init, JsonOut, OutputFormat};
 use agent::contract::{Answer, Notice, ToolResult};
 use anyhow::Result;
-use engine::Engine;
 use hc_host::follow::{Begun, Ended, Sink};
 
 /// Told the session's name as the lines show it.
@@ -61,12 +60,16 @@ impl Sink for JsonSink {
             told(&shown);
         }
         let json = JsonOut::new(self.stream, self.partial, shown, run.config.model.clone());
-        emit_init(&json, run.engine, run.config, run.process)?;
+        emit_init(&json, run)?;
         if let Some(line) = self.replay.take() {
             json.line(line);
         }
         self.out = Some(json);
         Ok(())
+    }
+
+    fn wants_servers(&self) -> bool {
+        self.stream
     }
 
     fn notice(&mut self, notice: &Notice) {
@@ -132,12 +135,8 @@ impl Sink for JsonSink {
 
 /// The `system`/`init` line: the tools, the servers, the slash commands
 /// (chat's, the command files', the MCP prompts'), the skills, the agents.
-fn emit_init(
-    json: &JsonOut,
-    engine: &Engine,
-    config: &agent::AgentConfig,
-    process: &str,
-) -> Result<()> {
+fn emit_init(json: &JsonOut, run: &Begun<'_>) -> Result<()> {
+    let (engine, config, process) = (run.engine, run.config, run.process);
     let cwd = engine.config().project_root.to_string_lossy().into_owned();
     let root = &engine.config().project_root;
     let (commands, _) = crate::commands::find(root);
@@ -170,7 +169,10 @@ fn emit_init(
         cwd: &cwd,
         mode: config.permission_mode,
         process,
-        mcp_servers: &crate::mcp_config::statuses(engine.db())?,
+        mcp_servers: &match run.servers {
+            Some(servers) => servers.to_vec(),
+            None => crate::mcp_config::statuses(engine.db())?,
+        },
         slash_commands: &slash_commands,
         skills: &skills,
         agents: &agents,

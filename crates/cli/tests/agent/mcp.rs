@@ -188,8 +188,11 @@ async fn an_untrusted_projects_servers_do_not_start_and_a_failing_server_is_a_st
     let session = s.sessions().pop().unwrap();
     let context = s.of_type(&session, "context").pop().unwrap();
     assert_eq!(context["mcp_servers"][0]["status"], "failed", "{context}");
-    // stream-json's init line lists the servers as the run starts them
-    let off = json!({"mcpServers": {"off": {"command": "x", "enabled": false}, "broken": {"command": "y"}}});
+    // stream-json's init line lists the servers once started, as Claude
+    // Code's does (it waits for them)
+    let (python, server) = python_server();
+    let off = json!({"mcpServers": {"off": {"command": "x", "enabled": false}, "broken": {"command": "y"},
+        "py": {"command": python, "args": [server], "startup_timeout_ms": 30000}}});
     let ran = s
         .run(&[
             "--mcp-config",
@@ -203,7 +206,8 @@ async fn an_untrusted_projects_servers_do_not_start_and_a_failing_server_is_a_st
     let init: Value = serde_json::from_str(ran.stdout.lines().next().unwrap()).unwrap();
     assert_eq!(
         init["mcp_servers"],
-        json!([{"name": "broken", "status": "pending"}, {"name": "off", "status": "disabled"}]),
+        json!([{"name": "broken", "status": "failed"}, {"name": "off", "status": "disabled"},
+            {"name": "py", "status": "connected"}]),
         "{init}"
     );
 }

@@ -34,6 +34,9 @@ pub struct Begun<'a> {
     pub session: &'a str,
     /// Its process.
     pub process: &'a str,
+    /// The MCP servers and where each stands, when the sink asked for
+    /// them started before the run ([`Sink::wants_servers`]).
+    pub servers: Option<&'a [serde_json::Value]>,
 }
 
 /// A run, once ended: its final body and scope.
@@ -59,6 +62,11 @@ pub trait Sink: Send {
     /// The run started (before any event of it).
     fn begin(&mut self, _run: &Begun<'_>) -> Result<()> {
         Ok(())
+    }
+    /// Whether the MCP servers are to be started, and their statuses
+    /// known, before the run begins (a `system/init` line names them).
+    fn wants_servers(&self) -> bool {
+        false
     }
     /// One of the run's own notices (deltas, a tool's start and end, …).
     fn notice(&mut self, notice: &Notice);
