@@ -23,8 +23,34 @@ pub fn summary_request(mut request: MessagesRequest) -> MessagesRequest {
             content: vec![ask],
         }),
     }
+    // (images and documents are not worth a summary's tokens: each is
+    // said, not sent)
+    for message in &mut request.messages {
+        strip_media(&mut message.content);
+    }
     request.tool_choice = Some(ToolChoice::None);
     request.thinking = None;
     request.extra.remove("thinking");
     request
+}
+
+/// `blocks` with every image and document (in tool results too) said in
+/// words instead.
+fn strip_media(blocks: &mut [ContentBlock]) {
+    for block in blocks {
+        match block {
+            ContentBlock::Raw(raw) if matches!(raw.block_type.as_str(), "image" | "document") => {
+                *block = ContentBlock::text(format!(
+                    "[{} omitted from the summary call]",
+                    raw.block_type
+                ));
+            }
+            ContentBlock::ToolResult(result) => {
+                if let model::ToolResultContent::Blocks(inner) = &mut result.content {
+                    strip_media(inner);
+                }
+            }
+            _ => {}
+        }
+    }
 }

@@ -63,6 +63,7 @@ impl Run {
                 "\n\n[The user's latest request, verbatim]\n\n{prompt}"
             ));
         }
+        text.push_str(&self.restored(&kept));
         let compaction = Compaction {
             text,
             usage: reply.usage,

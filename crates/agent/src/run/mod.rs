@@ -19,6 +19,7 @@ mod files;
 pub(crate) mod gates;
 pub(crate) mod inbox;
 mod replay;
+mod restore;
 pub(crate) mod side;
 mod start;
 pub(crate) mod stop;

@@ -236,6 +236,12 @@ impl Toolbox {
         }
     }
 
+    /// The text of skill `name` as loading it gives it (a compaction
+    /// gives it back).
+    pub fn skill_text(&self, name: &str) -> Option<String> {
+        crate::sources::skills::load(&self.skills, name, self.config.project_trusted).ok()
+    }
+
     /// The MCP servers up for this run (their resource tools offered).
     pub fn set_servers(&mut self, servers: Vec<String>) {
         self.servers = servers;

@@ -176,3 +176,50 @@ async fn turns_too_large_to_keep_are_only_summarized() {
         "the summary's too"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn after_a_compaction_the_files_read_come_back_and_images_stay_out_of_the_summary_call() {
+    let s = Setup::new(json!({"turns": [
+        heavy(json!([call("r1", "read", json!({"file_path": "a.txt"}))]), "tool_use", 100),
+        heavy(json!([call("r2", "read", json!({"file_path": "shot.png"}))]), "tool_use", 100),
+        heavy(json!([call("r3", "read", json!({"file_path": "missing.txt"}))]), "tool_use", 100),
+        heavy(json!([text("Read them.")]), "end_turn", 100),
+        heavy(json!([text("SUMMARY: read a.txt and a picture.")]), "end_turn", 100),
+        heavy(json!([text("Going on.")]), "end_turn", 100),
+    ]}))
+    .await;
+    s.file("a.txt", "alpha v1\n");
+    std::fs::write(s.root.join("shot.png"), crate::plan::PNG).unwrap();
+    let ran = s.run(&["--permission-mode", "bypass", "read"]).await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    s.file("a.txt", "alpha v2\n");
+    let ran = s.run(&["--continue", "--compact", "go on"]).await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    let summary = String::from_utf8_lossy(&s.sent()[4]).into_owned();
+    assert!(!summary.contains("\"type\":\"image\""), "{summary}");
+    assert!(
+        summary.contains("[image omitted from the summary call]"),
+        "{summary}"
+    );
+    let after: Value = serde_json::from_slice(&s.sent()[5]).unwrap();
+    let first = after["messages"][0]["content"][0]["text"].as_str().unwrap();
+    assert!(first.contains("SUMMARY: read a.txt"), "{first}");
+    assert!(
+        first.contains("[Files read before the summary, as they are now]")
+            && first.contains("### a.txt\n```\nalpha v2\n```"),
+        "the file as it is now: {first}"
+    );
+    assert!(
+        !first.contains("missing.txt"),
+        "a failed read is not restored: {first}"
+    );
+    let session = s.sessions().pop().unwrap();
+    assert!(
+        s.rebuilt(&session, 5).await == s.sent()[4],
+        "the summary call rebuilds"
+    );
+    assert!(
+        s.rebuilt(&session, 6).await == s.sent()[5],
+        "the next call rebuilds"
+    );
+}
