@@ -693,14 +693,15 @@ pub struct ServeFlags {
     /// The protocol on stdin/stdout, with host reach.
     #[arg(long)]
     pub stdio: bool,
-    /// The port (with --http).
-    #[arg(long, default_value_t = 8420)]
-    pub port: u16,
+    /// The port (with --http; default 8420).
+    #[arg(long)]
+    pub port: Option<u16>,
     /// The address to listen on (with --http). Anything but loopback must
     /// be said here, and still needs the token.
-    #[arg(long, default_value = "127.0.0.1")]
-    pub host: String,
-    /// Open the address in the browser.
+    /// (Default 127.0.0.1.)
+    #[arg(long)]
+    pub host: Option<String>,
+    /// Open the address in the browser (with --http).
     #[arg(long)]
     pub open: bool,
     /// Keep the token in FILE (made, 0600, when missing) instead of a fresh
@@ -723,11 +724,28 @@ pub struct ServeFlags {
 }
 
 impl ServeFlags {
+    /// The flag of the page's (`--http`'s) given without `--http`, if one
+    /// is: a usage error, not a flag ignored.
+    pub fn page_flag_without_http(&self) -> Option<&'static str> {
+        if self.http {
+            return None;
+        }
+        let given = [
+            ("--port", self.port.is_some()),
+            ("--host", self.host.is_some()),
+            ("--open", self.open),
+            ("--token-file", !self.token_file.is_empty()),
+            ("--agent", self.agent.is_some()),
+            ("--allow-host", !self.allow_host.is_empty()),
+        ];
+        given.into_iter().find(|(_, on)| *on).map(|(flag, _)| flag)
+    }
+
     /// The page's options (`--http`).
     pub fn into_options(self) -> hc_web::Options {
         hc_web::Options {
-            port: self.port,
-            host: self.host,
+            port: self.port.unwrap_or(8420),
+            host: self.host.unwrap_or_else(|| "127.0.0.1".to_owned()),
             open: self.open,
             token_files: self.token_file,
             no_contain: self.no_contain,

@@ -232,7 +232,13 @@ fn main() -> ExitCode {
         Command::Trust { revoke, list } => config_cmd::trust(revoke, list),
         Command::Program { name } => program(&name),
         Command::Serve(flags) if flags.http => hc_web::serve(flags.into_options(), &tty::Tty),
-        Command::Serve(flags) => serve(flags.stdio, flags.no_contain),
+        Command::Serve(flags) => match flags.page_flag_without_http() {
+            Some(flag) => Err(crate::exit::exit(
+                2,
+                format!("{flag} is the page's: give it with --http"),
+            )),
+            None => serve(flags.stdio, flags.no_contain),
+        },
         Command::Contain { args } => return contain::trampoline_main(&args, Some(CARRIED)),
     };
     exit_code(outcome.map(|()| 0))

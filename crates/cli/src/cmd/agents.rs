@@ -19,6 +19,13 @@ const WATCH_EVERY: Duration = Duration::from_millis(500);
 
 /// `hc agents [diff|merge ID] [--json] [--watch]`.
 pub fn agents(command: Option<AgentsCommand>, json: bool, watch: bool) -> Result<()> {
+    if command.is_some() && (json || watch) {
+        let flag = if json { "--json" } else { "--watch" };
+        return Err(crate::exit::exit(
+            2,
+            format!("{flag} goes with `hc agents` alone (the list), not with diff, merge or rm"),
+        ));
+    }
     let (project, db) = open_store()?;
     match command {
         Some(AgentsCommand::Diff { session, stat }) => {

@@ -131,6 +131,14 @@ fn rows(files: &crate::config::Files, flags: &Flags) -> Result<Vec<(String, Valu
             "config files".into(),
         ));
     }
+    for dir in &config.add_dirs {
+        rows.push(("add_dirs".into(), json!(dir), "--add-dir".into()));
+    }
+    if let Some(name) = &flags.agent {
+        // (the preset's settings are over the others: its model among them)
+        rows.push(("agent".into(), json!(name), "--agent".into()));
+        rows.push(("agent.model".into(), json!(config.model), "--agent".into()));
+    }
     if let Some((_, source)) = files.get("server_tools") {
         rows.push((
             "server_tools".into(),

@@ -298,6 +298,16 @@ fn entry_of(add: &Add) -> Result<Value> {
     };
     let env = pairs(&add.env, '=', "-e")?;
     let headers = pairs(&add.headers, ':', "--header")?;
+    let stdio = add.transport == "stdio";
+    if stdio && !headers.is_empty() {
+        bail!("--header is sent with HTTP requests: a stdio server takes -e KEY=VALUE instead");
+    }
+    if !stdio && !env.is_empty() {
+        bail!(
+            "-e sets a stdio server's environment: an {} server takes --header 'KEY: VALUE' instead",
+            add.transport
+        );
+    }
     if !env.is_empty() {
         entry.insert("env".into(), json!(env));
     }

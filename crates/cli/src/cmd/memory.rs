@@ -154,6 +154,14 @@ pub fn memory(command: Option<MemoryCommand>) -> Result<()> {
             println!("removed {id} from {}", whose(scope));
             Ok(())
         }
+        MemoryCommand::Edit {
+            id: Some(_),
+            user: true,
+        } => Err(crate::exit::exit(
+            2,
+            "--user goes with `hc memory edit` alone (your memory, whole); an entry's id \
+             names whose it is",
+        )),
         MemoryCommand::Edit { id: Some(id), .. } => edit_one(&stores, &id),
         MemoryCommand::Edit { id: None, user } => edit_all(
             &stores,

@@ -25,6 +25,16 @@ pub struct TraceRequest {
 
 /// `hc trace`.
 pub fn trace(asked: TraceRequest) -> Result<()> {
+    if (asked.request.is_some() || asked.diff.is_some()) && (asked.full || asked.json) {
+        let flag = if asked.full { "--full" } else { "--json" };
+        return Err(crate::exit::exit(
+            2,
+            format!(
+                "{flag} goes with the session's tree; --request prints the body sent (JSON), \
+                 --diff what changed between two calls"
+            ),
+        ));
+    }
     let (project, db) = crate::project::open_store()?;
     let session = match &asked.session {
         None => sessions::newest(&db)?,

@@ -50,7 +50,7 @@ async fn end_of(turn: &mut Option<Turn>) -> Result<hc_host::turn::Finished> {
 /// done; answers the exit code: 1 when the last turn ended in an error
 /// (as Claude Code, so the SDK raises it), else 0.
 pub fn serve(mut request: RunRequest, printed: crate::print::Printed) -> Result<u8> {
-    request.check_resumed()?;
+    request.check_flags(&printed)?;
     request.apply_settings()?;
     let mut staged = Staged::here(Find::OrInit, Ask::Never)?;
     request
@@ -80,6 +80,16 @@ pub fn serve(mut request: RunRequest, printed: crate::print::Printed) -> Result<
             Choice::Latest => Some(crate::sessions::latest(&engine)?),
             _ => None,
         };
+        // --fork-session: the turns go on a fork of it, made now
+        let session = match session {
+            Some(id) if request.sdk.fork_session => Some(hc_host::fork::fork(
+                &engine,
+                &id,
+                hc_host::fork::Cut::Whole,
+            )?),
+            other => other,
+        };
+        let compact_next = request.compact;
         let driver = Driver {
             engine: engine.clone(),
             link,
@@ -92,6 +102,7 @@ pub fn serve(mut request: RunRequest, printed: crate::print::Printed) -> Result<
                 running: false,
             },
             queue: VecDeque::new(),
+            compact_next,
         };
         let code = driver.run().await;
         host.close().await;
@@ -143,6 +154,8 @@ struct Driver {
     state: State,
     /// Prompts waiting for the turn under way.
     queue: VecDeque<Queued>,
+    /// `--compact`: the first turn compacts the session first.
+    compact_next: bool,
 }
 
 /// A user line waiting for its turn: its prompt, its id, its message.
@@ -240,7 +253,8 @@ impl Driver {
             Some(session) => Choice::Known(session.clone()),
             None => Choice::New,
         };
-        let config = self.state.config.clone();
+        let mut config = self.state.config.clone();
+        config.compact_first = std::mem::take(&mut self.compact_next);
         let engine = self.engine.clone();
         let mut sink = match self.printed.format {
             crate::print::OutputFormat::Text => crate::term::run::sink_for(&engine, self.printed),

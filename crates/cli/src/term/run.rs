@@ -48,27 +48,55 @@ pub struct RunRequest {
 }
 
 impl RunRequest {
-    /// The flags that go on with a session (`--checkout`, `--fork-session`)
-    /// given with one to go on with (`--resume`, `--continue`): else a
-    /// usage error, never a flag taken and ignored.
-    pub fn check_resumed(&self) -> Result<()> {
-        if self.session != crate::sessions::Choice::New {
-            return Ok(());
-        }
-        if self.checkout {
-            return Err(exit(
-                2,
-                "--checkout goes with --resume or --continue: it checks out where that \
-                 session's files are",
-            ));
-        }
-        if self.sdk.fork_session {
-            return Err(exit(
-                2,
+    /// Flags that mean something only beside others (`--checkout` with
+    /// `--resume`, `--include-partial-messages` with stream-json output…):
+    /// one given without them is a usage error, never taken and ignored.
+    pub fn check_flags(&self, printed: &Printed) -> Result<()> {
+        let resumed = self.session != crate::sessions::Choice::New;
+        let streaming = self.sdk.streaming();
+        let stream_out = printed.format == crate::print::OutputFormat::StreamJson;
+        let refusals = [
+            (
+                self.checkout && !resumed,
+                "--checkout goes with --resume or --continue: it checks out where that session's files are",
+            ),
+            (
+                self.sdk.fork_session && !resumed,
                 "--fork-session goes with --resume or --continue: it forks the session they name",
-            ));
+            ),
+            (
+                self.compact && !resumed,
+                "--compact goes with --resume or --continue: it compacts the session they name before going on",
+            ),
+            (
+                self.sdk.session_id.is_some() && resumed,
+                "--session-id names a new session; the session --resume or --continue goes on with keeps its name",
+            ),
+            (
+                printed.partial && !stream_out,
+                "--include-partial-messages goes with --output-format stream-json: the deltas are stream_event lines",
+            ),
+            (
+                self.sdk.replay_user_messages && !stream_out,
+                "--replay-user-messages goes with --output-format stream-json: the echoes are lines of it",
+            ),
+            (
+                self.sdk.prompts_over_stdio() && !streaming,
+                "--permission-prompt-tool stdio asks the program that drives hc over stdin: give it with --input-format stream-json",
+            ),
+            (
+                streaming && self.background.is_some(),
+                "--bg queues one prompt for a worker; it does not take --input-format stream-json",
+            ),
+            (
+                streaming && self.prompt.is_some(),
+                "with --input-format stream-json the prompts come on stdin as user messages: leave out the prompt argument",
+            ),
+        ];
+        match refusals.into_iter().find(|(refused, _)| *refused) {
+            Some((_, why)) => Err(exit(2, why)),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// `--settings`, added to the flags (before they are resolved): a
@@ -139,7 +167,7 @@ pub fn reporting(
 
 /// Everything `run` does but printing an early failure as JSON.
 fn start(mut request: RunRequest, printed: Printed, started: Instant) -> Result<u8> {
-    request.check_resumed()?;
+    request.check_flags(&printed)?;
     request.apply_settings()?;
     let prompt = read_prompt(request.prompt.clone())?;
     let (interactive, ask) = crate::tty::person();

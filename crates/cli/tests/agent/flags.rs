@@ -148,3 +148,106 @@ async fn setting_sources_none_leaves_the_projects_files_out() {
             .contains("PROJECT RULES HERE")
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn flags_that_go_with_others_are_refused_alone() {
+    let s = Setup::new(json!({"turns": [reply(json!([text("unused")]), "end_turn")]})).await;
+    let id = "1b4e28ba-2fa1-11d2-883f-0016d3cca427";
+    let stream = [
+        "--input-format",
+        "stream-json",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+    ];
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["run", "--compact", "x"],
+            "--compact goes with --resume or --continue",
+        ),
+        (
+            vec!["run", "--continue", "--session-id", id, "x"],
+            "--session-id names a new session",
+        ),
+        (
+            vec!["run", "--include-partial-messages", "x"],
+            "--include-partial-messages goes with",
+        ),
+        (
+            vec!["run", "--permission-prompt-tool", "stdio", "x"],
+            "--input-format stream-json",
+        ),
+        (
+            [&["run"][..], &stream[..], &["x"][..]].concat(),
+            "leave out the prompt argument",
+        ),
+        (
+            vec!["serve", "--stdio", "--port", "9000"],
+            "--port is the page's",
+        ),
+        (
+            vec!["agents", "--json", "rm", "s_x"],
+            "--json goes with `hc agents` alone",
+        ),
+        (
+            vec!["trace", "--request", "1", "--json"],
+            "--json goes with the session's tree",
+        ),
+        (vec!["memory", "edit", "m_x", "--user"], "--user goes with"),
+    ];
+    for (args, says) in cases {
+        let ran = s.out(&args).await;
+        assert_eq!(ran.code, 2, "{args:?}: {ran:#?}");
+        assert!(ran.stderr.contains(says), "{args:?}: {}", ran.stderr);
+    }
+    let header = s
+        .out(&["mcp", "add", "x", "--header", "A: b", "--", "some-server"])
+        .await;
+    assert_ne!(header.code, 0, "{header:#?}");
+    assert!(
+        header.stderr.contains("--header is sent with HTTP"),
+        "{header:#?}"
+    );
+    assert!(s.sent().is_empty(), "nothing reached the model");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn driven_over_stdin_fork_session_forks_and_compact_compacts() {
+    let s =
+        Setup::new(json!({"cycle": true, "turns": [reply(json!([text("ok")]), "end_turn")]})).await;
+    assert_eq!(s.run(&["first"]).await.code, 0);
+    let first = s.sessions().pop().unwrap();
+    let line = json!({"type": "user", "message": {"role": "user", "content": "more"}});
+    let input = format!("{line}\n");
+    let args = [
+        "run",
+        "--input-format",
+        "stream-json",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--resume",
+        &first,
+        "--fork-session",
+        "--compact",
+    ];
+    let out = s.piped(&args, input.as_bytes()).await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sessions = s.sessions();
+    assert_eq!(sessions.len(), 2, "a fork was made");
+    assert_eq!(
+        s.of_type(&first, "prompt").len(),
+        1,
+        "the old session is left alone"
+    );
+    let fork = sessions.into_iter().find(|id| *id != first).unwrap();
+    assert_eq!(
+        s.of_type(&fork, "compaction").len(),
+        1,
+        "--compact compacted it"
+    );
+}
