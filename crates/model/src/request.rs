@@ -99,6 +99,10 @@ pub struct CustomTool {
     pub description: String,
     /// The JSON Schema of its input (an object schema).
     pub input_schema: Value,
+    /// Who else may call it: code the API runs (`code_execution_…`),
+    /// programmatic tool calling.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_callers: Vec<String>,
     /// A cache breakpoint after this tool (the end of the tool list).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_control: Option<CacheControl>,
@@ -145,6 +149,7 @@ impl Tool {
             name: name.into(),
             description: description.into(),
             input_schema,
+            allowed_callers: Vec::new(),
             cache_control: None,
         })
     }

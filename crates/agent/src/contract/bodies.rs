@@ -127,6 +127,10 @@ pub struct Answer {
     /// The API's id of the message.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message_id: Option<String>,
+    /// The code-execution container the reply ran in (its id): the next
+    /// call of the session goes on in it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub container: Option<String>,
 }
 
 impl Body for Answer {

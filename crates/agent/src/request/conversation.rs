@@ -19,6 +19,9 @@ pub struct Conversation {
     open: Open,
     /// The `tool_use` ids of the last assistant message.
     calls: Vec<String>,
+    /// The code-execution container the last answer that had one ran in
+    /// (kept across compactions: the container outlives them).
+    container: Option<String>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -72,10 +75,20 @@ impl Conversation {
     fn compacted(&mut self, summary: &Compaction) {
         let before = self.messages();
         let kept = before[before.len().saturating_sub(summary.keep_messages)..].to_vec();
+        let container = self.container.take();
         *self = Conversation::after_summary(summary, kept);
+        self.container = container;
+    }
+
+    /// The code-execution container the next call goes on in, if any.
+    pub fn container(&self) -> Option<&str> {
+        self.container.as_deref()
     }
 
     fn answer(&mut self, answer: &Answer) {
+        if let Some(container) = &answer.container {
+            self.container = Some(container.clone());
+        }
         if !answer.content.is_empty() {
             self.assistant(answer.content.clone());
         }

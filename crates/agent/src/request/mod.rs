@@ -91,6 +91,12 @@ impl Request {
     /// Lays out the open message and the breakpoint; answers how many
     /// messages were closed before.
     fn open(&mut self) -> usize {
+        if let Some(container) = self.conversation.container() {
+            // (the code-execution container of the session's calls, reused)
+            self.base
+                .extra
+                .insert("container".into(), serde_json::json!(container));
+        }
         let closed = self.base.messages.len();
         self.base.messages.extend(self.conversation.tail());
         mark_breakpoint(&mut self.base.messages, true);

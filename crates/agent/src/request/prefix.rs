@@ -75,10 +75,23 @@ impl Prefix {
                 all.push(tool);
             }
         }
+        // programmatic tool calling: code the API runs may call the block
+        // tools when server code execution is on
+        let code = config.server_tools.iter().find_map(|t| {
+            t["type"]
+                .as_str()
+                .filter(|t| t.starts_with("code_execution_"))
+        });
         for own in &context.own_tools {
             let mut own = own.clone();
             if let Some(name) = own["name"].as_str().map(|n| names.show(n).to_owned()) {
                 own["name"] = Value::String(name);
+            }
+            let block_tool = own["name"]
+                .as_str()
+                .is_some_and(|n| crate::toolbox::blocks::PROGRAMMATIC.contains(&n));
+            if let (Some(code), true) = (code, block_tool) {
+                own["allowed_callers"] = serde_json::json!([code]);
             }
             if let Ok(tool) = serde_json::from_value::<Tool>(own) {
                 all.push(tool);

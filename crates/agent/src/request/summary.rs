@@ -31,6 +31,7 @@ pub fn summary_request(mut request: MessagesRequest) -> MessagesRequest {
     request.tool_choice = Some(ToolChoice::None);
     request.thinking = None;
     request.extra.remove("thinking");
+    request.extra.remove("container");
     request
 }
 

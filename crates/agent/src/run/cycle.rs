@@ -338,8 +338,13 @@ impl Run {
         // The results the request carried are committed by now: `as_of`
         // names the commit that holds them.
         self.writer.settle().await?;
+        let container = reply.container.as_ref().and_then(|c| {
+            let value: serde_json::Value = serde_json::from_str(c.get()).ok()?;
+            value["id"].as_str().map(str::to_owned)
+        });
         let answer = Answer {
             message_id: Some(reply.id.clone()),
+            container,
             ..self.answer(
                 reply.text(),
                 reply.content.clone(),
@@ -383,6 +388,7 @@ impl Run {
             as_of: Some(self.writer.as_of()),
             call: Some(self.gates.turns()),
             message_id: None,
+            container: None,
         }
     }
 

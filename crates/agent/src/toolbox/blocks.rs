@@ -25,6 +25,10 @@ pub const TOOLS: &[&str] = &[
     "get_datetime",
 ];
 
+/// The block tools code the API runs may call (programmatic tool calling,
+/// when server code execution is on): bulk block work in one round trip.
+pub const PROGRAMMATIC: &[&str] = &["block_list", "block_read", "block_write", "block_create"];
+
 /// The most tokens a `call_llm` reply may have.
 const CALL_TOKENS: u32 = 4096;
 

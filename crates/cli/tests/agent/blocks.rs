@@ -537,3 +537,36 @@ async fn the_preset_is_configured_under_agents_hermitcrab_and_any_agent_may_keep
         unknown.stderr
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn code_the_api_runs_may_call_the_block_tools_and_its_container_is_kept() {
+    let caller = json!({"type": "code_execution_20250825", "tool_id": "srvtoolu_1"});
+    let mut from_code = call("b1", "block_list", json!({}));
+    from_code["caller"] = caller.clone();
+    let container = json!({"id": "container_011", "expires_at": "2026-12-28T00:00:00Z"});
+    let s = Setup::new(json!({"turns": [
+        {"reply": {"content": [from_code], "stop_reason": "tool_use", "container": container}},
+        reply(json!([text("listed")]), "end_turn"),
+        reply(json!([text("again")]), "end_turn"),
+    ]}))
+    .await;
+    message(&s, 1).await;
+    let first = body(&s, 0);
+    let tools = first["tools"].as_array().unwrap();
+    let callers =
+        |name: &str| tools.iter().find(|t| t["name"] == name).unwrap()["allowed_callers"].clone();
+    for name in ["block_list", "block_read", "block_write", "block_create"] {
+        assert_eq!(callers(name), json!(["code_execution_20250825"]), "{name}");
+    }
+    assert!(callers("call_llm").is_null(), "only the block tools");
+    let second = body(&s, 1);
+    assert_eq!(second["container"], "container_011", "the container reused");
+    let asked = &second["messages"][1]["content"][0];
+    assert_eq!(asked["caller"], caller, "the call kept as sent: {asked}");
+    let answered = &second["messages"][2]["content"][0];
+    assert_eq!(answered["tool_use_id"], "b1", "{answered}");
+    message(&s, 2).await;
+    assert_eq!(body(&s, 2)["container"], "container_011", "across runs too");
+    let session = s.sessions().pop().unwrap();
+    all_rebuilt(&s, &session).await;
+}
