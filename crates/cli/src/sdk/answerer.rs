@@ -6,7 +6,7 @@
 
 use super::link::{BY_PROGRAM, Link};
 use crate::term::answerer::TerminalAnswerer;
-use agent::contract::{Entry, PLAN_APPROVE, PermissionRequest, Plan, UserAnswer};
+use agent::contract::{Entry, PLAN_APPROVE, PermissionRequest, Plan, UserAnswer, UserQuestion};
 use engine::Engine;
 use hc_host::follow::answers::{answer, commit_on};
 use hc_host::follow::{Answerer, Answering, Asked, Outcome, Question};
@@ -44,6 +44,11 @@ impl Answerer for LinkAnswerer {
             Question::Permission(_) | Question::Plan(_) if !self.link.prompts => {
                 self.terminal.answer(asked, question)
             }
+            // (put to the program as Claude Code's AskUserQuestion)
+            Question::User(_) if self.link.prompts => {
+                self.ask_program(asked.engine, asked.id, asked.on, question);
+                Box::pin(async { Outcome::Done })
+            }
             Question::User(_) => {
                 let text = "(no one can answer questions through the program driving this run: \
                             decide yourself, and say what you assumed)";
@@ -75,12 +80,63 @@ impl LinkAnswerer {
                 Question::Permission(request) => Entry::of(&link.can_use_tool(&id, request).await),
                 Question::Hook(callback) => Entry::of(&link.hook_callback(&id, callback).await),
                 Question::Plan(plan) => Entry::of(&plan_to_program(&link, &id, plan).await),
-                Question::User(_) => return,
+                Question::User(asked) => Entry::of(&question_to_program(&link, &id, asked).await),
             };
             if let Err(e) = commit_on(&engine, &on, entry) {
                 eprintln!("hc: the program's answer could not be recorded: {e}");
             }
         });
+    }
+}
+
+/// The agent's question put to the program driving the run as Claude
+/// Code puts one: a `can_use_tool` for `AskUserQuestion` (`questions` of
+/// `question`, `header`, `options` of `label`, `multiSelect`); the answer
+/// is what the program's `updatedInput.answers` gives the question, a
+/// denial's message saying it was not answered.
+async fn question_to_program(link: &Link, id: &str, asked: &UserQuestion) -> UserAnswer {
+    let options: Vec<serde_json::Value> = asked
+        .options
+        .iter()
+        .flatten()
+        .map(|o| serde_json::json!({"label": o, "description": ""}))
+        .collect();
+    let request = PermissionRequest {
+        tool_use_id: asked.tool_use_id.clone(),
+        program: "ask_user".to_owned(),
+        input: serde_json::json!({"questions": [{
+            "question": asked.text, "header": "Question", "options": options, "multiSelect": false,
+        }]}),
+        reason: "the agent asks the person".into(),
+        rule: "ask_user".to_owned(),
+        rules: Vec::new(),
+        process: asked.process.clone(),
+    };
+    let decision = link.can_use_tool(id, &request).await;
+    let answers = decision
+        .updated_input
+        .as_ref()
+        .map(|i| i["answers"].clone())
+        .unwrap_or_default();
+    let given = answers[asked.text.as_str()]
+        .as_str()
+        .or_else(|| answers.as_object()?.values().find_map(|v| v.as_str()));
+    let text = match (decision.decision, given) {
+        (agent::contract::Choice::Deny | agent::contract::Choice::Never, _) => format!(
+            "(the person did not answer{})",
+            decision
+                .message
+                .filter(|m| !m.is_empty())
+                .map(|m| format!(": {m}"))
+                .unwrap_or_default()
+        ),
+        (_, Some(answer)) => answer.to_owned(),
+        (_, None) => "(the program allowed the question but gave no answer)".to_owned(),
+    };
+    UserAnswer {
+        request: id.to_owned(),
+        text,
+        by: Some(BY_PROGRAM.into()),
     }
 }
 

@@ -39,4 +39,5 @@ mod structured;
 mod subagents;
 mod terminal;
 mod trust;
+mod ts_sdk;
 mod web;

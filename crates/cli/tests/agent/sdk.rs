@@ -221,6 +221,28 @@ async fn a_rule_the_program_adds_for_the_session_is_not_asked_again() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_question_goes_to_the_program_as_ask_user_question_and_its_answer_comes_back() {
+    let s = Setup::new(json!({"turns": [
+        reply(json!([call("q1", "AskUserQuestion", json!({"question": "Which colour?", "options": ["red", "blue"]}))]), "tool_use"),
+        reply(json!([text("blue it is")]), "end_turn"),
+    ]}))
+    .await;
+    let ran = program(&s, "asks").await;
+    let seen = ran.note("seen");
+    assert_eq!(seen[0]["tool"], "AskUserQuestion", "{seen}");
+    let question = &seen[0]["input"]["questions"][0];
+    assert_eq!(question["question"], "Which colour?");
+    assert_eq!(question["options"][1]["label"], "blue");
+    assert_eq!(question["multiSelect"], false);
+    let session = session_of(&s, ran.result());
+    let answers = s.of_type(&session, "user-answer");
+    assert_eq!(answers[0]["text"], "blue", "{answers:?}");
+    let second: Value = serde_json::from_slice(&s.sent()[1]).unwrap();
+    let result = &second["messages"][2]["content"][0];
+    assert!(result["content"].to_string().contains("blue"), "{result}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_python_pre_tool_use_hook_denies_and_is_recorded() {
     let s = Setup::new(json!({"turns": [
         reply(json!([call("b", "Bash", json!({"command": "touch marker"}))]), "tool_use"),

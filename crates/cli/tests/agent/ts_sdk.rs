@@ -1,0 +1,101 @@
+//! The TypeScript Agent SDK (`@anthropic-ai/claude-agent-sdk` from npm,
+//! pinned, installed once per build tree under `target/`) driving `hc`
+//! as its CLI.
+
+use crate::common::*;
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// The pinned SDK (and the zod it takes as a peer).
+const SDK: [&str; 2] = ["@anthropic-ai/claude-agent-sdk@0.3.332", "zod@4"];
+
+/// Where the SDK is installed (npm: the registry is the only network
+/// used; the platform's bundled Claude Code binary is left out —
+/// `pathToClaudeCodeExecutable` names `hc`).
+fn sdk_dir() -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("ts-agent-sdk");
+        if !dir
+            .join("node_modules/@anthropic-ai/claude-agent-sdk")
+            .exists()
+        {
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(
+                dir.join("package.json"),
+                r#"{"private": true, "type": "module"}"#,
+            )
+            .unwrap();
+            let out = std::process::Command::new("npm")
+                .args([
+                    "install",
+                    "--omit=optional",
+                    "--no-audit",
+                    "--no-fund",
+                    "--prefix",
+                ])
+                .arg(&dir)
+                .args(SDK)
+                .output()
+                .expect("npm is needed for the TypeScript SDK tests (Debian: apt-get install npm)");
+            assert!(out.status.success(), "npm install failed: {out:?}");
+        }
+        dir
+    })
+    .clone()
+}
+
+/// Runs scenario `name` of the fixture program; answers its JSON lines.
+async fn program(s: &Setup, name: &str) -> Vec<Value> {
+    let dir = sdk_dir();
+    let script = dir.join("program.mjs");
+    let fixture =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/agent/fixtures/ts_sdk_program.mjs");
+    std::fs::copy(fixture, &script).unwrap();
+    let mut command = tokio::process::Command::new("node");
+    command
+        .arg(&script)
+        .arg(name)
+        .arg(HC)
+        .current_dir(&s.root)
+        .env("ANTHROPIC_BASE_URL", s.fake.base_url())
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .env("XDG_CONFIG_HOME", s.root.join(".no-user-config"))
+        .env("XDG_DATA_HOME", s.root.join(".no-user-data"))
+        .kill_on_drop(true);
+    for var in SCRUB.iter().filter(|v| !v.starts_with("ANTHROPIC")) {
+        command.env_remove(var);
+    }
+    let out = tokio::time::timeout(Duration::from_secs(120), command.output())
+        .await
+        .expect("the SDK program did not end within 120 s")
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "the SDK program failed: {stderr}");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_typescript_sdk_gets_the_agents_question_as_ask_user_question_and_answers_it() {
+    let s = Setup::new(json!({"turns": [
+        reply(json!([call("q1", "AskUserQuestion", json!({"question": "Which colour?", "options": ["red", "green"]}))]), "tool_use"),
+        reply(json!([text("green it is")]), "end_turn"),
+    ]}))
+    .await;
+    let lines = program(&s, "asks").await;
+    let note = lines.iter().find(|l| l["class"] == "note").unwrap();
+    assert_eq!(note["seen"][0]["tool"], "AskUserQuestion", "{note}");
+    let question = &note["seen"][0]["input"]["questions"][0];
+    assert_eq!(question["question"], "Which colour?", "{note}");
+    assert_eq!(question["options"][1]["label"], "green", "{note}");
+    let result = lines.iter().find(|l| l["class"] == "result").unwrap();
+    assert_eq!(result["subtype"], "success", "{result}");
+    assert_eq!(result["result"], "green it is", "{result}");
+    let session = s.sessions().pop().unwrap();
+    assert_eq!(s.of_type(&session, "user-answer")[0]["text"], "green");
+}
