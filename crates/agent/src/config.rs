@@ -22,6 +22,10 @@ pub enum PermissionMode {
     /// As the default, but what would ask is refused: only what the rules
     /// allow runs (Claude Code's `dontAsk`).
     DontAsk,
+    /// As the default, but what would ask is judged by a small, fast
+    /// model given the rules, the call and the person's request (Claude
+    /// Code's `auto`); three denials in a row ask the person.
+    Auto,
 }
 
 impl PermissionMode {
@@ -33,6 +37,7 @@ impl PermissionMode {
             PermissionMode::Plan => "plan",
             PermissionMode::Bypass => "bypass",
             PermissionMode::DontAsk => "dont-ask",
+            PermissionMode::Auto => "auto",
         }
     }
 
@@ -44,6 +49,7 @@ impl PermissionMode {
             PermissionMode::Plan => "plan",
             PermissionMode::Bypass => "bypassPermissions",
             PermissionMode::DontAsk => "dontAsk",
+            PermissionMode::Auto => "auto",
         }
     }
 
@@ -55,6 +61,7 @@ impl PermissionMode {
             "plan" => PermissionMode::Plan,
             "bypass" | "bypassPermissions" => PermissionMode::Bypass,
             "dont-ask" | "dontAsk" => PermissionMode::DontAsk,
+            "auto" => PermissionMode::Auto,
             _ => return None,
         })
     }

@@ -399,7 +399,7 @@ fn loosened(table: &toml::Table, user: Option<&toml::Table>) -> Vec<(&'static st
     };
     let strictness = |m: agent::PermissionMode| match m {
         agent::PermissionMode::Bypass => 0,
-        agent::PermissionMode::AcceptEdits => 1,
+        agent::PermissionMode::AcceptEdits | agent::PermissionMode::Auto => 1,
         agent::PermissionMode::Default => 2,
         agent::PermissionMode::DontAsk => 3,
         agent::PermissionMode::Plan => 3,

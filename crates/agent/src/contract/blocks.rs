@@ -17,6 +17,8 @@ pub enum LlmPurpose {
     CallLlm,
     /// A block's nine entries summarized into their node.
     Compression,
+    /// Auto mode's judgement of a call that would ask.
+    Permission,
 }
 
 /// `llm-call`: one tool-less model call beside the conversation.
@@ -45,7 +47,10 @@ pub struct LlmCall {
     pub cost_usd: f64,
     /// The agent process that made it.
     pub process: String,
-    /// The `call_llm` call it answers.
+    /// Auto mode's decision (`allow` or `deny`), for a judgement.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decision: Option<String>,
+    /// The `call_llm` call it answers (or the call judged).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_use_id: Option<String>,
     /// For a compression: the block and the node summarized.

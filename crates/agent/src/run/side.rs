@@ -27,9 +27,34 @@ pub(crate) struct Side<'a> {
 }
 
 impl Side<'_> {
+    /// Makes `call` as [`Side::call`] does, with the decision `decide`
+    /// draws from its answer recorded on it; answers that decision.
+    pub async fn call_deciding<T>(
+        &mut self,
+        call: LlmCall,
+        decide: impl FnOnce(&LlmCall) -> (&'static str, T),
+    ) -> T {
+        let step = |done: &mut LlmCall| {
+            let (word, value) = decide(done);
+            done.decision = Some(word.to_owned());
+            value
+        };
+        self.call_then(call, step).await.1
+    }
+
     /// Makes `call` (its request from its own fields), counts and records
     /// it; answers it with its text, or its error.
-    pub async fn call(&mut self, mut call: LlmCall) -> LlmCall {
+    pub async fn call(&mut self, call: LlmCall) -> LlmCall {
+        self.call_then(call, |_| ()).await.0
+    }
+
+    /// [`Side::call`], with `step` given the answered call before it is
+    /// recorded; answers the call and what `step` made of it.
+    async fn call_then<R>(
+        &mut self,
+        mut call: LlmCall,
+        step: impl FnOnce(&mut LlmCall) -> R,
+    ) -> (LlmCall, R) {
         call.process = self.writer.me().to_owned();
         let started = Instant::now();
         match self.provider {
@@ -47,6 +72,7 @@ impl Side<'_> {
             },
             Err(why) => call.error = Some(why.clone()),
         }
+        let made = step(&mut call);
         let totals = self.gates.totals();
         if let Err(e) = self
             .writer
@@ -56,7 +82,7 @@ impl Side<'_> {
             self.writer
                 .status(format!("a model call could not be recorded: {e}"));
         }
-        call
+        (call, made)
     }
 
     /// Summarizes the entries under `path` of `block` into its own text;

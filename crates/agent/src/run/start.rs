@@ -204,6 +204,12 @@ impl Run {
             Some((recorded, _)) => Ok(Arc::new(recorded)),
             None => connect(&config, &client).map(Arc::new),
         };
+        // (a replay serves recorded answers in order: no judge takes one)
+        if config.permission_mode == crate::config::PermissionMode::Auto && config.replay.is_none()
+        {
+            let request = last_prompt(&history).unwrap_or_default();
+            toolbox.set_judge(provider.clone(), &request);
+        }
         if config.has_blocks() {
             toolbox.set_blocks(crate::toolbox::blocks::BlockTools {
                 store: crate::blocks::store::BlockStore::new(client.clone(), config.identity()),

@@ -11,6 +11,7 @@
 //! The toolbox never sees the request: it answers results, and the run
 //! records them — so nothing here can change what the model is sent.
 
+pub(crate) mod auto;
 pub(crate) mod background;
 pub(crate) mod blocks;
 mod derived;
@@ -234,6 +235,35 @@ impl Toolbox {
             }
             Err(why) => Outcome::error(why),
         }
+    }
+
+    /// Auto mode's judge: `provider` and the fast model, judging calls of
+    /// a run answering `request`.
+    pub fn set_judge(&mut self, provider: Result<Arc<model::Provider>, String>, request: &str) {
+        let rules = [
+            ("allow", &self.config.allow),
+            ("deny", &self.config.deny),
+            ("ask", &self.config.ask),
+        ]
+        .iter()
+        .map(|(name, list)| {
+            format!(
+                "{name}: {}",
+                if list.is_empty() {
+                    "(none)".to_owned()
+                } else {
+                    list.join(", ")
+                }
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+        self.permit.set_judge(auto::Judge {
+            provider,
+            model: self.config.fast_model().to_owned(),
+            request: request.to_owned(),
+            rules,
+        });
     }
 
     /// The text of skill `name` as loading it gives it (a compaction
@@ -630,7 +660,13 @@ impl Toolbox {
                 is_error: o.is_error,
                 denied: o.denied,
                 allow: o.allow.into_vec(),
-                said: said_of(&o.text, shell, o.is_error && !o.denied),
+                // (a failure's reason is said; a denial's only when auto
+                // mode's judge gave one)
+                said: said_of(
+                    &o.text,
+                    shell,
+                    o.is_error && (!o.denied || o.text.starts_with(auto::DENIED)),
+                ),
                 exit_code: shell.then(|| o.data["exit_code"].as_i64()).flatten(),
                 timed_out: shell && o.data["timed_out"] == true,
             });

@@ -3,6 +3,7 @@
 //! decision is to ask — a `permission-request` on the session and the
 //! host's `permission-decision`. Every refusal is counted on the run.
 
+use super::auto::{MAX_DENIALS, Verdict};
 use super::hooks::Hooked;
 use super::outcome::{Outcome, Turn};
 use crate::catalog::ProgramTool;
@@ -37,6 +38,10 @@ pub(super) struct Permit {
     interactive: bool,
     root: PathBuf,
     notifier: Notifier,
+    /// Auto mode's judge (none: no model to judge with).
+    judge: Option<super::auto::Judge>,
+    /// Auto mode's denials in a row.
+    auto_denials: u32,
 }
 
 impl Permit {
@@ -69,7 +74,14 @@ impl Permit {
             interactive: config.interactive,
             root,
             notifier,
+            judge: None,
+            auto_denials: 0,
         })
+    }
+
+    /// Auto mode's judge, from now on.
+    pub fn set_judge(&mut self, judge: super::auto::Judge) {
+        self.judge = Some(judge);
     }
 
     /// The permission mode from now on in this run (a plan approved).
@@ -251,38 +263,64 @@ impl Permit {
         // A rule would have allowed what was only asked about, not what a
         // rule denies.
         let decision_allows = matches!(decision, Decision::Ask(_));
-        let refusal = match decision {
-            Decision::Allow => return Ok(Settled::Run),
-            Decision::Deny(why) => format!("permission denied: {why}"),
-            Decision::Ask(why) if self.permissions.mode == PermissionMode::DontAsk => format!(
-                "permission denied: `{}` needs permission ({why}) and the permission mode is \
+        let auto = self.permissions.mode == PermissionMode::Auto;
+        let judged = match (&decision, &self.judge) {
+            (Decision::Ask(why), Some(judge)) if auto && self.auto_denials < MAX_DENIALS => {
+                Some(judge.judge(call, input, why, turn).await)
+            }
+            _ => None,
+        };
+        let refusal = match (decision, judged) {
+            (_, Some(Verdict::Allow)) => {
+                self.auto_denials = 0;
+                return Ok(Settled::Run);
+            }
+            (_, Some(Verdict::Deny(reason))) => {
+                self.auto_denials += 1;
+                format!("{}{reason}", super::auto::DENIED)
+            }
+            (Decision::Ask(_), None) if auto && self.judge.is_some() && !self.interactive => {
+                let why = format!(
+                    "auto mode denied {MAX_DENIALS} calls in a row and no one is attached to \
+                     ask; the run stops (look at the denials with `hc trace`)"
+                );
+                self.denied(call, input, &why, turn);
+                return Err(Stop::Error(why));
+            }
+            (decision, None) => match decision {
+                Decision::Allow => return Ok(Settled::Run),
+                Decision::Deny(why) => format!("permission denied: {why}"),
+                Decision::Ask(why) if self.permissions.mode == PermissionMode::DontAsk => format!(
+                    "permission denied: `{}` needs permission ({why}) and the permission mode is \
                  dont-ask: only what the rules allow runs",
-                call.name
-            ),
-            Decision::Ask(why) if !self.interactive => {
-                let flags: Vec<String> = rules
-                    .iter()
-                    .map(|r| format!("--allow {}", crate::permissions::command::quote(r)))
-                    .collect();
-                let listed: Vec<String> = rules.iter().map(|r| format!("\"{r}\"")).collect();
-                format!(
-                    "permission denied: `{}` needs permission ({why}) and no one is attached to \
+                    call.name
+                ),
+                Decision::Ask(why) if !self.interactive => {
+                    let flags: Vec<String> = rules
+                        .iter()
+                        .map(|r| format!("--allow {}", crate::permissions::command::quote(r)))
+                        .collect();
+                    let listed: Vec<String> = rules.iter().map(|r| format!("\"{r}\"")).collect();
+                    format!(
+                        "permission denied: `{}` needs permission ({why}) and no one is attached to \
                      give it. To allow it, run with {} or add {} to `allow` under [permissions] \
                      in .hermitcrab/config.toml",
-                    call.name,
-                    flags.join(" "),
-                    listed.join(", ")
-                )
-            }
-            Decision::Ask(why) => match self.ask(call, input, &why, &rules, hooks, turn).await? {
-                Asked::Allowed(None) => return Ok(Settled::Run),
-                Asked::Allowed(Some(instead)) if instead == *input => return Ok(Settled::Run),
-                Asked::Allowed(Some(instead)) => return Ok(Settled::Instead(instead)),
-                Asked::Refused(refusal, false) => refusal,
-                Asked::Refused(refusal, true) => {
-                    self.denied(call, input, &refusal, turn);
-                    return Err(Stop::Interrupted);
+                        call.name,
+                        flags.join(" "),
+                        listed.join(", ")
+                    )
                 }
+                Decision::Ask(why) => match self.ask(call, input, &why, &rules, hooks, turn).await?
+                {
+                    Asked::Allowed(None) => return Ok(Settled::Run),
+                    Asked::Allowed(Some(instead)) if instead == *input => return Ok(Settled::Run),
+                    Asked::Allowed(Some(instead)) => return Ok(Settled::Instead(instead)),
+                    Asked::Refused(refusal, false) => refusal,
+                    Asked::Refused(refusal, true) => {
+                        self.denied(call, input, &refusal, turn);
+                        return Err(Stop::Interrupted);
+                    }
+                },
             },
         };
         self.denied(call, input, &refusal, turn);

@@ -245,6 +245,7 @@ impl Lines {
             }
             (LlmPurpose::Compression, ..) => format!("compression{call}"),
             (LlmPurpose::CallLlm, ..) => format!("call_llm{call}"),
+            (LlmPurpose::Permission, ..) => format!("auto-mode judgement{call}"),
         };
         let tokens = tokens(usage.total_input_tokens(), usage.output_tokens);
         let line = format!("{model} · {tokens} · ${cost_usd:.4}");

@@ -167,7 +167,15 @@ impl TextSink {
                 }
             };
             let mark = paint_err("33", "⊘");
-            self.line(&format!("{mark} {} — denied{how}", call.line.trim_end()));
+            // auto mode's judge says why
+            let why = detail
+                .and_then(|d| d.text.split_once("by auto mode: "))
+                .map(|(_, reason)| format!(" by auto mode: {}", shown(reason.trim())))
+                .unwrap_or_default();
+            self.line(&format!(
+                "{mark} {} — denied{why}{how}",
+                call.line.trim_end()
+            ));
             return;
         }
         if !failed && !self.changed && !hc_host::describe::read_only(&self.engine, &call.program) {

@@ -3,6 +3,7 @@
 //! tool programs, a real substrate, every request rebuilt byte for byte.
 
 mod attacks;
+mod auto_mode;
 mod background;
 mod blocks;
 mod chat;
