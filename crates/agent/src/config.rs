@@ -389,6 +389,20 @@ impl AgentConfig {
         self.fast_model.as_deref().unwrap_or(FAST_MODEL)
     }
 
+    /// Whether `--setting-sources` keeps what was read from `path`: a
+    /// path under the project `root` is the project's (`project`,
+    /// `local`), any other the person's (`user`); no list keeps all.
+    pub fn keeps_source(&self, root: &std::path::Path, path: &std::path::Path) -> bool {
+        let Some(sources) = &self.setting_sources else {
+            return true;
+        };
+        let has = |name: &str| sources.iter().any(|s| s == name);
+        match path.starts_with(root) {
+            true => has("project") || has("local"),
+            false => has("user"),
+        }
+    }
+
     /// Whether the block tools are offered (the preset has them).
     pub fn has_blocks(&self) -> bool {
         self.blocks || self.hermitcrab

@@ -29,32 +29,6 @@ impl Inherited {
     }
 }
 
-/// Which files `--setting-sources` keeps: the project's (under its
-/// root), the person's (anywhere else).
-struct Sources<'a> {
-    root: &'a Path,
-    user: bool,
-    project: bool,
-}
-
-impl Sources<'_> {
-    fn of<'a>(sources: &[String], root: &'a Path) -> Sources<'a> {
-        let has = |name: &str| sources.iter().any(|s| s == name);
-        Sources {
-            root,
-            user: has("user"),
-            project: has("project") || has("local"),
-        }
-    }
-
-    fn path(&self, path: &Path) -> bool {
-        match path.starts_with(self.root) {
-            true => self.project,
-            false => self.user,
-        }
-    }
-}
-
 /// Everything a run read from files.
 pub(super) struct FromFiles {
     instructions: Vec<Instructions>,
@@ -127,13 +101,11 @@ impl FromFiles {
         };
         let joined = |e: tokio::task::JoinError| ProgramError::Other(format!("reading files: {e}"));
         let (mut instructions, mut skills, mut agents, skipped) = files.await.map_err(joined)?;
-        if let Some(sources) = &config.setting_sources {
-            let keep = Sources::of(sources, &project);
-            instructions.retain(|i| keep.path(Path::new(&i.path)));
-            skills.retain(|s| keep.path(Path::new(&s.path)));
-            // (an agent given by the program has no file)
-            agents.retain(|a| a.path.as_os_str().is_empty() || keep.path(&a.path));
-        }
+        let keep = |path: &Path| config.keeps_source(&project, path);
+        instructions.retain(|i| keep(Path::new(&i.path)));
+        skills.retain(|s| keep(Path::new(&s.path)));
+        // (an agent given by the program has no file)
+        agents.retain(|a| a.path.as_os_str().is_empty() || keep(&a.path));
         let git = match git {
             Some(reading) => reading.await.map_err(joined)?,
             None => inherited.and_then(|p| p.git),

@@ -149,7 +149,11 @@ fn emit_init(json: &JsonOut, run: &Begun<'_>) -> Result<()> {
     let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
     let user = config.user_config_dir.as_deref().map(std::path::Path::new);
     let (skills, _) = agent::sources::skills::find(root, user, home.as_deref());
-    let skills: Vec<String> = skills.into_iter().map(|s| s.name).collect();
+    let skills: Vec<String> = skills
+        .into_iter()
+        .filter(|s| config.keeps_source(root, std::path::Path::new(&s.path)))
+        .map(|s| s.name)
+        .collect();
     // the general sub-agent, then the custom ones (`subagent_type`)
     let (custom, _) = agent::sources::agents::find(root, user, home.as_deref());
     let mut agents = vec!["agent".to_owned()];
@@ -157,6 +161,7 @@ fn emit_init(json: &JsonOut, run: &Begun<'_>) -> Result<()> {
     agents.extend(
         custom
             .into_iter()
+            .filter(|a| config.keeps_source(root, &a.path))
             .map(|a| a.name)
             .filter(|n| !config.agents.iter().any(|a| a.name == *n)),
     );

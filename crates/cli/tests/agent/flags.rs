@@ -147,6 +147,25 @@ async fn setting_sources_none_leaves_the_projects_files_out() {
             .to_string()
             .contains("PROJECT RULES HERE")
     );
+    // the init line lists what the run has: the project's skill only when kept
+    s.file(
+        ".hermitcrab/skills/release/SKILL.md",
+        "---\nname: release\ndescription: How to release\n---\nSteps.\n",
+    );
+    for (sources, skills) in [("", json!([])), ("project", json!(["release"]))] {
+        let args = [
+            "--setting-sources",
+            sources,
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "hi",
+        ];
+        let ran = s.run(&args).await;
+        let first = ran.stdout.lines().next().unwrap_or_default().to_owned();
+        let init: Value = serde_json::from_str(&first).unwrap();
+        assert_eq!(init["skills"], skills, "{sources:?}: {init}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
