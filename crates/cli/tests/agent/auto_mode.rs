@@ -115,3 +115,37 @@ async fn a_deny_rule_never_reaches_the_judge_and_three_denials_stop_a_run_no_one
         assert!(!s.root.join(made).exists());
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn after_three_denials_the_person_at_the_terminal_is_asked() {
+    let deny = || reply(json!([text("DENY: not asked for")]), "end_turn");
+    let s = Setup::new(json!({"turns": [
+        shell("t1", "touch a"), deny(),
+        shell("t2", "touch b"), deny(),
+        shell("t3", "touch c"), deny(),
+        shell("t4", "touch d"),
+        reply(json!([text("done")]), "end_turn"),
+    ]}))
+    .await;
+    let asked = Box::new(|s: &Setup| {
+        s.sessions()
+            .first()
+            .is_some_and(|id| !s.of_type(id, "permission-request").is_empty())
+    });
+    let (code, shown) = crate::terminal::in_terminal(
+        &s,
+        "run --permission-mode auto go",
+        &[],
+        vec![(asked, b"y\r")],
+    )
+    .await;
+    assert_eq!(code, 0, "{shown}");
+    let session = s.sessions().pop().unwrap();
+    assert_eq!(
+        judged(&s, &session).len(),
+        3,
+        "the fourth was asked, not judged"
+    );
+    assert!(s.root.join("d").exists(), "allowed by the person: {shown}");
+    assert!(!s.root.join("a").exists());
+}
