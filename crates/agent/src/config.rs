@@ -67,6 +67,39 @@ impl PermissionMode {
     }
 }
 
+/// The sources whose settings apply (`--setting-sources`, Claude Code's):
+/// the person's (`user`: their config file, instructions, skills, agents)
+/// and the project's (`project` or `local`: its config file, `.mcp.json`,
+/// instruction files, skills, agents).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SettingSources {
+    /// The person's.
+    pub user: bool,
+    /// The project's.
+    pub project: bool,
+}
+
+impl SettingSources {
+    /// The sources `list` names (comma-separated; empty: none); an error
+    /// names one that is not a source.
+    pub fn parse(list: &str) -> Result<SettingSources, String> {
+        let mut sources = SettingSources::default();
+        for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            match name {
+                "user" => sources.user = true,
+                "project" | "local" => sources.project = true,
+                bad => {
+                    return Err(format!(
+                        "`{bad}` is not a source; give user, project or local \
+                         (comma-separated, or \"\" for none)"
+                    ));
+                }
+            }
+        }
+        Ok(sources)
+    }
+}
+
 /// Which API the model is reached through.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -125,11 +158,9 @@ pub struct AgentConfig {
     /// (`--json-schema`): the model is offered `StructuredOutput`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_schema: Option<Value>,
-    /// Which files' settings apply (`--setting-sources`): `user` (the
-    /// person's config, instructions, skills, agents), `project` and
-    /// `local` (the project's); none: all.
+    /// Which files' settings apply (`--setting-sources`); none: all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub setting_sources: Option<Vec<String>>,
+    pub setting_sources: Option<SettingSources>,
     /// The effort the model spends (`--effort`): sent as the API's
     /// `output_config.effort`, with its beta.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -393,14 +424,11 @@ impl AgentConfig {
     /// path under the project `root` is the project's (`project`,
     /// `local`), any other the person's (`user`); no list keeps all.
     pub fn keeps_source(&self, root: &std::path::Path, path: &std::path::Path) -> bool {
-        let Some(sources) = &self.setting_sources else {
-            return true;
-        };
-        let has = |name: &str| sources.iter().any(|s| s == name);
-        match path.starts_with(root) {
-            true => has("project") || has("local"),
-            false => has("user"),
-        }
+        self.setting_sources
+            .is_none_or(|s| match path.starts_with(root) {
+                true => s.project,
+                false => s.user,
+            })
     }
 
     /// Whether the block tools are offered (the preset has them).

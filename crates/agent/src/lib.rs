@@ -66,7 +66,7 @@ mod vocabulary;
 pub use compact::recent_turns;
 pub use config::{
     AgentConfig, ApiKind, CLAUDE_HOOK_EVENTS, HOOK_EVENTS, HookConfig, MalformedConfig,
-    PermissionMode, claude_hook_event, hook_event,
+    PermissionMode, SettingSources, claude_hook_event, hook_event,
 };
 pub use rebuild::{RebuildError, calls, is_call, rebuild_request, request_body};
 pub use request::{Conversation, Prefix, Request};

@@ -264,26 +264,13 @@ impl SdkFlags {
         self.input_format == InputFormat::StreamJson
     }
 
-    /// `--setting-sources`, checked: each of user, project, local.
-    pub fn sources(&self) -> Result<Option<Vec<String>>, String> {
-        let Some(list) = &self.setting_sources else {
-            return Ok(None);
-        };
-        let names: Vec<String> = list
-            .split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(str::to_owned)
-            .collect();
-        if let Some(bad) = names
-            .iter()
-            .find(|n| !["user", "project", "local"].contains(&n.as_str()))
-        {
-            return Err(format!(
-                "--setting-sources: `{bad}` is not a source; give user, project or local (comma-separated, or \"\" for none)"
-            ));
-        }
-        Ok(Some(names))
+    /// `--setting-sources`, read.
+    pub fn sources(&self) -> Result<Option<agent::SettingSources>, String> {
+        self.setting_sources
+            .as_deref()
+            .map(agent::SettingSources::parse)
+            .transpose()
+            .map_err(|e| format!("--setting-sources: {e}"))
     }
 
     /// Leaves out of `files` those `--setting-sources` does not name.
@@ -291,12 +278,11 @@ impl SdkFlags {
         let Some(sources) = self.sources()? else {
             return Ok(());
         };
-        let user = sources.iter().any(|s| s == "user");
-        let project = sources.iter().any(|s| s == "project" || s == "local");
-        files
-            .files
-            .retain(|f| if f.project { project } else { user });
-        if !project {
+        files.files.retain(|f| match f.project {
+            true => sources.project,
+            false => sources.user,
+        });
+        if !sources.project {
             files.mcp_json = None;
         }
         Ok(())

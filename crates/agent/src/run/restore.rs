@@ -28,6 +28,12 @@ impl Run {
         let mut out = String::new();
         let mut left = ALL_CHARS;
         for path in paths {
+            // read again only what a read of it now would be allowed
+            // without asking: a file swapped since for a link to a
+            // secret, or one a deny rule now covers, stays out
+            if !self.toolbox.reads_quietly(&path) {
+                continue;
+            }
             let absolute = crate::permissions::absolute(&root, &path);
             let Ok(text) = std::fs::read_to_string(&absolute) else {
                 continue; // gone, or not text

@@ -266,6 +266,12 @@ impl Toolbox {
         });
     }
 
+    /// Whether reading `path` now would run without asking (a compaction
+    /// reads again only such files).
+    pub fn reads_quietly(&self, path: &str) -> bool {
+        self.permit.reads_quietly(path)
+    }
+
     /// The text of skill `name` as loading it gives it (a compaction
     /// gives it back).
     pub fn skill_text(&self, name: &str) -> Option<String> {

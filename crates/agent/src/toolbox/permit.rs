@@ -79,6 +79,20 @@ impl Permit {
         })
     }
 
+    /// Whether reading `path` now would run without asking: what the
+    /// rules and the mode say of a `read` of it, as it resolves (a link
+    /// made since leads where it leads).
+    pub fn reads_quietly(&self, path: &str) -> bool {
+        let input = serde_json::json!({"file_path": path});
+        let probe = Call {
+            program: "read",
+            input: &input,
+            root: &self.root,
+            read_only: true,
+        };
+        matches!(self.permissions.decide(&probe), Decision::Allow)
+    }
+
     /// Auto mode's judge, from now on.
     pub fn set_judge(&mut self, judge: super::auto::Judge) {
         self.judge = Some(judge);

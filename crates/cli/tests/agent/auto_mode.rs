@@ -127,11 +127,7 @@ async fn after_three_denials_the_person_at_the_terminal_is_asked() {
         reply(json!([text("done")]), "end_turn"),
     ]}))
     .await;
-    let asked = Box::new(|s: &Setup| {
-        s.sessions()
-            .first()
-            .is_some_and(|id| !s.of_type(id, "permission-request").is_empty())
-    });
+    let asked = crate::terminal::permission_asked();
     let (code, shown) = crate::terminal::in_terminal(
         &s,
         "run --permission-mode auto go",

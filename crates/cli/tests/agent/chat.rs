@@ -135,11 +135,7 @@ async fn chat_asks_permission_inline_and_runs_what_was_allowed() {
         reply(json!([text("It ran.")]), "end_turn"),
     ]}))
     .await;
-    let asked = Box::new(|s: &Setup| {
-        s.sessions()
-            .first()
-            .is_some_and(|id| !s.of_type(id, "permission-request").is_empty())
-    });
+    let asked = crate::terminal::permission_asked();
     let (code, shown) = in_terminal(
         &s,
         "chat",
@@ -250,11 +246,7 @@ async fn no_and_dont_ask_again_refuses_the_rest_of_the_session_without_asking() 
         reply(json!([text("And again.")]), "end_turn"),
     ]}))
     .await;
-    let asked = Box::new(|s: &Setup| {
-        s.sessions()
-            .first()
-            .is_some_and(|id| !s.of_type(id, "permission-request").is_empty())
-    });
+    let asked = crate::terminal::permission_asked();
     let (code, shown) = in_terminal(
         &s,
         "chat",

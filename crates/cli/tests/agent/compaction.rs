@@ -183,25 +183,32 @@ async fn after_a_compaction_the_files_read_come_back_and_images_stay_out_of_the_
         heavy(json!([call("r1", "read", json!({"file_path": "a.txt"}))]), "tool_use", 100),
         heavy(json!([call("r2", "read", json!({"file_path": "shot.png"}))]), "tool_use", 100),
         heavy(json!([call("r3", "read", json!({"file_path": "missing.txt"}))]), "tool_use", 100),
+        heavy(json!([call("r4", "read", json!({"file_path": "b.txt"}))]), "tool_use", 100),
         heavy(json!([text("Read them.")]), "end_turn", 100),
         heavy(json!([text("SUMMARY: read a.txt and a picture.")]), "end_turn", 100),
         heavy(json!([text("Going on.")]), "end_turn", 100),
     ]}))
     .await;
     s.file("a.txt", "alpha v1\n");
+    s.file("b.txt", "beta\n");
     std::fs::write(s.root.join("shot.png"), crate::plan::PNG).unwrap();
     let ran = s.run(&["--permission-mode", "bypass", "read"]).await;
     assert_eq!(ran.code, 0, "{ran:#?}");
     s.file("a.txt", "alpha v2\n");
+    // b.txt swapped for a link to a file outside: not read again
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("key"), "OUTSIDE-SECRET\n").unwrap();
+    std::fs::remove_file(s.root.join("b.txt")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("key"), s.root.join("b.txt")).unwrap();
     let ran = s.run(&["--continue", "--compact", "go on"]).await;
     assert_eq!(ran.code, 0, "{ran:#?}");
-    let summary = String::from_utf8_lossy(&s.sent()[4]).into_owned();
+    let summary = String::from_utf8_lossy(&s.sent()[5]).into_owned();
     assert!(!summary.contains("\"type\":\"image\""), "{summary}");
     assert!(
         summary.contains("[image omitted from the summary call]"),
         "{summary}"
     );
-    let after: Value = serde_json::from_slice(&s.sent()[5]).unwrap();
+    let after: Value = serde_json::from_slice(&s.sent()[6]).unwrap();
     let first = after["messages"][0]["content"][0]["text"].as_str().unwrap();
     assert!(first.contains("SUMMARY: read a.txt"), "{first}");
     assert!(

@@ -58,10 +58,16 @@ async fn program(s: &Setup, name: &str) -> Program {
     let script =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/agent/fixtures/sdk_program.py");
     let mut command = tokio::process::Command::new(sdk_python());
+    command.arg(script).arg(name).arg(HC);
+    let (lines, stderr) = drive(s, command).await;
+    Program { lines, stderr }
+}
+
+/// Runs an SDK program (`command`) in the project against the fake to its
+/// end (120 s at most), which must be a success; answers its JSON lines
+/// and its stderr.
+pub async fn drive(s: &Setup, mut command: tokio::process::Command) -> (Vec<Value>, String) {
     command
-        .arg(script)
-        .arg(name)
-        .arg(HC)
         .current_dir(&s.root)
         .env("ANTHROPIC_BASE_URL", s.fake.base_url())
         .env("ANTHROPIC_API_KEY", "test-key")
@@ -81,7 +87,7 @@ async fn program(s: &Setup, name: &str) -> Program {
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect();
-    Program { lines, stderr }
+    (lines, stderr)
 }
 
 /// The session a result names (its `session_id`: ours, or the program's).

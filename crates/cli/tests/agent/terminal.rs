@@ -86,6 +86,15 @@ pub fn always() -> Ready {
     Box::new(|_| true)
 }
 
+/// Once a permission is asked on the first session.
+pub fn permission_asked() -> Ready {
+    Box::new(|s: &Setup| {
+        s.sessions()
+            .first()
+            .is_some_and(|id| !s.of_type(id, "permission-request").is_empty())
+    })
+}
+
 /// Once `n` agent runs on the chat's session have ended.
 pub fn runs_ended(n: usize) -> Ready {
     Box::new(move |s: &Setup| {

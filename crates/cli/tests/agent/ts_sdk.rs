@@ -6,7 +6,6 @@ use crate::common::*;
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::sync::OnceLock;
-use std::time::Duration;
 
 /// The pinned SDK (and the zod it takes as a peer).
 const SDK: [&str; 2] = ["@anthropic-ai/claude-agent-sdk@0.3.332", "zod@4"];
@@ -55,29 +54,8 @@ async fn program(s: &Setup, name: &str) -> Vec<Value> {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/agent/fixtures/ts_sdk_program.mjs");
     std::fs::copy(fixture, &script).unwrap();
     let mut command = tokio::process::Command::new("node");
-    command
-        .arg(&script)
-        .arg(name)
-        .arg(HC)
-        .current_dir(&s.root)
-        .env("ANTHROPIC_BASE_URL", s.fake.base_url())
-        .env("ANTHROPIC_API_KEY", "test-key")
-        .env("XDG_CONFIG_HOME", s.root.join(".no-user-config"))
-        .env("XDG_DATA_HOME", s.root.join(".no-user-data"))
-        .kill_on_drop(true);
-    for var in SCRUB.iter().filter(|v| !v.starts_with("ANTHROPIC")) {
-        command.env_remove(var);
-    }
-    let out = tokio::time::timeout(Duration::from_secs(120), command.output())
-        .await
-        .expect("the SDK program did not end within 120 s")
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "the SDK program failed: {stderr}");
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect()
+    command.arg(&script).arg(name).arg(HC);
+    crate::sdk::drive(s, command).await.0
 }
 
 #[tokio::test(flavor = "multi_thread")]
