@@ -60,6 +60,7 @@ fn server() -> Server {
         startup_timeout_ms: 30_000,
         tool_timeout_ms: 60_000,
         interactive: false,
+        oauth_store: None,
     }
 }
 

@@ -301,7 +301,10 @@ impl Command {
                 | Command::Trust { list: true, .. }
                 | Command::Trust { revoke: true, .. }
                 | Command::Mcp {
-                    command: McpCommand::Add(_) | McpCommand::Remove { .. }
+                    command: McpCommand::Add(_)
+                        | McpCommand::Remove { .. }
+                        | McpCommand::Login { .. }
+                        | McpCommand::Logout { .. }
                 }
         )
     }
@@ -498,6 +501,22 @@ pub enum McpCommand {
     },
     /// Add a server: `NAME -- COMMAND ARGS…` (stdio), or `--transport http NAME URL`.
     Add(crate::cmd::mcp::Add),
+    /// Sign in to an HTTP server (OAuth, in the browser); its tokens are kept for you alone.
+    Login {
+        /// The server's name.
+        name: String,
+        /// Print the address to open; do not start a browser.
+        #[arg(long)]
+        no_browser: bool,
+        /// The loopback port the browser comes back to (else the entry's `oauth.callbackPort`, MCP_OAUTH_CALLBACK_PORT, any free one).
+        #[arg(long)]
+        callback_port: Option<u16>,
+    },
+    /// Sign out of a server: its tokens revoked and forgotten.
+    Logout {
+        /// The server's name.
+        name: String,
+    },
     /// Remove a server (from --scope, else whichever file has it).
     Remove {
         /// The server's name.

@@ -253,6 +253,12 @@ fn mcp(command: args::McpCommand) -> Result<()> {
         McpCommand::Get { name, json } => mcp_cmd::get(&name, json),
         McpCommand::Add(add) => mcp_cmd::add(add),
         McpCommand::Remove { name, scope } => mcp_cmd::remove(&name, scope),
+        McpCommand::Login {
+            name,
+            no_browser,
+            callback_port,
+        } => cmd::mcp_auth::login(&name, no_browser, callback_port),
+        McpCommand::Logout { name } => cmd::mcp_auth::logout(&name),
     }
 }
 

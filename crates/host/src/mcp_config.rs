@@ -136,8 +136,8 @@ pub fn servers(files: &Files, flags: &[String], strict: bool) -> Result<Vec<Conf
 
 /// The capabilities of a server's process: as configured, else read all,
 /// write nothing, network on, env = the keys of its `env`; always the
-/// programs of its tools.
-fn capabilities(server: &Configured, cache: Option<&std::path::Path>) -> protocol::Capabilities {
+/// programs of its tools, and `writes` (its own cache, its own tokens).
+fn capabilities(server: &Configured, writes: &[&std::path::Path]) -> protocol::Capabilities {
     let mut caps = server
         .entry
         .capabilities
@@ -155,12 +155,28 @@ fn capabilities(server: &Configured, cache: Option<&std::path::Path>) -> protoco
         format!("{}*", tool_prefix(&server.name)),
         format!("{}/*", service_name(&server.name)),
     ];
-    if let Some(cache) = cache {
+    for path in writes {
         caps.filesystem
             .write
-            .push(cache.to_string_lossy().into_owned());
+            .push(path.to_string_lossy().into_owned());
     }
     caps
+}
+
+/// Where the tokens of `entry`, resolved as `server`, are kept when it is
+/// a server one signs in to (`hc mcp login NAME`).
+pub fn sign_in_store(
+    entry: &mcp::config::ServerEntry,
+    server: &mcp::config::Server,
+) -> Option<std::path::PathBuf> {
+    let mcp::config::Transport::Http { url, .. } = &server.transport else {
+        return None;
+    };
+    if !entry.signs_in() {
+        return None;
+    }
+    let dir = crate::config::xdg_dir("XDG_CONFIG_HOME", ".config")?;
+    Some(mcp::oauth::store_path(&dir, &server.name, url))
 }
 
 /// The variables that point a package runner's caches (npx, uvx, pipx
@@ -199,11 +215,7 @@ pub fn cache_dir(root: &std::path::Path, name: &str) -> Result<std::path::PathBu
 }
 
 /// The service program's body: what it is, with no secret in it.
-fn service_body(
-    server: &Configured,
-    error: Option<&str>,
-    cache: Option<&std::path::Path>,
-) -> Value {
+fn service_body(server: &Configured, error: Option<&str>, writes: &[&std::path::Path]) -> Value {
     let entry = &server.entry;
     let transport = entry.transport_name();
     let raw = serde_json::to_value(entry).unwrap_or_default();
@@ -214,7 +226,7 @@ fn service_body(
         // its own tree and the tool programs it manages
         "boundary": "open",
         "text": format!("The MCP server `{}` ({transport}: {}).", server.name, what(&raw)),
-        "capabilities": capabilities(server, cache),
+        "capabilities": capabilities(server, writes),
         "mcp": {
             "server": server.name,
             "transport": transport,
@@ -250,9 +262,12 @@ pub fn register(
             "stdio" => Some(cache_dir(root, &server.name)?),
             _ => None,
         };
+        let mut store = None;
         let error = match server.entry.resolve(&server.name, &lookup) {
             Ok(mut resolved) => {
                 resolved.interactive = interactive;
+                resolved.oauth_store = sign_in_store(&server.entry, &resolved);
+                store.clone_from(&resolved.oauth_store);
                 // the service shows each secret as written, never its value
                 let handed = mcp::config::Handed {
                     server: resolved,
@@ -275,7 +290,14 @@ pub fn register(
             }
             Err(why) => Some(why.to_string()),
         };
-        let body = service_body(server, error.as_deref(), cache.as_deref());
+        // a server signed in to refreshes its own tokens, and writes
+        // nothing else of the person's
+        let writes: Vec<&std::path::Path> = cache
+            .as_deref()
+            .into_iter()
+            .chain(store.as_deref().filter(|p| p.is_file()))
+            .collect();
+        let body = service_body(server, error.as_deref(), &writes);
         let id = format!("program/{program}");
         let live = db.read(|snap| {
             Ok::<_, substrate::Error>(
@@ -369,6 +391,7 @@ pub fn statuses(db: &Substrate) -> Result<Vec<Value>> {
                 (Some(false), _) => "disabled",
                 (_, true) => "failed",
                 _ if serving(db, &c.id) => "connected",
+                _ if needs_auth(db, &c.id) => "needs-auth",
                 _ => "pending",
             };
             Some(json!({"name": mcp.server, "status": status}))
@@ -378,25 +401,43 @@ pub fn statuses(db: &Substrate) -> Result<Vec<Value>> {
 
 /// Whether service program `id` has a process running now.
 fn serving(db: &Substrate, id: &str) -> bool {
+    processes(db, id)
+        .iter()
+        .any(|p| p.status == protocol::process::ProcessStatus::Running)
+}
+
+/// Whether the last process of service program `id` ended because its
+/// server wants the person to sign in
+/// ([`protocol::process::EXIT_NEEDS_AUTH`]).
+pub fn needs_auth(db: &Substrate, id: &str) -> bool {
+    processes(db, id)
+        .into_iter()
+        .filter(|p| p.ended.is_some())
+        .max_by(|a, b| a.ended.cmp(&b.ended))
+        .is_some_and(|p| p.exit_code == Some(protocol::process::EXIT_NEEDS_AUTH))
+}
+
+/// The processes of program `id`.
+fn processes(db: &Substrate, id: &str) -> Vec<protocol::process::ProcessBody> {
     let opts = substrate::ScopeOpts {
         kind: substrate::TypeFilter::Instance,
         limit: Some(usize::MAX),
         ..substrate::ScopeOpts::default()
     };
     let Ok(read) = db.read(|snap| snap.scope(&[id.to_owned()], &opts)) else {
-        return false;
+        return Vec::new();
     };
-    read.chunks.iter().any(|c| {
-        c.is_on("engine/process", substrate::PlacementType::Instance)
-            && protocol::process::ProcessBody::parse(&c.body_value()).status
-                == protocol::process::ProcessStatus::Running
-    })
+    read.chunks
+        .iter()
+        .filter(|c| c.is_on("engine/process", substrate::PlacementType::Instance))
+        .map(|c| protocol::process::ProcessBody::parse(&c.body_value()))
+        .collect()
 }
 
 /// Every configured server started — together, each within its start-up
 /// limit — as Claude Code's print mode does before its `system/init`
 /// line: each server's name and status (`connected`, `failed`,
-/// `disabled`). The agent's run finds them started.
+/// `needs-auth`, `disabled`). The agent's run finds them started.
 pub async fn connect(engine: &engine::Engine) -> Result<Vec<Value>> {
     let programs = programs(engine.db())?;
     let origin = crate::origin::recorded(engine.db())?.unwrap_or_default();
@@ -417,6 +458,7 @@ pub async fn connect(engine: &engine::Engine) -> Result<Vec<Value>> {
             _ if origin.distrusts(id) => "failed",
             _ => match engine.service(&host, id, facts.startup_timeout_ms).await {
                 Ok(_) => "connected",
+                Err(_) if needs_auth(engine.db(), id) => "needs-auth",
                 Err(_) => "failed",
             },
         };

@@ -13,6 +13,7 @@ use rmcp::model::{
     ProgressNotificationParam,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient, RunningService};
+use rmcp::transport::auth::{AuthClient, AuthError, AuthorizationManager};
 use rmcp::transport::{
     StreamableHttpClientTransport, streamable_http_client::StreamableHttpClientTransportConfig,
 };
@@ -190,7 +191,7 @@ pub(crate) async fn connect(
     server: &Server,
     handler: Handler,
     root: &Path,
-) -> Result<Connection, String> {
+) -> Result<Connection, Refused> {
     match &server.transport {
         Transport::Stdio {
             command,
@@ -215,7 +216,8 @@ pub(crate) async fn connect(
                         "`{command}` did not initialize: {}{}",
                         plain(&e.to_string()),
                         crate::stderr::explain(&server.name, &said)
-                    ))
+                    )
+                    .into())
                 }
             }
         }
@@ -234,18 +236,84 @@ pub(crate) async fn connect(
                     .map_err(|e| format!("header `{name}` has a value that cannot be sent: {e}"))?;
                 config.custom_headers.insert(name, value);
             }
-            let transport = StreamableHttpClientTransport::from_config(config);
-            handler.serve(transport).await.map_err(|e| {
+            let store = server
+                .oauth_store
+                .as_ref()
+                .map(|p| crate::oauth::FileStore::new(p.clone()));
+            let served = match store.filter(crate::oauth::FileStore::has_tokens) {
+                Some(store) => {
+                    let client = signed_in(url, store)
+                        .await
+                        .map_err(|e| Refused::needs_auth(&server.name, format!("{url}: {e}")))?;
+                    let transport = StreamableHttpClientTransport::with_client(client, config);
+                    handler.serve(transport).await
+                }
+                None => {
+                    let transport = StreamableHttpClientTransport::from_config(config);
+                    handler.serve(transport).await
+                }
+            };
+            served.map_err(|e| {
                 let said = plain(&e.to_string());
-                let hint = if said.contains("401") || said.contains("403") {
-                    " (it wants credentials: set `bearer_token_env_var` or a header)"
-                } else {
-                    ""
-                };
-                format!("{url} did not initialize: {said}{hint}")
+                let wants = e.auth_challenge().is_some()
+                    || e.is_authorization_required()
+                    || said.contains("HTTP 401")
+                    || said.contains("HTTP 403");
+                match (wants, server.oauth_store.is_some()) {
+                    (true, true) => Refused::needs_auth(&server.name, format!("{url} answered {said}")),
+                    (true, false) => Refused::from(format!(
+                        "{url} did not initialize: {said} (the credentials it was given were refused: check the `Authorization` header or `bearer_token_env_var`)"
+                    )),
+                    (false, _) => Refused::from(format!("{url} did not initialize: {said}")),
+                }
             })
         }
     }
+}
+
+/// Why a server could not be connected to.
+#[derive(Debug)]
+pub(crate) struct Refused {
+    /// What went wrong, as a person reads it.
+    pub why: String,
+    /// It wants the person to sign in (`hc mcp login NAME`).
+    pub needs_auth: bool,
+}
+
+impl Refused {
+    fn needs_auth(name: &str, why: String) -> Refused {
+        Refused {
+            why: format!("{why}: it needs you to sign in: run `hc mcp login {name}`"),
+            needs_auth: true,
+        }
+    }
+}
+
+impl From<String> for Refused {
+    fn from(why: String) -> Refused {
+        Refused {
+            why,
+            needs_auth: false,
+        }
+    }
+}
+
+/// A client that sends the tokens kept in `store` for the server at
+/// `url`, refreshing them (and keeping the new ones) as they near their
+/// end or are refused.
+async fn signed_in(
+    url: &str,
+    store: crate::oauth::FileStore,
+) -> Result<AuthClient<reqwest::Client>, AuthError> {
+    let mut manager = AuthorizationManager::new(url).await?;
+    manager.set_credential_store(store);
+    if !manager.initialize_from_store().await? {
+        return Err(AuthError::AuthorizationRequired);
+    }
+    let http = reqwest::Client::builder()
+        .build()
+        .map_err(|e| AuthError::InternalError(e.to_string()))?;
+    Ok(AuthClient::new(http, manager))
 }
 
 /// An SDK error as a person reads it: the transport's type names (`[rmcp::…]`)

@@ -86,6 +86,28 @@ pub struct ServerEntry {
     /// network on, env = the keys of `env`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capabilities: Option<protocol::Capabilities>,
+    /// How an HTTP server is signed in to (Claude Code's `oauth`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oauth: Option<OAuthEntry>,
+}
+
+/// An HTTP server's sign-in settings, in Claude Code's shape (`hc mcp
+/// login NAME` signs in; without them a client is registered there and
+/// then, and the scopes are those the server names).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct OAuthEntry {
+    /// A client registered beforehand at the authorization server (its
+    /// secret, if it has one, is given in `MCP_CLIENT_SECRET` at sign-in).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_id: Option<String>,
+    /// The loopback port the browser comes back to (a client registered
+    /// beforehand names one redirect address).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub callback_port: Option<u16>,
+    /// The scopes asked for, space-separated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scopes: Option<String>,
 }
 
 /// How a resolved server is reached.
@@ -128,6 +150,11 @@ pub struct Server {
     /// (elicitation); when not, they are declined.
     #[serde(default)]
     pub interactive: bool,
+    /// Where the tokens of a server one signs in to are kept (the host
+    /// names the file: [`crate::oauth::store_path`]); `None` for a server
+    /// given its credentials otherwise (a header, a token variable).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oauth_store: Option<std::path::PathBuf>,
 }
 
 /// A server as the host hands it to its service in
@@ -230,7 +257,20 @@ impl ServerEntry {
             startup_timeout_ms: self.startup_timeout(),
             tool_timeout_ms: self.tool_timeout(),
             interactive: false,
+            oauth_store: None,
         })
+    }
+
+    /// Whether the server is one a person signs in to: an HTTP server not
+    /// given an `Authorization` header or a token variable.
+    pub fn signs_in(&self) -> bool {
+        self.url.is_some()
+            && self.transport_name() != "stdio"
+            && self.bearer_token_env_var.is_none()
+            && !self
+                .headers
+                .keys()
+                .any(|k| k.eq_ignore_ascii_case("authorization"))
     }
 }
 

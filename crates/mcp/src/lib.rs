@@ -34,6 +34,7 @@ pub mod elicit;
 pub mod error;
 pub mod extras;
 mod guard;
+pub mod oauth;
 pub mod output;
 mod service;
 mod stderr;

@@ -3,7 +3,9 @@
 //! with the run's input, its progress as the run's notices, its result as
 //! the run's output — reconnecting when the server has gone.
 
-use crate::client::{Connection, Handler, NOTES, Note, Progress, Tokens, connect, token_key};
+use crate::client::{
+    Connection, Handler, NOTES, Note, Progress, Refused, Tokens, connect, token_key,
+};
 use crate::config::{Handed, Server, Transport, redact, service_name};
 use crate::elicit;
 use crate::extras;
@@ -79,7 +81,15 @@ pub async fn run() -> Result<(), ProgramError> {
     let startup = std::time::Duration::from_millis(shared.server.startup_timeout_ms);
     match tokio::time::timeout(startup, shared.connected()).await {
         Ok(Ok(_)) => {}
-        Ok(Err(why)) => return Err(ProgramError::Exit(1, shared.said(&why))),
+        Ok(Err(refused)) => {
+            // a server that wants the person to sign in says so in its
+            // exit code: hosts show it as `needs-auth`, not `failed`
+            let code = match refused.needs_auth {
+                true => protocol::process::EXIT_NEEDS_AUTH,
+                false => 1,
+            };
+            return Err(ProgramError::Exit(code, shared.said(&refused.why)));
+        }
         Err(_) => {
             let why = format!("the server did not start within {} ms", startup.as_millis());
             return Err(ProgramError::Exit(1, why));
@@ -131,7 +141,7 @@ fn redactions(handed: &Handed) -> Vec<(String, String)> {
 
 impl Shared {
     /// The live connection, made (and the tools synced) when there is none.
-    async fn connected(&self) -> Result<Arc<Connection>, String> {
+    async fn connected(&self) -> Result<Arc<Connection>, Refused> {
         let mut slot = self.connection.lock().await;
         if let Some(live) = slot.as_ref().filter(|c| !c.is_transport_closed()) {
             return Ok(Arc::clone(live));
@@ -403,7 +413,7 @@ impl Shared {
         if program == extras::resources_program(server) || program == extras::prompt_program(server)
         {
             let input = self.input(process, program).await?;
-            let connection = self.connected().await?;
+            let connection = self.connected().await.map_err(|r| r.why)?;
             return self.extra(&connection, program, &input).await;
         }
         let name = self
@@ -414,7 +424,7 @@ impl Shared {
             .cloned()
             .ok_or_else(|| format!("the server no longer has the tool `{program}`"))?;
         let arguments = self.input(process, program).await?;
-        let connection = self.connected().await?;
+        let connection = self.connected().await.map_err(|r| r.why)?;
         let mut params = CallToolRequestParams::new(name);
         params.arguments = arguments.as_object().cloned();
         let request = ClientRequest::CallToolRequest(Request::new(params));

@@ -165,6 +165,7 @@ mod tests {
             startup_timeout_ms: 10_000,
             tool_timeout_ms: 60_000,
             interactive: false,
+            oauth_store: None,
         }
     }
 

@@ -5,6 +5,11 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The exit code of a service that cannot serve until the person signs in
+/// (an MCP server that wants OAuth): hosts show it as `needs-auth`, not
+/// `failed` (EX_NOPERM).
+pub const EXIT_NEEDS_AUTH: i32 = 77;
+
 /// Where a process is in its life.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -321,6 +321,17 @@ fn announce(writer: &SessionWriter, servers: &Servers, skipped: &[String]) {
             waiting: false,
         });
     }
+    for server in servers.statuses.iter().filter(|s| s.status == "needs-auth") {
+        let text = format!(
+            "MCP server `{}` needs you to sign in (`hc mcp login {}`); its tools are not \
+             available",
+            server.name, server.name
+        );
+        writer.notify(&Notice::Status {
+            text,
+            waiting: false,
+        });
+    }
     for server in &servers.statuses {
         for why in &server.skipped_tools {
             let text = format!("MCP server `{}`: {why}; that tool is skipped", server.name);

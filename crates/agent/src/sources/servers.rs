@@ -12,7 +12,7 @@ use serde_json::Value;
 pub struct ServerStatus {
     /// The server's name.
     pub name: String,
-    /// `connected`, `failed`, `disabled` or `pending`.
+    /// `connected`, `failed`, `needs-auth`, `disabled` or `pending`.
     pub status: String,
     /// Why it failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -34,6 +34,7 @@ pub struct Servers {
 
 /// One server the host configured: its service program and its facts.
 struct Configured {
+    id: String,
     program: String,
     name: String,
     enabled: bool,
@@ -41,9 +42,10 @@ struct Configured {
     startup_timeout_ms: u64,
 }
 
-fn configured(name: &str, body: &Value) -> Option<Configured> {
+fn configured(id: &str, name: &str, body: &Value) -> Option<Configured> {
     let mcp = body.get("mcp")?;
     (body["runtime"] == "service").then(|| Configured {
+        id: id.to_owned(),
         program: name.to_owned(),
         name: mcp["server"].as_str().unwrap_or(name).to_owned(),
         enabled: mcp["enabled"].as_bool().unwrap_or(true),
@@ -63,7 +65,7 @@ pub async fn start(
         .chunks
         .iter()
         .filter_map(|c| {
-            let mut server = configured(c.name.as_deref()?, &c.body_value())?;
+            let mut server = configured(&c.id, c.name.as_deref()?, &c.body_value())?;
             if origin.distrusts(&c.id) {
                 server.error = Some(
                     "not started: untrusted — it comes from a substrate made elsewhere \
@@ -101,9 +103,30 @@ async fn start_one(client: &Client, s: &Configured) -> ServerStatus {
                 skipped_tools: skipped(client, &process).await,
                 ..status("connected", None)
             },
+            Err(e) if needs_auth(client, &s.id).await => status("needs-auth", Some(e.to_string())),
             Err(e) => status("failed", Some(e.to_string())),
         },
     }
+}
+
+/// Whether the last process of service program `id` ended because its
+/// server wants the person to sign in.
+async fn needs_auth(client: &Client, id: &str) -> bool {
+    let opts = ScopeOpts {
+        kind: substrate::TypeFilter::Instance,
+        limit: Some(usize::MAX),
+        ..ScopeOpts::default()
+    };
+    let Ok(read) = client.scope(&[id], opts).await else {
+        return false;
+    };
+    read.chunks
+        .iter()
+        .filter(|c| c.is_on("engine/process", substrate::PlacementType::Instance))
+        .map(|c| protocol::process::ProcessBody::parse(&c.body_value()))
+        .filter(|p| p.ended.is_some())
+        .max_by(|a, b| a.ended.cmp(&b.ended))
+        .is_some_and(|p| p.exit_code == Some(protocol::process::EXIT_NEEDS_AUTH))
 }
 
 /// The tools the service `process` said it could not offer (its last

@@ -1,4 +1,5 @@
-//! `hc mcp list|get|add|remove`, in the shape of `claude mcp`: `list` and
+//! `hc mcp list|get|add|remove` (`login|logout`: [`super::mcp_auth`]),
+//! in the shape of `claude mcp`: `list` and
 //! `get` start the servers (as a run would) to say whether each connects
 //! and what tools it has; `add` and `remove` edit `.mcp.json` (`--scope
 //! project`, the default) or the person's `config.toml` (`--scope user`).
@@ -158,6 +159,9 @@ async fn start(engine: &Engine, server: &Configured) -> (&'static str, Option<St
     let wait = Some(server.entry.startup_timeout());
     match engine.service(&Context::host(), &program, wait).await {
         Ok(_) => ("connected", None),
+        Err(e) if mcp_config::needs_auth(engine.db(), &format!("program/{program}")) => {
+            ("needs-auth", Some(e.message))
+        }
         Err(e) => ("failed", Some(e.message)),
     }
 }
@@ -176,6 +180,10 @@ pub fn list(as_json: bool) -> Result<()> {
     for c in &checked {
         let raw = serde_json::to_value(&c.server.entry).unwrap_or_default();
         let state = match (&c.error, c.status.as_str()) {
+            (_, "needs-auth") => format!(
+                "! needs authentication: sign in with `hc mcp login {}`",
+                c.server.name
+            ),
             (Some(error), _) => format!("✗ failed: {error}"),
             (None, "connected") => format!("✓ connected · {} tools", c.tools.len()),
             (None, "untrusted") => mcp_config::UNTRUSTED.to_owned(),

@@ -10,6 +10,7 @@ pub mod blocks;
 pub mod config;
 pub mod inspect;
 pub mod mcp;
+pub mod mcp_auth;
 pub mod memory;
 pub mod replay;
 pub mod rewind;

@@ -24,6 +24,7 @@ mod knowledge;
 mod lossless;
 mod mcp;
 mod mcp_attacks;
+mod mcp_oauth;
 mod mcp_runners;
 mod memory;
 mod newcomer;

@@ -759,12 +759,14 @@ async fn http_servers_that_refuse_are_named_with_what_they_answered() {
     let url = |path: &str| format!("http://127.0.0.1:{port}{path}");
     let config = json!({"mcpServers": {
         "auth": {"type": "http", "url": url("/auth"), "startup_timeout_ms": 3000},
+        "keyed": {"type": "http", "url": url("/auth"), "startup_timeout_ms": 3000,
+            "headers": {"Authorization": "Bearer wrong-key-0123"}},
         "boom": {"type": "http", "url": url("/boom"), "startup_timeout_ms": 3000},
         "gone": {"type": "http", "url": url("/nope"), "startup_timeout_ms": 3000},
     }});
     let ran = s.run(&["--mcp-config", &config.to_string(), "hi"]).await;
     assert_eq!(ran.code, 0, "{ran:#?}");
-    for (name, said) in [("auth", "401"), ("boom", "500"), ("gone", "404")] {
+    for (name, said) in [("keyed", "401"), ("boom", "500"), ("gone", "404")] {
         let line = ran
             .stderr
             .lines()
@@ -774,7 +776,16 @@ async fn http_servers_that_refuse_are_named_with_what_they_answered() {
         assert!(!line.contains("rmcp::"), "no SDK type names: {line}");
     }
     assert!(
-        ran.stderr.contains("it wants credentials"),
+        ran.stderr
+            .contains("the credentials it was given were refused"),
+        "{}",
+        ran.stderr
+    );
+    assert!(!ran.stderr.contains("wrong-key-0123"), "{}", ran.stderr);
+    // one given no credentials wants the person to sign in
+    assert!(
+        ran.stderr
+            .contains("MCP server `auth` needs you to sign in (`hc mcp login auth`)"),
         "{}",
         ran.stderr
     );
