@@ -230,6 +230,10 @@ pub struct AgentConfig {
     /// Compact before the first call (a person asked for it).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub compact_first: bool,
+    /// Whether a read-only call may start while the reply still streams
+    /// (default on; off only to measure what it gains).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub early_tools: Option<bool>,
     /// Which tool names the model sees (`claude`: Claude Code's `Bash`,
     /// `Read`, …, as Agent SDK programs expect).
     #[serde(skip_serializing_if = "is_hermitcrab")]
@@ -399,6 +403,7 @@ impl Default for AgentConfig {
             setting_sources: None,
             effort: None,
             output_attempts: None,
+            early_tools: None,
             replay: None,
         }
     }

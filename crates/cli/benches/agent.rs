@@ -5,6 +5,10 @@
 //! * `agent/turn_gap`: the gap between consecutive model requests of a run
 //!   whose every turn calls `shell` with `echo turn-N` — the harness and a
 //!   contained tool run (one sample: the gaps of one 20-turn run, averaged).
+//! * `agent/streamed_reads_gap`: the same gap when every turn's reply
+//!   reads three files first and streams its text after (2 ms a piece),
+//!   and paired against `HC_NO_EARLY_TOOLS` (no call starting while the
+//!   reply streams).
 //! * `agent/first_request`: from starting `hc run` to the fake receiving
 //!   its first request.
 //! * `agent/sub_agent_gap` and `agent/hook_gap`: the same gap when every
@@ -33,6 +37,22 @@ fn script() -> Script {
         turns.push(json!({"reply": {"content": [
             {"type": "tool_use", "id": format!("toolu_{n}"), "name": "shell", "input": {"command": format!("echo turn-{n}")}}
         ], "stop_reason": "tool_use", "usage": {"input_tokens": 10, "output_tokens": 5}}}));
+    }
+    turns.push(json!({"reply": {"content": [{"type": "text", "text": "done"}], "stop_reason": "end_turn"}}));
+    Script::from_json(&json!({"cycle": true, "turns": turns}).to_string()).unwrap()
+}
+
+/// Twenty turns each reading three files, the reads first in the reply
+/// and its text streamed after them (ten pieces, 2 ms apart, as a model
+/// streams): what a read that starts while the reply streams gains.
+fn streamed_reads_script() -> Script {
+    let mut turns = Vec::new();
+    for n in 1..=TURNS {
+        let read = |k: usize| json!({"type": "tool_use", "id": format!("toolu_{n}_{k}"), "name": "read", "input": {"file_path": format!("f{k}.txt")}});
+        turns.push(json!({"reply": {"content": [read(1), read(2), read(3),
+            {"type": "text", "text": "reading these three files now, then on"}],
+            "stop_reason": "tool_use", "usage": {"input_tokens": 10, "output_tokens": 5}},
+            "pace": {"delay_ms": 2, "text_chunk": 4, "json_chunk": 0}}));
     }
     turns.push(json!({"reply": {"content": [{"type": "text", "text": "done"}], "stop_reason": "end_turn"}}));
     Script::from_json(&json!({"cycle": true, "turns": turns}).to_string()).unwrap()
@@ -294,6 +314,22 @@ fn agent(c: &mut Criterion) {
         "file effects recorded on 10,000 files",
         "HC_NO_FILE_EFFECTS",
     );
+    let reads = rt
+        .block_on(FakeModel::start(streamed_reads_script()))
+        .unwrap();
+    for k in 1..=3 {
+        std::fs::write(
+            root.join(format!("f{k}.txt")),
+            "a line to read\n".repeat(200),
+        )
+        .unwrap();
+    }
+    lever_paired(
+        &reads,
+        &root,
+        "reads started while the reply streams",
+        "HC_NO_EARLY_TOOLS",
+    );
     let cluster = testkit::PgCluster::start().unwrap();
     let socket = format!("{}&schema=bench_agent", cluster.url("postgres"));
     let tcp = format!("{}?schema=bench_agent_tcp", cluster.tcp_url("postgres"));
@@ -316,6 +352,15 @@ fn agent(c: &mut Criterion) {
             let mut total = Duration::ZERO;
             for _ in 0..iters {
                 total += one_run(&fake, &root, false).0;
+            }
+            total
+        })
+    });
+    group.bench_function("streamed_reads_gap", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                total += one_run(&reads, &root, false).0;
             }
             total
         })

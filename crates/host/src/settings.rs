@@ -253,6 +253,12 @@ fn agent_config(resolved: &[Resolved], files: &Files, interactive: bool) -> Resu
         config.server_tools = server_tools(tools, &source, "server_tools")?;
     }
     config.betas = betas(files)?;
+    // (a lever, `bench` only: no call starts while the reply streams, to
+    // measure what starting them early gains)
+    #[cfg(feature = "bench")]
+    if std::env::var_os("HC_NO_EARLY_TOOLS").is_some() {
+        config.early_tools = Some(false);
+    }
     Ok(config)
 }
 

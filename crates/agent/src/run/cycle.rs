@@ -145,7 +145,12 @@ impl Run {
                 Err(stop) => return stop,
             };
             let calls: Vec<ToolUseBlock> = reply.tool_uses().cloned().collect();
+            let runs_calls = reply.stop_reason == Some(StopReason::ToolUse) && !calls.is_empty();
+            if !runs_calls {
+                self.toolbox.cancel_early().await;
+            }
             if let Err(e) = self.record_answer(&reply).await {
+                self.toolbox.cancel_early().await;
                 return Stop::Error(format!("cannot record the answer: {e}"));
             }
             match reply.stop_reason {
@@ -242,7 +247,16 @@ impl Run {
                 call.name = crate::names::program_of(&call.name).to_owned();
             }
         }
-        for batch in self.toolbox.batches(&calls) {
+        let ran = self.run_batches(&calls).await;
+        // (a call whose input changed after its block stopped: its early
+        // run is not the call's)
+        self.toolbox.cancel_early().await;
+        ran
+    }
+
+    /// [`Run::run_calls`]'s batches, one after another.
+    async fn run_batches(&mut self, calls: &[ToolUseBlock]) -> Result<(), Stop> {
+        for batch in self.toolbox.batches(calls) {
             if self.inbox.interrupted() {
                 let rest = &calls[batch.start..];
                 self.record_results(rest, unfinished(rest.len()));
@@ -303,17 +317,24 @@ impl Run {
         self.prefetch_history();
         let started = Instant::now();
         let model = self.model().to_owned();
+        self.toolbox.open_early();
         let outcome = {
             let request = self.request.next_call();
-            let call = Call {
+            let mut call = Call {
                 provider: &provider,
                 inbox: &self.inbox,
                 notifier: self.writer.notifier(),
                 model: &model,
+                toolbox: &mut self.toolbox,
             };
             call.stream(&request).await
         };
         let api_ms = started.elapsed().as_millis() as u64;
+        match &outcome {
+            Ok(_) => self.toolbox.close_early(),
+            // what started while it streamed is not wanted now
+            Err(_) => self.toolbox.cancel_early().await,
+        }
         match outcome {
             Ok(reply) => {
                 self.gates.add_call(&reply.model, &reply.usage, api_ms);
@@ -484,12 +505,15 @@ struct Call<'a> {
     inbox: &'a Inbox,
     notifier: Notifier,
     model: &'a str,
+    /// Where a complete call is offered to start early.
+    toolbox: &'a mut crate::toolbox::Toolbox,
 }
 
 impl Call<'_> {
-    /// Streams `request`, forwarding deltas; an interrupt stops it (a
-    /// `Cut` once the API has begun to answer).
-    async fn stream(&self, request: &MessagesRequest) -> Result<MessageResponse, Failed> {
+    /// Streams `request`, forwarding deltas and offering each complete
+    /// call to start early; an interrupt stops it (a `Cut` once the API
+    /// has begun to answer).
+    async fn stream(&mut self, request: &MessagesRequest) -> Result<MessageResponse, Failed> {
         let mut stream = match self.provider.stream(request).await {
             Ok(s) => s,
             Err(e) if super::fallback::trigger(&e).is_some() => {
@@ -511,6 +535,13 @@ impl Call<'_> {
             };
             match event {
                 Ok(Some(event)) => {
+                    if let model::StreamEvent::BlockStop {
+                        block: ContentBlock::ToolUse(call),
+                        ..
+                    } = &event
+                    {
+                        self.toolbox.offer_early(call);
+                    }
                     if let Some(notice) = streamed.notice(event) {
                         self.notifier.notify(&notice);
                     }

@@ -15,6 +15,7 @@ pub(crate) mod auto;
 pub(crate) mod background;
 pub(crate) mod blocks;
 mod derived;
+mod early;
 mod hooks;
 pub(crate) mod message;
 mod outcome;
@@ -94,6 +95,8 @@ pub(crate) struct Toolbox {
     background: background::Background,
     /// The structured output (`--json-schema`) so far.
     structured: structured::Structured,
+    /// The calls of the reply streaming now that started early.
+    early: early::Early,
 }
 
 /// At most this many calls of one reply run at once (a reply of a
@@ -135,6 +138,7 @@ impl Toolbox {
             planned: None,
             background: background::Background::default(),
             structured: structured::Structured::default(),
+            early: early::Early::default(),
         })
     }
 
@@ -334,28 +338,46 @@ impl Toolbox {
         turn: &mut Turn<'_>,
     ) -> (Vec<Outcome>, Option<Stop>) {
         let mut prepared = Vec::with_capacity(calls.len());
+        // the runs that started while the reply streamed, by call
+        let mut started = Vec::with_capacity(calls.len());
         for call in calls {
+            if let Some((p, start)) = self.take_early(call) {
+                prepared.push(p);
+                started.push(Some(start));
+                continue;
+            }
+            started.push(None);
             match self.prepare(call, turn).await {
                 Ok(p) => prepared.push(p),
-                Err(stop) => return (unfinished(calls.len()), Some(stop)),
+                Err(stop) => {
+                    for start in started.into_iter().flatten() {
+                        early::cancel(&self.client, start).await;
+                    }
+                    return (unfinished(calls.len()), Some(stop));
+                }
             }
         }
         self.cap_agents(&mut prepared);
         // Each call answered already, or its run started (its outcome, for
         // now, only its process).
-        let mut finished = futures_util::future::join_all(prepared.iter().map(|p| async {
-            match p {
-                Prepared::Done(o) => o.clone(),
-                Prepared::Run { tool, input } => match self.start_run(tool, input).await {
-                    Ok(process) => Outcome {
-                        process: Some(process),
-                        ..Outcome::default()
-                    },
-                    Err(why) => Outcome::error(why),
+        let me = &*self;
+        let runs = prepared.iter().zip(started).map(|(p, start)| async move {
+            let begun = match (p, start) {
+                (Prepared::Done(o), _) => return o.clone(),
+                (Prepared::Run { .. }, Some(start)) => start
+                    .await
+                    .unwrap_or_else(|e| Err(format!("the run's start was lost: {e}"))),
+                (Prepared::Run { tool, input }, None) => me.start_run(tool, input).await,
+            };
+            match begun {
+                Ok(process) => Outcome {
+                    process: Some(process),
+                    ..Outcome::default()
                 },
+                Err(why) => Outcome::error(why),
             }
-        }))
-        .await;
+        });
+        let mut finished = futures_util::future::join_all(runs).await;
         // a sub-agent asked to run in the background answers now
         for (p, outcome) in prepared.iter().zip(finished.iter_mut()) {
             if let (Prepared::Run { tool, input }, Some(process)) = (p, &outcome.process)
@@ -425,6 +447,15 @@ impl Toolbox {
 
     /// Starts a program run for a call; answers its process id.
     async fn start_run(&self, tool: &ProgramTool, input: &Value) -> Result<String, String> {
+        self.client
+            .run(&tool.def.name, self.run_args(tool, input))
+            .await
+            .map_err(|e| format!("the `{}` program could not be started: {e}", tool.def.name))
+    }
+
+    /// The arguments of a call's run: its input, and what a sub-agent is
+    /// handed.
+    fn run_args(&self, tool: &ProgramTool, input: &Value) -> RunArgs {
         let input_type = tool.body.input_type.clone().unwrap_or_default();
         let mut args = RunArgs {
             chunks: vec![
@@ -443,10 +474,18 @@ impl Toolbox {
             };
             sub::sub_agent_args(&self.config, &mut args, input, handed, def);
         }
-        self.client
-            .run(&tool.def.name, args)
-            .await
-            .map_err(|e| format!("the `{}` program could not be started: {e}", tool.def.name))
+        args
+    }
+
+    /// A permitted call's input as its run gets it: what the agent fills
+    /// in, and what the run must leave out.
+    fn finish_input(&self, name: &str, input: Value) -> Value {
+        let mut input = self.derived.fill(&self.root, name, input);
+        let skip = self.permit.exclusions(name);
+        if let (false, Some(fields)) = (skip.is_empty(), input.as_object_mut()) {
+            fields.insert("exclude".into(), serde_json::json!(skip));
+        }
+        input
     }
 
     /// Schema, hooks, permission, fill — or the agent's own tool,
@@ -554,11 +593,7 @@ impl Toolbox {
             // what the person (or program) gave instead: judged and checked
             Permitted::Yes(Some(instead)) => instead,
         };
-        let mut input = self.derived.fill(&self.root, &call.name, input);
-        let skip = self.permit.exclusions(&call.name);
-        if let (false, Some(fields)) = (skip.is_empty(), input.as_object_mut()) {
-            fields.insert("exclude".into(), serde_json::json!(skip));
-        }
+        let input = self.finish_input(&call.name, input);
         Ok(Prepared::Run {
             tool: Box::new(tool),
             input,

@@ -249,6 +249,30 @@ impl Permit {
         }
     }
 
+    /// Whether `call` would run without anyone asked and nothing
+    /// recorded (the rules and the mode allow it, nothing it carries is
+    /// tainted); when it would, it is kept in mind as `check` keeps it.
+    pub fn allows_quietly(
+        &mut self,
+        call: &ToolUseBlock,
+        input: &Value,
+        tool: &ProgramTool,
+    ) -> bool {
+        let quiet = matches!(
+            self.first_decision(call, input, tool, None),
+            Decision::Allow
+        );
+        if quiet {
+            self.mark_outside(call, input, tool);
+        }
+        quiet
+    }
+
+    /// Forgets `call_id`, a call that will not run after all.
+    pub fn forget(&mut self, call_id: &str) {
+        self.outside.remove(call_id);
+    }
+
     /// A call's result: what a call that read outside the project
     /// returned is kept in mind ([`Taint`]).
     pub fn noted(&mut self, call_id: &str, text: &str) {

@@ -12,6 +12,7 @@ mod common;
 mod compaction;
 mod config;
 mod cycle;
+mod early;
 mod engines;
 mod failures;
 mod fallback;
