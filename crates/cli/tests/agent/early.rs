@@ -18,6 +18,14 @@ fn reads_then_slow_text() -> Value {
     ], "stop_reason": "tool_use"}, "pace": {"delay_ms": 40, "text_chunk": 1, "json_chunk": 0}})
 }
 
+/// A project with `a.txt` and `b.txt`, the fake answering `turns`.
+async fn two_files(turns: Value) -> Setup {
+    let s = Setup::new(json!({ "turns": turns })).await;
+    s.file("a.txt", "alpha\n");
+    s.file("b.txt", "beta\n");
+    s
+}
+
 /// Runs `hc ARGS…`, watching the substrate: whether a `read` process was
 /// there while no answer was recorded yet. Waits for `hc` to end.
 async fn read_before_answer(s: &Setup, args: &[&str]) -> (bool, Ran) {
@@ -68,13 +76,11 @@ async fn read_before_answer(s: &Setup, args: &[&str]) -> (bool, Ran) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn reads_start_while_the_reply_streams_and_are_recorded_after_it_in_the_models_order() {
-    let s = Setup::new(json!({"turns": [
+    let s = two_files(json!([
         reads_then_slow_text(),
         reply(json!([text("read both")]), "end_turn"),
-    ]}))
+    ]))
     .await;
-    s.file("a.txt", "alpha\n");
-    s.file("b.txt", "beta\n");
     let (early, ran) = read_before_answer(&s, &["run", "read them"]).await;
     assert_eq!(ran.code, 0, "{ran:#?}");
     assert!(early, "a read ran before the reply was whole");
@@ -109,14 +115,15 @@ async fn a_reply_that_breaks_off_after_a_read_started_leaves_no_call_of_it() {
     // message_start, ping, the first read's start, input and stop, the
     // second's start and input: then the connection is cut
     broken["fault"] = json!({"drop": {"after_events": 7}});
-    let s = Setup::new(json!({"turns": [
+    let s = two_files(json!([
         broken,
-        reply(json!([call("r9", "read", json!({"file_path": "a.txt"}))]), "tool_use"),
+        reply(
+            json!([call("r9", "read", json!({"file_path": "a.txt"}))]),
+            "tool_use"
+        ),
         reply(json!([text("read it")]), "end_turn"),
-    ]}))
+    ]))
     .await;
-    s.file("a.txt", "alpha\n");
-    s.file("b.txt", "beta\n");
     let ran = s.run(&["read it"]).await;
     assert_eq!(ran.code, 0, "{ran:#?}");
     let session = s.sessions().pop().unwrap();
@@ -143,13 +150,11 @@ async fn a_reply_that_breaks_off_after_a_read_started_leaves_no_call_of_it() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn with_a_pre_tool_hook_every_call_waits_for_the_whole_reply() {
-    let s = Setup::new(json!({"turns": [
+    let s = two_files(json!([
         reads_then_slow_text(),
         reply(json!([text("read both")]), "end_turn"),
-    ]}))
+    ]))
     .await;
-    s.file("a.txt", "alpha\n");
-    s.file("b.txt", "beta\n");
     let hooks = json!({"hooks": {"PreToolUse": [{"matcher": "*",
         "hooks": [{"type": "command", "command": "true"}]}]}});
     let (early, ran) =
