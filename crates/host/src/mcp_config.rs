@@ -268,6 +268,12 @@ pub fn register(
                 resolved.interactive = interactive;
                 resolved.oauth_store = sign_in_store(&server.entry, &resolved);
                 store.clone_from(&resolved.oauth_store);
+                // there already (empty: no tokens), so the service's
+                // containment grants it to rewrite whenever a sign-in
+                // fills it (a home that cannot be written: none granted)
+                if let Some(path) = &store {
+                    let _ = mcp::oauth::FileStore::new(path.clone()).ensure();
+                }
                 // the service shows each secret as written, never its value
                 let handed = mcp::config::Handed {
                     server: resolved,

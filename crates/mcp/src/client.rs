@@ -242,9 +242,17 @@ pub(crate) async fn connect(
                 .map(|p| crate::oauth::FileStore::new(p.clone()));
             let served = match store.filter(crate::oauth::FileStore::has_tokens) {
                 Some(store) => {
-                    let client = signed_in(url, store)
-                        .await
-                        .map_err(|e| Refused::needs_auth(&server.name, format!("{url}: {e}")))?;
+                    let client = signed_in(url, store).await.map_err(|e| match e {
+                        // only a sign-in that is over asks for another: the
+                        // authorization server away, or the file unreadable,
+                        // is a failure that says why
+                        AuthError::AuthorizationRequired | AuthError::TokenRefreshRejected(_) => {
+                            Refused::needs_auth(&server.name, format!("{url}: {e}"))
+                        }
+                        other => Refused::from(format!(
+                            "{url}: the sign-in kept for it could not be used: {other}"
+                        )),
+                    })?;
                     let transport = StreamableHttpClientTransport::with_client(client, config);
                     handler.serve(transport).await
                 }

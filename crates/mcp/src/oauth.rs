@@ -12,7 +12,9 @@
 //! the hash of the server's URL, so a server renamed or moved is signed in
 //! again), 0600 in a 0700 directory, locked while a token is refreshed (so
 //! processes sharing it do not spend one refresh token twice). A service
-//! reads and refreshes its own file and nothing else of the directory.
+//! may rewrite its own file and nothing else of the directory (what a
+//! contained program may read is its capabilities' business: by default
+//! everything, this directory among it).
 
 use async_trait::async_trait;
 use rmcp::transport::auth::{
@@ -21,7 +23,7 @@ use rmcp::transport::auth::{
 };
 use sha2::{Digest, Sha256};
 use std::io::Write as _;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -93,17 +95,43 @@ impl FileStore {
             .mode(0o600)
             .open(&self.path)
             .map_err(cannot)?;
+        // (made before by someone else: made the person's alone now)
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))
+            .map_err(cannot)?;
         file.write_all(text).map_err(cannot)?;
         file.sync_all().map_err(cannot)
     }
 
-    /// Forgets the tokens: the file removed (where it cannot be, emptied).
+    /// Forgets the tokens: the file emptied, not removed (a service's
+    /// containment grants it this file, as it is, to rewrite).
     pub fn forget(&self) -> Result<(), String> {
-        match std::fs::remove_file(&self.path) {
-            Ok(()) => Ok(()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(_) => self.write(b""),
+        match self.path.exists() {
+            true => self.write(b""),
+            false => Ok(()),
         }
+    }
+
+    /// Makes the file (empty: no tokens) if there is none, so a service
+    /// started before a sign-in may keep the tokens it refreshes.
+    pub fn ensure(&self) -> Result<(), String> {
+        match self.path.exists() {
+            true => Ok(()),
+            false => self.write(b""),
+        }
+    }
+
+    /// The tokens kept, as secrets to keep out of what a service says.
+    pub fn secrets(&self) -> Vec<String> {
+        use oauth2::TokenResponse as _;
+        let Ok(Some(kept)) = self.read() else {
+            return Vec::new();
+        };
+        let Some(tokens) = kept.token_response else {
+            return Vec::new();
+        };
+        let mut out = vec![tokens.access_token().secret().clone()];
+        out.extend(tokens.refresh_token().map(|r| r.secret().clone()));
+        out
     }
 }
 
@@ -259,10 +287,13 @@ async fn callback(listener: &tokio::net::TcpListener) -> Result<String, String> 
             .map_err(|e| format!("the loopback listener failed: {e}"))?;
         let mut head = Vec::with_capacity(1024);
         let mut buf = [0u8; 1024];
+        // (a connection that says nothing — a browser's preconnect — holds
+        // the wait up for a moment at most)
         while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 16 * 1024 {
-            match stream.read(&mut buf).await {
-                Ok(0) | Err(_) => break,
-                Ok(n) => head.extend_from_slice(&buf[..n]),
+            let read = tokio::time::timeout(Duration::from_secs(2), stream.read(&mut buf)).await;
+            match read {
+                Ok(Ok(0) | Err(_)) | Err(_) => break,
+                Ok(Ok(n)) => head.extend_from_slice(&buf[..n]),
             }
         }
         let text = String::from_utf8_lossy(&head);
@@ -273,15 +304,20 @@ async fn callback(listener: &tokio::net::TcpListener) -> Result<String, String> 
             .and_then(|rest| rest.split(' ').next())
             .unwrap_or("")
             .to_owned();
-        let ours = target.starts_with("/callback");
+        let (path, query) = target.split_once('?').unwrap_or((&target, ""));
+        let has = |key: &str| query.split('&').any(|p| p.starts_with(key));
+        let ours = path == "/callback" && ((has("code=") && has("state=")) || has("error="));
         let (status, page) = if !ours {
             ("404 Not Found", "Not the sign-in address.")
-        } else if target.contains("error=") {
-            ("200 OK", "Sign-in refused. You may close this window.")
+        } else if has("error=") {
+            (
+                "200 OK",
+                "Sign-in refused (hermitcrab says why). You may close this window.",
+            )
         } else {
             (
                 "200 OK",
-                "Signed in to hermitcrab. You may close this window.",
+                "Back at hermitcrab, which finishes signing in. You may close this window.",
             )
         };
         let answer = format!(
@@ -303,14 +339,14 @@ async fn callback(listener: &tokio::net::TcpListener) -> Result<String, String> 
 pub async fn logout(url: &str, store: &Path) -> Result<bool, String> {
     crypto();
     let file = FileStore::new(store.to_owned());
-    let Some(kept) = file.read()? else {
-        file.forget()?;
+    let kept = file.read();
+    file.forget()?;
+    let Ok(Some(kept)) = kept else {
         return Ok(false);
     };
     if let Some(tokens) = &kept.token_response {
-        let _ = revoke(url, &kept.client_id, tokens).await;
+        let _ = revoke(url, &kept, tokens).await;
     }
-    file.forget()?;
     Ok(true)
 }
 
@@ -318,9 +354,10 @@ pub async fn logout(url: &str, store: &Path) -> Result<bool, String> {
 /// where (best effort: forgetting them is what signs out).
 async fn revoke(
     url: &str,
-    client_id: &str,
+    kept: &StoredCredentials,
     tokens: &rmcp::transport::auth::OAuthTokenResponse,
 ) -> Result<(), String> {
+    let client_id = kept.client_id.as_str();
     use oauth2::TokenResponse as _;
     let manager = AuthorizationManager::new(url)
         .await
@@ -337,7 +374,24 @@ async fn revoke(
     else {
         return Ok(());
     };
-    let client = reqwest::Client::new();
+    // only to the server that issued them (one that changed since gets
+    // nothing), over HTTPS unless it is this machine, never redirected
+    let issuer = found.metadata.issuer.as_deref();
+    if kept.issuer.is_some() && kept.issuer.as_deref() != issuer {
+        return Ok(());
+    }
+    let endpoint_url = url::Url::parse(endpoint).map_err(|e| e.to_string())?;
+    let loopback = matches!(
+        endpoint_url.host_str(),
+        Some("localhost" | "127.0.0.1" | "[::1]")
+    );
+    if endpoint_url.scheme() != "https" && !loopback {
+        return Ok(());
+    }
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|e| e.to_string())?;
     let mut each = vec![(tokens.access_token().secret(), "access_token")];
     if let Some(refresh) = tokens.refresh_token() {
         each.push((refresh.secret(), "refresh_token"));

@@ -124,6 +124,12 @@ pub async fn run() -> Result<(), ProgramError> {
 /// and header values besides (for a host that made none), longest first.
 fn redactions(handed: &Handed) -> Vec<(String, String)> {
     let mut out = handed.redact.clone();
+    // the tokens of a server signed in to, as they are when it starts
+    if let Some(store) = &handed.server.oauth_store {
+        for secret in crate::oauth::FileStore::new(store.clone()).secrets() {
+            out.push((secret, "<oauth token>".into()));
+        }
+    }
     let (kind, values) = match &handed.server.transport {
         Transport::Stdio { env, .. } => ("env", env),
         Transport::Http { headers, .. } => ("header", headers),

@@ -91,7 +91,10 @@ impl Toolbox {
     /// The program and the input `call` runs with when it could only ever
     /// run quietly (as `prepare` would run it, with no one asked).
     fn quietly(&mut self, call: &ToolUseBlock) -> Option<(ProgramTool, Value)> {
-        if answered_here(&call.name) || self.hooks.any("pre-tool") {
+        // (an MCP tool's read-only hint is the server's word, not a
+        // guarantee: it waits for the whole reply)
+        if answered_here(&call.name) || call.name.starts_with("mcp__") || self.hooks.any("pre-tool")
+        {
             return None;
         }
         let tool = self.tool(&call.name)?.clone();

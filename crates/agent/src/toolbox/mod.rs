@@ -357,6 +357,9 @@ impl Toolbox {
                 }
             }
         }
+        // (an early run no call of the reply took — its input changed
+        // after its block stopped — is not the call's)
+        self.cancel_early().await;
         self.cap_agents(&mut prepared);
         // Each call answered already, or its run started (its outcome, for
         // now, only its process).

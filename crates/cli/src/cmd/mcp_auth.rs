@@ -104,12 +104,14 @@ pub fn login(name: &str, no_browser: bool, callback_port: Option<u16>) -> Result
             if !terminal {
                 return std::future::pending::<Option<String>>().await;
             }
-            let line = tokio::task::spawn_blocking(|| {
+            // (a thread of its own, not the runtime's blocking pool, which
+            // would wait for Enter at the end)
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            std::thread::spawn(move || {
                 let mut line = String::new();
-                std::io::stdin().read_line(&mut line).map(|_| line)
-            })
-            .await;
-            match line {
+                let _ = tx.send(std::io::stdin().read_line(&mut line).map(|_| line));
+            });
+            match rx.await {
                 Ok(Ok(line)) if line.trim().starts_with("http") => Some(line.trim().to_owned()),
                 _ => std::future::pending().await,
             }

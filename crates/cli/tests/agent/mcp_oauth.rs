@@ -396,7 +396,11 @@ async fn a_server_that_wants_sign_in_needs_auth_until_hc_mcp_login_then_refreshe
     assert_eq!(signed.code, 0, "{signed:#?}");
     let out = s.out_with(&env, &["mcp", "logout", "docs"]).await;
     assert_eq!(out.code, 0, "{out:#?}");
-    assert!(!store.exists(), "forgotten");
+    assert_eq!(
+        std::fs::read_to_string(&store).unwrap(),
+        "",
+        "forgotten (emptied: the file stays the service's to rewrite)"
+    );
     let seen = seen.lock().unwrap();
     assert!(
         seen.revoked.contains(&"access-3".to_owned()),
