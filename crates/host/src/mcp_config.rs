@@ -416,11 +416,7 @@ fn serving(db: &Substrate, id: &str) -> bool {
 /// server wants the person to sign in
 /// ([`protocol::process::EXIT_NEEDS_AUTH`]).
 pub fn needs_auth(db: &Substrate, id: &str) -> bool {
-    processes(db, id)
-        .into_iter()
-        .filter(|p| p.ended.is_some())
-        .max_by(|a, b| a.ended.cmp(&b.ended))
-        .is_some_and(|p| p.exit_code == Some(protocol::process::EXIT_NEEDS_AUTH))
+    protocol::process::last_needs_auth(processes(db, id))
 }
 
 /// The processes of program `id`.

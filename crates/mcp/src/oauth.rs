@@ -272,7 +272,7 @@ impl Pending {
             .handle_callback_url(&back)
             .await
             .map(drop)
-            .map_err(|e| format!("the sign-in failed: {}", plain(&e)))
+            .map_err(|e| format!("the sign-in failed: {}", e))
     }
 }
 
@@ -430,11 +430,6 @@ fn said(name: &str, url: &str, error: &AuthError) -> String {
             "the authorization server of `{name}` would not register hermitcrab ({why}): \
              register a client there and give its id with `oauth.clientId` in the server's entry"
         ),
-        other => format!("cannot sign in to `{name}` ({url}): {}", plain(other)),
+        other => format!("cannot sign in to `{name}` ({url}): {}", other),
     }
-}
-
-/// An SDK error as a person reads it.
-fn plain(error: &AuthError) -> String {
-    error.to_string()
 }

@@ -10,6 +10,16 @@ use serde::{Deserialize, Serialize};
 /// `failed` (EX_NOPERM).
 pub const EXIT_NEEDS_AUTH: i32 = 77;
 
+/// Whether the last of a service's `processes` to end ended wanting the
+/// person to sign in ([`EXIT_NEEDS_AUTH`]).
+pub fn last_needs_auth(processes: impl IntoIterator<Item = ProcessBody>) -> bool {
+    processes
+        .into_iter()
+        .filter(|p| p.ended.is_some())
+        .max_by(|a, b| a.ended.cmp(&b.ended))
+        .is_some_and(|p| p.exit_code == Some(EXIT_NEEDS_AUTH))
+}
+
 /// Where a process is in its life.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -359,10 +359,15 @@ impl Run {
         // The results the request carried are committed by now: `as_of`
         // names the commit that holds them.
         self.writer.settle().await?;
-        let container = reply.container.as_ref().and_then(|c| {
-            let value: serde_json::Value = serde_json::from_str(c.get()).ok()?;
-            value["id"].as_str().map(str::to_owned)
-        });
+        /// The code-execution container a reply names (its id is what
+        /// the next request goes on in).
+        #[derive(serde::Deserialize)]
+        struct Container {
+            id: String,
+        }
+        let container = (reply.container.as_ref())
+            .and_then(|c| serde_json::from_str::<Container>(c.get()).ok())
+            .map(|c| c.id);
         let answer = Answer {
             message_id: Some(reply.id.clone()),
             container,

@@ -120,13 +120,12 @@ async fn needs_auth(client: &Client, id: &str) -> bool {
     let Ok(read) = client.scope(&[id], opts).await else {
         return false;
     };
-    read.chunks
+    let processes = read
+        .chunks
         .iter()
         .filter(|c| c.is_on("engine/process", substrate::PlacementType::Instance))
-        .map(|c| protocol::process::ProcessBody::parse(&c.body_value()))
-        .filter(|p| p.ended.is_some())
-        .max_by(|a, b| a.ended.cmp(&b.ended))
-        .is_some_and(|p| p.exit_code == Some(protocol::process::EXIT_NEEDS_AUTH))
+        .map(|c| protocol::process::ProcessBody::parse(&c.body_value()));
+    protocol::process::last_needs_auth(processes)
 }
 
 /// The tools the service `process` said it could not offer (its last

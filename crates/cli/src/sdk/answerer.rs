@@ -113,14 +113,19 @@ async fn question_to_program(link: &Link, id: &str, asked: &UserQuestion) -> Use
         process: asked.process.clone(),
     };
     let decision = link.can_use_tool(id, &request).await;
-    let answers = decision
-        .updated_input
-        .as_ref()
-        .map(|i| i["answers"].clone())
+    /// What the program gives back for AskUserQuestion: each question's
+    /// answer, by its text.
+    #[derive(serde::Deserialize, Default)]
+    struct Answered {
+        #[serde(default)]
+        answers: std::collections::BTreeMap<String, serde_json::Value>,
+    }
+    let answered: Answered = (decision.updated_input.clone())
+        .and_then(|i| serde_json::from_value(i).ok())
         .unwrap_or_default();
-    let given = answers[asked.text.as_str()]
-        .as_str()
-        .or_else(|| answers.as_object()?.values().find_map(|v| v.as_str()));
+    let answers = &answered.answers;
+    let given = (answers.get(&asked.text).and_then(|v| v.as_str()))
+        .or_else(|| answers.values().find_map(|v| v.as_str()));
     let text = match (decision.decision, given) {
         (agent::contract::Choice::Deny | agent::contract::Choice::Never, _) => format!(
             "(the person did not answer{})",
