@@ -61,8 +61,15 @@ pub enum Command {
     /// Show a session as a tree; --request N prints the exact body of its N-th model call.
     #[command(after_help = TRACE_HELP)]
     Trace {
-        /// The session id (or a unique prefix of it); none: the newest.
-        session: Option<String>,
+        /// The session id (or a unique prefix of it); none: the newest. With --otel, any number of them.
+        #[arg(value_name = "SESSION")]
+        sessions: Vec<String>,
+        /// Send the sessions to the OpenTelemetry collector (OTEL_EXPORTER_OTLP_ENDPOINT or [telemetry]) as spans and events, with the times they happened.
+        #[arg(long, conflicts_with_all = ["request", "diff", "full", "json"])]
+        otel: bool,
+        /// With --otel: every session made since DATE (2026-11-01, an RFC 3339 time, or an age such as 7d).
+        #[arg(long, value_name = "DATE", requires = "otel")]
+        since: Option<String>,
         /// The model call to rebuild (from 1), printed as the JSON body that was sent.
         #[arg(long, conflicts_with = "diff")]
         request: Option<usize>,
@@ -439,7 +446,9 @@ Examples:
   hc trace s_01J9            # a unique prefix of the id will do
   hc trace s_01J9 --full     # texts and tool results whole
   hc trace s_01J9 --request 3 | jq .messages
-  hc trace s_01J9 --diff 3   # what call 3 added to call 2";
+  hc trace s_01J9 --diff 3   # what call 3 added to call 2
+  hc trace --otel s_01J9     # sent to the OpenTelemetry collector, as it happened
+  hc trace --otel --since 7d # every session of the last week, sent";
 
 const MCP_HELP: &str = "Examples:
   hc mcp add github -- npx -y @modelcontextprotocol/server-github

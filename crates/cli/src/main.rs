@@ -159,17 +159,26 @@ fn main() -> ExitCode {
         Command::Chat(flags) => chat::chat(flags),
         Command::Sessions { json } => inspect::sessions(json),
         Command::Trace {
-            session,
+            sessions,
+            otel: true,
+            since,
+            ..
+        } => crate::cmd::otel::send(&sessions, since.as_deref()),
+        Command::Trace {
+            sessions,
             request,
             diff,
             full,
             json,
-        } => trace::trace(trace::TraceRequest {
-            session,
-            request,
-            diff,
-            full,
-            json,
+            ..
+        } => trace::one_session(sessions).and_then(|session| {
+            trace::trace(trace::TraceRequest {
+                session,
+                request,
+                diff,
+                full,
+                json,
+            })
         }),
         Command::Rewind(asked) => crate::cmd::rewind::rewind(asked),
         Command::Replay {

@@ -99,6 +99,19 @@ pub struct Effect {
     /// over the run's cap).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unrestorable: Option<String>,
+    /// Lines it gained and lost, for a text file whose both contents were
+    /// at hand (none: a directory, binary, too large, or not known).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lines: Option<Lines>,
+}
+
+/// Lines added and removed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Lines {
+    /// Added.
+    pub added: u64,
+    /// Removed.
+    pub removed: u64,
 }
 
 impl Effect {
@@ -402,6 +415,7 @@ fn effect(path: &str, old: Option<&Seen>, new: Option<&Seen>, limits: &Limits) -
         after_mode: new.map(|n| n.state.mode),
         size: old.map_or(0, |o| o.state.size),
         unrestorable,
+        lines: None,
     })
 }
 

@@ -79,6 +79,17 @@ pub struct EngineConfig {
     /// `bench` feature only: never in a release binary).
     #[cfg(feature = "bench")]
     pub levers: Levers,
+    /// Traces: each process started with `TRACEPARENT` naming its own
+    /// span (none: off).
+    pub trace: Option<Tracing>,
+}
+
+/// How the engine passes trace context to the programs it starts.
+#[derive(Clone, Debug, Default)]
+pub struct Tracing {
+    /// The trace the host was started in (its `TRACEPARENT`): a run with
+    /// no parent process continues it, and records it on its process.
+    pub outer: Option<protocol::trace::TraceParent>,
 }
 
 /// The project's other directories (`--add-dir`): absolute, existing,
@@ -147,6 +158,7 @@ impl EngineConfig {
             add_dirs: AddDirs::default(),
             #[cfg(feature = "bench")]
             levers: Levers::default(),
+            trace: None,
         }
     }
 

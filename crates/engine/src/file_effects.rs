@@ -58,8 +58,12 @@ pub(crate) fn after(core: &Core, id: &str, before: &effects::Snapshot) -> Vec<Ch
         effects.truncate(MAX_PATHS);
     }
     let mut kept = Kept::default();
+    let count_lines = effects.len() <= MAX_COUNTED;
     for effect in &mut effects {
         kept.keep(core, tree, effect);
+        if count_lines {
+            effect.lines = lines(core, tree, effect);
+        }
     }
     let body = effects::record::FileEffects {
         effects,
@@ -135,4 +139,48 @@ impl Kept {
                 .on(NewPlacement::instance(BLOB_TYPE)),
         );
     }
+}
+
+/// The most paths a run may change for their lines to be counted (a
+/// build's outputs are not a change anyone reads by lines).
+const MAX_COUNTED: usize = 200;
+
+/// The most bytes either side of a file may have for its lines to be
+/// counted.
+const MAX_DIFF_BYTES: u64 = 1 << 20;
+
+/// The lines `effect` added and removed: its content before (kept by
+/// the tree's store) against the file as the run left it, for text files
+/// under a MiB each side.
+fn lines(core: &Core, tree: &effects::Tree, effect: &effects::Effect) -> Option<effects::Lines> {
+    if effect.is_dir() || effect.size > MAX_DIFF_BYTES {
+        return None;
+    }
+    let before = match &effect.before {
+        Some(hash) => String::from_utf8(tree.kept(hash)?).ok()?,
+        None => String::new(),
+    };
+    let after = match &effect.after {
+        Some(_) => {
+            let path = core.config.project_root.join(&effect.path);
+            let meta = std::fs::symlink_metadata(&path).ok()?;
+            if !meta.is_file() || meta.len() > MAX_DIFF_BYTES {
+                return None;
+            }
+            String::from_utf8(std::fs::read(&path).ok()?).ok()?
+        }
+        None => String::new(),
+    };
+    let mut lines = effects::Lines::default();
+    let diff = similar::TextDiff::configure()
+        .timeout(std::time::Duration::from_millis(50))
+        .diff_lines(&before, &after);
+    for change in diff.iter_all_changes() {
+        match change.tag() {
+            similar::ChangeTag::Insert => lines.added += 1,
+            similar::ChangeTag::Delete => lines.removed += 1,
+            similar::ChangeTag::Equal => {}
+        }
+    }
+    Some(lines)
 }

@@ -84,7 +84,7 @@ mod vocabulary;
 
 #[cfg(feature = "bench")]
 pub use config::Levers;
-pub use config::{AddDirs, Context, EngineConfig, ProcessId, SubscriptionId};
+pub use config::{AddDirs, Context, EngineConfig, ProcessId, SubscriptionId, Tracing};
 /// Containment, which the engine applies to every `vm` program (its own
 /// crate; re-exported so a host names one version of it).
 pub use contain;

@@ -32,6 +32,11 @@ pub(crate) struct Plan {
     pub webview: Option<String>,
     /// Where its file effects are looked for.
     pub writes: Writes,
+    /// Its trace context (`TRACEPARENT`), when traces are on.
+    pub trace: Option<protocol::trace::TraceParent>,
+    /// The host's trace a run with no parent process continues (recorded
+    /// on its process).
+    pub outer_trace: Option<protocol::trace::TraceParent>,
 }
 
 /// Where a run may change the project's files.
@@ -150,6 +155,8 @@ impl Planner<'_> {
             self.config.default_timeout_ms
         };
         Ok(Plan {
+            trace: None,
+            outer_trace: None,
             timeout_ms: args
                 .timeout_ms
                 .or(self.config.grants.get(&name).and_then(|g| g.timeout_ms))

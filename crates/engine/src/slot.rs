@@ -19,6 +19,8 @@ pub(crate) struct Slot {
     pub service: Option<Arc<Service>>,
     /// The claim its tree runs under, when it is a claimed run's.
     pub fence: Option<crate::claim::Fence>,
+    /// Its trace context, when traces are on (its children's trace).
+    pub trace: Option<protocol::trace::TraceParent>,
     end: watch::Sender<Option<String>>,
     done: watch::Sender<bool>,
     paused: watch::Sender<usize>,
@@ -65,6 +67,7 @@ impl Slot {
             reach,
             service,
             fence: None,
+            trace: None,
             end: watch::channel(None).0,
             done: watch::channel(false).0,
             paused: watch::channel(0).0,
@@ -90,6 +93,12 @@ impl Slot {
     /// The slot, fenced by `fence`.
     pub fn fenced(mut self, fence: Option<crate::claim::Fence>) -> Slot {
         self.fence = fence;
+        self
+    }
+
+    /// The slot, traced by `trace`.
+    pub fn traced(mut self, trace: Option<protocol::trace::TraceParent>) -> Slot {
+        self.trace = trace;
         self
     }
 

@@ -336,6 +336,37 @@ impl Files {
             .find_map(|f| f.table.get(key).map(|v| (v, f.source())))
     }
 
+    /// `[telemetry]`: the person's table, and a trusted project's keys
+    /// over it (an untrusted project's is gone by now).
+    pub fn telemetry(&self) -> Result<Option<hc_telemetry::TelemetryFile>> {
+        let mut merged = toml::Table::new();
+        let mut source = None;
+        for file in &self.files {
+            if let Some(toml::Value::Table(t)) = file.table.get("telemetry") {
+                merged.extend(t.clone());
+                source = Some(file.source());
+            } else if let Some(other) = file.table.get("telemetry") {
+                bail!(
+                    "{}: `telemetry` is a table ([telemetry]), not {other}",
+                    file.source()
+                );
+            }
+        }
+        let Some(source) = source else {
+            return Ok(None);
+        };
+        let file = hc_telemetry::TelemetryFile::deserialize(toml::Value::Table(merged))
+            .map_err(|e| anyhow::anyhow!("{source}: [telemetry]: {}", e.message()))?;
+        Ok(Some(file))
+    }
+
+    /// Telemetry as the environment and `[telemetry]` say (none: off).
+    pub fn telemetry_settings(&self) -> Result<Option<hc_telemetry::Settings>> {
+        let file = self.telemetry()?;
+        hc_telemetry::Settings::resolve(file.as_ref(), &|k| std::env::var(k).ok())
+            .map_err(|e| anyhow::anyhow!("telemetry: {e}"))
+    }
+
     /// `containment = "on" | "off"`: whether it is off.
     pub fn containment_off(&self) -> Result<bool> {
         match self.get("containment") {

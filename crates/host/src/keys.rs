@@ -41,6 +41,18 @@ const TABLES: &[&str] = &[
     "max_background",
     "retry",
     "lease_seconds",
+    "telemetry",
+];
+
+/// The keys of the `[telemetry]` table.
+pub const TELEMETRY_KEYS: &[&str] = &[
+    "enabled",
+    "endpoint",
+    "protocol",
+    "headers",
+    "resource_attributes",
+    "log_user_prompts",
+    "log_tool_details",
 ];
 
 /// The keys of a `[projects."PATH"]` table (the person's file: what
@@ -124,6 +136,7 @@ pub fn unknown(table: &toml::Table, text: &str) -> Option<Unknown> {
         }
         let nested: Option<(&[&'static str], Vec<&toml::Table>)> = match (key.as_str(), value) {
             ("permissions", toml::Value::Table(t)) => Some((RULE_LISTS, vec![t])),
+            ("telemetry", toml::Value::Table(t)) => Some((TELEMETRY_KEYS, vec![t])),
             ("hooks", toml::Value::Array(list)) => Some((
                 HOOK_KEYS,
                 list.iter().filter_map(toml::Value::as_table).collect(),

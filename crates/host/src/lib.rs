@@ -33,6 +33,7 @@ pub mod replay;
 pub mod rewind;
 pub mod sessions;
 pub mod settings;
+pub mod telemetry;
 pub mod text;
 pub mod tree;
 pub mod trust;

@@ -73,13 +73,16 @@ impl Staged {
     /// The engine's configuration (containment off when the person said
     /// so, by `no_contain` or configuration), and the substrate opened.
     pub fn prepare(self, no_contain: bool) -> Result<Prepared> {
-        let config = engine_config(&self.project, &self.files, no_contain)?;
+        let mut config = engine_config(&self.project, &self.files, no_contain)?;
+        let telemetry = self.files.telemetry_settings()?;
+        config.trace = crate::telemetry::tracing(telemetry.as_ref());
         let (db, _) = self.project.open()?;
         Ok(Prepared {
             project: self.project,
             files: self.files,
             db,
             config,
+            telemetry,
         })
     }
 }
@@ -94,6 +97,8 @@ pub struct Prepared {
     pub db: Arc<Substrate>,
     /// The engine's configuration.
     pub config: EngineConfig,
+    /// Where telemetry goes (none: off).
+    pub telemetry: Option<hc_telemetry::Settings>,
 }
 
 impl Prepared {
@@ -107,6 +112,11 @@ impl Prepared {
 
     /// The engine started (inside a runtime).
     pub fn open(self) -> Result<Host> {
+        if let Some(settings) = &self.telemetry
+            && let Err(e) = crate::telemetry::start(settings)
+        {
+            eprintln!("hc: telemetry is off: {e:#}");
+        }
         let engine = Engine::open_with(self.db, self.config)?;
         crate::relay::start(Arc::clone(engine.db()));
         Ok(Host {
@@ -142,6 +152,7 @@ pub async fn close(engine: &Engine) {
     if let Err(e) = engine.db().checkpoint() {
         tracing::debug!("checkpoint at exit: {e}");
     }
+    crate::telemetry::finish();
 }
 
 /// The runtime a host's engine runs on.

@@ -5,6 +5,7 @@ use crate::exit::exit;
 use anyhow::Result;
 use engine::{Context, Engine};
 use protocol::ScopeOpts;
+use serde::Deserialize as _;
 use substrate::Substrate;
 
 /// A new session, or one to go on with.
@@ -32,6 +33,27 @@ pub fn resolve(db: &Substrate, given: &str) -> Result<String> {
 pub fn newest(db: &Substrate) -> Result<String> {
     (instance_ids(db, "session")?.pop())
         .ok_or_else(|| exit(2, "there is no session yet; start one with `hc run \"…\"`"))
+}
+
+/// The sessions made at or after `since`, oldest first.
+pub fn made_since(db: &Substrate, since: std::time::SystemTime) -> Result<Vec<String>> {
+    let found = db.scope(
+        &["session"],
+        &ScopeOpts {
+            kind: substrate::TypeFilter::Instance,
+            ..ScopeOpts::default()
+        },
+    )?;
+    Ok(found
+        .chunks
+        .iter()
+        .filter(|c| {
+            let body =
+                agent::contract::SessionBody::deserialize(c.body_value()).unwrap_or_default();
+            humantime::parse_rfc3339_weak(&body.created).is_ok_and(|t| t >= since)
+        })
+        .map(|c| c.id.clone())
+        .collect())
 }
 
 /// The ids of `ty`'s instances, oldest first.

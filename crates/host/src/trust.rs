@@ -341,6 +341,12 @@ pub fn widening(table: &toml::Table, user: Option<&toml::Table>) -> Vec<String> 
             substrate::shown_store(url)
         ));
     }
+    if let Some(telemetry) = table.get("telemetry") {
+        out.push(format!(
+            "[telemetry] {} (what every run does is sent where it says)",
+            inline(telemetry)
+        ));
+    }
     out
 }
 
@@ -448,6 +454,7 @@ fn strip(table: &mut toml::Table, user: Option<&toml::Table>) {
         table.remove("containment");
     }
     table.remove("store");
+    table.remove("telemetry");
 }
 
 /// `hc trust --revoke` for the project at `root`.

@@ -121,6 +121,7 @@ pub async fn turn(
     // subscription left behind would be matched against every commit)
     engine.unsubscribe(&sub);
     let code = code?;
+    crate::telemetry::run_ended(engine.db(), &session, &process);
     sweep_git(engine, since).await;
     if engine.db().is_shared() {
         let root = engine.config().project_root.clone();

@@ -28,6 +28,7 @@ pub mod paths;
 pub mod process;
 pub mod program;
 pub mod schema;
+pub mod trace;
 mod wire;
 
 pub use client::{Client, ClientError, Events, ServedRun, run_args};

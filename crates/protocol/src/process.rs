@@ -112,6 +112,10 @@ pub struct ProcessBody {
     /// its result recorded). None: it said nothing (nothing done yet).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resumable: Option<bool>,
+    /// The trace a run with no parent process continued: the host's own
+    /// `TRACEPARENT` when it was started inside a trace.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub traceparent: Option<String>,
 }
 
 /// Where a queued run may run: what the engine that claims it must give.

@@ -104,6 +104,7 @@
 //! ```
 
 mod netns;
+pub mod otlp;
 mod postgres;
 mod render;
 mod script;

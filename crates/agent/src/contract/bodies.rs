@@ -131,6 +131,25 @@ pub struct Answer {
     /// call of the session goes on in it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub container: Option<String>,
+    /// When the call was made and how long it took (none: recorded by a
+    /// version that did not time calls).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timing: Option<CallTiming>,
+}
+
+/// How a model call went in time.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CallTiming {
+    /// When it was sent (RFC 3339, UTC, milliseconds).
+    pub started: String,
+    /// From sending to the reply's end, retries included.
+    pub duration_ms: u64,
+    /// From sending to the first content of the reply.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_token_ms: Option<u64>,
+    /// Times the client asked again (a refused or broken attempt).
+    pub retries: u32,
 }
 
 impl Body for Answer {

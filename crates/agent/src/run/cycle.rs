@@ -6,7 +6,7 @@
 use super::inbox::Inbox;
 use super::writer::Notifier;
 use super::{Run, Stop};
-use crate::contract::{Answer, Entry, Notice, Prompt, PromptSource};
+use crate::contract::{Answer, CallTiming, Entry, Notice, Prompt, PromptSource};
 use crate::toolbox::{Turn, unfinished};
 use model::{
     ContentBlock, MessageResponse, MessagesRequest, ModelError, StopReason, StreamEvent,
@@ -316,9 +316,11 @@ impl Run {
         };
         self.prefetch_history();
         let started = Instant::now();
+        let sent = crate::contract::now();
+        let retried = super::start::retries();
         let model = self.model().to_owned();
         self.toolbox.open_early();
-        let outcome = {
+        let (outcome, first) = {
             let request = self.request.next_call();
             let mut call = Call {
                 provider: &provider,
@@ -326,10 +328,17 @@ impl Run {
                 notifier: self.writer.notifier(),
                 model: &model,
                 toolbox: &mut self.toolbox,
+                first: None,
             };
-            call.stream(&request).await
+            (call.stream(&request).await, call.first)
         };
         let api_ms = started.elapsed().as_millis() as u64;
+        self.timing = Some(CallTiming {
+            started: sent,
+            duration_ms: api_ms,
+            first_token_ms: first.map(|t| t.duration_since(started).as_millis() as u64),
+            retries: super::start::retries().saturating_sub(retried),
+        });
         match &outcome {
             Ok(_) => self.toolbox.close_early(),
             // what started while it streamed is not wanted now
@@ -415,6 +424,7 @@ impl Run {
             call: Some(self.gates.turns()),
             message_id: None,
             container: None,
+            timing: self.timing.clone(),
         }
     }
 
@@ -512,6 +522,8 @@ struct Call<'a> {
     model: &'a str,
     /// Where a complete call is offered to start early.
     toolbox: &'a mut crate::toolbox::Toolbox,
+    /// When the reply's first content came.
+    first: Option<Instant>,
 }
 
 impl Call<'_> {
@@ -540,6 +552,9 @@ impl Call<'_> {
             };
             match event {
                 Ok(Some(event)) => {
+                    if self.first.is_none() && is_content(&event) {
+                        self.first = Some(Instant::now());
+                    }
                     if let model::StreamEvent::BlockStop {
                         block: ContentBlock::ToolUse(call),
                         ..
@@ -562,6 +577,17 @@ impl Call<'_> {
             Err(e) => Err(Failed::Stop(stop_for(self.model, e))),
         }
     }
+}
+
+/// Whether `event` carries the reply's content (its first is the time to
+/// first token).
+fn is_content(event: &model::StreamEvent) -> bool {
+    matches!(
+        event,
+        model::StreamEvent::BlockStart { .. }
+            | model::StreamEvent::TextDelta { .. }
+            | model::StreamEvent::ThinkingDelta { .. }
+    )
 }
 
 /// The stop a model error means, with what to do.

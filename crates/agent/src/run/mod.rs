@@ -76,6 +76,8 @@ pub struct Run {
     ended: bool,
     /// A hermitcrab's history, being read while the model answers.
     history_read: Option<crab::HistoryRead>,
+    /// How the last model call went in time.
+    timing: Option<crate::contract::CallTiming>,
 }
 
 impl Run {

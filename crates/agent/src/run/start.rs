@@ -258,6 +258,7 @@ impl Run {
             last_answer: answered.unwrap_or_default(),
             resumed: resumed.is_some(),
             history_read: None,
+            timing: None,
         })
     }
 }
@@ -498,11 +499,22 @@ fn seconds(d: std::time::Duration) -> String {
     }
 }
 
+/// The client's retries in this process so far.
+static RETRIES: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// How many times the model client has retried in this process.
+pub(super) fn retries() -> u32 {
+    RETRIES.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// The model client the configuration names (an error says what to set);
 /// its retries are shown to hosts as `status`.
 fn connect(config: &AgentConfig, client: &Client) -> Result<model::Provider, String> {
     let status = client.clone();
     let observer = model::RetryObserver(Arc::new(move |n: &model::HttpNotice| {
+        if let model::HttpNotice::Retry(_) = n {
+            RETRIES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
         let notice = Notice::Status {
             text: http_status(n),
             waiting: false,

@@ -23,6 +23,17 @@ pub struct TraceRequest {
     pub json: bool,
 }
 
+/// The one session `hc trace` shows (more are for `--otel`).
+pub fn one_session(mut sessions: Vec<String>) -> Result<Option<String>> {
+    if sessions.len() > 1 {
+        return Err(crate::exit::exit(
+            2,
+            "hc trace shows one session; more than one are sent with --otel",
+        ));
+    }
+    Ok(sessions.pop())
+}
+
 /// `hc trace`.
 pub fn trace(asked: TraceRequest) -> Result<()> {
     if (asked.request.is_some() || asked.diff.is_some()) && (asked.full || asked.json) {

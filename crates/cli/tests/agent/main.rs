@@ -29,6 +29,7 @@ mod mcp_oauth;
 mod mcp_runners;
 mod memory;
 mod newcomer;
+mod otel;
 mod permissions;
 mod plan;
 mod postgres;

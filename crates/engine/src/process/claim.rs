@@ -64,8 +64,13 @@ pub(crate) fn claim<O: Ops>(core: &Arc<Core>, ops: O, id: &str) -> Result<Proces
         root: id.to_owned(),
         epoch,
     };
-    let slot =
-        Arc::new(Slot::new(id.to_owned(), None, plan.reach.clone(), None).fenced(Some(fence)));
+    let mut plan = plan;
+    plan.trace = super::trace_of(core, None, id);
+    let slot = Arc::new(
+        Slot::new(id.to_owned(), None, plan.reach.clone(), None)
+            .fenced(Some(fence))
+            .traced(plan.trace),
+    );
     core.slots.insert(Arc::clone(&slot));
     let spawned = spawn::spawn(core, id, &plan);
     let pid = spawned.as_ref().ok().and_then(spawn::Started::pid);

@@ -81,10 +81,14 @@ fn launch<O: Ops>(
         config: &core.config,
         landlock: core.landlock,
     };
-    let plan = core
+    let mut plan = core
         .db
         .read(|snap| planner.plan(snap, ctx, &caller, program, &args, &id))?;
     refuse_misplaced(ctx, &args, &plan, service)?;
+    plan.trace = trace_of(core, ctx.process_id.as_deref(), &id);
+    plan.outer_trace = (plan.trace.is_some() && ctx.process_id.is_none())
+        .then(|| core.config.trace.as_ref().and_then(|t| t.outer))
+        .flatten();
     if let Some(placement) = &args.placement {
         return queue(&core.db, ctx, &caller, &plan, &args, placement, &id);
     }
@@ -131,7 +135,8 @@ fn launch<O: Ops>(
             plan.reach.clone(),
             service.then(|| core.services.get(&plan.program_id)),
         )
-        .fenced(fence.clone()),
+        .fenced(fence.clone())
+        .traced(plan.trace),
     );
     core.slots.insert(Arc::clone(&slot));
     slot.set_effects(crate::file_effects::before(core, &plan));
@@ -283,6 +288,26 @@ fn serve<O: Ops>(
     Ok(id)
 }
 
+/// The trace context of process `id` when traces are on: its parent's
+/// trace, else the one the host was started in, else its own.
+pub(crate) fn trace_of(
+    core: &Core,
+    parent: Option<&str>,
+    id: &str,
+) -> Option<protocol::trace::TraceParent> {
+    use protocol::trace::{TraceParent, trace_id};
+    let tracing = core.config.trace.as_ref()?;
+    let inherited = parent
+        .and_then(|p| core.slots.get(p))
+        .and_then(|slot| slot.trace);
+    let trace = match (inherited, parent, tracing.outer) {
+        (Some(t), _, _) => t.trace_id,
+        (None, None, Some(outer)) => outer.trace_id,
+        _ => trace_id(id),
+    };
+    Some(TraceParent::of_process(trace, id))
+}
+
 /// Placements of a new process: its program, `engine/process`, and the
 /// caller's process or the host's session.
 pub(crate) fn process_placements(program: &str, parent: Option<&str>) -> Vec<NewPlacement> {
@@ -329,6 +354,10 @@ pub(crate) fn declaration(
     });
     // A served run has nothing to spawn: it is running once committed;
     // so is a tile (the host mounts it).
+    // a run with no parent process, started in the host's trace, says so
+    if let Some(outer) = &plan.outer_trace {
+        body["traceparent"] = json!(outer.to_string());
+    }
     if let Some(served_by) = &plan.served_by {
         body["status"] = json!("running");
         body["started"] = json!(now());

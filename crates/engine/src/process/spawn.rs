@@ -15,6 +15,7 @@ pub(super) fn spawn(core: &Core, id: &str, plan: &Plan) -> std::io::Result<Start
         (true, contain::Containment::On { exe, args }) => {
             let mut policy = contained_policy(core, id, &plan.capabilities, &program, argv)?;
             policy.env.extend(host_values(core, plan));
+            policy.env.extend(trace_env(plan));
             let mut group;
             (policy.bounds, group) = bounds(core, id, plan);
             // the group's stem (its trampoline born in the group)
@@ -51,6 +52,7 @@ pub(super) fn spawn(core: &Core, id: &str, plan: &Plan) -> std::io::Result<Start
             let granted = granted_env(&config.project_root, &plan.capabilities);
             command.args(argv).env(protocol::env::CAPABILITIES, granted);
             command.envs(host_values(core, plan));
+            command.envs(trace_env(plan));
             command
         }
     };
@@ -113,6 +115,12 @@ fn bounds(
 fn host_values(core: &Core, plan: &Plan) -> Vec<(String, String)> {
     let values = core.config.env_values.get(&plan.program_id);
     values.cloned().unwrap_or_default()
+}
+
+/// `TRACEPARENT`, naming the process's own span, when traces are on.
+fn trace_env(plan: &Plan) -> Option<(String, String)> {
+    let trace = plan.trace.as_ref()?;
+    Some((protocol::trace::TRACEPARENT.to_owned(), trace.to_string()))
 }
 
 /// The policy of a contained run, its temp dir made: the capabilities made

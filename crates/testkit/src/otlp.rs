@@ -1,0 +1,191 @@
+//! A real OTLP collector for tests: it takes what an exporter sends over
+//! http/protobuf (`POST /v1/traces|metrics|logs`) or gRPC (the collector
+//! services), decodes it with the official OpenTelemetry protobuf
+//! definitions (`opentelemetry-proto`), and keeps it to be looked at.
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::post;
+use opentelemetry_proto::tonic::collector::logs::v1::logs_service_server::{
+    LogsService, LogsServiceServer,
+};
+use opentelemetry_proto::tonic::collector::logs::v1::{
+    ExportLogsServiceRequest, ExportLogsServiceResponse,
+};
+use opentelemetry_proto::tonic::collector::metrics::v1::metrics_service_server::{
+    MetricsService, MetricsServiceServer,
+};
+use opentelemetry_proto::tonic::collector::metrics::v1::{
+    ExportMetricsServiceRequest, ExportMetricsServiceResponse,
+};
+use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{
+    TraceService, TraceServiceServer,
+};
+use opentelemetry_proto::tonic::collector::trace::v1::{
+    ExportTraceServiceRequest, ExportTraceServiceResponse,
+};
+use prost::Message as _;
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// What the collector received, decoded.
+#[derive(Clone, Debug, Default)]
+pub struct Received {
+    /// Each trace export.
+    pub traces: Vec<ExportTraceServiceRequest>,
+    /// Each metrics export.
+    pub metrics: Vec<ExportMetricsServiceRequest>,
+    /// Each logs export.
+    pub logs: Vec<ExportLogsServiceRequest>,
+    /// Paths of requests it could not decode.
+    pub undecodable: Vec<String>,
+}
+
+type Shared = Arc<Mutex<Received>>;
+
+/// A collector on 127.0.0.1, on a thread and runtime of its own (usable
+/// from a test's runtime or none), ending when dropped.
+pub struct Collector {
+    /// Its address (`http://127.0.0.1:PORT`).
+    pub endpoint: String,
+    received: Shared,
+    _stop: tokio::sync::oneshot::Sender<()>,
+}
+
+impl Collector {
+    /// One taking http/protobuf.
+    pub fn http() -> std::io::Result<Collector> {
+        Collector::start(false)
+    }
+
+    /// One taking gRPC.
+    pub fn grpc() -> std::io::Result<Collector> {
+        Collector::start(true)
+    }
+
+    fn start(grpc: bool) -> std::io::Result<Collector> {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+        listener.set_nonblocking(true)?;
+        let endpoint = format!("http://{}", listener.local_addr()?);
+        let received = Shared::default();
+        let shared = Arc::clone(&received);
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        std::thread::Builder::new()
+            .name("otlp-collector".into())
+            .spawn(move || {
+                runtime.block_on(async move {
+                    let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
+                        return;
+                    };
+                    tokio::select! {
+                        _ = serve(listener, shared, grpc) => {}
+                        _ = stopped => {}
+                    }
+                });
+            })?;
+        Ok(Collector {
+            endpoint,
+            received,
+            _stop: stop,
+        })
+    }
+
+    /// What it has received so far.
+    pub fn received(&self) -> Received {
+        self.received
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+}
+
+/// Serves OTLP on `listener` until the end.
+async fn serve(listener: tokio::net::TcpListener, shared: Shared, grpc: bool) {
+    match grpc {
+        false => {
+            let app = axum::Router::new()
+                .route("/v1/traces", post(traces))
+                .route("/v1/metrics", post(metrics))
+                .route("/v1/logs", post(logs))
+                .with_state(shared);
+            let _ = axum::serve(listener, app).await;
+        }
+        true => {
+            let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+            let _ = tonic::transport::Server::builder()
+                .add_service(TraceServiceServer::new(Grpc(Arc::clone(&shared))))
+                .add_service(MetricsServiceServer::new(Grpc(Arc::clone(&shared))))
+                .add_service(LogsServiceServer::new(Grpc(shared)))
+                .serve_with_incoming(incoming)
+                .await;
+        }
+    }
+}
+
+fn keep(shared: &Shared, f: impl FnOnce(&mut Received)) {
+    f(&mut shared.lock().unwrap_or_else(PoisonError::into_inner));
+}
+
+async fn traces(State(s): State<Shared>, body: Bytes) -> StatusCode {
+    match ExportTraceServiceRequest::decode(body) {
+        Ok(r) => keep(&s, |got| got.traces.push(r)),
+        Err(_) => keep(&s, |got| got.undecodable.push("/v1/traces".into())),
+    }
+    StatusCode::OK
+}
+
+async fn metrics(State(s): State<Shared>, body: Bytes) -> StatusCode {
+    match ExportMetricsServiceRequest::decode(body) {
+        Ok(r) => keep(&s, |got| got.metrics.push(r)),
+        Err(_) => keep(&s, |got| got.undecodable.push("/v1/metrics".into())),
+    }
+    StatusCode::OK
+}
+
+async fn logs(State(s): State<Shared>, body: Bytes) -> StatusCode {
+    match ExportLogsServiceRequest::decode(body) {
+        Ok(r) => keep(&s, |got| got.logs.push(r)),
+        Err(_) => keep(&s, |got| got.undecodable.push("/v1/logs".into())),
+    }
+    StatusCode::OK
+}
+
+/// The gRPC services, keeping what they are sent.
+#[derive(Clone)]
+struct Grpc(Shared);
+
+#[tonic::async_trait]
+impl TraceService for Grpc {
+    async fn export(
+        &self,
+        request: tonic::Request<ExportTraceServiceRequest>,
+    ) -> Result<tonic::Response<ExportTraceServiceResponse>, tonic::Status> {
+        keep(&self.0, |got| got.traces.push(request.into_inner()));
+        Ok(tonic::Response::new(ExportTraceServiceResponse::default()))
+    }
+}
+
+#[tonic::async_trait]
+impl MetricsService for Grpc {
+    async fn export(
+        &self,
+        request: tonic::Request<ExportMetricsServiceRequest>,
+    ) -> Result<tonic::Response<ExportMetricsServiceResponse>, tonic::Status> {
+        keep(&self.0, |got| got.metrics.push(request.into_inner()));
+        Ok(tonic::Response::new(ExportMetricsServiceResponse::default()))
+    }
+}
+
+#[tonic::async_trait]
+impl LogsService for Grpc {
+    async fn export(
+        &self,
+        request: tonic::Request<ExportLogsServiceRequest>,
+    ) -> Result<tonic::Response<ExportLogsServiceResponse>, tonic::Status> {
+        keep(&self.0, |got| got.logs.push(request.into_inner()));
+        Ok(tonic::Response::new(ExportLogsServiceResponse::default()))
+    }
+}
