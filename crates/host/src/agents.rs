@@ -65,6 +65,12 @@ pub struct AgentRow {
     pub output_tokens: u64,
     /// Dollars, over the runs whose model has a price (none: none had).
     pub cost_usd: Option<f64>,
+    /// Milliseconds its tools ran, over its runs.
+    pub tool_ms: u64,
+    /// Lines its tools added to the project's files, over its runs.
+    pub lines_added: u64,
+    /// Lines they removed.
+    pub lines_removed: u64,
 }
 
 fn instances(db: &Substrate, scope: &str) -> anyhow::Result<Vec<Arc<ChunkItem>>> {
@@ -156,12 +162,18 @@ fn row(session: &ChunkItem, runs: &[(&str, RunBody)], question: Option<&String>)
         input_tokens: 0,
         output_tokens: 0,
         cost_usd: None,
+        tool_ms: 0,
+        lines_added: 0,
+        lines_removed: 0,
     };
     for (_, run) in runs {
         let totals = &run.totals;
         out.turns += u64::from(totals.turns);
         out.input_tokens += totals.usage.input();
         out.output_tokens += totals.usage.output_tokens;
+        out.tool_ms += totals.work.tool_ms;
+        out.lines_added += totals.work.lines_added;
+        out.lines_removed += totals.work.lines_removed;
         if let Some(cost) = totals.cost_usd {
             out.cost_usd = Some(out.cost_usd.unwrap_or(0.0) + cost);
         }

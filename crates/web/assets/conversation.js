@@ -205,16 +205,21 @@ function renderRun(chunk, b) {
 // The session's turns, tokens and cost: over its runs (each run's totals
 // count its sub-agents'), as `hc trace` and `hc sessions` add them.
 function drawTotals() {
-  let turns = 0, input = 0, output = 0, usd = null;
+  let turns = 0, input = 0, output = 0, usd = null, toolMs = 0, added = 0, removed = 0;
   for (const b of state.runs.values()) {
     turns += b.turns || 0;
     input += inputTokens(b.usage);
     output += (b.usage || {}).output_tokens || 0;
     if (b.cost_usd !== undefined && b.cost_usd !== null) usd = (usd || 0) + b.cost_usd;
+    toolMs += b.tool_ms || 0;
+    added += b.lines_added || 0;
+    removed += b.lines_removed || 0;
   }
   const head = $("#status");
-  head.textContent = `${plural(turns, "turn")} · ${input} in / ${output} out${usd === null ? "" : ` · ${cost(usd)}`}`;
-  Object.assign(head.dataset, { session: state.session, turns, input, output, cost: usd === null ? "" : usd });
+  const tools = toolMs ? ` · tools ${(toolMs / 1000).toFixed(1)} s` : "";
+  const lines = added + removed ? ` · +${added} −${removed} lines` : "";
+  head.textContent = `${plural(turns, "turn")} · ${input} in / ${output} out${usd === null ? "" : ` · ${cost(usd)}`}${tools}${lines}`;
+  Object.assign(head.dataset, { session: state.session, turns, input, output, cost: usd === null ? "" : usd, toolMs, linesAdded: added, linesRemoved: removed });
 }
 
 // text and progress as the agent streams them, painted as they come

@@ -26,6 +26,7 @@ function draw(rows) {
   const frag = document.createDocumentFragment();
   for (const r of rows) {
     const spent = r.cost_usd === null || r.cost_usd === undefined ? "" : cost(r.cost_usd);
+    const changed = r.lines_added || r.lines_removed ? `+${r.lines_added} −${r.lines_removed}` : "";
     // an agent in the background: where it works, what it waits on
     const where = [r.branch, r.host].filter(Boolean).join(" · ");
     const about = [r.title, r.id, where, r.question && `waits on: ${r.question}`, r.error && `failed: ${r.error}`].filter(Boolean).join("\n");
@@ -35,7 +36,8 @@ function draw(rows) {
         el("span", { class: `badge ${r.status}` }, r.status),
         where ? el("span", { class: "where dim" }, where) : "",
         el("span", { class: "time", title: r.active }, when(r.active)),
-        el("span", { class: "cost" }, spent)),
+        el("span", { class: "cost" }, spent),
+        changed ? el("span", { class: "lines dim", title: `lines added and removed; tools ran ${(r.tool_ms / 1000).toFixed(1)} s` }, changed) : ""),
       r.question ? el("span", { class: "question" }, `↳ ${r.question}`) : ""));
   }
   $("#sessions").replaceChildren(frag);

@@ -27,7 +27,7 @@ pub use memory::{
 };
 pub use notice::{Notice, SAID_BYTES};
 pub use totals::{
-    ChildTotals, Denial, ModelTotals, RunBody, RunOutcome, RunStop, RunTotals, Tokens,
+    ChildTotals, Denial, ModelTotals, RunBody, RunOutcome, RunStop, RunTotals, Tokens, Work,
 };
 
 use serde::de::DeserializeOwned;

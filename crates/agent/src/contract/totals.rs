@@ -158,6 +158,27 @@ pub struct ModelTotals {
     pub cost_usd: Option<f64>,
 }
 
+/// What a run's tools did: their time, the lines they changed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Work {
+    /// Milliseconds its tools ran (a sub-agent's call counted whole, once).
+    pub tool_ms: u64,
+    /// Lines its tools (its sub-agents' included) added to the project's
+    /// files, as their file effects counted them.
+    pub lines_added: u64,
+    /// Lines they removed.
+    pub lines_removed: u64,
+}
+
+impl Work {
+    /// Adds `other`'s lines (not its time: a sub-agent's is its call's).
+    pub fn add_lines(&mut self, other: &Work) {
+        self.lines_added += other.lines_added;
+        self.lines_removed += other.lines_removed;
+    }
+}
+
 /// Whether `models` says no more than the run's model does.
 fn one_model(models: &[ModelTotals]) -> bool {
     models.len() < 2
@@ -180,6 +201,9 @@ pub struct RunTotals {
     pub context_percent: f64,
     /// Milliseconds spent waiting for the API.
     pub duration_api_ms: u64,
+    /// Its tools' time and the lines they changed.
+    #[serde(flatten)]
+    pub work: Work,
     /// The calls refused.
     pub permission_denials: Vec<Denial>,
     /// Each sub-agent's totals.
@@ -265,4 +289,7 @@ pub struct RunOutcome {
     pub turns: u32,
     /// Its model.
     pub model: String,
+    /// Its tools' time and the lines they (and its sub-agents) changed.
+    #[serde(flatten)]
+    pub work: Work,
 }

@@ -6,7 +6,7 @@
 
 use super::stop::Stop;
 use crate::config::AgentConfig;
-use crate::contract::{ChildTotals, Denial, ModelTotals, RunOutcome, RunTotals, Tokens};
+use crate::contract::{ChildTotals, Denial, ModelTotals, RunOutcome, RunTotals, Tokens, Work};
 use model::{LimitsTable, PriceTable, Usage};
 
 /// A reply's limit when neither the configuration nor the table gives one.
@@ -68,6 +68,8 @@ pub(crate) struct Gates {
     compacted_at: Option<u32>,
     /// Whether the person was told the model has no price.
     warned_price: bool,
+    /// Its tools' time and lines.
+    work: Work,
 }
 
 impl Gates {
@@ -96,6 +98,7 @@ impl Gates {
             last_cost: 0.0,
             compacted_at: None,
             warned_price: false,
+            work: Work::default(),
         }
     }
 
@@ -223,6 +226,7 @@ impl Gates {
 
     /// Adds a sub-agent's totals (from its answer's data) to this run's.
     pub fn add_child(&mut self, process: &str, outcome: &RunOutcome) {
+        self.work.add_lines(&outcome.work);
         self.usage.add(&outcome.usage);
         self.cost_usd += outcome.cost_usd.unwrap_or(0.0);
         self.children.push(ChildTotals {
@@ -232,6 +236,12 @@ impl Gates {
             turns: outcome.turns,
             model: outcome.model.clone(),
         });
+    }
+
+    /// Adds a tool run's time and the lines it changed.
+    pub fn add_tool(&mut self, work: &Work) {
+        self.work.tool_ms += work.tool_ms;
+        self.work.add_lines(work);
     }
 
     /// Records a refused call.
@@ -263,6 +273,7 @@ impl Gates {
             cost_usd: self.priced.then(|| round(self.cost_usd)),
             context_percent: (self.context_percent * 10.0).round() / 10.0,
             duration_api_ms: self.api_ms,
+            work: self.work,
             permission_denials: self.denials.clone(),
             children: self.children.clone(),
             models: self.models.clone(),
@@ -289,6 +300,7 @@ impl Gates {
             cost_usd: self.priced.then(|| round(self.cost_usd)),
             turns: self.turns,
             model: self.limits.model.clone(),
+            work: self.work,
         }
     }
 }

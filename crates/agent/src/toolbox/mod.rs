@@ -691,6 +691,7 @@ impl Toolbox {
         for (call, o) in calls.iter().zip(outcomes) {
             self.derived
                 .observe(&self.root, &call.name, &o.data, o.is_error);
+            gates.add_tool(&o.work);
             if call.name == SUB_AGENT
                 && let Some(process) = &o.process
                 && let Ok(child) = RunOutcome::deserialize(&o.data)

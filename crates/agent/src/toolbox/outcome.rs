@@ -32,6 +32,8 @@ pub(crate) struct Outcome {
     /// Scopes a `scope` call read, for the run to pin (`true`), and those
     /// it asked to unpin (`false`).
     pub pin: Box<[(String, bool)]>,
+    /// Its run's time and the lines its file effects counted.
+    pub work: crate::contract::Work,
 }
 
 impl Outcome {
@@ -72,7 +74,8 @@ pub(crate) fn outcome_of(process: Option<String>, result: &substrate::ScopeResul
         .find(|c| c.is_on("engine/output", PlacementType::Instance))
         .map(|c| protocol::program::Output::parse(&c.body_value()));
     let failed = body.status != protocol::process::ProcessStatus::Completed;
-    match output {
+    let work = work_of(&body, result);
+    let outcome = match output {
         Some(out) => Outcome {
             text: out.text,
             is_error: failed || out.is_error,
@@ -102,5 +105,43 @@ pub(crate) fn outcome_of(process: Option<String>, result: &substrate::ScopeResul
                 ..Outcome::default()
             }
         }
+    };
+    Outcome { work, ..outcome }
+}
+
+/// A tool run's time (from its process) and the lines its file effects
+/// counted (their chunk is on the process, in what its end read).
+fn work_of(
+    body: &protocol::process::ProcessBody,
+    result: &substrate::ScopeResult,
+) -> crate::contract::Work {
+    /// The part of a file-effects record counted here.
+    #[derive(serde::Deserialize, Default)]
+    #[serde(default)]
+    struct Effects {
+        effects: Vec<Effect>,
     }
+    #[derive(serde::Deserialize, Default)]
+    #[serde(default)]
+    struct Effect {
+        lines: Option<Lines>,
+    }
+    #[derive(serde::Deserialize, Default, Clone, Copy)]
+    #[serde(default)]
+    struct Lines {
+        added: u64,
+        removed: u64,
+    }
+    let mut work = crate::contract::Work {
+        tool_ms: body.duration_ms().map_or(0, |ms| ms as u64),
+        ..Default::default()
+    };
+    let effects = (result.chunks.iter())
+        .filter(|c| c.is_on("engine/file-effects", PlacementType::Instance))
+        .filter_map(|c| serde_json::from_str::<Effects>(c.body.as_ref()?.as_str()).ok());
+    for lines in effects.flat_map(|e| e.effects).filter_map(|e| e.lines) {
+        work.lines_added += lines.added;
+        work.lines_removed += lines.removed;
+    }
+    work
 }

@@ -129,8 +129,8 @@ fn print_rows(rows: &[AgentRow], as_json: bool) -> Result<()> {
     println!(
         "{}",
         bold(&format!(
-            "{:<width$}  {:<11}  {:<16}  {:>5}  {:>9}  {:<14}  {:<12}  TITLE",
-            "ID", "STATUS", "STARTED", "TURNS", "COST", "BRANCH", "HOST"
+            "{:<width$}  {:<11}  {:<16}  {:>5}  {:>9}  {:>11}  {:<14}  {:<12}  TITLE",
+            "ID", "STATUS", "STARTED", "TURNS", "COST", "LINES", "BRANCH", "HOST"
         ))
     );
     for (row, id) in rows.iter().zip(short) {
@@ -140,6 +140,10 @@ fn print_rows(rows: &[AgentRow], as_json: bool) -> Result<()> {
             .unwrap_or(&row.created)
             .replace('T', " ");
         let cost = row.cost_usd.map_or("—".to_owned(), |c| format!("${c:.4}"));
+        let lines = match row.lines_added + row.lines_removed {
+            0 => "—".to_owned(),
+            _ => format!("+{} −{}", row.lines_added, row.lines_removed),
+        };
         let status = match row.status.as_str() {
             "done" => ok(&format!("{:<11}", row.status)),
             "waiting" => warn(&format!("{:<11}", row.status)),
@@ -153,7 +157,7 @@ fn print_rows(rows: &[AgentRow], as_json: bool) -> Result<()> {
         });
         let host = row.host.as_deref().unwrap_or("—");
         println!(
-            "{id:<width$}  {status}  {:<16}  {:>5}  {cost:>9}  {:<14}  {:<12}  {}",
+            "{id:<width$}  {status}  {:<16}  {:>5}  {cost:>9}  {lines:>11}  {:<14}  {:<12}  {}",
             started.get(..16).unwrap_or(&started),
             row.turns,
             cut(&branch, 14),

@@ -90,6 +90,8 @@ pub struct Totals {
     pub output_tokens: u64,
     /// Dollars, over the runs whose model had a price (`None`: none had).
     pub cost_usd: Option<f64>,
+    /// Its tools' time and the lines they changed.
+    pub work: agent::contract::Work,
 }
 
 impl Totals {
@@ -101,6 +103,8 @@ impl Totals {
             totals.turns += u64::from(run.turns);
             totals.input_tokens += run.usage.input();
             totals.output_tokens += run.usage.output_tokens;
+            totals.work.tool_ms += run.work.tool_ms;
+            totals.work.add_lines(&run.work);
             if let Some(cost) = run.cost_usd {
                 totals.cost_usd = Some(totals.cost_usd.unwrap_or(0.0) + cost);
             }
@@ -135,7 +139,7 @@ pub fn print_sessions(db: &Substrate, as_json: bool) -> Result<()> {
         let list: Vec<Value> = rows
             .iter()
             .rev()
-            .map(|r| json!({"id": r.id, "title": r.title, "created": r.created, "turns": r.totals.turns, "cost_usd": r.totals.cost_usd, "status": r.status}))
+            .map(|r| json!({"id": r.id, "title": r.title, "created": r.created, "turns": r.totals.turns, "cost_usd": r.totals.cost_usd, "tool_ms": r.totals.work.tool_ms, "lines_added": r.totals.work.lines_added, "lines_removed": r.totals.work.lines_removed, "status": r.status}))
             .collect();
         println!("{}", serde_json::to_string_pretty(&list)?);
         return Ok(());

@@ -536,14 +536,15 @@ impl Chat {
         };
         let totals = inspect::session_totals(self.engine.db(), session)?;
         Ok(format!(
-            "session {session}: {} turn{} · {} in / {} out tokens · {}",
+            "session {session}: {} turn{} · {} in / {} out tokens · {}{}",
             totals.turns,
             if totals.turns == 1 { "" } else { "s" },
             totals.input_tokens,
             totals.output_tokens,
             totals
                 .cost_usd
-                .map_or("cost unknown".to_owned(), |c| format!("${c:.4}"))
+                .map_or("cost unknown".to_owned(), |c| format!("${c:.4}")),
+            super::text::work_said(&totals.work)
         ))
     }
 

@@ -398,6 +398,22 @@ impl Sink for TextSink {
     }
 }
 
+/// What a run's tools did, as the closing line ends (nothing when no tool
+/// ran): their time, and the lines they changed when they changed any.
+pub(crate) fn work_said(work: &agent::contract::Work) -> String {
+    let mut out = String::new();
+    if work.tool_ms > 0 {
+        out.push_str(&format!(" · tools {:.1} s", work.tool_ms as f64 / 1000.0));
+    }
+    if work.lines_added + work.lines_removed > 0 {
+        out.push_str(&format!(
+            " · +{} −{} lines",
+            work.lines_added, work.lines_removed
+        ));
+    }
+    out
+}
+
 /// The closing line of a finished run on stderr (with its denials
 /// counted), and why it stopped when it did not finish; `all_denied`:
 /// calls that would change things were denied, and none ran.
@@ -415,11 +431,12 @@ fn summary_line(body: &RunBody, started: Instant, all_denied: bool) {
         n => format!(" · {n} calls denied"),
     };
     eprintln!(
-        "— {turns} turn{} · {} in / {} out tokens · {cost}{denied} · {:.1} s",
+        "— {turns} turn{} · {} in / {} out tokens · {cost}{denied} · {:.1} s{}",
         if turns == 1 { "" } else { "s" },
         totals.usage.input(),
         totals.usage.output_tokens,
-        started.elapsed().as_secs_f64()
+        started.elapsed().as_secs_f64(),
+        work_said(&totals.work)
     );
     if all_denied {
         eprintln!(

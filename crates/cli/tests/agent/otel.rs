@@ -441,3 +441,84 @@ async fn a_checkout_cannot_turn_telemetry_on_without_trust() {
     assert_eq!(ran.code, 0, "{ran:#?}");
     assert!(!collector.received().traces.is_empty());
 }
+
+/// A project whose run's sub-agent edits a file too.
+async fn editing_setup() -> Setup {
+    let mut more = script();
+    let turns = more["turns"].as_array_mut().unwrap();
+    turns[1] = when(
+        "SUB task",
+        json!([call("r2", "read", json!({"file_path": "c.txt"}))]),
+        "tool_use",
+    );
+    turns.insert(
+        2,
+        when(
+            "drop",
+            json!([call(
+                "e1",
+                "edit",
+                json!({"file_path": "c.txt", "old_string": "drop\n", "new_string": "new\nnewer\n"})
+            )]),
+            "tool_use",
+        ),
+    );
+    turns.insert(3, when("Edited", json!([text("sub done")]), "end_turn"));
+    let s = Setup::new(more).await;
+    s.file("a.txt", "hello\n");
+    s.file("c.txt", "keep\ndrop\n");
+    s
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn lines_changed_and_tool_time_are_in_every_total() {
+    // the sub-agent's lines count in its parent's
+    let s = editing_setup().await;
+    let ran = s.run(&["--permission-mode", "bypass", "OTEL go"]).await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    let body = the_run(&s);
+    assert_eq!(
+        (body["lines_added"].as_u64(), body["lines_removed"].as_u64()),
+        (Some(5), Some(1)),
+        "{body:#}"
+    );
+    assert!(body["tool_ms"].as_u64().is_some(), "{body:#}");
+    let last = ran.stderr.lines().find(|l| l.starts_with("— ")).unwrap();
+    assert!(
+        last.contains(" · tools ") && last.ends_with(" · +5 −1 lines"),
+        "{last}"
+    );
+    let agents = s.out(&["agents", "--json"]).await;
+    let rows: Value = serde_json::from_str(&agents.stdout).unwrap();
+    assert_eq!(
+        (
+            rows[0]["lines_added"].as_u64(),
+            rows[0]["lines_removed"].as_u64()
+        ),
+        (Some(5), Some(1)),
+        "{rows:#}"
+    );
+    let table = s.out(&["agents"]).await;
+    assert!(table.stdout.contains("+5 −1"), "{}", table.stdout);
+    // JSON's result says the same
+    let s = editing_setup().await;
+    let ran = s
+        .run(&[
+            "--permission-mode",
+            "bypass",
+            "--output-format",
+            "json",
+            "OTEL go",
+        ])
+        .await;
+    let result: Value = serde_json::from_str(ran.stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(
+        (
+            result["lines_added"].as_u64(),
+            result["lines_removed"].as_u64()
+        ),
+        (Some(5), Some(1)),
+        "{result:#}"
+    );
+    assert_eq!(result["duration_tools_ms"], the_run(&s)["tool_ms"]);
+}
