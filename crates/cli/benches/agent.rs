@@ -15,6 +15,8 @@
 //!   turn runs a trivial sub-agent (the fake answering it at once) instead
 //!   of `shell`, and when every `shell` call first runs a `pre-tool` hook
 //!   that runs `true` — each to set beside `turn_gap`.
+//! * `agent/turn_gap` paired with telemetry on (every run sent to a
+//!   collector on 127.0.0.1) against off.
 //! * Peak RSS of the whole process tree during a 20-turn run (sampled
 //!   every millisecond from `/proc`, in runs apart from the timed ones),
 //!   printed.
@@ -330,6 +332,16 @@ fn agent(c: &mut Criterion) {
         "reads started while the reply streams",
         "HC_NO_EARLY_TOOLS",
     );
+    // every run's spans, events and metrics sent to a collector on
+    // 127.0.0.1 (http/protobuf), against none
+    let collector = testkit::otlp::Collector::http().unwrap();
+    paired(
+        &fake,
+        &root,
+        "telemetry sent to a local collector",
+        &[("OTEL_EXPORTER_OTLP_ENDPOINT", &collector.endpoint)],
+        ("no OTEL_EXPORTER_OTLP_ENDPOINT", &[]),
+    );
     let cluster = testkit::PgCluster::start().unwrap();
     let socket = format!("{}&schema=bench_agent", cluster.url("postgres"));
     let tcp = format!("{}?schema=bench_agent_tcp", cluster.tcp_url("postgres"));
@@ -423,14 +435,26 @@ fn store_paired(fake: &FakeModel, root: &Path, socket: &str, tcp: &str) {
 /// off), run by run, alternating (ten pairs, then ten more unsampled): the
 /// median turn gaps, and the most memory of each, printed.
 fn lever_paired(fake: &FakeModel, root: &Path, lever: &str, without: &str) {
+    paired(fake, root, lever, &[], (without, &[(without, "1")]));
+}
+
+/// Runs with `on` set against runs with `off` set (named `without`), as
+/// [`lever_paired`] pairs them.
+fn paired(
+    fake: &FakeModel,
+    root: &Path,
+    lever: &str,
+    on: &[(&str, &str)],
+    (without, off): (&str, &[(&str, &str)]),
+) {
     let mut gaps = (Vec::new(), Vec::new());
     let mut peaks = ((0, 0), (0, 0));
     for n in 0..20 {
         let sample = n < 10;
-        let (gap, peak) = one_run_with(fake, root, sample, &[]);
+        let (gap, peak) = one_run_with(fake, root, sample, on);
         gaps.0.push(gap);
         peaks.0 = (peaks.0.0.max(peak.0), peaks.0.1.max(peak.1));
-        let (gap, peak) = one_run_with(fake, root, sample, &[(without, "1")]);
+        let (gap, peak) = one_run_with(fake, root, sample, off);
         gaps.1.push(gap);
         peaks.1 = (peaks.1.0.max(peak.0), peaks.1.1.max(peak.1));
     }

@@ -138,9 +138,11 @@ pub struct Host {
 }
 
 impl Host {
-    /// Ends the host's engine (see [`close`]).
+    /// Ends the host's engine (see [`close`]), and sends what telemetry
+    /// has queued.
     pub async fn close(&self) {
         close(&self.engine).await;
+        crate::telemetry::finish();
     }
 }
 
@@ -152,7 +154,6 @@ pub async fn close(engine: &Engine) {
     if let Err(e) = engine.db().checkpoint() {
         tracing::debug!("checkpoint at exit: {e}");
     }
-    crate::telemetry::finish();
 }
 
 /// The runtime a host's engine runs on.

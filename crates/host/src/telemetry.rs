@@ -38,6 +38,29 @@ pub fn run_ended(db: &Arc<Substrate>, session: &str, run: &str) {
     }
 }
 
+/// Run `run` of `session` was started by a host that does not follow it
+/// to its end (the page): sent when it ends, when telemetry is on.
+pub fn when_ended(engine: &engine::Engine, session: &str, run: &str) {
+    if STARTED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .is_none()
+    {
+        return;
+    }
+    let (engine, session, run) = (engine.clone(), session.to_owned(), run.to_owned());
+    tokio::spawn(async move {
+        let ids = [run.clone()];
+        if engine
+            .await_processes(&engine::Context::host(), &ids)
+            .await
+            .is_ok()
+        {
+            run_ended(engine.db(), &session, &run);
+        }
+    });
+}
+
 /// Sends what is queued (a few seconds at most) and says — once — what
 /// was not sent.
 pub fn finish() {

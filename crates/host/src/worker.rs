@@ -570,6 +570,9 @@ impl Job {
         let since = std::time::SystemTime::now();
         let ids = [self.id.clone()];
         let ended = engine.await_processes(&Context::host(), &ids).await;
+        if let Some(session) = session_of(&self.db, &self.id) {
+            crate::telemetry::run_ended(&self.db, &session, &self.id);
+        }
         crate::turn::sweep_git(&engine, since).await;
         let held_by = engine.id().to_owned();
         crate::open::close(&engine).await;

@@ -126,6 +126,7 @@ async fn start(app: &App, asked: RunAsked, by: Option<&str>) -> anyhow::Result<(
         uuid: None,
     };
     let process = hc_host::turn::start_agent(engine, &launch, made)?;
+    hc_host::telemetry::when_ended(engine, &session, &process);
     Ok((session, process))
 }
 

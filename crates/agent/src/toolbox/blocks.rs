@@ -103,6 +103,8 @@ fn answered(value: Value) -> Outcome {
 
 /// A tool's input, read: an object of its fields, nothing else (serde
 /// would take a list as the fields in order).
+// (an outcome is the error of input that does not read: not a hot path)
+#[allow(clippy::result_large_err)]
 fn parse<T: for<'de> Deserialize<'de>>(tool: &str, input: &Value) -> Result<T, Outcome> {
     if !input.is_object() {
         return Err(refused(format!(

@@ -691,7 +691,9 @@ impl Toolbox {
         for (call, o) in calls.iter().zip(outcomes) {
             self.derived
                 .observe(&self.root, &call.name, &o.data, o.is_error);
-            gates.add_tool(&o.work);
+            if let Some(work) = &o.work {
+                gates.add_tool(work);
+            }
             if call.name == SUB_AGENT
                 && let Some(process) = &o.process
                 && let Ok(child) = RunOutcome::deserialize(&o.data)

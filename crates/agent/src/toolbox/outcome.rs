@@ -32,8 +32,9 @@ pub(crate) struct Outcome {
     /// Scopes a `scope` call read, for the run to pin (`true`), and those
     /// it asked to unpin (`false`).
     pub pin: Box<[(String, bool)]>,
-    /// Its run's time and the lines its file effects counted.
-    pub work: crate::contract::Work,
+    /// Its run's time and the lines its file effects counted (none: it
+    /// did not run; boxed, as `allow`).
+    pub work: Option<Box<crate::contract::Work>>,
 }
 
 impl Outcome {
@@ -106,7 +107,10 @@ pub(crate) fn outcome_of(process: Option<String>, result: &substrate::ScopeResul
             }
         }
     };
-    Outcome { work, ..outcome }
+    Outcome {
+        work: Some(Box::new(work)),
+        ..outcome
+    }
 }
 
 /// A tool run's time (from its process) and the lines its file effects

@@ -45,6 +45,8 @@ struct ScopeInput {
 
 /// The input of own tool `tool`, or the error result that says what is
 /// wrong with it.
+// (an outcome is the error of input that does not read: not a hot path)
+#[allow(clippy::result_large_err)]
 fn input<T: DeserializeOwned>(tool: &str, input: &Value, hint: &str) -> Result<T, Outcome> {
     serde_path_to_error::deserialize(input).map_err(|e| {
         let at = e.path().to_string();

@@ -37,6 +37,7 @@ pub fn definitions() -> Vec<Value> {
 
 /// What a resource call comes to: the run to start (its program and
 /// input), or the error result that says what is wrong.
+#[allow(clippy::result_large_err)] // (the error is a call's result: not a hot path)
 pub fn prepare(
     name: &str,
     input: &Value,
