@@ -234,13 +234,24 @@ macro_rules! exporter {
                 .with_headers(s.headers.clone().into_iter().collect())
                 .with_retry_policy(retry)
                 .build(),
-            Protocol::Grpc => <$kind>::builder()
-                .with_tonic()
-                .with_endpoint(address)
-                .with_timeout(s.timeout)
-                .with_metadata(metadata(&s.headers))
-                .with_retry_policy(retry)
-                .build(),
+            Protocol::Grpc => {
+                let https = address.starts_with("https://");
+                let builder = <$kind>::builder()
+                    .with_tonic()
+                    .with_endpoint(address)
+                    .with_timeout(s.timeout)
+                    .with_metadata(metadata(&s.headers))
+                    .with_retry_policy(retry);
+                // (TLS verified against the machine's roots, as a browser's)
+                match https {
+                    true => builder
+                        .with_tls_config(
+                            tonic::transport::ClientTlsConfig::new().with_native_roots(),
+                        )
+                        .build(),
+                    false => builder.build(),
+                }
+            }
         }
         .with_context(|| format!("cannot build the OTLP exporter for {}", $path))?
     }};

@@ -328,12 +328,19 @@ impl Walk<'_> {
             attrs,
             error,
         });
-        self.items(items, span, start)?;
+        // (a run still running bounds its calls by now)
+        let bound = time(run.process.ended.as_deref()).unwrap_or_else(SystemTime::now);
+        self.items(items, span, (start, bound))?;
         self.hooks(id, span)
     }
 
     /// A run's items: its model calls and tool runs.
-    fn items(&mut self, items: &[Member], run: [u8; 8], start: SystemTime) -> Result<()> {
+    fn items(
+        &mut self,
+        items: &[Member],
+        run: [u8; 8],
+        (start, end): (SystemTime, SystemTime),
+    ) -> Result<()> {
         // each call's question (by its call) and answer (by the question)
         let asked: HashMap<&str, &str> = items
             .iter()
@@ -363,7 +370,8 @@ impl Walk<'_> {
                             serde_json::to_value(r).ok()?.as_str().map(str::to_owned)
                         }),
                     };
-                    last = self.llm_call(&call, run, last, item_key(a.call, &a.process));
+                    let key = item_key(a.call, &a.process);
+                    last = self.llm_call(&call, run, (last, end), key);
                 }
                 SessionItem::Compaction(c) => {
                     self.count(&c.model, &(&c.usage).into(), Some(c.cost_usd));
@@ -401,7 +409,7 @@ impl Walk<'_> {
         &mut self,
         call: &LlmCallView,
         run: [u8; 8],
-        last: SystemTime,
+        (last, run_end): (SystemTime, SystemTime),
         key: String,
     ) -> SystemTime {
         self.count(call.model, &call.usage, call.cost);
@@ -410,6 +418,10 @@ impl Walk<'_> {
             .and_then(|t| time(Some(&t.started)))
             .unwrap_or(last);
         let ms = call.timing.map_or(0, |t| t.duration_ms);
+        // within its run (the agent's clock is its engine's; a process
+        // whose clock differed is drawn where its run was)
+        let low = last.min(run_end);
+        let start = start.clamp(low, run_end.max(low));
         let end = start + Duration::from_millis(ms);
         let mut attrs = vec![
             ("model", s(call.model)),
@@ -570,15 +582,24 @@ impl Walk<'_> {
             let start = time(body.started.as_deref()).unwrap_or(SystemTime::UNIX_EPOCH);
             let end = time(body.ended.as_deref()).unwrap_or(start);
             let ms = end.duration_since(start).unwrap_or_default().as_millis() as u64;
-            let event = input["event"]["hook_event_name"]
-                .as_str()
-                .unwrap_or_default();
+            // (the hook's input names hc's event; sent in Claude Code's name)
+            let named = input["event"]["event"].as_str().unwrap_or_default();
+            let event = agent::config::claude_hook_event(named);
+            // (the command's exit is in the hook program's output)
+            let output = self
+                .db
+                .scope(&[chunk.id.as_str(), "engine/output"], &ScopeOpts::default())?;
+            let data = output
+                .chunks
+                .first()
+                .map(|c| c.body_value()["data"].clone());
+            let code = data.as_ref().and_then(|d| d["exit_code"].as_i64());
             let mut attrs = vec![
                 ("hook_event", s(event)),
-                ("success", Attr::B(body.exit_code == Some(0))),
+                ("success", Attr::B(code == Some(0))),
                 ("duration_ms", i(ms)),
             ];
-            attrs.extend(body.exit_code.map(|c| ("exit_code", Attr::I(i64::from(c)))));
+            attrs.extend(code.map(|c| ("exit_code", Attr::I(c))));
             if self.detail.tool_details {
                 attrs.push((
                     "hook_command",

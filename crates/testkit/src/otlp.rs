@@ -39,6 +39,9 @@ pub struct Received {
     pub logs: Vec<ExportLogsServiceRequest>,
     /// Paths of requests it could not decode.
     pub undecodable: Vec<String>,
+    /// Every header (gRPC: metadata) of every export, lowercase name and
+    /// value.
+    pub headers: Vec<(String, String)>,
 }
 
 type Shared = Arc<Mutex<Received>>;
@@ -129,7 +132,23 @@ fn keep(shared: &Shared, f: impl FnOnce(&mut Received)) {
     f(&mut shared.lock().unwrap_or_else(PoisonError::into_inner));
 }
 
-async fn traces(State(s): State<Shared>, body: Bytes) -> StatusCode {
+/// Keeps an export's headers.
+fn heard(shared: &Shared, headers: &axum::http::HeaderMap) {
+    let pairs = headers.iter().map(|(k, v)| {
+        (
+            k.as_str().to_owned(),
+            v.to_str().unwrap_or_default().to_owned(),
+        )
+    });
+    keep(shared, |got| got.headers.extend(pairs));
+}
+
+async fn traces(
+    State(s): State<Shared>,
+    headers: axum::http::HeaderMap,
+    body: Bytes,
+) -> StatusCode {
+    heard(&s, &headers);
     match ExportTraceServiceRequest::decode(body) {
         Ok(r) => keep(&s, |got| got.traces.push(r)),
         Err(_) => keep(&s, |got| got.undecodable.push("/v1/traces".into())),
@@ -137,7 +156,12 @@ async fn traces(State(s): State<Shared>, body: Bytes) -> StatusCode {
     StatusCode::OK
 }
 
-async fn metrics(State(s): State<Shared>, body: Bytes) -> StatusCode {
+async fn metrics(
+    State(s): State<Shared>,
+    headers: axum::http::HeaderMap,
+    body: Bytes,
+) -> StatusCode {
+    heard(&s, &headers);
     match ExportMetricsServiceRequest::decode(body) {
         Ok(r) => keep(&s, |got| got.metrics.push(r)),
         Err(_) => keep(&s, |got| got.undecodable.push("/v1/metrics".into())),
@@ -145,7 +169,8 @@ async fn metrics(State(s): State<Shared>, body: Bytes) -> StatusCode {
     StatusCode::OK
 }
 
-async fn logs(State(s): State<Shared>, body: Bytes) -> StatusCode {
+async fn logs(State(s): State<Shared>, headers: axum::http::HeaderMap, body: Bytes) -> StatusCode {
+    heard(&s, &headers);
     match ExportLogsServiceRequest::decode(body) {
         Ok(r) => keep(&s, |got| got.logs.push(r)),
         Err(_) => keep(&s, |got| got.undecodable.push("/v1/logs".into())),
@@ -163,6 +188,7 @@ impl TraceService for Grpc {
         &self,
         request: tonic::Request<ExportTraceServiceRequest>,
     ) -> Result<tonic::Response<ExportTraceServiceResponse>, tonic::Status> {
+        heard(&self.0, &request.metadata().clone().into_headers());
         keep(&self.0, |got| got.traces.push(request.into_inner()));
         Ok(tonic::Response::new(ExportTraceServiceResponse::default()))
     }
@@ -174,6 +200,7 @@ impl MetricsService for Grpc {
         &self,
         request: tonic::Request<ExportMetricsServiceRequest>,
     ) -> Result<tonic::Response<ExportMetricsServiceResponse>, tonic::Status> {
+        heard(&self.0, &request.metadata().clone().into_headers());
         keep(&self.0, |got| got.metrics.push(request.into_inner()));
         Ok(tonic::Response::new(ExportMetricsServiceResponse::default()))
     }
@@ -185,6 +212,7 @@ impl LogsService for Grpc {
         &self,
         request: tonic::Request<ExportLogsServiceRequest>,
     ) -> Result<tonic::Response<ExportLogsServiceResponse>, tonic::Status> {
+        heard(&self.0, &request.metadata().clone().into_headers());
         keep(&self.0, |got| got.logs.push(request.into_inner()));
         Ok(tonic::Response::new(ExportLogsServiceResponse::default()))
     }

@@ -273,7 +273,12 @@ async fn a_tool_sees_its_own_span_in_traceparent_and_hc_continues_the_trace_it_i
         &s,
         &collector,
         "grpc",
-        &[("TRACEPARENT", outer), ("OTEL_LOG_USER_PROMPTS", "1")],
+        &[
+            ("TRACEPARENT", outer),
+            ("OTEL_LOG_USER_PROMPTS", "1"),
+            ("OTEL_EXPORTER_OTLP_HEADERS", "x-team=crabs"),
+            ("OTEL_RESOURCE_ATTRIBUTES", "deployment.environment=ci"),
+        ],
     )
     .await;
     assert_eq!(ran.code, 0, "{ran:#?}");
@@ -303,8 +308,17 @@ async fn a_tool_sees_its_own_span_in_traceparent_and_hc_continues_the_trace_it_i
         to_hex(&shell.id)
     );
     assert!(printed.contains(&expected), "{printed} vs {expected}");
-    // over gRPC too: metrics and events; asked, the prompt's text
+    // over gRPC too: metrics and events; asked, the prompt's text; the
+    // variables' headers and resource attributes
     assert!(!got.metrics.is_empty());
+    assert!(
+        got.headers.contains(&("x-team".into(), "crabs".into())),
+        "{:?}",
+        got.headers
+    );
+    let resource = &got.traces[0].resource_spans[0].resource;
+    let resource = attrs(&resource.as_ref().unwrap().attributes);
+    assert_eq!(resource["deployment.environment"], "ci", "{resource:?}");
     let events = events(&got);
     let prompt = &events.iter().find(|e| e.0 == "user_prompt").unwrap().2;
     assert_eq!(prompt["prompt"], "OTEL go");
@@ -426,7 +440,10 @@ async fn a_checkout_cannot_turn_telemetry_on_without_trust() {
     let collector = Collector::http().unwrap();
     s.file(
         ".hermitcrab/config.toml",
-        &format!("[telemetry]\nendpoint = \"{}\"\n", collector.endpoint),
+        &format!(
+            "[telemetry]\nendpoint = \"{}\"\nheaders = {{ x-from = \"table\" }}\n",
+            collector.endpoint
+        ),
     );
     let ran = s.run(&["--permission-mode", "bypass", "OTEL go"]).await;
     assert_eq!(ran.code, 0, "{ran:#?}");
@@ -439,7 +456,108 @@ async fn a_checkout_cannot_turn_telemetry_on_without_trust() {
     s.trust();
     let ran = s.run(&["--permission-mode", "bypass", "OTEL go"]).await;
     assert_eq!(ran.code, 0, "{ran:#?}");
-    assert!(!collector.received().traces.is_empty());
+    let got = collector.received();
+    assert!(!got.traces.is_empty());
+    assert!(
+        got.headers.contains(&("x-from".into(), "table".into())),
+        "{:?}",
+        got.headers
+    );
+}
+
+/// `hc ARGS…` as if it were `shift` ago (libfaketime), to its end.
+async fn at_another_time(s: &Setup, shift: &str, args: &[&str]) -> Ran {
+    let mut command = tokio::process::Command::new("faketime");
+    command
+        .args(["-f", shift, HC])
+        .args(args)
+        .current_dir(&s.root);
+    for var in SCRUB {
+        command.env_remove(var);
+    }
+    command
+        .env("ANTHROPIC_BASE_URL", s.fake.base_url())
+        .env("XDG_CONFIG_HOME", s.root.join(".no-user-config"))
+        .env("XDG_DATA_HOME", s.root.join(".no-user-data"))
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true);
+    Ran::of(command).await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_week_old_session_is_sent_today_with_last_weeks_times() {
+    let s = setup().await;
+    let ran = at_another_time(
+        &s,
+        "-7d",
+        &["run", "--permission-mode", "bypass", "OTEL go"],
+    )
+    .await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    let collector = Collector::http().unwrap();
+    let env = [("OTEL_EXPORTER_OTLP_ENDPOINT", collector.endpoint.as_str())];
+    // not made in the last day; made in the last eight
+    let recent = s
+        .out_with(&env, &["trace", "--otel", "--since", "1d"])
+        .await;
+    assert!(recent.stdout.contains("sent 0 sessions"), "{recent:#?}");
+    let week = s
+        .out_with(&env, &["trace", "--otel", "--since", "8d"])
+        .await;
+    assert_eq!(week.code, 0, "{week:#?}");
+    let got = collector.received();
+    let spans = spans(&got);
+    assert_eq!(by_name(&spans, "hc.run").len(), 2, "{spans:#?}");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap();
+    let six_days = std::time::Duration::from_secs(6 * 86400).as_nanos() as u64;
+    for span in &spans {
+        assert!(
+            span.start > 0 && (now.as_nanos() as u64) - span.start > six_days,
+            "{span:#?}"
+        );
+    }
+    for (name, time, _) in events(&got) {
+        assert!(
+            (now.as_nanos() as u64) - time > six_days,
+            "{name} at {time}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_hook_sees_the_trace_and_its_run_is_an_event() {
+    let s = setup().await;
+    s.file(
+        ".hermitcrab/config.toml",
+        "[[hooks]]\nevent = \"pre-tool\"\nmatcher = \"shell\"\ncommand = \"cat > /dev/null; printf %s \\\"$TRACEPARENT\\\" > hook-tp.txt\"\n",
+    );
+    s.trust();
+    let collector = Collector::http().unwrap();
+    let ran = traced_run(&s, &collector, "http/protobuf", &[]).await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    let got = collector.received();
+    let root = spans(&got)
+        .into_iter()
+        .find(|s| s.name == "hc.run" && s.parent.is_empty())
+        .unwrap();
+    let seen = std::fs::read_to_string(s.root.join("hook-tp.txt")).unwrap();
+    assert!(
+        seen.starts_with(&format!("00-{}-", to_hex(&root.trace))),
+        "{seen}"
+    );
+    let hooks: Vec<_> = events(&got)
+        .into_iter()
+        .filter(|e| e.0 == "hook_execution")
+        .collect();
+    assert_eq!(hooks.len(), 1, "{hooks:#?}");
+    assert_eq!(hooks[0].2["hook_event"], "PreToolUse");
+    assert_eq!(hooks[0].2["success"], true);
+    assert!(
+        !hooks[0].2.contains_key("hook_command"),
+        "the command only when asked"
+    );
 }
 
 /// A project whose run's sub-agent edits a file too.
