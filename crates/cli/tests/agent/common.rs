@@ -122,7 +122,14 @@ impl Setup {
     /// A command for `hc` in the project, talking to the fake.
     pub fn hc(&self, args: &[&str]) -> tokio::process::Command {
         let mut command = tokio::process::Command::new(HC);
-        command.args(args).current_dir(&self.root);
+        command.args(args);
+        self.in_project(command)
+    }
+
+    /// `command` in the project, with `hc`'s environment there (talking to
+    /// the fake, no person's configuration).
+    pub fn in_project(&self, mut command: tokio::process::Command) -> tokio::process::Command {
+        command.current_dir(&self.root);
         for var in SCRUB {
             command.env_remove(var);
         }

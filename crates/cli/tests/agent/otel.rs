@@ -468,20 +468,8 @@ async fn a_checkout_cannot_turn_telemetry_on_without_trust() {
 /// `hc ARGS…` as if it were `shift` ago (libfaketime), to its end.
 async fn at_another_time(s: &Setup, shift: &str, args: &[&str]) -> Ran {
     let mut command = tokio::process::Command::new("faketime");
-    command
-        .args(["-f", shift, HC])
-        .args(args)
-        .current_dir(&s.root);
-    for var in SCRUB {
-        command.env_remove(var);
-    }
-    command
-        .env("ANTHROPIC_BASE_URL", s.fake.base_url())
-        .env("XDG_CONFIG_HOME", s.root.join(".no-user-config"))
-        .env("XDG_DATA_HOME", s.root.join(".no-user-data"))
-        .stdin(std::process::Stdio::null())
-        .kill_on_drop(true);
-    Ran::of(command).await
+    command.args(["-f", shift, HC]).args(args);
+    Ran::of(s.in_project(command)).await
 }
 
 #[tokio::test(flavor = "multi_thread")]
