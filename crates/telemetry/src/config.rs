@@ -92,6 +92,9 @@ pub struct Settings {
     pub detail: crate::view::Detail,
     /// How long one export may take.
     pub timeout: Duration,
+    /// Metrics as deltas since the last export, not running sums
+    /// (`OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE=delta`).
+    pub delta: bool,
 }
 
 /// The default address of a protocol's local collector.
@@ -121,9 +124,11 @@ impl Settings {
         ];
         let endpoint = env("OTEL_EXPORTER_OTLP_ENDPOINT").or(file.endpoint.clone());
         let asked = endpoint.is_some() || signal_endpoints.iter().any(Option::is_some);
+        // (Claude Code's switch, which the Agent SDK's programs set)
+        let claude = env("CLAUDE_CODE_ENABLE_TELEMETRY").is_some_and(|v| v.trim() == "1");
         match file.enabled {
             Some(false) => return Ok(None),
-            None if !asked => return Ok(None),
+            None if !asked && !claude => return Ok(None),
             _ => {}
         }
         let protocol = match (env("OTEL_EXPORTER_OTLP_PROTOCOL"), &file.protocol) {
@@ -157,6 +162,7 @@ impl Settings {
                 tool_details: flag("OTEL_LOG_TOOL_DETAILS", file.log_tool_details),
             },
             timeout: Duration::from_secs(3),
+            delta: delta(env("OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE"))?,
         }))
     }
 
@@ -182,6 +188,22 @@ fn check_endpoint(endpoint: &str) -> Result<(), String> {
         Some(host) if !host.is_empty() => Ok(()),
         _ => Err(format!(
             "the OTLP endpoint `{endpoint}` is not an http:// or https:// address"
+        )),
+    }
+}
+
+/// Whether metrics are sent as deltas (`delta`) or running sums
+/// (`cumulative`, unset).
+fn delta(value: Option<String>) -> Result<bool, String> {
+    match value
+        .as_deref()
+        .map(|v| v.trim().to_ascii_lowercase())
+        .as_deref()
+    {
+        None | Some("cumulative") => Ok(false),
+        Some("delta") => Ok(true),
+        Some(other) => Err(format!(
+            "OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE is `{other}`; use `cumulative` or `delta`"
         )),
     }
 }
@@ -253,6 +275,20 @@ mod tests {
         };
         let vars = env(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://env:4318")]);
         assert_eq!(Settings::resolve(Some(&off), &vars), Ok(None));
+    }
+
+    #[test]
+    fn claude_codes_switch_turns_it_on_to_the_local_default() {
+        let vars = env(&[
+            ("CLAUDE_CODE_ENABLE_TELEMETRY", "1"),
+            ("OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE", "delta"),
+        ]);
+        let s = Settings::resolve(None, &vars).unwrap().unwrap();
+        assert_eq!(
+            s.address(1, "v1/metrics"),
+            "http://localhost:4318/v1/metrics"
+        );
+        assert!(s.delta);
     }
 
     #[test]

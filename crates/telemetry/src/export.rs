@@ -320,7 +320,12 @@ impl Pipes {
                     1,
                     "v1/metrics"
                 );
-                let reader = Shared(Arc::new(ManualReader::builder().build()));
+                let temporality = match settings.delta {
+                    true => opentelemetry_sdk::metrics::Temporality::Delta,
+                    false => opentelemetry_sdk::metrics::Temporality::Cumulative,
+                };
+                let reader = ManualReader::builder().with_temporality(temporality);
+                let reader = Shared(Arc::new(reader.build()));
                 let provider = SdkMeterProvider::builder()
                     .with_resource(resource.clone())
                     .with_reader(reader.clone())
