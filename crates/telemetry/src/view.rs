@@ -362,6 +362,7 @@ impl Walk<'_> {
                 SessionItem::Answer(a) => {
                     let call = LlmCallView {
                         id: a.message_id.clone().unwrap_or_default(),
+                        process: &a.process,
                         model: &a.model,
                         usage: (&a.usage).into(),
                         cost: a.cost_usd,
@@ -444,13 +445,16 @@ impl Walk<'_> {
             attrs.push(("request_id", s(&call.id)));
         }
         let id = span_id(&key);
+        let mut on_span = attrs.clone();
+        on_span.push(("session.id", s(self.session)));
+        on_span.push(("hc.process.id", s(call.process)));
         self.spans.push(Span {
             id,
             parent: Some(run),
             name: "hc.llm_request",
             start,
             end,
-            attrs: attrs.clone(),
+            attrs: on_span,
             error: None,
         });
         self.event("api_request", end, Some(id), attrs);
@@ -638,6 +642,7 @@ impl Walk<'_> {
 /// A model call as its span reads it.
 struct LlmCallView<'a> {
     id: String,
+    process: &'a str,
     model: &'a str,
     usage: Tokens,
     cost: Option<f64>,

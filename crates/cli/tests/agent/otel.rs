@@ -198,7 +198,10 @@ async fn a_run_sends_its_span_tree_metrics_and_events_over_http() {
             "{l:#?}"
         );
         assert!(
-            l.attrs.contains_key("ttft_ms") && l.attrs["model"].is_string(),
+            l.attrs.contains_key("ttft_ms")
+                && l.attrs["model"].is_string()
+                && l.attrs["hc.process.id"].is_string()
+                && l.attrs["session.id"].is_string(),
             "{l:#?}"
         );
     }
