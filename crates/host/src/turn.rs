@@ -120,8 +120,9 @@ pub async fn turn(
     // (one engine runs many turns in `hc chat` and the SDK's loop: a
     // subscription left behind would be matched against every commit)
     engine.unsubscribe(&sub);
-    let code = code?;
+    // (sent however its following ended: the record is what is sent)
     crate::telemetry::run_ended(engine.db(), &session, &process);
+    let code = code?;
     sweep_git(engine, since).await;
     if engine.db().is_shared() {
         let root = engine.config().project_root.clone();
