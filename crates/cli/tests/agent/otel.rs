@@ -631,3 +631,88 @@ async fn lines_changed_and_tool_time_are_in_every_total() {
     );
     assert_eq!(result["duration_tools_ms"], the_run(&s)["tool_ms"]);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_retried_call_counts_its_retries_and_a_failed_one_is_an_api_error() {
+    let busy = |status: u16| json!({"error": {"status": status, "headers": {"retry-after": "0"}}});
+    let s = Setup::new(json!({"turns": [
+        busy(429),
+        busy(500),
+        reply(json!([text("done at last")]), "end_turn"),
+    ]}))
+    .await;
+    let collector = Collector::http().unwrap();
+    let env = [("OTEL_EXPORTER_OTLP_ENDPOINT", collector.endpoint.as_str())];
+    let ran = s.out_with(&env, &["run", "hi"]).await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    let got = collector.received();
+    let llm = spans(&got)
+        .into_iter()
+        .find(|s| s.name == "hc.llm_request")
+        .unwrap();
+    assert_eq!(llm.attrs["retries"], 2, "{llm:#?}");
+    assert_eq!(llm.attrs["stop_reason"], "end_turn");
+    // a model the API does not know: the run fails, said as an event and
+    // on the run's span
+    let s = Setup::new(
+        json!({"turns": [{"error": {"status": 404, "type": "not_found_error",
+        "message": "model: claude-nope"}}]}),
+    )
+    .await;
+    let collector = Collector::http().unwrap();
+    let env = [("OTEL_EXPORTER_OTLP_ENDPOINT", collector.endpoint.as_str())];
+    let ran = s.out_with(&env, &["run", "hi"]).await;
+    assert_eq!(ran.code, 1, "{ran:#?}");
+    let got = collector.received();
+    let errors: Vec<_> = events(&got)
+        .into_iter()
+        .filter(|e| e.0 == "api_error")
+        .collect();
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    assert!(
+        errors[0].2["error"]
+            .as_str()
+            .unwrap()
+            .contains("claude-nope"),
+        "{errors:#?}"
+    );
+    let run = &got.traces[0].resource_spans[0].scope_spans[0].spans;
+    let run = run.iter().find(|s| s.name == "hc.run").unwrap();
+    let status = run.status.as_ref().unwrap();
+    assert_eq!(status.code, 2, "an error status: {status:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_compaction_and_a_changed_permission_mode_are_events() {
+    let s = Setup::new(json!({"turns": [
+        reply(json!([text("first answer")]), "end_turn"),
+        reply(json!([text("SUMMARY: one answer so far.")]), "end_turn"),
+        reply(json!([text("second answer")]), "end_turn"),
+    ]}))
+    .await;
+    let collector = Collector::http().unwrap();
+    let env = [("OTEL_EXPORTER_OTLP_ENDPOINT", collector.endpoint.as_str())];
+    assert_eq!(s.out_with(&env, &["run", "one"]).await.code, 0);
+    let again = [
+        "run",
+        "--continue",
+        "--compact",
+        "--permission-mode",
+        "plan",
+        "two",
+    ];
+    let ran = s.out_with(&env, &again).await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    let events = events(&collector.received());
+    let named = |n: &str| events.iter().filter(|e| e.0 == n).collect::<Vec<_>>();
+    let compaction = named("compaction");
+    assert_eq!(compaction.len(), 1, "{events:#?}");
+    assert!(compaction[0].2["input_tokens"].as_i64().is_some());
+    let changed = named("permission_mode_changed");
+    assert_eq!(changed.len(), 1, "{events:#?}");
+    assert_eq!(
+        (&changed[0].2["from"], &changed[0].2["to"]),
+        (&json!("default"), &json!("plan"))
+    );
+    assert_eq!(named("user_prompt").len(), 2, "one a run");
+}
