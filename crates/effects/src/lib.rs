@@ -120,6 +120,15 @@ impl Effect {
         self.unrestorable.is_none()
     }
 
+    /// Whether it is a regular file on every side it exists on (not a
+    /// directory or a symbolic link, before or after).
+    pub fn is_file(&self) -> bool {
+        [self.mode, self.after_mode]
+            .iter()
+            .flatten()
+            .all(|m| m & TYPE_BITS == FILE)
+    }
+
     /// Whether it was a directory (before, or after when new).
     pub fn is_dir(&self) -> bool {
         self.mode

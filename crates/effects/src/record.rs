@@ -50,6 +50,19 @@ pub struct FileEffects {
     pub capped: Option<String>,
 }
 
+impl FileEffects {
+    /// The lines its effects added and removed, summed (the effects whose
+    /// lines were not counted add nothing).
+    pub fn lines(&self) -> crate::Lines {
+        let mut out = crate::Lines::default();
+        for lines in self.effects.iter().filter_map(|e| e.lines) {
+            out.added += lines.added;
+            out.removed += lines.removed;
+        }
+        out
+    }
+}
+
 /// What a path holds: its content's hash and its mode.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Held {

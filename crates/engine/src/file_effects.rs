@@ -59,10 +59,11 @@ pub(crate) fn after(core: &Core, id: &str, before: &effects::Snapshot) -> Vec<Ch
     }
     let mut kept = Kept::default();
     let count_lines = effects.len() <= MAX_COUNTED;
+    let deadline = std::time::Instant::now() + LINES_BUDGET;
     for effect in &mut effects {
         kept.keep(core, tree, effect);
         if count_lines {
-            effect.lines = lines(core, tree, effect);
+            effect.lines = lines(tree, effect, deadline);
         }
     }
     let body = effects::record::FileEffects {
@@ -145,35 +146,37 @@ impl Kept {
 /// build's outputs are not a change anyone reads by lines).
 const MAX_COUNTED: usize = 200;
 
+/// The most time a run's end spends counting lines (its tool's end is on
+/// the turn's path): the files left when it is spent are not counted.
+const LINES_BUDGET: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// The most bytes either side of a file may have for its lines to be
 /// counted.
 const MAX_DIFF_BYTES: u64 = 1 << 20;
 
-/// The lines `effect` added and removed: its content before (kept by
-/// the tree's store) against the file as the run left it, for text files
-/// under a MiB each side.
-fn lines(core: &Core, tree: &effects::Tree, effect: &effects::Effect) -> Option<effects::Lines> {
-    if effect.is_dir() || effect.size > MAX_DIFF_BYTES {
+/// The lines `effect` added and removed: its content before against its
+/// content after, both as the tree's store kept them when it hashed them
+/// (nothing read again), for text files under a MiB each side.
+fn lines(
+    tree: &effects::Tree,
+    effect: &effects::Effect,
+    deadline: std::time::Instant,
+) -> Option<effects::Lines> {
+    let left = deadline.checked_duration_since(std::time::Instant::now())?;
+    if !effect.is_file() || effect.size > MAX_DIFF_BYTES {
         return None;
     }
-    let before = match &effect.before {
-        Some(hash) => String::from_utf8(tree.kept(hash)?).ok()?,
-        None => String::new(),
+    let text = |hash: &Option<String>| match hash {
+        Some(hash) => tree
+            .kept(hash)
+            .filter(|bytes| bytes.len() as u64 <= MAX_DIFF_BYTES)
+            .and_then(|bytes| String::from_utf8(bytes).ok()),
+        None => Some(String::new()),
     };
-    let after = match &effect.after {
-        Some(_) => {
-            let path = core.config.project_root.join(&effect.path);
-            let meta = std::fs::symlink_metadata(&path).ok()?;
-            if !meta.is_file() || meta.len() > MAX_DIFF_BYTES {
-                return None;
-            }
-            String::from_utf8(std::fs::read(&path).ok()?).ok()?
-        }
-        None => String::new(),
-    };
+    let (before, after) = (text(&effect.before)?, text(&effect.after)?);
     let mut lines = effects::Lines::default();
     let diff = similar::TextDiff::configure()
-        .timeout(std::time::Duration::from_millis(50))
+        .timeout(left.min(std::time::Duration::from_millis(50)))
         .diff_lines(&before, &after);
     for change in diff.iter_all_changes() {
         match change.tag() {

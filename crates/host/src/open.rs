@@ -74,7 +74,12 @@ impl Staged {
     /// so, by `no_contain` or configuration), and the substrate opened.
     pub fn prepare(self, no_contain: bool) -> Result<Prepared> {
         let mut config = engine_config(&self.project, &self.files, no_contain)?;
-        let telemetry = self.files.telemetry_settings()?;
+        // (what cannot be read is said, and sends nothing: a run is not
+        // stopped by a variable set for another program)
+        let telemetry = self.files.telemetry_settings().unwrap_or_else(|e| {
+            eprintln!("hc: telemetry is off: {e:#}");
+            None
+        });
         config.trace = crate::telemetry::tracing(telemetry.as_ref());
         let (db, _) = self.project.open()?;
         Ok(Prepared {

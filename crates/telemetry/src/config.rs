@@ -146,9 +146,12 @@ impl Settings {
             metrics: exporter_on(env("OTEL_METRICS_EXPORTER"), "OTEL_METRICS_EXPORTER")?,
             logs: exporter_on(env("OTEL_LOGS_EXPORTER"), "OTEL_LOGS_EXPORTER")?,
         };
-        let flag = |name: &str, file: Option<bool>| match env(name) {
-            Some(v) => matches!(v.trim(), "1" | "true" | "TRUE" | "True"),
-            None => file.unwrap_or(false),
+        // (a value that is neither on nor off is refused, not read as off)
+        let flag = |name: &str, file: Option<bool>| match env(name).as_deref().map(str::trim) {
+            Some("1" | "true" | "TRUE" | "True") => Ok(true),
+            Some("0" | "false" | "FALSE" | "False") => Ok(false),
+            Some(other) => Err(format!("{name} is `{other}`; use 1 (on) or 0 (off)")),
+            None => Ok(file.unwrap_or(false)),
         };
         Ok(Some(Settings {
             endpoint,
@@ -158,8 +161,8 @@ impl Settings {
             resource: file.resource_attributes,
             signals,
             detail: crate::view::Detail {
-                user_prompts: flag("OTEL_LOG_USER_PROMPTS", file.log_user_prompts),
-                tool_details: flag("OTEL_LOG_TOOL_DETAILS", file.log_tool_details),
+                user_prompts: flag("OTEL_LOG_USER_PROMPTS", file.log_user_prompts)?,
+                tool_details: flag("OTEL_LOG_TOOL_DETAILS", file.log_tool_details)?,
             },
             timeout: Duration::from_secs(3),
             delta: delta(env("OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE"))?,
@@ -306,5 +309,14 @@ mod tests {
             ("OTEL_LOGS_EXPORTER", "console"),
         ]);
         assert!(Settings::resolve(None, &vars).unwrap_err().contains("none"));
+        let vars = env(&[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://env:4318"),
+            ("OTEL_LOG_USER_PROMPTS", "yes"),
+        ]);
+        assert!(
+            Settings::resolve(None, &vars)
+                .unwrap_err()
+                .contains("use 1")
+        );
     }
 }

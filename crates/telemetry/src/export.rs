@@ -82,30 +82,23 @@ pub struct Exporter {
     jobs: Option<SyncSender<Job>>,
     done: Receiver<Report>,
     dropped: Arc<AtomicU64>,
-    /// Where it sends.
-    pub endpoint: String,
 }
 
 impl Exporter {
-    /// Starts the thread; an error says what could not be built.
+    /// Starts the thread, which builds the exporters (off the caller's
+    /// start-up: what cannot be built is said at the end, with what was
+    /// not sent).
     pub fn start(settings: Settings) -> Result<Exporter> {
         let (jobs, queue) = sync_channel(QUEUE);
-        let (ready_tx, ready) = sync_channel(1);
         let (done_tx, done) = sync_channel(1);
-        let endpoint = settings.endpoint.clone();
         std::thread::Builder::new()
             .name("hc-telemetry".into())
-            .spawn(move || worker(settings, queue, ready_tx, done_tx))
+            .spawn(move || worker(settings, queue, done_tx))
             .context("cannot start the telemetry thread")?;
-        ready
-            .recv()
-            .context("the telemetry thread ended as it started")?
-            .map_err(anyhow::Error::msg)?;
         Ok(Exporter {
             jobs: Some(jobs),
             done,
             dropped: Arc::new(AtomicU64::new(0)),
-            endpoint,
         })
     }
 
@@ -142,36 +135,29 @@ impl Exporter {
 }
 
 /// The thread: builds the exporters on its runtime, then sends each job.
-fn worker(
-    settings: Settings,
-    queue: Receiver<Job>,
-    ready: SyncSender<Result<(), String>>,
-    done: SyncSender<Report>,
-) {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build();
-    let runtime = match runtime {
-        Ok(r) => r,
-        Err(e) => {
-            let _ = ready.send(Err(format!("cannot start telemetry's runtime: {e}")));
-            return;
-        }
-    };
-    let pipes = match runtime.block_on(async { Pipes::build(&settings) }) {
-        Ok(p) => p,
-        Err(e) => {
-            let _ = ready.send(Err(format!("{e:#}")));
-            return;
-        }
-    };
-    let _ = ready.send(Ok(()));
-    let mut pipes = pipes;
+fn worker(settings: Settings, queue: Receiver<Job>, done: SyncSender<Report>) {
     let mut report = Report::default();
-    while let Ok(job) = queue.recv() {
-        runtime.block_on(pipes.export(job, &mut report));
+    let built = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start telemetry's runtime: {e}"))
+        .and_then(|runtime| {
+            let pipes = runtime.block_on(async { Pipes::build(&settings) });
+            Ok((runtime, pipes.map_err(|e| format!("{e:#}"))?))
+        });
+    match built {
+        Ok((runtime, mut pipes)) => {
+            while let Ok(job) = queue.recv() {
+                runtime.block_on(pipes.export(job, &mut report));
+            }
+            pipes.shut_down();
+        }
+        // (nothing can be sent: each run is counted, and why said once)
+        Err(why) => {
+            report.why = Some(why);
+            report.dropped = queue.iter().map(|job| job.items()).sum();
+        }
     }
-    pipes.shut_down();
     let _ = done.send(report);
 }
 
@@ -360,11 +346,9 @@ impl Pipes {
                 session,
                 run,
                 detail,
-            } => match crate::view::session(&db, &session, detail) {
-                Ok(runs) => match runs.into_iter().find(|r| r.run == run) {
-                    Some(signals) => (Box::new(signals), true),
-                    None => return,
-                },
+            } => match crate::view::run(&db, &session, &run, detail) {
+                Ok(Some(signals)) => (Box::new(signals), true),
+                Ok(None) => return,
                 Err(e) => {
                     report.dropped += 1;
                     report

@@ -97,8 +97,6 @@ pub struct RunSignals {
     pub events: Vec<Event>,
     /// Its counts.
     pub counts: Counts,
-    /// Whether it has ended.
-    pub ended: bool,
     /// When it started.
     pub started: SystemTime,
 }
@@ -108,12 +106,29 @@ pub struct RunSignals {
 pub struct Detail {
     /// A prompt's text (`OTEL_LOG_USER_PROMPTS=1`).
     pub user_prompts: bool,
-    /// A tool's input and a hook's command (`OTEL_LOG_TOOL_DETAILS=1`).
+    /// A tool's input, a failed tool's output and a hook's command
+    /// (`OTEL_LOG_TOOL_DETAILS=1`).
     pub tool_details: bool,
 }
 
 /// Every agent run of `session`, in order.
 pub fn session(db: &Substrate, session: &str, detail: Detail) -> Result<Vec<RunSignals>> {
+    runs(db, session, detail, None)
+}
+
+/// Agent run `run` of `session` (none: not one of its runs); the others
+/// are only placed, not read.
+pub fn run(db: &Substrate, session: &str, run: &str, detail: Detail) -> Result<Option<RunSignals>> {
+    Ok(runs(db, session, detail, Some(run))?.pop())
+}
+
+/// The runs of `session` (`only`: that one), in order.
+fn runs(
+    db: &Substrate,
+    session: &str,
+    detail: Detail,
+    only: Option<&str>,
+) -> Result<Vec<RunSignals>> {
     let chunks = db.scope(&[session], &ScopeOpts::default())?.chunks;
     let mut groups: Vec<(String, RunBody, Vec<Member>)> = Vec::new();
     let mut pending = Vec::new();
@@ -141,13 +156,23 @@ pub fn session(db: &Substrate, session: &str, detail: Detail) -> Result<Vec<RunS
             }
         }
     }
+    let wanted: Vec<usize> = match only {
+        Some(only) => groups
+            .iter()
+            .position(|g| g.0 == only)
+            .into_iter()
+            .collect(),
+        None => (0..groups.len()).collect(),
+    };
+    let mode_of = |at: usize| permission_mode(db, &groups[at].0);
     let mut out = Vec::new();
-    let mut mode: Option<String> = None;
-    for (i, (id, run, items)) in groups.into_iter().enumerate() {
-        let mut signals = run_signals(db, session, &id, &run, &items, detail)?;
-        signals.counts.new_session = i == 0;
-        let now = permission_mode(db, &id);
-        if let (Some(before), Some(now)) = (&mode, &now)
+    for at in wanted {
+        let (id, run, items) = &groups[at];
+        let mut signals = run_signals(db, session, id, run, items, detail)?;
+        signals.counts.new_session = at == 0;
+        // the mode against the run before's
+        let before = at.checked_sub(1).and_then(mode_of);
+        if let (Some(before), Some(now)) = (before, mode_of(at))
             && before != now
         {
             signals.events.insert(
@@ -155,12 +180,11 @@ pub fn session(db: &Substrate, session: &str, detail: Detail) -> Result<Vec<RunS
                 Event {
                     name: "permission_mode_changed",
                     time: signals.started,
-                    span: Some(span_id(&id)),
-                    attrs: vec![("from", s(before)), ("to", s(now))],
+                    span: Some(span_id(id)),
+                    attrs: vec![("from", s(&before)), ("to", s(&now))],
                 },
             );
         }
-        mode = now.or(mode);
         out.push(signals);
     }
     Ok(out)
@@ -168,7 +192,7 @@ pub fn session(db: &Substrate, session: &str, detail: Detail) -> Result<Vec<RunS
 
 /// Whether a process on a session is an agent's run.
 fn is_agent(process: &ProcessBody) -> bool {
-    process.program == "program/agent" || process.program.ends_with("/agent")
+    process.program == "program/agent"
 }
 
 /// The run an item names as its maker.
@@ -220,7 +244,6 @@ fn run_signals(
     let span = span_id(id);
     walk.prompts(items, started, span);
     walk.run(id, run, items, span, outer.map(|o| o.span_id))?;
-    let ended = run.process.status.ended();
     let end = time(run.process.ended.as_deref()).unwrap_or(started);
     walk.counts.active_s = end
         .duration_since(started)
@@ -236,7 +259,6 @@ fn run_signals(
         spans: walk.spans,
         events,
         counts: walk.counts,
-        ended,
         started,
     })
 }
@@ -530,11 +552,16 @@ impl Walk<'_> {
         self.counts.lines_removed += lines.removed;
         let mut said = attrs.clone();
         said.retain(|(k, _)| *k != "session.id");
+        // (what a tool printed is its content: only when asked)
         if !success {
-            let error = result.map_or_else(
-                || body.error.clone().unwrap_or_default(),
-                |r| r.text.clone(),
-            );
+            let reason = body
+                .error
+                .clone()
+                .or_else(|| body.exit_code.map(|c| format!("exit code {c}")));
+            let error = match (self.detail.tool_details, result) {
+                (true, Some(r)) => r.text.clone(),
+                _ => reason.unwrap_or_else(|| "failed".into()),
+            };
             said.push(("error", s(&truncate(&error, 2000))));
         }
         if self.detail.tool_details {

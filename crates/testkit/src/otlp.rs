@@ -25,7 +25,6 @@ use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{
 use opentelemetry_proto::tonic::collector::trace::v1::{
     ExportTraceServiceRequest, ExportTraceServiceResponse,
 };
-use prost::Message as _;
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// What the collector received, decoded.
@@ -110,9 +109,9 @@ async fn serve(listener: tokio::net::TcpListener, shared: Shared, grpc: bool) {
     match grpc {
         false => {
             let app = axum::Router::new()
-                .route("/v1/traces", post(traces))
-                .route("/v1/metrics", post(metrics))
-                .route("/v1/logs", post(logs))
+                .route("/v1/traces", post(http::<ExportTraceServiceRequest>))
+                .route("/v1/metrics", post(http::<ExportMetricsServiceRequest>))
+                .route("/v1/logs", post(http::<ExportLogsServiceRequest>))
                 .with_state(shared);
             let _ = axum::serve(listener, app).await;
         }
@@ -143,39 +142,53 @@ fn heard(shared: &Shared, headers: &axum::http::HeaderMap) {
     keep(shared, |got| got.headers.extend(pairs));
 }
 
-async fn traces(
+/// An export request the collector keeps, where it keeps it.
+trait Kept: prost::Message + Default + Sized {
+    /// Its path over http/protobuf.
+    const PATH: &'static str;
+    /// Keeps it.
+    fn keep_in(self, got: &mut Received);
+}
+
+impl Kept for ExportTraceServiceRequest {
+    const PATH: &'static str = "/v1/traces";
+    fn keep_in(self, got: &mut Received) {
+        got.traces.push(self);
+    }
+}
+
+impl Kept for ExportMetricsServiceRequest {
+    const PATH: &'static str = "/v1/metrics";
+    fn keep_in(self, got: &mut Received) {
+        got.metrics.push(self);
+    }
+}
+
+impl Kept for ExportLogsServiceRequest {
+    const PATH: &'static str = "/v1/logs";
+    fn keep_in(self, got: &mut Received) {
+        got.logs.push(self);
+    }
+}
+
+/// `POST /v1/…`: the body decoded and kept (or its path noted).
+async fn http<T: Kept>(
     State(s): State<Shared>,
     headers: axum::http::HeaderMap,
     body: Bytes,
 ) -> StatusCode {
     heard(&s, &headers);
-    match ExportTraceServiceRequest::decode(body) {
-        Ok(r) => keep(&s, |got| got.traces.push(r)),
-        Err(_) => keep(&s, |got| got.undecodable.push("/v1/traces".into())),
+    match T::decode(body) {
+        Ok(request) => keep(&s, |got| request.keep_in(got)),
+        Err(_) => keep(&s, |got| got.undecodable.push(T::PATH.into())),
     }
     StatusCode::OK
 }
 
-async fn metrics(
-    State(s): State<Shared>,
-    headers: axum::http::HeaderMap,
-    body: Bytes,
-) -> StatusCode {
-    heard(&s, &headers);
-    match ExportMetricsServiceRequest::decode(body) {
-        Ok(r) => keep(&s, |got| got.metrics.push(r)),
-        Err(_) => keep(&s, |got| got.undecodable.push("/v1/metrics".into())),
-    }
-    StatusCode::OK
-}
-
-async fn logs(State(s): State<Shared>, headers: axum::http::HeaderMap, body: Bytes) -> StatusCode {
-    heard(&s, &headers);
-    match ExportLogsServiceRequest::decode(body) {
-        Ok(r) => keep(&s, |got| got.logs.push(r)),
-        Err(_) => keep(&s, |got| got.undecodable.push("/v1/logs".into())),
-    }
-    StatusCode::OK
+/// A gRPC export kept, with its metadata.
+fn took<T: Kept>(shared: &Shared, request: tonic::Request<T>) {
+    heard(shared, &request.metadata().clone().into_headers());
+    keep(shared, |got| request.into_inner().keep_in(got));
 }
 
 /// The gRPC services, keeping what they are sent.
@@ -188,8 +201,7 @@ impl TraceService for Grpc {
         &self,
         request: tonic::Request<ExportTraceServiceRequest>,
     ) -> Result<tonic::Response<ExportTraceServiceResponse>, tonic::Status> {
-        heard(&self.0, &request.metadata().clone().into_headers());
-        keep(&self.0, |got| got.traces.push(request.into_inner()));
+        took(&self.0, request);
         Ok(tonic::Response::new(ExportTraceServiceResponse::default()))
     }
 }
@@ -200,8 +212,7 @@ impl MetricsService for Grpc {
         &self,
         request: tonic::Request<ExportMetricsServiceRequest>,
     ) -> Result<tonic::Response<ExportMetricsServiceResponse>, tonic::Status> {
-        heard(&self.0, &request.metadata().clone().into_headers());
-        keep(&self.0, |got| got.metrics.push(request.into_inner()));
+        took(&self.0, request);
         Ok(tonic::Response::new(ExportMetricsServiceResponse::default()))
     }
 }
@@ -212,8 +223,7 @@ impl LogsService for Grpc {
         &self,
         request: tonic::Request<ExportLogsServiceRequest>,
     ) -> Result<tonic::Response<ExportLogsServiceResponse>, tonic::Status> {
-        heard(&self.0, &request.metadata().clone().into_headers());
-        keep(&self.0, |got| got.logs.push(request.into_inner()));
+        took(&self.0, request);
         Ok(tonic::Response::new(ExportLogsServiceResponse::default()))
     }
 }

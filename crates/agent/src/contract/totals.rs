@@ -172,6 +172,12 @@ pub struct Work {
 }
 
 impl Work {
+    /// Adds `other`: its time and its lines.
+    pub fn add(&mut self, other: &Work) {
+        self.tool_ms += other.tool_ms;
+        self.add_lines(other);
+    }
+
     /// Adds `other`'s lines (not its time: a sub-agent's is its call's).
     pub fn add_lines(&mut self, other: &Work) {
         self.lines_added += other.lines_added;

@@ -240,8 +240,7 @@ impl Gates {
 
     /// Adds a tool run's time and the lines it changed.
     pub fn add_tool(&mut self, work: &Work) {
-        self.work.tool_ms += work.tool_ms;
-        self.work.add_lines(work);
+        self.work.add(work);
     }
 
     /// Records a refused call.

@@ -119,31 +119,16 @@ fn work_of(
     body: &protocol::process::ProcessBody,
     result: &substrate::ScopeResult,
 ) -> crate::contract::Work {
-    /// The part of a file-effects record counted here.
-    #[derive(serde::Deserialize, Default)]
-    #[serde(default)]
-    struct Effects {
-        effects: Vec<Effect>,
-    }
-    #[derive(serde::Deserialize, Default)]
-    #[serde(default)]
-    struct Effect {
-        lines: Option<Lines>,
-    }
-    #[derive(serde::Deserialize, Default, Clone, Copy)]
-    #[serde(default)]
-    struct Lines {
-        added: u64,
-        removed: u64,
-    }
     let mut work = crate::contract::Work {
         tool_ms: body.duration_ms().map_or(0, |ms| ms as u64),
         ..Default::default()
     };
-    let effects = (result.chunks.iter())
+    let records = (result.chunks.iter())
         .filter(|c| c.is_on("engine/file-effects", PlacementType::Instance))
-        .filter_map(|c| serde_json::from_str::<Effects>(c.body.as_ref()?.as_str()).ok());
-    for lines in effects.flat_map(|e| e.effects).filter_map(|e| e.lines) {
+        .filter_map(|c| {
+            serde_json::from_str::<effects::record::FileEffects>(c.body.as_ref()?.as_str()).ok()
+        });
+    for lines in records.map(|r| r.lines()) {
         work.lines_added += lines.added;
         work.lines_removed += lines.removed;
     }

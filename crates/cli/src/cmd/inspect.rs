@@ -103,8 +103,7 @@ impl Totals {
             totals.turns += u64::from(run.turns);
             totals.input_tokens += run.usage.input();
             totals.output_tokens += run.usage.output_tokens;
-            totals.work.tool_ms += run.work.tool_ms;
-            totals.work.add_lines(&run.work);
+            totals.work.add(&run.work);
             if let Some(cost) = run.cost_usd {
                 totals.cost_usd = Some(totals.cost_usd.unwrap_or(0.0) + cost);
             }
