@@ -423,6 +423,9 @@ pub struct ToolCallUpdate {
     /// In words.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// What it does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<ToolKind>,
     /// Where it stands.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<ToolCallStatus>,
@@ -432,6 +435,9 @@ pub struct ToolCallUpdate {
     /// The files it touches.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub locations: Option<Vec<Location>>,
+    /// Its input.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub raw_input: Option<Value>,
     /// Its output.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub raw_output: Option<Value>,

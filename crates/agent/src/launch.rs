@@ -34,6 +34,14 @@ pub fn new_session(prompt: &str) -> (String, Declaration) {
 /// [`new_session`], named by a program (`--session-id`) when `name` is given.
 pub fn new_named_session(prompt: &str, name: Option<&str>) -> (String, Declaration) {
     let id = substrate::ids::new_id("s");
+    let declaration = session_declaration(&id, prompt, name);
+    (id, declaration)
+}
+
+/// The declaration making session `id` (one made by [`new_session_id`]
+/// ahead, as an editor's `session/new` is answered before its first
+/// prompt), titled by `prompt`.
+pub fn session_declaration(id: &str, prompt: &str, name: Option<&str>) -> Declaration {
     let title = title(prompt);
     let body = SessionBody {
         title: title.clone(),
@@ -41,11 +49,16 @@ pub fn new_named_session(prompt: &str, name: Option<&str>) -> (String, Declarati
         session_id: name.map(str::to_owned),
         forked_from: None,
     };
-    let chunk = ChunkDecl::with_id(&id)
+    let chunk = ChunkDecl::with_id(id)
         .name(title)
         .body(serde_json::to_value(&body).unwrap_or_default())
         .on(NewPlacement::instance(SessionBody::TYPE));
-    (id, Declaration::of(vec![chunk]))
+    Declaration::of(vec![chunk])
+}
+
+/// A new session's id, for [`session_declaration`].
+pub fn new_session_id() -> String {
+    substrate::ids::new_id("s")
 }
 
 /// A session's title: the prompt's first line that is not blank, cut to

@@ -231,6 +231,12 @@ pub enum Command {
     /// Serve the project: the protocol on stdio (--stdio), or the page in a browser (--http).
     #[command(after_help = SERVE_HELP)]
     Serve(ServeFlags),
+    /// Be an editor's agent: the Agent Client Protocol (ACP) on stdin and stdout, for Zed, JetBrains IDEs and Neovim.
+    #[command(after_help = ACP_HELP)]
+    Acp {
+        #[command(flatten)]
+        settings: SettingFlags,
+    },
     /// The project's agents: running, waiting for you, done, failed, stopped.
     #[command(after_help = AGENTS_HELP)]
     Agents {
@@ -371,6 +377,15 @@ Examples:
 `hc run --bg` starts one (`hc worker --until-idle`, its output in .hermitcrab/logs/) when
 none is running. Each run works in a git worktree of its own (.hermitcrab/worktrees/SESSION,
 branch hc/SESSION); its changes are committed on that branch when it ends.";
+
+const ACP_HELP: &str = "\
+The editor starts `hc acp` and speaks ACP v1 with it (JSON-RPC, one message a line). Each
+session the editor makes is an hc session in the project its `cwd` names (`hc sessions`,
+`hc trace`); the flags apply to every session.
+
+Zed (settings.json):
+  \"agent_servers\": {\"hermitcrab\": {\"command\": \"hc\", \"args\": [\"acp\"],
+                                   \"env\": {\"ANTHROPIC_API_KEY\": \"…\"}}}";
 
 const SERVE_HELP: &str = "\
 Examples:

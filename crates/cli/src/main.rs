@@ -2,6 +2,7 @@
 //! opens the substrate, starts the engine, runs programs for the person,
 //! and carries every built-in program (`hc program NAME`).
 
+mod acp;
 mod args;
 
 use hc_host::open::{Find, Staged, close, runtime};
@@ -240,6 +241,7 @@ fn main() -> ExitCode {
         } => term::background::work(until_idle, max, labels),
         Command::Trust { revoke, list } => config_cmd::trust(revoke, list),
         Command::Program { name } => program(&name),
+        Command::Acp { settings } => return exit_code(acp::serve(settings.into_flags())),
         Command::Serve(flags) if flags.http => hc_web::serve(flags.into_options(), &tty::Tty),
         Command::Serve(flags) => match flags.page_flag_without_http() {
             Some(flag) => Err(crate::exit::exit(

@@ -187,6 +187,19 @@ pub fn create(engine: &Engine, prompt: &str) -> Result<String> {
     Ok(id)
 }
 
+/// Session `id` (an id given out ahead by [`agent::launch::new_session_id`])
+/// made now for `prompt`.
+pub fn create_as(engine: &Engine, id: &str, prompt: &str) -> Result<()> {
+    let declaration = agent::launch::session_declaration(id, prompt, None);
+    engine.commit(&Context::host(), declaration)?;
+    Ok(())
+}
+
+/// Whether session `id` is in the substrate.
+pub fn exists(db: &Substrate, id: &str) -> Result<bool> {
+    Ok(db.read(|snap| snap.is_instance_of(id, "session"))?)
+}
+
 /// Removes a session made for a run that could not start (best effort:
 /// what it could not remove stays, and says nothing worse than empty).
 pub fn forget(engine: &Engine, session: &str) {

@@ -26,8 +26,10 @@ pub struct Turn<'a> {
     pub config: &'a agent::AgentConfig,
     /// `--context` ids to pin.
     pub pins: &'a [String],
-    /// Images sent with the prompt.
+    /// Images sent with the prompt, as files.
     pub images: &'a [PathBuf],
+    /// Images sent with the prompt as data (an editor's, over ACP).
+    pub attached: &'a [PromptImage],
     /// Which session the run goes on.
     pub session: &'a Choice,
     /// The id a driving program gave a new session (`--session-id`).
@@ -76,7 +78,8 @@ pub async fn turn(
     if config.memory {
         sync_memory(engine);
     }
-    let images = load_images(turn.images)?;
+    let mut images = load_images(turn.images)?;
+    images.extend(turn.attached.iter().cloned());
     check_prompt(prompt, &images)?;
     let mut session = crate::sessions::for_choice(engine, prompt, turn.session, turn.session_id)?;
     if *turn.session != Choice::New {

@@ -68,6 +68,7 @@ async fn run_prompts(
             config,
             pins: &[],
             images: &[],
+            attached: &[],
             session: &choice,
             session_id: None,
             confirm: &hc_host::confirm::NoOne,

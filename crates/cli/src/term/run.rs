@@ -235,6 +235,7 @@ pub async fn drive(
         config,
         pins: &request.context,
         images: &request.images,
+        attached: &[],
         session: &request.session,
         session_id: request.sdk.session_id.as_deref(),
         confirm: &crate::tty::Tty,

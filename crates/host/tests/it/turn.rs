@@ -171,6 +171,7 @@ async fn turn(
         config,
         pins: &[],
         images: &[],
+        attached: &[],
         session: &Session::New,
         session_id: None,
         confirm: &confirm,

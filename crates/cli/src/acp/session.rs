@@ -1,0 +1,610 @@
+//! The sessions an editor keeps on one project: made, loaded, prompted,
+//! cancelled, their mode and model set — each request answered as ACP v1
+//! says, every turn a run through the host core.
+
+use super::answerer::EditorAnswerer;
+use super::link::{self, Link, fail};
+use super::sink::EditorSink;
+use super::{history, prompt};
+use agent::config::PermissionMode;
+use agent::contract::RunStop;
+use engine::Engine;
+use futures_util::StreamExt;
+use futures_util::stream::FuturesUnordered;
+use hc_acp::rpc::{self, Incoming, RpcError};
+use hc_acp::schema::{
+    AvailableCommand, ConfigOption, ConfigValue, InitializeRequest, LoadSessionRequest, McpServer,
+    Mode, ModeState, NewSessionRequest, NewSessionResponse, PromptRequest, SessionRef,
+    SessionUpdate, SetConfigOptionRequest, SetModeRequest, StopReason,
+};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
+use tokio::sync::mpsc::UnboundedReceiver;
+
+/// The methods that name a session.
+pub const METHODS: &[&str] = &[
+    "session/prompt",
+    "session/set_mode",
+    "session/set_config_option",
+];
+
+/// Models offered beside the configured ones (Anthropic's).
+const MODELS: &[&str] = &["claude-opus-4-5", "claude-sonnet-4-5", "claude-haiku-4-5"];
+
+/// A turn's end.
+pub struct Done {
+    session: String,
+    id: Value,
+    outcome: anyhow::Result<hc_host::turn::Finished>,
+    stop: Option<RunStop>,
+    message: Option<String>,
+}
+
+type Turns = FuturesUnordered<Pin<Box<dyn Future<Output = Done>>>>;
+
+/// One session the editor knows.
+struct Session {
+    /// Made in the substrate (at its first prompt, or loaded).
+    made: bool,
+    mode: Arc<Mutex<PermissionMode>>,
+    model: String,
+    /// The prompt request a turn answers, while one runs.
+    running: Option<Value>,
+    /// The editor cancelled the running turn.
+    cancelled: bool,
+}
+
+impl Session {
+    fn new(made: bool, base: &agent::AgentConfig) -> Session {
+        Session {
+            made,
+            mode: Arc::new(Mutex::new(base.permission_mode)),
+            model: base.model.clone(),
+            running: None,
+            cancelled: false,
+        }
+    }
+
+    fn mode(&self) -> PermissionMode {
+        *self.mode.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Serves one project's sessions.
+pub struct Driver {
+    engine: Engine,
+    root: PathBuf,
+    link: Arc<Link>,
+    base: agent::AgentConfig,
+    /// The MCP servers the project was opened with.
+    servers: Vec<McpServer>,
+    sessions: HashMap<String, Session>,
+}
+
+fn invalid(why: impl Into<String>) -> RpcError {
+    RpcError::new(rpc::INVALID_PARAMS, why)
+}
+
+/// `params` read as `T`, or the error saying why not.
+fn params<T: serde::de::DeserializeOwned>(method: &str, params: Value) -> Result<T, RpcError> {
+    serde_json::from_value(params).map_err(|e| invalid(format!("{method}: {e}")))
+}
+
+impl Driver {
+    /// A driver of sessions on `engine`, configured as `base`.
+    pub fn new(engine: Engine, base: agent::AgentConfig, servers: Vec<McpServer>) -> Driver {
+        Driver {
+            root: engine.config().project_root.clone(),
+            engine,
+            link: Arc::new(Link::default()),
+            base,
+            servers,
+            sessions: HashMap::new(),
+        }
+    }
+
+    /// Serves lines until stdin closes and the turns running then end.
+    pub async fn run(
+        &mut self,
+        first: (Value, String, Value),
+        lines: &mut UnboundedReceiver<String>,
+        client: &mut InitializeRequest,
+    ) {
+        let mut turns = Turns::new();
+        let (id, method, params) = first;
+        self.request(id, &method, params, client, &mut turns);
+        let mut closed = false;
+        while !(closed && turns.is_empty()) {
+            tokio::select! {
+                line = lines.recv(), if !closed => match line {
+                    Some(line) => self.line(&line, client, &mut turns),
+                    None => {
+                        // the editor is gone: what runs is interrupted,
+                        // recorded, and ends
+                        closed = true;
+                        self.link.close();
+                        self.link.interrupt_all();
+                    }
+                },
+                Some(done) = turns.next(), if !turns.is_empty() => self.ended(done),
+            }
+        }
+    }
+
+    fn line(&mut self, line: &str, client: &mut InitializeRequest, turns: &mut Turns) {
+        match Incoming::parse(line) {
+            Incoming::Request { id, method, params } => {
+                self.request(id, &method, params, client, turns);
+            }
+            Incoming::Notification { method, params } if method == "session/cancel" => {
+                self.cancel(params);
+            }
+            Incoming::Notification { method, .. } => {
+                eprintln!("hc: the notification `{method}` is not one hc serves; ignored");
+            }
+            Incoming::Response { id, outcome } => self.link.resolve(&id, outcome),
+            Incoming::Invalid { id, error } => fail(&id, &error),
+        }
+    }
+
+    fn request(
+        &mut self,
+        id: Value,
+        method: &str,
+        params: Value,
+        client: &mut InitializeRequest,
+        turns: &mut Turns,
+    ) {
+        if let Some(answered) = stateless(method, &params, client) {
+            return answer(&id, answered);
+        }
+        match method {
+            "session/new" => match self.new_session(params) {
+                Ok((session, result)) => {
+                    link::answer(&id, result);
+                    self.commands(&session);
+                }
+                Err(error) => fail(&id, &error),
+            },
+            "session/load" => match self.load(params) {
+                Ok((session, result)) => {
+                    link::answer(&id, result);
+                    self.commands(&session);
+                }
+                Err(error) => fail(&id, &error),
+            },
+            "session/prompt" => {
+                if let Err(error) = self.prompt(&id, params, turns) {
+                    fail(&id, &error);
+                }
+            }
+            "session/set_mode" => answer(&id, self.set_mode(params)),
+            "session/set_config_option" => answer(&id, self.set_config(params)),
+            other => fail(&id, &super::not_found(other)),
+        }
+    }
+
+    /// The session named, known here.
+    fn session(&mut self, id: &str) -> Result<&mut Session, RpcError> {
+        self.sessions.get_mut(id).ok_or_else(|| {
+            RpcError::new(
+                rpc::RESOURCE_NOT_FOUND,
+                format!("no session {id} here: make one with session/new, or load it with session/load"),
+            )
+            .with_data(json!({"sessionId": id}))
+        })
+    }
+
+    /// `cwd` in this project, and `servers` those it was opened with.
+    fn same_project(&self, cwd: &str, servers: &[McpServer]) -> Result<(), RpcError> {
+        let at = std::fs::canonicalize(cwd).map_err(|e| invalid(format!("cwd {cwd}: {e}")))?;
+        let root = std::fs::canonicalize(&self.root).unwrap_or_else(|_| self.root.clone());
+        if !at.starts_with(&root) {
+            return Err(invalid(format!(
+                "this hc acp serves the project at {}; start another for {cwd}",
+                root.display()
+            )));
+        }
+        if servers != self.servers {
+            return Err(invalid(
+                "the MCP servers differ from those this hc acp started with; start another \
+                 for a session with other servers",
+            ));
+        }
+        Ok(())
+    }
+
+    fn new_session(&mut self, params: Value) -> Result<(String, Value), RpcError> {
+        let asked: NewSessionRequest = self::params("session/new", params)?;
+        self.same_project(&asked.cwd, &asked.mcp_servers)?;
+        let id = agent::launch::new_session_id();
+        let session = Session::new(false, &self.base);
+        let result = NewSessionResponse {
+            session_id: id.clone(),
+            modes: modes(session.mode()),
+            config_options: self.options(&session.model),
+        };
+        self.sessions.insert(id.clone(), session);
+        let result = serde_json::to_value(&result).unwrap_or(Value::Null);
+        Ok((id, result))
+    }
+
+    /// `session/load`: the session's history told, then answered.
+    fn load(&mut self, params: Value) -> Result<(String, Value), RpcError> {
+        let asked: LoadSessionRequest = self::params("session/load", params)?;
+        self.same_project(&asked.cwd, &asked.mcp_servers)?;
+        let id = asked.session_id;
+        let exists = hc_host::sessions::exists(self.engine.db(), &id)
+            .map_err(|e| RpcError::new(rpc::INTERNAL_ERROR, format!("{e:#}")))?;
+        if !exists {
+            return Err(RpcError::new(
+                rpc::RESOURCE_NOT_FOUND,
+                format!("no session {id} in the project at {}", self.root.display()),
+            )
+            .with_data(json!({"sessionId": id})));
+        }
+        let told = history::updates(self.engine.db(), &self.root, &id)
+            .map_err(|e| RpcError::new(rpc::INTERNAL_ERROR, format!("{e:#}")))?;
+        for update in told {
+            link::update(&id, update);
+        }
+        let session = self
+            .sessions
+            .remove(&id)
+            .unwrap_or_else(|| Session::new(true, &self.base));
+        let result = json!({
+            "modes": modes(session.mode()),
+            "configOptions": self.options(&session.model),
+        });
+        self.sessions.insert(id.clone(), session);
+        Ok((id, result))
+    }
+
+    /// `session/prompt`: a turn started (answered when it ends).
+    fn prompt(&mut self, id: &Value, params: Value, turns: &mut Turns) -> Result<(), RpcError> {
+        let asked: PromptRequest = self::params("session/prompt", params)?;
+        let sid = asked.session_id.clone();
+        let (engine, root, link) = (self.engine.clone(), self.root.clone(), Arc::clone(&self.link));
+        let mut config = self.base.clone();
+        let session = self.session(&sid)?;
+        if session.running.is_some() {
+            return Err(RpcError::new(
+                rpc::INVALID_REQUEST,
+                format!(
+                    "a turn is running on session {sid}: wait for its answer, or cancel it with session/cancel"
+                ),
+            ));
+        }
+        let (text, images) = prompt::read(&asked.prompt, &root)?;
+        let text = prompt::skill_call(&text, &root, &config).unwrap_or(text);
+        if !session.made {
+            hc_host::sessions::create_as(&engine, &sid, &text)
+                .map_err(|e| RpcError::new(rpc::INTERNAL_ERROR, format!("{e:#}")))?;
+            session.made = true;
+        }
+        config.permission_mode = session.mode();
+        config.model.clone_from(&session.model);
+        session.running = Some(id.clone());
+        session.cancelled = false;
+        let answerer = EditorAnswerer {
+            interrupt: link.interrupt_for(&sid),
+            link,
+            session: sid.clone(),
+            mode: Arc::clone(&session.mode),
+        };
+        let id = id.clone();
+        turns.push(Box::pin(async move {
+            let mut sink = EditorSink::new(&sid, root);
+            let choice = hc_host::sessions::Choice::Known(sid.clone());
+            let turn = hc_host::turn::Turn {
+                prompt: &text,
+                config: &config,
+                pins: &[],
+                images: &[],
+                attached: &images,
+                session: &choice,
+                session_id: None,
+                confirm: &hc_host::confirm::NoOne,
+                started: Instant::now(),
+                checkout: false,
+                uuid: None,
+                fork: false,
+            };
+            let outcome = hc_host::turn::turn(&engine, turn, &mut sink, &answerer).await;
+            Done {
+                session: sid,
+                id,
+                outcome,
+                stop: sink.stop,
+                message: sink.stop_message,
+            }
+        }));
+        Ok(())
+    }
+
+    /// A turn's end: its prompt answered with how it stopped.
+    fn ended(&mut self, done: Done) {
+        self.link.ended(&done.session);
+        let cancelled = match self.sessions.get_mut(&done.session) {
+            Some(session) => {
+                session.running = None;
+                std::mem::take(&mut session.cancelled)
+            }
+            None => false,
+        };
+        let stop = match (cancelled, done.outcome) {
+            // (cancelled is cancelled, whatever the cancel made fail)
+            (true, _) => Ok(StopReason::Cancelled),
+            (false, Err(e)) => Err(format!("{e:#}")),
+            (false, Ok(_)) => match done.stop {
+                Some(RunStop::EndTurn | RunStop::Other) | None => Ok(StopReason::EndTurn),
+                Some(RunStop::Interrupted) => Ok(StopReason::Cancelled),
+                Some(RunStop::MaxTurns | RunStop::MaxBudget) => Ok(StopReason::MaxTurnRequests),
+                Some(RunStop::PromptTooLong) => Ok(StopReason::MaxTokens),
+                Some(RunStop::Error | RunStop::StructuredOutputRetries) => Err(done
+                    .message
+                    .unwrap_or_else(|| "the run failed".to_owned())),
+            },
+        };
+        match stop {
+            Ok(reason) => link::answer(&done.id, json!({"stopReason": reason})),
+            Err(why) => fail(&done.id, &RpcError::new(rpc::INTERNAL_ERROR, why)),
+        }
+    }
+
+    /// `session/cancel`: the running turn interrupted, what it waits for
+    /// from the editor withdrawn.
+    fn cancel(&mut self, params: Value) {
+        let Ok(asked) = serde_json::from_value::<SessionRef>(params) else {
+            eprintln!("hc: a session/cancel without a sessionId is ignored");
+            return;
+        };
+        let Some(session) = self.sessions.get_mut(&asked.session_id) else {
+            eprintln!("hc: session/cancel names no session here ({})", asked.session_id);
+            return;
+        };
+        if session.running.is_some() {
+            session.cancelled = true;
+            self.link.withdraw(&asked.session_id);
+            self.link.interrupt(&asked.session_id);
+        }
+    }
+
+    fn set_mode(&mut self, params: Value) -> Result<Value, RpcError> {
+        let asked: SetModeRequest = self::params("session/set_mode", params)?;
+        let session = self.session(&asked.session_id)?;
+        let mode = PermissionMode::parse(&asked.mode_id).ok_or_else(|| {
+            let ids: Vec<&str> = ALL_MODES.iter().map(|m| m.as_str()).collect();
+            invalid(format!("`{}` is not a mode; give one of {}", asked.mode_id, ids.join(", ")))
+        })?;
+        *session.mode.lock().unwrap_or_else(PoisonError::into_inner) = mode;
+        Ok(json!({}))
+    }
+
+    fn set_config(&mut self, params: Value) -> Result<Value, RpcError> {
+        let asked: SetConfigOptionRequest = self::params("session/set_config_option", params)?;
+        if asked.config_id != "model" {
+            return Err(invalid(format!(
+                "`{}` is not an option; hc has `model`",
+                asked.config_id
+            )));
+        }
+        let model = (asked.value.as_str())
+            .filter(|m| !m.trim().is_empty())
+            .ok_or_else(|| invalid("the model is a model's name, as a string"))?
+            .to_owned();
+        self.session(&asked.session_id)?.model.clone_from(&model);
+        Ok(json!({"configOptions": self.options(&model)}))
+    }
+
+    /// The model as a config option, `current` chosen.
+    fn options(&self, current: &str) -> Vec<ConfigOption> {
+        let mut names: Vec<String> = vec![current.to_owned(), self.base.model.clone()];
+        names.extend(self.base.fallback_models.iter().cloned());
+        if self.base.api == agent::ApiKind::Anthropic {
+            names.extend(MODELS.iter().map(|m| (*m).to_owned()));
+        }
+        let mut seen = std::collections::HashSet::new();
+        names.retain(|n| seen.insert(n.clone()));
+        vec![ConfigOption {
+            id: "model".into(),
+            name: "Model".into(),
+            category: "model".into(),
+            kind: "select".into(),
+            current_value: current.to_owned(),
+            options: (names.into_iter())
+                .map(|n| ConfigValue {
+                    value: n.clone(),
+                    name: n,
+                })
+                .collect(),
+        }]
+    }
+
+    /// The slash commands a prompt may start with: the command files',
+    /// the MCP servers' prompts, the skills.
+    fn commands(&self, session: &str) {
+        let (files, _) = hc_host::commands::find(&self.root);
+        let mut commands: Vec<AvailableCommand> = (files.into_iter())
+            .map(|c| AvailableCommand {
+                name: c.name,
+                description: c.description,
+            })
+            .collect();
+        let prompts = hc_host::mcp_config::prompt_commands(self.engine.db()).unwrap_or_default();
+        commands.extend(prompts.into_iter().map(|name| AvailableCommand {
+            name,
+            description: "an MCP server's prompt".into(),
+        }));
+        commands.extend(
+            prompt::skills(&self.root, &self.base)
+                .into_iter()
+                .map(|(name, description)| AvailableCommand { name, description }),
+        );
+        let update = SessionUpdate::AvailableCommandsUpdate {
+            available_commands: commands,
+        };
+        link::update(session, update);
+    }
+}
+
+/// A request's answer, given.
+pub fn answer(id: &Value, answered: Result<Value, RpcError>) {
+    match answered {
+        Ok(result) => link::answer(id, result),
+        Err(error) => fail(id, &error),
+    }
+}
+
+/// Every permission mode, as the editor offers them.
+const ALL_MODES: [PermissionMode; 6] = [
+    PermissionMode::Default,
+    PermissionMode::AcceptEdits,
+    PermissionMode::Plan,
+    PermissionMode::DontAsk,
+    PermissionMode::Auto,
+    PermissionMode::Bypass,
+];
+
+/// hc's permission modes as ACP modes, `current` chosen.
+fn modes(current: PermissionMode) -> ModeState {
+    let describe = |mode: PermissionMode| match mode {
+        PermissionMode::Default => ("Default", "Ask before anything that is not read-only"),
+        PermissionMode::AcceptEdits => ("Accept edits", "Edits in the project run; other changes ask"),
+        PermissionMode::Plan => ("Plan", "Read and plan; change nothing until the plan is approved"),
+        PermissionMode::DontAsk => ("Don't ask", "Only what the rules allow runs; nothing asks"),
+        PermissionMode::Auto => ("Auto", "A small model judges what would ask"),
+        PermissionMode::Bypass => ("Bypass permissions", "Everything runs without asking"),
+    };
+    ModeState {
+        current_mode_id: current.as_str().to_owned(),
+        available_modes: (ALL_MODES.iter())
+            .map(|m| {
+                let (name, description) = describe(*m);
+                Mode {
+                    id: m.as_str().to_owned(),
+                    name: name.to_owned(),
+                    description: description.to_owned(),
+                }
+            })
+            .collect(),
+    }
+}
+
+/// The requests answered the same before and after a project is open:
+/// `initialize`, `authenticate` (none for another method).
+pub fn stateless(
+    method: &str,
+    params: &Value,
+    client: &mut InitializeRequest,
+) -> Option<Result<Value, RpcError>> {
+    match method {
+        "initialize" => Some(initialize(params, client)),
+        "authenticate" => Some(match missing_key() {
+            Some(var) => Err(auth_required(var)),
+            None => Ok(json!({})),
+        }),
+        _ => None,
+    }
+}
+
+fn initialize(params: &Value, client: &mut InitializeRequest) -> Result<Value, RpcError> {
+    *client = self::params("initialize", params.clone())?;
+    let auth_methods: Vec<Value> = (missing_key().into_iter())
+        .map(|var| {
+            json!({"id": format!("env:{var}"), "name": var,
+                "description": format!("Set {var} in the environment the editor starts `hc acp` with (Zed: the agent server's \"env\"), then start it again")})
+        })
+        .collect();
+    Ok(json!({
+        "protocolVersion": hc_acp::schema::PROTOCOL_VERSION,
+        "agentCapabilities": {
+            "loadSession": true,
+            "promptCapabilities": {"image": true, "audio": false, "embeddedContext": true},
+            "mcpCapabilities": {"http": true, "sse": true},
+        },
+        "authMethods": auth_methods,
+        "agentInfo": {"name": "hermitcrab", "title": "hermitcrab", "version": env!("CARGO_PKG_VERSION")},
+    }))
+}
+
+/// The variable to set when no model API can be reached (none: one can).
+fn missing_key() -> Option<&'static str> {
+    let set = |v: &str| std::env::var(v).is_ok_and(|x| !x.trim().is_empty());
+    let any = [
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "ANTHROPIC_BASE_URL",
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+    ];
+    (!any.iter().any(|v| set(v))).then_some("ANTHROPIC_API_KEY")
+}
+
+/// The error saying which variable to set.
+pub fn auth_required(var: &str) -> RpcError {
+    RpcError::new(
+        rpc::AUTH_REQUIRED,
+        format!("no API key: set {var} in the environment the editor starts `hc acp` with"),
+    )
+}
+
+/// The project a session names, staged before the runtime starts.
+pub struct Opened {
+    prepared: hc_host::open::Prepared,
+    flags: crate::settings::Flags,
+    /// The configuration its runs start from.
+    pub config: agent::AgentConfig,
+    /// The MCP servers the editor passed.
+    pub servers: Vec<McpServer>,
+}
+
+/// Stages the project `params`'s `cwd` names, with the MCP servers it
+/// passes (the person's, from the editor's settings, as `--mcp-config`
+/// would be); the project's own files need trust as always.
+pub fn open(params: &Value, flags: &crate::settings::Flags) -> Result<Opened, RpcError> {
+    let asked: NewSessionRequest = self::params("session", params.clone())?;
+    let cwd = Path::new(&asked.cwd);
+    if !cwd.is_absolute() || !cwd.is_dir() {
+        return Err(invalid(format!(
+            "cwd `{}` is not an absolute path to a directory",
+            asked.cwd
+        )));
+    }
+    let mut flags = flags.clone();
+    if !asked.mcp_servers.is_empty() {
+        flags.mcp_config.push(prompt::mcp_config(&asked.mcp_servers).to_string());
+    }
+    let failed = |e: anyhow::Error| RpcError::new(rpc::INTERNAL_ERROR, format!("{e:#}"));
+    let ask = crate::trust::Ask::Never;
+    let staged = hc_host::open::Staged::at(cwd, hc_host::open::Find::OrInit, ask).map_err(failed)?;
+    let (_, config) = crate::settings::resolve(&staged.files, &flags, true)
+        .map_err(|e| invalid(format!("{e:#}")))?;
+    if hc_host::turn::check_credentials(&config).is_err() {
+        let var = match config.api {
+            agent::ApiKind::Openai => "OPENAI_API_KEY",
+            agent::ApiKind::Anthropic => "ANTHROPIC_API_KEY",
+        };
+        return Err(auth_required(var));
+    }
+    let prepared = staged.prepare(false).map_err(failed)?;
+    Ok(Opened {
+        prepared,
+        flags,
+        config,
+        servers: asked.mcp_servers,
+    })
+}
+
+impl Opened {
+    /// The project's engine started (inside the runtime).
+    pub fn start(self) -> anyhow::Result<(hc_host::open::Host, agent::AgentConfig, Vec<McpServer>)> {
+        let host = self.prepared.register(&self.flags, true)?.open()?;
+        Ok((host, self.config, self.servers))
+    }
+}
