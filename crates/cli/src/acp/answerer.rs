@@ -7,11 +7,11 @@
 
 use super::link::Link;
 use super::tools;
+use agent::config::PermissionMode;
 use agent::contract::{
     Choice, Entry, PLAN_ACCEPT_EDITS, PLAN_APPROVE, PermissionDecision, PermissionRequest, Plan,
     UserAnswer, UserQuestion,
 };
-use agent::config::PermissionMode;
 use hc_acp::schema::{
     PermissionKind, PermissionOption, PermissionOutcome, PermissionResponse, RequestPermission,
     ToolCallStatus, ToolCallUpdate, ToolKind,
@@ -48,7 +48,11 @@ impl Answerer for EditorAnswerer {
     }
 
     fn answer<'a>(&'a self, asked: Asked<'a>, question: Question) -> Answering<'a> {
-        let (engine, id, on) = (asked.engine.clone(), asked.id.to_owned(), asked.on.to_owned());
+        let (engine, id, on) = (
+            asked.engine.clone(),
+            asked.id.to_owned(),
+            asked.on.to_owned(),
+        );
         let (link, session) = (Arc::clone(&self.link), self.session.clone());
         let mode = Arc::clone(&self.mode);
         let root = engine.config().project_root.clone();
@@ -189,7 +193,11 @@ impl Ask<'_> {
                 "Yes, and ask before edits".into(),
                 PermissionKind::AllowOnce,
             ),
-            option("plan", "No, keep planning".into(), PermissionKind::RejectOnce),
+            option(
+                "plan",
+                "No, keep planning".into(),
+                PermissionKind::RejectOnce,
+            ),
         ];
         let picked = self.pick(tool_call, options).await;
         let text = match picked.as_deref() {

@@ -5,8 +5,8 @@
 
 use super::tools;
 use agent::contract::SessionItem;
-use model::ContentBlock as Block;
 use hc_acp::schema::{ContentBlock, SessionUpdate, ToolCallStatus, ToolCallUpdate};
+use model::ContentBlock as Block;
 use std::path::Path;
 use substrate::Substrate;
 
@@ -43,7 +43,8 @@ pub fn updates(db: &Substrate, root: &Path, session: &str) -> anyhow::Result<Vec
             }
             SessionItem::ToolCall(call) => {
                 let status = ToolCallStatus::InProgress;
-                let begun = tools::call(root, &call.tool_use_id, &call.program, &call.input, status);
+                let begun =
+                    tools::call(root, &call.tool_use_id, &call.program, &call.input, status);
                 out.push(SessionUpdate::ToolCall(begun));
             }
             SessionItem::ToolResult(result) => {

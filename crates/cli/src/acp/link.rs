@@ -139,7 +139,10 @@ impl Link {
 
     /// Interrupts the turn running on `session` (none: nothing).
     pub fn interrupt(&self, session: &str) {
-        let interrupts = self.interrupts.lock().unwrap_or_else(PoisonError::into_inner);
+        let interrupts = self
+            .interrupts
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         if let Some(notify) = interrupts.get(session) {
             notify.notify_one();
         }
@@ -147,7 +150,10 @@ impl Link {
 
     /// Interrupts every running turn (the editor is gone).
     pub fn interrupt_all(&self) {
-        let interrupts = self.interrupts.lock().unwrap_or_else(PoisonError::into_inner);
+        let interrupts = self
+            .interrupts
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         for notify in interrupts.values() {
             notify.notify_one();
         }

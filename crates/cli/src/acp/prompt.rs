@@ -43,7 +43,10 @@ pub fn read(blocks: &[ContentBlock], root: &Path) -> Result<(String, Vec<PromptI
                     "<context ref=\"{}\">\n{text}\n</context>",
                     resource.uri
                 )),
-                None => parts.push(format!("@{}", shown_path(&resource.uri, root).unwrap_or(&resource.uri))),
+                None => parts.push(format!(
+                    "@{}",
+                    shown_path(&resource.uri, root).unwrap_or(&resource.uri)
+                )),
             },
             ContentBlock::Unknown => {
                 return Err(RpcError::new(
@@ -55,7 +58,10 @@ pub fn read(blocks: &[ContentBlock], root: &Path) -> Result<(String, Vec<PromptI
     }
     let text = parts.join("\n\n");
     if text.trim().is_empty() && images.is_empty() {
-        return Err(RpcError::new(rpc::INVALID_PARAMS, "the prompt is empty; say what to do"));
+        return Err(RpcError::new(
+            rpc::INVALID_PARAMS,
+            "the prompt is empty; say what to do",
+        ));
     }
     Ok((text, images))
 }
@@ -117,13 +123,19 @@ pub fn mcp_config(servers: &[McpServer]) -> Value {
                 command,
                 args,
                 env,
-            } => (name, json!({"command": command, "args": args, "env": pairs(env)})),
+            } => (
+                name,
+                json!({"command": command, "args": args, "env": pairs(env)}),
+            ),
             McpServer::Remote {
                 kind,
                 name,
                 url,
                 headers,
-            } => (name, json!({"type": kind, "url": url, "headers": pairs(headers)})),
+            } => (
+                name,
+                json!({"type": kind, "url": url, "headers": pairs(headers)}),
+            ),
         };
         out.insert(name.clone(), entry);
     }
@@ -168,12 +180,20 @@ mod tests {
     #[test]
     fn what_cannot_be_sent_is_refused() {
         let audio = [ContentBlock::Unknown];
-        assert_eq!(read(&audio, Path::new("/p")).unwrap_err().code, rpc::INVALID_PARAMS);
+        assert_eq!(
+            read(&audio, Path::new("/p")).unwrap_err().code,
+            rpc::INVALID_PARAMS
+        );
         let tiff = [ContentBlock::Image {
             data: "x".into(),
             mime_type: "image/tiff".into(),
         }];
-        assert!(read(&tiff, Path::new("/p")).unwrap_err().message.contains("image/png"));
+        assert!(
+            read(&tiff, Path::new("/p"))
+                .unwrap_err()
+                .message
+                .contains("image/png")
+        );
         assert!(read(&[], Path::new("/p")).is_err());
     }
 

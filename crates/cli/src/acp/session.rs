@@ -194,7 +194,9 @@ impl Driver {
         self.sessions.get_mut(id).ok_or_else(|| {
             RpcError::new(
                 rpc::RESOURCE_NOT_FOUND,
-                format!("no session {id} here: make one with session/new, or load it with session/load"),
+                format!(
+                    "no session {id} here: make one with session/new, or load it with session/load"
+                ),
             )
             .with_data(json!({"sessionId": id}))
         })
@@ -269,7 +271,11 @@ impl Driver {
     fn prompt(&mut self, id: &Value, params: Value, turns: &mut Turns) -> Result<(), RpcError> {
         let asked: PromptRequest = self::params("session/prompt", params)?;
         let sid = asked.session_id.clone();
-        let (engine, root, link) = (self.engine.clone(), self.root.clone(), Arc::clone(&self.link));
+        let (engine, root, link) = (
+            self.engine.clone(),
+            self.root.clone(),
+            Arc::clone(&self.link),
+        );
         let mut config = self.base.clone();
         let session = self.session(&sid)?;
         if session.running.is_some() {
@@ -346,9 +352,9 @@ impl Driver {
                 Some(RunStop::Interrupted) => Ok(StopReason::Cancelled),
                 Some(RunStop::MaxTurns | RunStop::MaxBudget) => Ok(StopReason::MaxTurnRequests),
                 Some(RunStop::PromptTooLong) => Ok(StopReason::MaxTokens),
-                Some(RunStop::Error | RunStop::StructuredOutputRetries) => Err(done
-                    .message
-                    .unwrap_or_else(|| "the run failed".to_owned())),
+                Some(RunStop::Error | RunStop::StructuredOutputRetries) => {
+                    Err(done.message.unwrap_or_else(|| "the run failed".to_owned()))
+                }
             },
         };
         match stop {
@@ -365,7 +371,10 @@ impl Driver {
             return;
         };
         let Some(session) = self.sessions.get_mut(&asked.session_id) else {
-            eprintln!("hc: session/cancel names no session here ({})", asked.session_id);
+            eprintln!(
+                "hc: session/cancel names no session here ({})",
+                asked.session_id
+            );
             return;
         };
         if session.running.is_some() {
@@ -380,7 +389,11 @@ impl Driver {
         let session = self.session(&asked.session_id)?;
         let mode = PermissionMode::parse(&asked.mode_id).ok_or_else(|| {
             let ids: Vec<&str> = ALL_MODES.iter().map(|m| m.as_str()).collect();
-            invalid(format!("`{}` is not a mode; give one of {}", asked.mode_id, ids.join(", ")))
+            invalid(format!(
+                "`{}` is not a mode; give one of {}",
+                asked.mode_id,
+                ids.join(", ")
+            ))
         })?;
         *session.mode.lock().unwrap_or_else(PoisonError::into_inner) = mode;
         Ok(json!({}))
@@ -475,8 +488,14 @@ const ALL_MODES: [PermissionMode; 6] = [
 fn modes(current: PermissionMode) -> ModeState {
     let describe = |mode: PermissionMode| match mode {
         PermissionMode::Default => ("Default", "Ask before anything that is not read-only"),
-        PermissionMode::AcceptEdits => ("Accept edits", "Edits in the project run; other changes ask"),
-        PermissionMode::Plan => ("Plan", "Read and plan; change nothing until the plan is approved"),
+        PermissionMode::AcceptEdits => (
+            "Accept edits",
+            "Edits in the project run; other changes ask",
+        ),
+        PermissionMode::Plan => (
+            "Plan",
+            "Read and plan; change nothing until the plan is approved",
+        ),
         PermissionMode::DontAsk => ("Don't ask", "Only what the rules allow runs; nothing asks"),
         PermissionMode::Auto => ("Auto", "A small model judges what would ask"),
         PermissionMode::Bypass => ("Bypass permissions", "Everything runs without asking"),
@@ -578,11 +597,14 @@ pub fn open(params: &Value, flags: &crate::settings::Flags) -> Result<Opened, Rp
     }
     let mut flags = flags.clone();
     if !asked.mcp_servers.is_empty() {
-        flags.mcp_config.push(prompt::mcp_config(&asked.mcp_servers).to_string());
+        flags
+            .mcp_config
+            .push(prompt::mcp_config(&asked.mcp_servers).to_string());
     }
     let failed = |e: anyhow::Error| RpcError::new(rpc::INTERNAL_ERROR, format!("{e:#}"));
     let ask = crate::trust::Ask::Never;
-    let staged = hc_host::open::Staged::at(cwd, hc_host::open::Find::OrInit, ask).map_err(failed)?;
+    let staged =
+        hc_host::open::Staged::at(cwd, hc_host::open::Find::OrInit, ask).map_err(failed)?;
     let (_, config) = crate::settings::resolve(&staged.files, &flags, true)
         .map_err(|e| invalid(format!("{e:#}")))?;
     if hc_host::turn::check_credentials(&config).is_err() {
@@ -603,7 +625,9 @@ pub fn open(params: &Value, flags: &crate::settings::Flags) -> Result<Opened, Rp
 
 impl Opened {
     /// The project's engine started (inside the runtime).
-    pub fn start(self) -> anyhow::Result<(hc_host::open::Host, agent::AgentConfig, Vec<McpServer>)> {
+    pub fn start(
+        self,
+    ) -> anyhow::Result<(hc_host::open::Host, agent::AgentConfig, Vec<McpServer>)> {
         let host = self.prepared.register(&self.flags, true)?.open()?;
         Ok((host, self.config, self.servers))
     }

@@ -70,9 +70,10 @@ impl EditorSink {
             false => ToolCallStatus::Completed,
         };
         // what it showed stays (a diff), unless there is output to show
-        let shown = said.filter(|s| !s.is_empty()).map(str::to_owned).or_else(|| {
-            (!output.is_empty()).then(|| tail(&output, OUTPUT_SHOWN).to_owned())
-        });
+        let shown = said
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+            .or_else(|| (!output.is_empty()).then(|| tail(&output, OUTPUT_SHOWN).to_owned()));
         let mut end = ToolCallUpdate {
             tool_call_id: id.to_owned(),
             status: Some(status),

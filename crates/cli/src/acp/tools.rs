@@ -162,7 +162,10 @@ mod tests {
         assert_eq!(kind("web-fetch"), ToolKind::Fetch);
         assert_eq!(kind("mcp__x__y"), ToolKind::Other);
         assert_eq!(
-            title("read", &json!({"file_path": "a.rs", "offset": 10, "limit": 5})),
+            title(
+                "read",
+                &json!({"file_path": "a.rs", "offset": 10, "limit": 5})
+            ),
             "Read a.rs (10–15)"
         );
         assert_eq!(title("shell", &json!({"command": "ls"})), "`ls`");

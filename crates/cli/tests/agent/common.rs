@@ -410,3 +410,26 @@ pub fn eventful_script() -> Value {
         {"reply": {"content": [text("Going on from the summary.")], "stop_reason": "end_turn"}},
     ]})
 }
+
+/// npm packages `packages` installed (pinned, from the registry, once per
+/// build tree) under `target/`'s test directory `name`, unless `marker`
+/// (a path in it) shows they are; answers the directory.
+pub fn npm_installed(name: &str, packages: &[&str], marker: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    if !dir.join(marker).exists() {
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("package.json"),
+            r#"{"private": true, "type": "module"}"#,
+        )
+        .unwrap();
+        let out = std::process::Command::new("npm")
+            .args(["install", "--omit=optional", "--no-audit", "--no-fund", "--prefix"])
+            .arg(&dir)
+            .args(packages)
+            .output()
+            .expect("npm is needed for the TypeScript client tests (Debian: apt-get install npm)");
+        assert!(out.status.success(), "npm install failed: {out:?}");
+    }
+    dir
+}

@@ -2,6 +2,7 @@
 //! The agent and `hc run` against the fake model server: real contained
 //! tool programs, a real substrate, every request rebuilt byte for byte.
 
+mod acp;
 mod attacks;
 mod auto_mode;
 mod background;

@@ -15,35 +15,8 @@ const SDK: [&str; 2] = ["@anthropic-ai/claude-agent-sdk@0.3.332", "zod@4"];
 /// `pathToClaudeCodeExecutable` names `hc`).
 fn sdk_dir() -> PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("ts-agent-sdk");
-        if !dir
-            .join("node_modules/@anthropic-ai/claude-agent-sdk")
-            .exists()
-        {
-            std::fs::create_dir_all(&dir).unwrap();
-            std::fs::write(
-                dir.join("package.json"),
-                r#"{"private": true, "type": "module"}"#,
-            )
-            .unwrap();
-            let out = std::process::Command::new("npm")
-                .args([
-                    "install",
-                    "--omit=optional",
-                    "--no-audit",
-                    "--no-fund",
-                    "--prefix",
-                ])
-                .arg(&dir)
-                .args(SDK)
-                .output()
-                .expect("npm is needed for the TypeScript SDK tests (Debian: apt-get install npm)");
-            assert!(out.status.success(), "npm install failed: {out:?}");
-        }
-        dir
-    })
-    .clone()
+    let marker = "node_modules/@anthropic-ai/claude-agent-sdk";
+    (DIR.get_or_init(|| npm_installed("ts-agent-sdk", &SDK, marker))).clone()
 }
 
 /// Runs scenario `name` of the fixture program; answers its JSON lines.
