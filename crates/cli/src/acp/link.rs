@@ -32,6 +32,9 @@ pub struct Link {
     interrupts: Mutex<HashMap<String, Arc<Notify>>>,
     /// The editor closed its input: it answers nothing more.
     closed: AtomicBool,
+    /// The session whose turn began last (the editor's files are read
+    /// for it).
+    current: Mutex<Option<String>>,
 }
 
 /// Writes `line` and a newline to stdout, whole (a closed stdout: the
@@ -157,6 +160,19 @@ impl Link {
         for notify in interrupts.values() {
             notify.notify_one();
         }
+    }
+
+    /// A turn begins on `session`.
+    pub fn set_current(&self, session: &str) {
+        *self.current.lock().unwrap_or_else(PoisonError::into_inner) = Some(session.to_owned());
+    }
+
+    /// The session whose turn began last.
+    pub fn current(&self) -> Option<String> {
+        self.current
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// The turn on `session` ended.

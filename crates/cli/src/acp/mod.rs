@@ -11,11 +11,13 @@
 //! every running turn is interrupted, recorded, and `hc` exits.
 
 mod answerer;
+mod files;
 mod history;
 mod link;
 mod prompt;
 mod session;
 mod sink;
+mod start;
 mod tools;
 
 use crate::exit::exit;
@@ -66,12 +68,12 @@ pub fn serve(flags: Flags) -> Result<u8> {
             // (a notification needs a session; an answer, a request of ours)
             Incoming::Notification { .. } | Incoming::Response { .. } => continue,
         };
-        if let Some(answered) = session::stateless(&method, &params, &mut client) {
+        if let Some(answered) = start::stateless(&method, &params, &mut client) {
             session::answer(&id, answered);
             continue;
         }
         match method.as_str() {
-            "session/new" | "session/load" => match session::open(&params, &flags) {
+            "session/new" | "session/load" => match start::open(&params, &flags, &client) {
                 Ok(opened) => break (opened, (id, method, params)),
                 Err(error) => fail(&id, &error),
             },
@@ -86,7 +88,8 @@ pub fn serve(flags: Flags) -> Result<u8> {
         }
     };
     crate::runtime()?.block_on(async move {
-        let (host, config, servers) = match opened.start() {
+        let link = std::sync::Arc::new(link::Link::default());
+        let (host, config, servers, bridge) = match opened.start(&link).await {
             Ok(started) => started,
             Err(e) => {
                 let (id, _, _) = &first;
@@ -94,9 +97,12 @@ pub fn serve(flags: Flags) -> Result<u8> {
                 return Err(exit(1, format!("{e:#}")));
             }
         };
-        let mut driver = session::Driver::new(host.engine.clone(), config, servers);
+        let mut driver = session::Driver::new(host.engine.clone(), link, config, servers);
         driver.run(first, &mut lines, &mut client).await;
         host.close().await;
+        if let Some(bridge) = bridge {
+            bridge.abort();
+        }
         Ok(0)
     })
 }

@@ -20,7 +20,7 @@ use hc_acp::schema::{
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::future::Future;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
@@ -90,18 +90,20 @@ fn invalid(why: impl Into<String>) -> RpcError {
     RpcError::new(rpc::INVALID_PARAMS, why)
 }
 
-/// `params` read as `T`, or the error saying why not.
-fn params<T: serde::de::DeserializeOwned>(method: &str, params: Value) -> Result<T, RpcError> {
-    serde_json::from_value(params).map_err(|e| invalid(format!("{method}: {e}")))
-}
+use super::start::params as read;
 
 impl Driver {
     /// A driver of sessions on `engine`, configured as `base`.
-    pub fn new(engine: Engine, base: agent::AgentConfig, servers: Vec<McpServer>) -> Driver {
+    pub fn new(
+        engine: Engine,
+        link: Arc<Link>,
+        base: agent::AgentConfig,
+        servers: Vec<McpServer>,
+    ) -> Driver {
         Driver {
             root: engine.config().project_root.clone(),
             engine,
-            link: Arc::new(Link::default()),
+            link,
             base,
             servers,
             sessions: HashMap::new(),
@@ -160,7 +162,7 @@ impl Driver {
         client: &mut InitializeRequest,
         turns: &mut Turns,
     ) {
-        if let Some(answered) = stateless(method, &params, client) {
+        if let Some(answered) = super::start::stateless(method, &params, client) {
             return answer(&id, answered);
         }
         match method {
@@ -222,7 +224,7 @@ impl Driver {
     }
 
     fn new_session(&mut self, params: Value) -> Result<(String, Value), RpcError> {
-        let asked: NewSessionRequest = self::params("session/new", params)?;
+        let asked: NewSessionRequest = read("session/new", params)?;
         self.same_project(&asked.cwd, &asked.mcp_servers)?;
         let id = agent::launch::new_session_id();
         let session = Session::new(false, &self.base);
@@ -238,7 +240,7 @@ impl Driver {
 
     /// `session/load`: the session's history told, then answered.
     fn load(&mut self, params: Value) -> Result<(String, Value), RpcError> {
-        let asked: LoadSessionRequest = self::params("session/load", params)?;
+        let asked: LoadSessionRequest = read("session/load", params)?;
         self.same_project(&asked.cwd, &asked.mcp_servers)?;
         let id = asked.session_id;
         let exists = hc_host::sessions::exists(self.engine.db(), &id)
@@ -269,7 +271,7 @@ impl Driver {
 
     /// `session/prompt`: a turn started (answered when it ends).
     fn prompt(&mut self, id: &Value, params: Value, turns: &mut Turns) -> Result<(), RpcError> {
-        let asked: PromptRequest = self::params("session/prompt", params)?;
+        let asked: PromptRequest = read("session/prompt", params)?;
         let sid = asked.session_id.clone();
         let (engine, root, link) = (
             self.engine.clone(),
@@ -295,8 +297,10 @@ impl Driver {
         }
         config.permission_mode = session.mode();
         config.model.clone_from(&session.model);
+        config.allow.extend(super::files::allowed(&config));
         session.running = Some(id.clone());
         session.cancelled = false;
+        link.set_current(&sid);
         let answerer = EditorAnswerer {
             interrupt: link.interrupt_for(&sid),
             link,
@@ -385,7 +389,7 @@ impl Driver {
     }
 
     fn set_mode(&mut self, params: Value) -> Result<Value, RpcError> {
-        let asked: SetModeRequest = self::params("session/set_mode", params)?;
+        let asked: SetModeRequest = read("session/set_mode", params)?;
         let session = self.session(&asked.session_id)?;
         let mode = PermissionMode::parse(&asked.mode_id).ok_or_else(|| {
             let ids: Vec<&str> = ALL_MODES.iter().map(|m| m.as_str()).collect();
@@ -400,7 +404,7 @@ impl Driver {
     }
 
     fn set_config(&mut self, params: Value) -> Result<Value, RpcError> {
-        let asked: SetConfigOptionRequest = self::params("session/set_config_option", params)?;
+        let asked: SetConfigOptionRequest = read("session/set_config_option", params)?;
         if asked.config_id != "model" {
             return Err(invalid(format!(
                 "`{}` is not an option; hc has `model`",
@@ -515,120 +519,3 @@ fn modes(current: PermissionMode) -> ModeState {
     }
 }
 
-/// The requests answered the same before and after a project is open:
-/// `initialize`, `authenticate` (none for another method).
-pub fn stateless(
-    method: &str,
-    params: &Value,
-    client: &mut InitializeRequest,
-) -> Option<Result<Value, RpcError>> {
-    match method {
-        "initialize" => Some(initialize(params, client)),
-        "authenticate" => Some(match missing_key() {
-            Some(var) => Err(auth_required(var)),
-            None => Ok(json!({})),
-        }),
-        _ => None,
-    }
-}
-
-fn initialize(params: &Value, client: &mut InitializeRequest) -> Result<Value, RpcError> {
-    *client = self::params("initialize", params.clone())?;
-    let auth_methods: Vec<Value> = (missing_key().into_iter())
-        .map(|var| {
-            json!({"id": format!("env:{var}"), "name": var,
-                "description": format!("Set {var} in the environment the editor starts `hc acp` with (Zed: the agent server's \"env\"), then start it again")})
-        })
-        .collect();
-    Ok(json!({
-        "protocolVersion": hc_acp::schema::PROTOCOL_VERSION,
-        "agentCapabilities": {
-            "loadSession": true,
-            "promptCapabilities": {"image": true, "audio": false, "embeddedContext": true},
-            "mcpCapabilities": {"http": true, "sse": true},
-        },
-        "authMethods": auth_methods,
-        "agentInfo": {"name": "hermitcrab", "title": "hermitcrab", "version": env!("CARGO_PKG_VERSION")},
-    }))
-}
-
-/// The variable to set when no model API can be reached (none: one can).
-fn missing_key() -> Option<&'static str> {
-    let set = |v: &str| std::env::var(v).is_ok_and(|x| !x.trim().is_empty());
-    let any = [
-        "ANTHROPIC_API_KEY",
-        "ANTHROPIC_AUTH_TOKEN",
-        "ANTHROPIC_BASE_URL",
-        "OPENAI_API_KEY",
-        "OPENAI_BASE_URL",
-    ];
-    (!any.iter().any(|v| set(v))).then_some("ANTHROPIC_API_KEY")
-}
-
-/// The error saying which variable to set.
-pub fn auth_required(var: &str) -> RpcError {
-    RpcError::new(
-        rpc::AUTH_REQUIRED,
-        format!("no API key: set {var} in the environment the editor starts `hc acp` with"),
-    )
-}
-
-/// The project a session names, staged before the runtime starts.
-pub struct Opened {
-    prepared: hc_host::open::Prepared,
-    flags: crate::settings::Flags,
-    /// The configuration its runs start from.
-    pub config: agent::AgentConfig,
-    /// The MCP servers the editor passed.
-    pub servers: Vec<McpServer>,
-}
-
-/// Stages the project `params`'s `cwd` names, with the MCP servers it
-/// passes (the person's, from the editor's settings, as `--mcp-config`
-/// would be); the project's own files need trust as always.
-pub fn open(params: &Value, flags: &crate::settings::Flags) -> Result<Opened, RpcError> {
-    let asked: NewSessionRequest = self::params("session", params.clone())?;
-    let cwd = Path::new(&asked.cwd);
-    if !cwd.is_absolute() || !cwd.is_dir() {
-        return Err(invalid(format!(
-            "cwd `{}` is not an absolute path to a directory",
-            asked.cwd
-        )));
-    }
-    let mut flags = flags.clone();
-    if !asked.mcp_servers.is_empty() {
-        flags
-            .mcp_config
-            .push(prompt::mcp_config(&asked.mcp_servers).to_string());
-    }
-    let failed = |e: anyhow::Error| RpcError::new(rpc::INTERNAL_ERROR, format!("{e:#}"));
-    let ask = crate::trust::Ask::Never;
-    let staged =
-        hc_host::open::Staged::at(cwd, hc_host::open::Find::OrInit, ask).map_err(failed)?;
-    let (_, config) = crate::settings::resolve(&staged.files, &flags, true)
-        .map_err(|e| invalid(format!("{e:#}")))?;
-    if hc_host::turn::check_credentials(&config).is_err() {
-        let var = match config.api {
-            agent::ApiKind::Openai => "OPENAI_API_KEY",
-            agent::ApiKind::Anthropic => "ANTHROPIC_API_KEY",
-        };
-        return Err(auth_required(var));
-    }
-    let prepared = staged.prepare(false).map_err(failed)?;
-    Ok(Opened {
-        prepared,
-        flags,
-        config,
-        servers: asked.mcp_servers,
-    })
-}
-
-impl Opened {
-    /// The project's engine started (inside the runtime).
-    pub fn start(
-        self,
-    ) -> anyhow::Result<(hc_host::open::Host, agent::AgentConfig, Vec<McpServer>)> {
-        let host = self.prepared.register(&self.flags, true)?.open()?;
-        Ok((host, self.config, self.servers))
-    }
-}

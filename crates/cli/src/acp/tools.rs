@@ -10,9 +10,19 @@ use std::path::Path;
 /// shows as written whole).
 const DIFF_READ_BYTES: u64 = 1 << 20;
 
+/// The tool `program` is, as the editor shows it: the editor's own
+/// (`mcp__editor__edit`) as the built-in it stands in for.
+fn base(program: &str) -> &str {
+    let editor = program
+        .strip_prefix("mcp__")
+        .and_then(|p| p.strip_prefix(super::files::SERVER))
+        .and_then(|p| p.strip_prefix("__"));
+    editor.unwrap_or_else(|| agent::names::program_of(program))
+}
+
 /// What kind of thing program `program` does.
 pub fn kind(program: &str) -> ToolKind {
-    match agent::names::program_of(program) {
+    match base(program) {
         "read" | "block_read" => ToolKind::Read,
         "write" | "edit" | "block_write" | "write_entry" | "block_create" | "memory" => {
             ToolKind::Edit
@@ -27,7 +37,7 @@ pub fn kind(program: &str) -> ToolKind {
 
 /// The call in a few words, as an editor titles it.
 pub fn title(program: &str, input: &Value) -> String {
-    let program = agent::names::program_of(program);
+    let program = base(program);
     let pick = |k: &str| input[k].as_str().unwrap_or_default();
     match program {
         "read" => match (input["offset"].as_u64(), input["limit"].as_u64()) {
@@ -56,7 +66,7 @@ fn absolute(root: &Path, path: &str) -> String {
 /// The files the call touches, with the line it starts at when known.
 pub fn locations(root: &Path, program: &str, input: &Value) -> Vec<Location> {
     let pick = |k: &str| input[k].as_str().filter(|p| !p.is_empty());
-    match agent::names::program_of(program) {
+    match base(program) {
         "read" | "write" | "edit" => pick("file_path")
             .map(|p| Location {
                 path: absolute(root, p),
@@ -81,7 +91,7 @@ pub fn locations(root: &Path, program: &str, input: &Value) -> Vec<Location> {
 pub fn diff(root: &Path, program: &str, input: &Value) -> Option<ToolCallContent> {
     let path = input["file_path"].as_str().filter(|p| !p.is_empty())?;
     let path = absolute(root, path);
-    match agent::names::program_of(program) {
+    match base(program) {
         "edit" => Some(ToolCallContent::Diff {
             path,
             old_text: Some(input["old_string"].as_str()?.to_owned()),
@@ -161,6 +171,7 @@ mod tests {
         assert_eq!(kind("grep"), ToolKind::Search);
         assert_eq!(kind("web-fetch"), ToolKind::Fetch);
         assert_eq!(kind("mcp__x__y"), ToolKind::Other);
+        assert_eq!(kind("mcp__editor__edit"), ToolKind::Edit);
         assert_eq!(
             title(
                 "read",

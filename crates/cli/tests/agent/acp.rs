@@ -139,6 +139,42 @@ async fn an_editor_streams_a_turn_that_reads_edits_and_runs_a_command_with_permi
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn the_agent_reads_and_edits_the_editors_unsaved_buffer_when_it_offers_its_files() {
+    let s = Setup::new(json!({"turns": [
+        reply(json!([call("r1", "mcp__editor__read", json!({"file_path": "a.txt"}))]), "tool_use"),
+        reply(json!([call("e1", "mcp__editor__edit", json!({"file_path": "a.txt", "old_string": "unsaved", "new_string": "edited"}))]), "tool_use"),
+        reply(json!([text("Done.")]), "end_turn"),
+    ]}))
+    .await;
+    s.file("a.txt", "saved on disk\n");
+    let out = editor(&s, "buffers").await;
+    assert_eq!(out["first"]["stopReason"], "end_turn", "{out}");
+    // the editor's tools stand in for the built-ins
+    let first: Value = serde_json::from_slice(&s.sent()[0]).unwrap();
+    let offered: Vec<&str> = (first["tools"].as_array().unwrap().iter())
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(offered.contains(&"mcp__editor__read"), "{offered:?}");
+    assert!(!offered.contains(&"read") && !offered.contains(&"edit"), "{offered:?}");
+    // the read saw the buffer, not the disk, and is recorded as the editor's
+    let session = out["made"]["sessionId"].as_str().unwrap();
+    let results = s.of_type(session, "tool-result");
+    let read = results.iter().find(|r| r["tool_use_id"] == "r1").unwrap();
+    assert!(read["text"].as_str().unwrap().contains("unsaved buffer text"), "{read}");
+    assert!(read["program"].as_str().unwrap().contains("editor"), "{read}");
+    // the edit went to the editor (asked first), and the disk is untouched
+    let written = out["written"].as_array().unwrap();
+    assert_eq!(written.len(), 1, "{written:?}");
+    assert_eq!(written[0]["content"], "edited buffer text\n");
+    assert_eq!(written[0]["path"], s.root.join("a.txt").display().to_string());
+    assert_eq!(out["permissions"].as_array().unwrap().len(), 1);
+    assert_eq!(std::fs::read_to_string(s.root.join("a.txt")).unwrap(), "saved on disk\n");
+    let calls = updates(&out["updates"], "tool_call");
+    assert_eq!(calls[1]["kind"], "edit", "{calls:?}");
+    assert_eq!(calls[1]["content"][0]["type"], "diff");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_cancel_withdraws_the_pending_permission_and_ends_the_turn_cancelled() {
     let s = Setup::new(json!({"turns": [
         reply(json!([call("x1", "shell", json!({"command": "rm -rf build"}))]), "tool_use"),

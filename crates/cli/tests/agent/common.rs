@@ -424,7 +424,13 @@ pub fn npm_installed(name: &str, packages: &[&str], marker: &str) -> PathBuf {
         )
         .unwrap();
         let out = std::process::Command::new("npm")
-            .args(["install", "--omit=optional", "--no-audit", "--no-fund", "--prefix"])
+            .args([
+                "install",
+                "--omit=optional",
+                "--no-audit",
+                "--no-fund",
+                "--prefix",
+            ])
             .arg(&dir)
             .args(packages)
             .output()
