@@ -1,5 +1,6 @@
 //! `hc acp` as an editor drives it (docs/performance.md): one `hc acp`
-//! process, one session, the fake model answering at once.
+//! process, a new session every 20 turns (an editor's thread), the fake
+//! model answering at once.
 //!
 //! - `acp/first_chunk`: from writing a `session/prompt` line to reading
 //!   the first `agent_message_chunk` (the model answers with text at once).
@@ -28,7 +29,14 @@ struct Editor {
     out: BufReader<ChildStdout>,
     session: String,
     next: u64,
+    /// Turns on the session so far (a new one every [`TURNS_A_SESSION`]).
+    turns: usize,
+    cwd: String,
 }
+
+/// Turns on one session before the next is made: an editor's thread is
+/// tens of turns, and a session of a thousand would time its reading.
+const TURNS_A_SESSION: usize = 20;
 
 impl Editor {
     fn start(root: &Path, fake: &FakeModel) -> Editor {
@@ -52,12 +60,19 @@ impl Editor {
             out,
             session: String::new(),
             next: 1,
+            turns: 0,
+            cwd: root.display().to_string(),
         };
         editor.call("initialize", json!({"protocolVersion": 1}));
-        let cwd = root.display().to_string();
-        let made = editor.call("session/new", json!({"cwd": cwd, "mcpServers": []}));
-        editor.session = made["result"]["sessionId"].as_str().unwrap().to_owned();
+        editor.new_session();
         editor
+    }
+
+    fn new_session(&mut self) {
+        let params = json!({"cwd": self.cwd, "mcpServers": []});
+        let made = self.call("session/new", params);
+        self.session = made["result"]["sessionId"].as_str().unwrap().to_owned();
+        self.turns = 0;
     }
 
     fn send(&mut self, method: &str, params: Value) -> u64 {
@@ -91,6 +106,14 @@ impl Editor {
         self.until_answer(id, |_| {})
     }
 
+    /// A new session when this one has had its turns (before the clock).
+    fn rotate(&mut self) {
+        if self.turns == TURNS_A_SESSION {
+            self.new_session();
+        }
+        self.turns += 1;
+    }
+
     fn prompt(&mut self) -> u64 {
         let params = json!({"sessionId": self.session, "prompt": [{"type": "text", "text": "go"}]});
         self.send("session/prompt", params)
@@ -98,6 +121,7 @@ impl Editor {
 
     /// One turn: the time to its first message chunk.
     fn first_chunk(&mut self) -> Duration {
+        self.rotate();
         let started = Instant::now();
         let id = self.prompt();
         let mut first = None;
@@ -112,6 +136,7 @@ impl Editor {
 
     /// One turn: when each completed tool update arrived.
     fn tool_turn(&mut self) -> Vec<SystemTime> {
+        self.rotate();
         let id = self.prompt();
         let mut arrived = Vec::new();
         self.until_answer(id, |line| {

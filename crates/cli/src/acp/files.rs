@@ -120,7 +120,10 @@ impl EditorFiles {
             Ok(_) if !self.tools.contains(&name) => Err(format!("no tool `{name}` here")),
             Ok(path) => match name {
                 "read" => self.read(&path, input).await,
-                "write" => self.write(&path, input["content"].as_str().unwrap_or_default()).await,
+                "write" => {
+                    self.write(&path, input["content"].as_str().unwrap_or_default())
+                        .await
+                }
                 _ => self.edit(&path, input).await,
             },
         };
@@ -155,7 +158,12 @@ impl EditorFiles {
             .map_err(|why| format!("the editor did not answer {method}: {why}"))
     }
 
-    async fn text_of(&self, path: &Path, line: Option<u64>, limit: Option<u64>) -> Result<String, String> {
+    async fn text_of(
+        &self,
+        path: &Path,
+        line: Option<u64>,
+        limit: Option<u64>,
+    ) -> Result<String, String> {
         let mut params = json!({"path": path.display().to_string()});
         if let Some(line) = line {
             params["line"] = json!(line);
@@ -165,7 +173,9 @@ impl EditorFiles {
         }
         let read = self.ask("fs/read_text_file", params).await?;
         let content = read["content"].as_str();
-        Ok(content.ok_or("the editor's answer has no content")?.to_owned())
+        Ok(content
+            .ok_or("the editor's answer has no content")?
+            .to_owned())
     }
 
     async fn read(&self, path: &Path, input: &Value) -> Result<String, String> {
@@ -202,7 +212,12 @@ impl EditorFiles {
         let found = text.matches(old).count();
         let all = input["replace_all"].as_bool().unwrap_or(false);
         let changed = match (found, all) {
-            (0, _) => return Err(format!("old_string is not in {} (as the editor has it)", path.display())),
+            (0, _) => {
+                return Err(format!(
+                    "old_string is not in {} (as the editor has it)",
+                    path.display()
+                ));
+            }
             (1, _) | (_, true) => text.replace(old, new),
             (n, false) => {
                 return Err(format!(
@@ -212,6 +227,9 @@ impl EditorFiles {
             }
         };
         self.write(path, &changed).await?;
-        Ok(format!("edited {} through the editor ({found} replaced)", path.display()))
+        Ok(format!(
+            "edited {} through the editor ({found} replaced)",
+            path.display()
+        ))
     }
 }

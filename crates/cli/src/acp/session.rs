@@ -518,4 +518,3 @@ fn modes(current: PermissionMode) -> ModeState {
             .collect(),
     }
 }
-

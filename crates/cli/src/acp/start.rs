@@ -124,7 +124,9 @@ pub fn open(
     let (_, mut config) = crate::settings::resolve(&staged.files, &flags, true)
         .map_err(|e| invalid(format!("{e:#}")))?;
     // (the editor's stand in for the built-ins: those are not offered)
-    config.deny.extend(editor_tools.iter().map(|t| (*t).to_owned()));
+    config
+        .deny
+        .extend(editor_tools.iter().map(|t| (*t).to_owned()));
     if hc_host::turn::check_credentials(&config).is_err() {
         let var = match config.api {
             agent::ApiKind::Openai => "OPENAI_API_KEY",

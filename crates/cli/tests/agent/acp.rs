@@ -20,6 +20,33 @@ fn client_dir() -> PathBuf {
     (DIR.get_or_init(|| npm_installed("acp-client", &CLIENT, marker))).clone()
 }
 
+/// The official Rust client (`agent-client-protocol`, pinned, its own
+/// workspace and lock file) built once per build tree, in a target
+/// directory of its own: beside hc's crates it would turn on serde_json's
+/// `preserve_order` for all of them.
+fn rust_client() -> PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let manifest =
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/acp_rust_client/Cargo.toml");
+        let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("acp-rust-client-target");
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let out = std::process::Command::new(cargo)
+            .args(["build", "--locked", "--quiet", "--manifest-path"])
+            .arg(&manifest)
+            .arg("--target-dir")
+            .arg(&target)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "building the Rust ACP client: {out:?}"
+        );
+        target.join("debug/acp-rust-client")
+    })
+    .clone()
+}
+
 /// Runs the client's scenario `name` against `hc acp` in the project;
 /// answers what it printed.
 async fn editor(s: &Setup, name: &str) -> Value {
@@ -134,8 +161,14 @@ async fn an_editor_streams_a_turn_that_reads_edits_and_runs_a_command_with_permi
         "fix a.txt"
     );
     assert_eq!(updates(replayed, "tool_call").len(), 3, "{replayed}");
-    let listed = s.out(&["sessions", "--json"]).await;
-    assert!(listed.stdout.contains(session), "{}", listed.stdout);
+    for shown in [&["sessions", "--json"][..], &["agents", "--json"]] {
+        let listed = s.out(shown).await;
+        assert!(
+            listed.stdout.contains(session),
+            "{shown:?}: {}",
+            listed.stdout
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -155,23 +188,58 @@ async fn the_agent_reads_and_edits_the_editors_unsaved_buffer_when_it_offers_its
         .filter_map(|t| t["name"].as_str())
         .collect();
     assert!(offered.contains(&"mcp__editor__read"), "{offered:?}");
-    assert!(!offered.contains(&"read") && !offered.contains(&"edit"), "{offered:?}");
+    assert!(
+        !offered.contains(&"read") && !offered.contains(&"edit"),
+        "{offered:?}"
+    );
     // the read saw the buffer, not the disk, and is recorded as the editor's
     let session = out["made"]["sessionId"].as_str().unwrap();
     let results = s.of_type(session, "tool-result");
     let read = results.iter().find(|r| r["tool_use_id"] == "r1").unwrap();
-    assert!(read["text"].as_str().unwrap().contains("unsaved buffer text"), "{read}");
-    assert!(read["program"].as_str().unwrap().contains("editor"), "{read}");
+    assert!(
+        read["text"]
+            .as_str()
+            .unwrap()
+            .contains("unsaved buffer text"),
+        "{read}"
+    );
+    assert!(
+        read["program"].as_str().unwrap().contains("editor"),
+        "{read}"
+    );
     // the edit went to the editor (asked first), and the disk is untouched
     let written = out["written"].as_array().unwrap();
     assert_eq!(written.len(), 1, "{written:?}");
     assert_eq!(written[0]["content"], "edited buffer text\n");
-    assert_eq!(written[0]["path"], s.root.join("a.txt").display().to_string());
+    assert_eq!(
+        written[0]["path"],
+        s.root.join("a.txt").display().to_string()
+    );
     assert_eq!(out["permissions"].as_array().unwrap().len(), 1);
-    assert_eq!(std::fs::read_to_string(s.root.join("a.txt")).unwrap(), "saved on disk\n");
+    assert_eq!(
+        std::fs::read_to_string(s.root.join("a.txt")).unwrap(),
+        "saved on disk\n"
+    );
     let calls = updates(&out["updates"], "tool_call");
     assert_eq!(calls[1]["kind"], "edit", "{calls:?}");
     assert_eq!(calls[1]["content"][0]["type"], "diff");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_official_rust_client_holds_a_session_with_hc() {
+    let s = Setup::new(json!({"turns": [reply(json!([text("hello from hc")]), "end_turn")]})).await;
+    let mut command = tokio::process::Command::new(rust_client());
+    command.arg(HC).arg(&s.root);
+    let (lines, stderr) = crate::sdk::drive(&s, command).await;
+    let out = lines
+        .last()
+        .unwrap_or_else(|| panic!("nothing printed: {stderr}"));
+    assert_eq!(out["protocolVersion"], 1, "{out}");
+    assert_eq!(out["stopReason"], "end_turn", "{out}");
+    assert_eq!(out["said"], "hello from hc", "{out}");
+    let session = out["sessionId"].as_str().unwrap();
+    assert_eq!(s.sessions(), [session]);
+    assert_eq!(s.of_type(session, "prompt")[0]["text"], "say hello");
 }
 
 #[tokio::test(flavor = "multi_thread")]
