@@ -140,7 +140,9 @@ impl Incoming {
                 params,
             },
             (Some(_), _) => invalid("`method` is a string"),
-            (None, Some(id)) if is_id(id) => {
+            // (an error answering a line the other side could not read has
+            // a null id: an answer still, never answered back)
+            (None, Some(id)) if is_id(id) || (id.is_null() && value.get("error").is_some()) => {
                 let outcome = match (value.get("result"), value.get("error")) {
                     (_, Some(error)) => Err(RpcError::of(error)),
                     (Some(result), None) => Ok(result.clone()),
@@ -211,6 +213,16 @@ mod tests {
         assert!(
             matches!(err, Incoming::Response { outcome: Err(ref e), .. } if e.code == RESOURCE_NOT_FOUND)
         );
+        let unread = Incoming::parse(
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}}"#,
+        );
+        assert!(matches!(
+            unread,
+            Incoming::Response {
+                id: Value::Null,
+                ..
+            }
+        ));
     }
 
     #[test]

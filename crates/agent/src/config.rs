@@ -205,6 +205,11 @@ pub struct AgentConfig {
     /// The only program tools offered (a custom agent's `tools`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tools: Option<Vec<String>>,
+    /// Built-in tools not offered because the host serves its own in
+    /// their place (an editor's `read`, `write`, `edit` over ACP). Not a
+    /// permission rule: nothing else a rule would reach is refused.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hidden: Vec<String>,
     /// The person's working directory, when inside the project: the
     /// instruction files of every directory down to it are read.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -384,6 +389,7 @@ impl Default for AgentConfig {
             agent_type: None,
             system: None,
             tools: None,
+            hidden: Vec::new(),
             depth: 1,
             max_depth: None,
             max_parallel_agents: None,

@@ -354,6 +354,7 @@ fn offered(
     if let Some(only) = &config.tools {
         tools.retain(|t| only.contains(&t.def.name));
     }
+    tools.retain(|t| !config.hidden.contains(&t.def.name));
     let refused: Vec<&str> = config
         .deny
         .iter()

@@ -101,6 +101,7 @@ impl Ask<'_> {
         tool_call: ToolCallUpdate,
         options: Vec<PermissionOption>,
     ) -> Result<String, String> {
+        self.link.asked_about(&tool_call.tool_call_id);
         let params = RequestPermission {
             session_id: self.session.to_owned(),
             tool_call,

@@ -18,20 +18,50 @@ use std::sync::Arc;
 /// The server's name (its tools are `mcp__editor__read`, …).
 pub const SERVER: &str = "editor";
 
-/// The built-in tools the editor's stand in for, by what it offers.
-pub fn replaced(fs: &FsCapabilities) -> Vec<&'static str> {
-    match (fs.read_text_file, fs.write_text_file) {
+/// The built-in tools the editor's stand in for, by what it offers —
+/// none when the person's rules name one of them (a `read(secrets/**)`
+/// deny keeps applying to the built-in, which stays).
+pub fn replaced(fs: &FsCapabilities, config: &agent::AgentConfig) -> Vec<&'static str> {
+    let offered = match (fs.read_text_file, fs.write_text_file) {
         (true, true) => vec!["read", "write", "edit"],
         (true, false) => vec!["read"],
-        _ => Vec::new(),
+        _ => return Vec::new(),
+    };
+    let rules = config.allow.iter().chain(&config.deny).chain(&config.ask);
+    let named = |rule: &String| {
+        let tool = rule.split('(').next().unwrap_or_default().trim();
+        ["read", "write", "edit"].contains(&agent::names::program_of(tool))
+    };
+    if let Some(rule) = rules.into_iter().find(|r| named(r)) {
+        eprintln!(
+            "hc: the editor's files are not used: the rule `{rule}` names a file tool, and applies to hc's own"
+        );
+        return Vec::new();
     }
+    offered
+}
+
+/// Why the editor's MCP servers cannot be taken (one is named as hc's
+/// own, or asks to be bridged), if so.
+pub fn reserved(servers: &[hc_acp::schema::McpServer]) -> Option<String> {
+    use hc_acp::schema::McpServer;
+    servers.iter().find_map(|server| match server {
+        McpServer::Stdio { name, .. } | McpServer::Remote { name, .. } if name == SERVER => Some(
+            format!("an MCP server may not be named `{SERVER}`: hc serves the editor's files by that name; rename it"),
+        ),
+        McpServer::Remote { kind, name, .. } if kind != "http" && kind != "sse" => Some(format!(
+            "the MCP server `{name}` is of type `{kind}`; an editor passes http or sse servers, or stdio ones"
+        )),
+        _ => None,
+    })
 }
 
 /// The rules a turn runs with for the editor's tools: reading always
-/// (the server serves only the project's files), writing and editing in
-/// `accept-edits` (as the built-ins are); none when they are not there.
+/// (the server serves only the project's files, and no secrets),
+/// writing and editing in `accept-edits` (as the built-ins are); none
+/// when they are not there.
 pub fn allowed(config: &agent::AgentConfig) -> Vec<String> {
-    let served = |tool: &str| config.deny.iter().any(|d| d == tool);
+    let served = |tool: &str| config.hidden.iter().any(|d| d == tool);
     let mut tools = vec!["read"];
     if config.permission_mode == agent::config::PermissionMode::AcceptEdits {
         tools.extend(["write", "edit"]);
@@ -134,16 +164,34 @@ impl EditorFiles {
         json!({"content": [{"type": "text", "text": text}], "isError": failed})
     }
 
-    /// The call's path, absolute, inside the project.
+    /// The call's path, absolute, inside the project — as written and as
+    /// links resolve it (the nearest part that exists) — and not a file of
+    /// secrets (`.env`: the built-in read asks for one; this one refuses).
     fn path(&self, input: &Value) -> Result<PathBuf, String> {
         let given = input["file_path"].as_str().filter(|p| !p.is_empty());
         let given = given.ok_or("file_path is missing")?;
         let path = self.root.join(given);
-        let up = path.components().any(|c| c == Component::ParentDir);
-        if up || !path.starts_with(&self.root) {
-            return Err(format!(
+        let outside = || {
+            format!(
                 "{given} is outside the project; the editor's files are served only inside {}",
                 self.root.display()
+            )
+        };
+        let up = path.components().any(|c| c == Component::ParentDir);
+        if up || !path.starts_with(&self.root) {
+            return Err(outside());
+        }
+        let root = std::fs::canonicalize(&self.root).unwrap_or_else(|_| self.root.clone());
+        let real = path
+            .ancestors()
+            .find_map(|p| std::fs::canonicalize(p).ok())
+            .unwrap_or_else(|| root.clone());
+        if !real.starts_with(&root) {
+            return Err(outside());
+        }
+        if agent::permissions::command::paths::is_secret(&path) {
+            return Err(format!(
+                "{given} holds secrets by convention; the editor's files do not serve it (ask the person)"
             ));
         }
         Ok(path)
@@ -165,11 +213,12 @@ impl EditorFiles {
         limit: Option<u64>,
     ) -> Result<String, String> {
         let mut params = json!({"path": path.display().to_string()});
-        if let Some(line) = line {
-            params["line"] = json!(line);
+        let clamp = |n: u64| u32::try_from(n).unwrap_or(u32::MAX);
+        if let Some(line) = line.filter(|n| *n > 0) {
+            params["line"] = json!(clamp(line));
         }
-        if let Some(limit) = limit {
-            params["limit"] = json!(limit);
+        if let Some(limit) = limit.filter(|n| *n > 0) {
+            params["limit"] = json!(clamp(limit));
         }
         let read = self.ask("fs/read_text_file", params).await?;
         let content = read["content"].as_str();
@@ -184,7 +233,7 @@ impl EditorFiles {
         let mut out = String::new();
         let first = from.unwrap_or(1);
         for (n, line) in text.lines().enumerate() {
-            let _ = writeln!(out, "{:>6}\t{line}", first + n as u64);
+            let _ = writeln!(out, "{:>6}\t{line}", first.saturating_add(n as u64));
         }
         if out.is_empty() {
             out = format!("{} is empty (in the editor)", path.display());

@@ -59,7 +59,7 @@ pub fn updates(db: &Substrate, root: &Path, session: &str) -> anyhow::Result<Vec
                 }));
             }
             SessionItem::Todo(todo) => {
-                let items = serde_json::json!({"todos": todo.items});
+                let items = serde_json::json!({"items": todo.items});
                 out.push(SessionUpdate::Plan {
                     entries: tools::plan_entries(&items),
                 });

@@ -12,6 +12,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::{Notify, oneshot};
 
+/// Why a request was withdrawn (`session/cancel`).
+pub const WITHDRAWN: &str = "withdrawn: the turn was cancelled";
+
 /// What became of a request to the editor.
 pub type Reply = Result<Value, String>;
 
@@ -35,6 +38,8 @@ pub struct Link {
     /// The session whose turn began last (the editor's files are read
     /// for it).
     current: Mutex<Option<String>>,
+    /// The tool calls a question showed the editor before they began.
+    asked_about: Mutex<std::collections::HashSet<String>>,
 }
 
 /// Writes `line` and a newline to stdout, whole (a closed stdout: the
@@ -69,21 +74,23 @@ pub fn update(session: &str, update: SessionUpdate) {
 impl Link {
     /// Sends request `method` (for `session`) and waits for its answer.
     pub async fn request(&self, session: &str, method: &str, params: Value) -> Reply {
-        if self.closed.load(Ordering::Acquire) {
-            return Err("the editor closed its input: it cannot answer".into());
-        }
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
-        self.pending
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(
+        {
+            // (under the lock `close` clears: no waiter is left behind)
+            let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+            if self.closed.load(Ordering::Acquire) {
+                return Err("the editor closed its input: it cannot answer".into());
+            }
+            let session = session.to_owned();
+            pending.insert(
                 id,
                 Pending {
-                    session: session.to_owned(),
+                    session,
                     answer: tx,
                 },
             );
+        }
         emit(&rpc::request(&json!(id), method, params));
         rx.await
             .unwrap_or_else(|_| Err("the editor closed its input before it answered".into()))
@@ -115,7 +122,7 @@ impl Link {
             .collect();
         for id in ids {
             if let Some(waiter) = pending.remove(&id) {
-                let _ = waiter.answer.send(Err("cancelled".into()));
+                let _ = waiter.answer.send(Err(WITHDRAWN.into()));
             }
         }
     }
@@ -123,11 +130,9 @@ impl Link {
     /// The editor closed its input: every request waiting fails, and
     /// every later one at once.
     pub fn close(&self) {
+        let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
         self.closed.store(true, Ordering::Release);
-        self.pending
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clear();
+        pending.clear();
     }
 
     /// `session`'s interrupt, made for a turn starting on it.
@@ -160,6 +165,22 @@ impl Link {
         for notify in interrupts.values() {
             notify.notify_one();
         }
+    }
+
+    /// A question about tool call `id` showed it to the editor.
+    pub fn asked_about(&self, id: &str) {
+        self.asked_about
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id.to_owned());
+    }
+
+    /// Whether a question showed tool call `id` to the editor (once).
+    pub fn was_asked_about(&self, id: &str) -> bool {
+        self.asked_about
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(id)
     }
 
     /// A turn begins on `session`.

@@ -36,7 +36,10 @@ pub fn read(blocks: &[ContentBlock], root: &Path) -> Result<(String, Vec<PromptI
                 });
             }
             ContentBlock::ResourceLink { uri, name } => {
-                parts.push(format!("@{}", shown_path(uri, root).unwrap_or(name)));
+                parts.push(format!(
+                    "@{}",
+                    shown_path(uri, root).unwrap_or_else(|| name.clone())
+                ));
             }
             ContentBlock::Resource { resource } => match &resource.text {
                 Some(text) => parts.push(format!(
@@ -45,7 +48,7 @@ pub fn read(blocks: &[ContentBlock], root: &Path) -> Result<(String, Vec<PromptI
                 )),
                 None => parts.push(format!(
                     "@{}",
-                    shown_path(&resource.uri, root).unwrap_or(&resource.uri)
+                    shown_path(&resource.uri, root).unwrap_or_else(|| resource.uri.clone())
                 )),
             },
             ContentBlock::Unknown => {
@@ -66,16 +69,34 @@ pub fn read(blocks: &[ContentBlock], root: &Path) -> Result<(String, Vec<PromptI
     Ok((text, images))
 }
 
-/// A `file://` URI's path, relative to the project when inside it.
-fn shown_path<'a>(uri: &'a str, root: &Path) -> Option<&'a str> {
-    let path = uri.strip_prefix("file://")?;
-    let root = root.to_str()?;
-    Some(
-        path.strip_prefix(root)
-            .map(|p| p.trim_start_matches('/'))
-            .filter(|p| !p.is_empty())
-            .unwrap_or(path),
-    )
+/// A `file://` URI's path (percent-decoded), relative to the project
+/// when inside it.
+fn shown_path(uri: &str, root: &Path) -> Option<String> {
+    let path = decoded(uri.strip_prefix("file://")?)?;
+    let path = Path::new(&path);
+    Some(match path.strip_prefix(root) {
+        Ok(inside) if !inside.as_os_str().is_empty() => inside.display().to_string(),
+        _ => path.display().to_string(),
+    })
+}
+
+/// `text` with its `%XX` escapes decoded (none: not UTF-8 once decoded,
+/// or a bad escape).
+fn decoded(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 /// The skills a prompt may name as `/NAME` (those the configuration keeps).
@@ -175,6 +196,17 @@ mod tests {
             "look\n\n@src/a.rs\n\n<context ref=\"file:///p/b.rs\">\nfn b() {}\n</context>"
         );
         assert_eq!(images[0].media_type, "image/png");
+    }
+
+    #[test]
+    fn a_file_uri_is_decoded_and_made_relative_only_inside_the_project() {
+        let root = Path::new("/p");
+        assert_eq!(
+            shown_path("file:///p/my%20file.rs", root).unwrap(),
+            "my file.rs"
+        );
+        assert_eq!(shown_path("file:///pp/x.rs", root).unwrap(), "/pp/x.rs");
+        assert_eq!(shown_path("https://x", root), None);
     }
 
     #[test]

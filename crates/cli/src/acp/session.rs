@@ -245,7 +245,7 @@ impl Driver {
         let id = asked.session_id;
         let exists = hc_host::sessions::exists(self.engine.db(), &id)
             .map_err(|e| RpcError::new(rpc::INTERNAL_ERROR, format!("{e:#}")))?;
-        if !exists {
+        if !exists && !self.sessions.contains_key(&id) {
             return Err(RpcError::new(
                 rpc::RESOURCE_NOT_FOUND,
                 format!("no session {id} in the project at {}", self.root.display()),
@@ -273,20 +273,20 @@ impl Driver {
     fn prompt(&mut self, id: &Value, params: Value, turns: &mut Turns) -> Result<(), RpcError> {
         let asked: PromptRequest = read("session/prompt", params)?;
         let sid = asked.session_id.clone();
-        let (engine, root, link) = (
-            self.engine.clone(),
-            self.root.clone(),
-            Arc::clone(&self.link),
-        );
+        let busy = |why: String| RpcError::new(rpc::INVALID_REQUEST, why);
+        if let Some(other) = self.editor_files_busy(&sid) {
+            return Err(busy(format!(
+                "a turn is running on session {other}, and the editor's files are read for one turn \
+                 at a time: wait for its answer, or cancel it with session/cancel"
+            )));
+        }
+        let (engine, root) = (self.engine.clone(), self.root.clone());
         let mut config = self.base.clone();
         let session = self.session(&sid)?;
         if session.running.is_some() {
-            return Err(RpcError::new(
-                rpc::INVALID_REQUEST,
-                format!(
-                    "a turn is running on session {sid}: wait for its answer, or cancel it with session/cancel"
-                ),
-            ));
+            return Err(busy(format!(
+                "a turn is running on session {sid}: wait for its answer, or cancel it with session/cancel"
+            )));
         }
         let (text, images) = prompt::read(&asked.prompt, &root)?;
         let text = prompt::skill_call(&text, &root, &config).unwrap_or(text);
@@ -300,41 +300,35 @@ impl Driver {
         config.allow.extend(super::files::allowed(&config));
         session.running = Some(id.clone());
         session.cancelled = false;
-        link.set_current(&sid);
+        let mode = Arc::clone(&session.mode);
+        self.link.set_current(&sid);
         let answerer = EditorAnswerer {
-            interrupt: link.interrupt_for(&sid),
-            link,
+            interrupt: self.link.interrupt_for(&sid),
+            link: Arc::clone(&self.link),
             session: sid.clone(),
-            mode: Arc::clone(&session.mode),
+            mode,
         };
-        let id = id.clone();
-        turns.push(Box::pin(async move {
-            let mut sink = EditorSink::new(&sid, root);
-            let choice = hc_host::sessions::Choice::Known(sid.clone());
-            let turn = hc_host::turn::Turn {
-                prompt: &text,
-                config: &config,
-                pins: &[],
-                images: &[],
-                attached: &images,
-                session: &choice,
-                session_id: None,
-                confirm: &hc_host::confirm::NoOne,
-                started: Instant::now(),
-                checkout: false,
-                uuid: None,
-                fork: false,
-            };
-            let outcome = hc_host::turn::turn(&engine, turn, &mut sink, &answerer).await;
-            Done {
-                session: sid,
-                id,
-                outcome,
-                stop: sink.stop,
-                message: sink.stop_message,
-            }
-        }));
+        let sink = EditorSink::new(&sid, root, Arc::clone(&self.link));
+        let asked = Asked {
+            id: id.clone(),
+            session: sid,
+            text,
+            images,
+            config,
+        };
+        turns.push(Box::pin(turn(engine, asked, sink, answerer)));
         Ok(())
+    }
+
+    /// Another session's turn, while one runs and the editor's files are
+    /// served (they are read for the turn that began last).
+    fn editor_files_busy(&self, sid: &str) -> Option<&str> {
+        if self.base.hidden.is_empty() {
+            return None;
+        }
+        (self.sessions.iter())
+            .find(|(other, s)| s.running.is_some() && other.as_str() != sid)
+            .map(|(other, _)| other.as_str())
     }
 
     /// A turn's end: its prompt answered with how it stopped.
@@ -415,19 +409,33 @@ impl Driver {
             .filter(|m| !m.trim().is_empty())
             .ok_or_else(|| invalid("the model is a model's name, as a string"))?
             .to_owned();
+        let offered = self.models();
+        if !offered.contains(&model) {
+            return Err(invalid(format!(
+                "`{model}` is not one of the models offered ({})",
+                offered.join(", ")
+            )));
+        }
         self.session(&asked.session_id)?.model.clone_from(&model);
         Ok(json!({"configOptions": self.options(&model)}))
     }
 
-    /// The model as a config option, `current` chosen.
-    fn options(&self, current: &str) -> Vec<ConfigOption> {
-        let mut names: Vec<String> = vec![current.to_owned(), self.base.model.clone()];
+    /// The models a session may run on: the configured one, its
+    /// fallbacks, and Anthropic's current ones on Anthropic's API.
+    fn models(&self) -> Vec<String> {
+        let mut names: Vec<String> = vec![self.base.model.clone()];
         names.extend(self.base.fallback_models.iter().cloned());
         if self.base.api == agent::ApiKind::Anthropic {
             names.extend(MODELS.iter().map(|m| (*m).to_owned()));
         }
         let mut seen = std::collections::HashSet::new();
         names.retain(|n| seen.insert(n.clone()));
+        names
+    }
+
+    /// The model as a config option, `current` chosen.
+    fn options(&self, current: &str) -> Vec<ConfigOption> {
+        let names = self.models();
         vec![ConfigOption {
             id: "model".into(),
             name: "Model".into(),
@@ -467,6 +475,47 @@ impl Driver {
             available_commands: commands,
         };
         link::update(session, update);
+    }
+}
+
+/// A prompt, as its turn takes it.
+struct Asked {
+    id: Value,
+    session: String,
+    text: String,
+    images: Vec<agent::contract::PromptImage>,
+    config: agent::AgentConfig,
+}
+
+/// One turn of `asked`, shown on `sink`, its questions put to `answerer`.
+async fn turn(
+    engine: Engine,
+    asked: Asked,
+    mut sink: EditorSink,
+    answerer: EditorAnswerer,
+) -> Done {
+    let choice = hc_host::sessions::Choice::Known(asked.session.clone());
+    let turn = hc_host::turn::Turn {
+        prompt: &asked.text,
+        config: &asked.config,
+        pins: &[],
+        images: &[],
+        attached: &asked.images,
+        session: &choice,
+        session_id: None,
+        confirm: &hc_host::confirm::NoOne,
+        started: Instant::now(),
+        checkout: false,
+        uuid: None,
+        fork: false,
+    };
+    let outcome = hc_host::turn::turn(&engine, turn, &mut sink, &answerer).await;
+    Done {
+        session: asked.session,
+        id: asked.id,
+        outcome,
+        stop: sink.stop,
+        message: sink.stop_message,
     }
 }
 

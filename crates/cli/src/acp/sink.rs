@@ -4,13 +4,16 @@
 //! locations, an edit's diff, a shell's output as it comes), the todo
 //! tool's list as the `plan`.
 
-use super::link::update;
+use super::link::{Link, update};
 use super::tools;
 use agent::contract::{Answer, Notice, RunStop, ToolResult};
-use hc_acp::schema::{ContentBlock, SessionUpdate, ToolCallStatus, ToolCallUpdate};
+use hc_acp::schema::{
+    ContentBlock, SessionUpdate, ToolCall, ToolCallStatus, ToolCallUpdate, ToolKind,
+};
 use hc_host::follow::{Ended, Sink};
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// How much of a running shell's output a tool update shows (its end).
 const OUTPUT_SHOWN: usize = 16 * 1024;
@@ -19,6 +22,8 @@ const OUTPUT_SHOWN: usize = 16 * 1024;
 pub struct EditorSink {
     /// The session, as the editor knows it.
     session: String,
+    /// The link to the editor.
+    link: Arc<Link>,
     /// The project (paths are shown absolute).
     root: PathBuf,
     /// The calls the editor was told of.
@@ -35,9 +40,10 @@ pub struct EditorSink {
 
 impl EditorSink {
     /// A sink for a run on `session` in the project at `root`.
-    pub fn new(session: &str, root: PathBuf) -> EditorSink {
+    pub fn new(session: &str, root: PathBuf, link: Arc<Link>) -> EditorSink {
         EditorSink {
             session: session.to_owned(),
+            link,
             root,
             known: HashSet::new(),
             running: Vec::new(),
@@ -74,19 +80,28 @@ impl EditorSink {
             .filter(|s| !s.is_empty())
             .map(str::to_owned)
             .or_else(|| (!output.is_empty()).then(|| tail(&output, OUTPUT_SHOWN).to_owned()));
-        let mut end = ToolCallUpdate {
+        let content: Option<Vec<_>> = shown.map(|text| vec![tools::text(fenced(&text))]);
+        let asked = self.link.was_asked_about(id);
+        if self.known.insert(id.to_owned()) && !asked {
+            // (refused before it began: the editor hears of it once, ended)
+            self.send(SessionUpdate::ToolCall(ToolCall {
+                tool_call_id: id.to_owned(),
+                title: "A call that did not run".into(),
+                kind: ToolKind::Other,
+                status,
+                content: content.unwrap_or_default(),
+                locations: Vec::new(),
+                raw_input: serde_json::Value::Null,
+            }));
+            return;
+        }
+        self.send(SessionUpdate::ToolCallUpdate(ToolCallUpdate {
             tool_call_id: id.to_owned(),
             status: Some(status),
-            content: shown.map(|text| vec![tools::text(fenced(&text))]),
+            content,
             raw_output: exit.map(|code| serde_json::json!({"exit_code": code})),
             ..ToolCallUpdate::default()
-        };
-        if !self.known.contains(id) {
-            // (refused before it began: the editor hears of it once, ended)
-            end.title = Some("refused".into());
-            self.known.insert(id.to_owned());
-        }
-        self.send(SessionUpdate::ToolCallUpdate(end));
+        }));
     }
 
     /// The running shell a line of output belongs to: the last begun.
@@ -139,9 +154,12 @@ impl Sink for EditorSink {
                 exit_code,
                 ..
             } => self.finished(tool_use_id, *is_error, said.as_deref(), *exit_code),
-            Notice::Output { text, .. } => self.output(text),
             _ => {}
         }
+    }
+
+    fn tool_output(&mut self, text: &str) {
+        self.output(text);
     }
 
     fn tick(&mut self) {

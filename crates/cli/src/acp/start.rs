@@ -107,15 +107,14 @@ pub fn open(
             asked.cwd
         )));
     }
+    if let Some(taken) = files::reserved(&asked.mcp_servers) {
+        return Err(invalid(taken));
+    }
     let mut flags = flags.clone();
     if !asked.mcp_servers.is_empty() {
         flags
             .mcp_config
             .push(prompt::mcp_config(&asked.mcp_servers).to_string());
-    }
-    let editor_tools = files::replaced(&client.client_capabilities.fs);
-    if !editor_tools.is_empty() {
-        flags.mcp_config.push(files::config());
     }
     let failed = |e: anyhow::Error| RpcError::new(rpc::INTERNAL_ERROR, format!("{e:#}"));
     let ask = crate::trust::Ask::Never;
@@ -123,10 +122,15 @@ pub fn open(
         hc_host::open::Staged::at(cwd, hc_host::open::Find::OrInit, ask).map_err(failed)?;
     let (_, mut config) = crate::settings::resolve(&staged.files, &flags, true)
         .map_err(|e| invalid(format!("{e:#}")))?;
-    // (the editor's stand in for the built-ins: those are not offered)
-    config
-        .deny
-        .extend(editor_tools.iter().map(|t| (*t).to_owned()));
+    // the editor's files stand in for the built-ins (those are then not
+    // offered), unless the person's rules name them
+    let editor_tools = files::replaced(&client.client_capabilities.fs, &config);
+    if !editor_tools.is_empty() {
+        flags.mcp_config.push(files::config());
+        config
+            .hidden
+            .extend(editor_tools.iter().map(|t| (*t).to_owned()));
+    }
     if hc_host::turn::check_credentials(&config).is_err() {
         let var = match config.api {
             agent::ApiKind::Openai => "OPENAI_API_KEY",

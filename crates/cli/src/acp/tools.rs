@@ -41,7 +41,11 @@ pub fn title(program: &str, input: &Value) -> String {
     let pick = |k: &str| input[k].as_str().unwrap_or_default();
     match program {
         "read" => match (input["offset"].as_u64(), input["limit"].as_u64()) {
-            (Some(from), Some(n)) => format!("Read {} ({from}–{})", pick("file_path"), from + n),
+            (Some(from), Some(n)) => format!(
+                "Read {} ({from}–{})",
+                pick("file_path"),
+                from.saturating_add(n)
+            ),
             (Some(from), None) => format!("Read {} (from {from})", pick("file_path")),
             _ => format!("Read {}", pick("file_path")),
         },
@@ -140,9 +144,12 @@ pub fn text(text: impl Into<String>) -> ToolCallContent {
     }
 }
 
-/// The todo tool's items as ACP plan entries.
+/// The todo tool's items (its input's `items`) as ACP plan entries.
 pub fn plan_entries(input: &Value) -> Vec<hc_acp::schema::PlanEntry> {
-    let items = input["todos"].as_array().cloned().unwrap_or_default();
+    let items = (input["items"].as_array())
+        .or(input["todos"].as_array())
+        .cloned()
+        .unwrap_or_default();
     items
         .iter()
         .map(|item| hc_acp::schema::PlanEntry {
@@ -215,7 +222,7 @@ mod tests {
 
     #[test]
     fn todos_are_plan_entries() {
-        let entries = plan_entries(&json!({"todos": [
+        let entries = plan_entries(&json!({"items": [
             {"content": "a", "status": "completed", "activeForm": "A"},
             {"content": "b", "status": "in_progress"},
             {"content": "c", "status": "pending"}

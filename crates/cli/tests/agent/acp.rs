@@ -82,9 +82,9 @@ fn updates<'a>(all: &'a Value, kind: &str) -> Vec<&'a Value> {
 #[tokio::test(flavor = "multi_thread")]
 async fn an_editor_streams_a_turn_that_reads_edits_and_runs_a_command_with_permission() {
     let s = Setup::new(json!({"turns": [
-        reply(json!([text("Reading it first."), call("r1", "read", json!({"file_path": "a.txt"}))]), "tool_use"),
+        reply(json!([text("Reading it first."), call("t0", "todo", json!({"items": [{"content": "fix a.txt", "status": "in_progress"}]})), call("r1", "read", json!({"file_path": "a.txt"}))]), "tool_use"),
         reply(json!([call("e1", "edit", json!({"file_path": "a.txt", "old_string": "one", "new_string": "two"}))]), "tool_use"),
-        reply(json!([call("x1", "shell", json!({"command": "echo ran-it"}))]), "tool_use"),
+        reply(json!([call("x1", "shell", json!({"command": "echo ran-it; sleep 0.5; echo done-it"}))]), "tool_use"),
         reply(json!([text("Fixed.")]), "end_turn"),
     ]}))
     .await;
@@ -107,7 +107,12 @@ async fn an_editor_streams_a_turn_that_reads_edits_and_runs_a_command_with_permi
         .map(|u| u["content"]["text"].as_str().unwrap())
         .collect();
     assert_eq!(said, "Reading it first.Fixed.");
-    let calls = updates(all, "tool_call");
+    let plan = updates(all, "plan");
+    assert_eq!(plan[0]["entries"][0]["content"], "fix a.txt", "{all}");
+    assert_eq!(plan[0]["entries"][0]["status"], "in_progress");
+    let calls: Vec<&Value> = (updates(all, "tool_call").into_iter())
+        .filter(|c| c["toolCallId"] != "t0")
+        .collect();
     let kinds: Vec<&str> = calls.iter().map(|c| c["kind"].as_str().unwrap()).collect();
     assert_eq!(kinds, ["read", "edit", "execute"], "{all}");
     let path = s.root.join("a.txt").display().to_string();
@@ -117,7 +122,19 @@ async fn an_editor_streams_a_turn_that_reads_edits_and_runs_a_command_with_permi
         json!({"type": "diff", "path": path, "oldText": "one", "newText": "two"})
     );
     let ends = updates(all, "tool_call_update");
-    let shell_end = ends.iter().find(|u| u["toolCallId"] == "x1").unwrap();
+    // the shell's output as it came, before its end
+    let live = (ends.iter())
+        .find(|u| u["toolCallId"] == "x1" && u.get("status").is_none())
+        .unwrap_or_else(|| panic!("no output before the shell's end: {all}"));
+    assert!(
+        live["content"][0]["content"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("ran-it")
+    );
+    let shell_end = (ends.iter())
+        .find(|u| u["toolCallId"] == "x1" && u["status"] == "completed")
+        .unwrap();
     assert_eq!(shell_end["status"], "completed");
     assert!(
         shell_end["content"][0]["content"]["text"]
@@ -160,7 +177,8 @@ async fn an_editor_streams_a_turn_that_reads_edits_and_runs_a_command_with_permi
         updates(replayed, "user_message_chunk")[0]["content"]["text"],
         "fix a.txt"
     );
-    assert_eq!(updates(replayed, "tool_call").len(), 3, "{replayed}");
+    assert_eq!(updates(replayed, "tool_call").len(), 4, "{replayed}");
+    assert_eq!(updates(replayed, "plan").len(), 1, "{replayed}");
     for shown in [&["sessions", "--json"][..], &["agents", "--json"]] {
         let listed = s.out(shown).await;
         assert!(
@@ -174,7 +192,7 @@ async fn an_editor_streams_a_turn_that_reads_edits_and_runs_a_command_with_permi
 #[tokio::test(flavor = "multi_thread")]
 async fn the_agent_reads_and_edits_the_editors_unsaved_buffer_when_it_offers_its_files() {
     let s = Setup::new(json!({"turns": [
-        reply(json!([call("r1", "mcp__editor__read", json!({"file_path": "a.txt"}))]), "tool_use"),
+        reply(json!([call("r1", "mcp__editor__read", json!({"file_path": "a.txt"})), call("g1", "glob", json!({"pattern": "*.txt"})), call("r2", "mcp__editor__read", json!({"file_path": ".env"}))]), "tool_use"),
         reply(json!([call("e1", "mcp__editor__edit", json!({"file_path": "a.txt", "old_string": "unsaved", "new_string": "edited"}))]), "tool_use"),
         reply(json!([text("Done.")]), "end_turn"),
     ]}))
@@ -207,6 +225,16 @@ async fn the_agent_reads_and_edits_the_editors_unsaved_buffer_when_it_offers_its
         read["program"].as_str().unwrap().contains("editor"),
         "{read}"
     );
+    // the other tools are untouched; a file of secrets is not served
+    let glob = results.iter().find(|r| r["tool_use_id"] == "g1").unwrap();
+    assert_eq!(glob["is_error"], false, "{glob}");
+    assert!(glob["text"].as_str().unwrap().contains("a.txt"), "{glob}");
+    let secret = results.iter().find(|r| r["tool_use_id"] == "r2").unwrap();
+    assert_eq!(secret["is_error"], true, "{secret}");
+    assert!(
+        secret["text"].as_str().unwrap().contains("secrets"),
+        "{secret}"
+    );
     // the edit went to the editor (asked first), and the disk is untouched
     let written = out["written"].as_array().unwrap();
     assert_eq!(written.len(), 1, "{written:?}");
@@ -221,8 +249,9 @@ async fn the_agent_reads_and_edits_the_editors_unsaved_buffer_when_it_offers_its
         "saved on disk\n"
     );
     let calls = updates(&out["updates"], "tool_call");
-    assert_eq!(calls[1]["kind"], "edit", "{calls:?}");
-    assert_eq!(calls[1]["content"][0]["type"], "diff");
+    let edit = calls.iter().find(|c| c["toolCallId"] == "e1").unwrap();
+    assert_eq!(edit["kind"], "edit", "{calls:?}");
+    assert_eq!(edit["content"][0]["type"], "diff");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -260,12 +289,9 @@ async fn a_cancel_withdraws_the_pending_permission_and_ends_the_turn_cancelled()
     );
     let decisions = s.of_type(session, "permission-decision");
     assert_eq!(decisions[0]["decision"], "deny", "{decisions:?}");
-    assert!(
-        decisions[0]["message"]
-            .as_str()
-            .unwrap()
-            .contains("cancelled")
-    );
+    // withdrawn by the cancel, not answered by the editor's late word
+    let said = decisions[0]["message"].as_str().unwrap();
+    assert!(said.contains("withdrawn"), "{said}");
     let run = agent_run(&s, session);
     assert_eq!(run["stop_reason"], "interrupted", "{run}");
 }

@@ -72,6 +72,8 @@ pub trait Sink: Send {
     fn notice(&mut self, notice: &Notice);
     /// A running tool's latest line: its output's last, or its progress.
     fn progress(&mut self, _line: String) {}
+    /// A running tool's output as it comes (the `shell` program's), whole.
+    fn tool_output(&mut self, _text: &str) {}
     /// A reply was committed on the session (live).
     fn reply_committed(&mut self) {}
     /// Whether committed answers are wanted (each costs a read).
@@ -344,6 +346,7 @@ impl<'s> Follower<'s> {
                 // A tool's output as it runs: its last line, for the
                 // progress line.
                 Some(Notice::Output { text, .. }) => {
+                    self.sink.tool_output(&text);
                     if let Some(last) = text.lines().rfind(|l| !l.trim().is_empty()) {
                         self.sink.progress(last.trim().to_owned());
                     }
