@@ -310,6 +310,10 @@ impl Raw {
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .kill_on_drop(true);
+        Raw::of(command)
+    }
+
+    fn of(mut command: tokio::process::Command) -> Raw {
         let mut child = command.spawn().unwrap();
         let stdin = child.stdin.take();
         let lines = BufReader::new(child.stdout.take().unwrap()).lines();
@@ -406,6 +410,47 @@ async fn bad_lines_and_unknown_requests_are_answered_and_the_agent_lives_on() {
     assert_eq!(run["stop_reason"], "interrupted", "{run}");
     let decisions = s.of_type(&session, "permission-decision");
     assert_eq!(decisions[0]["decision"], "deny", "{decisions:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_editors_mcp_servers_serve_its_sessions_and_a_reserved_name_is_refused() {
+    let (python, server) = crate::mcp::python_server();
+    let s = Setup::new(json!({"turns": [
+        reply(json!([call("t1", "mcp__py__greet", json!({"name": "crab"}))]), "tool_use"),
+        reply(json!([text("greeted")]), "end_turn"),
+    ]}))
+    .await;
+    let mut command = s.hc(&["acp", "--allow", "mcp__py"]);
+    command
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true);
+    let mut acp = Raw::of(command);
+    acp.request(1, "initialize", json!({"protocolVersion": 1}))
+        .await;
+    acp.answer(1).await;
+    let cwd = s.root.display().to_string();
+    let taken = json!([{"name": "editor", "command": "true", "args": [], "env": []}]);
+    acp.request(2, "session/new", json!({"cwd": cwd, "mcpServers": taken}))
+        .await;
+    let refused = acp.answer(2).await;
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    let py = json!([{"name": "py", "command": python, "args": [server],
+        "env": [{"name": "FIXTURE_TOKEN", "value": "from-the-editor"}]}]);
+    acp.request(3, "session/new", json!({"cwd": cwd, "mcpServers": py}))
+        .await;
+    let made = acp.answer(3).await;
+    let session = made["result"]["sessionId"].as_str().unwrap().to_owned();
+    let prompt = json!({"sessionId": session, "prompt": [{"type": "text", "text": "greet"}]});
+    acp.request(4, "session/prompt", prompt).await;
+    assert_eq!(acp.answer(4).await["result"]["stopReason"], "end_turn");
+    drop(acp.stdin.take());
+    acp.child.wait().await.unwrap();
+    let results = s.of_type(&session, "tool-result");
+    assert_eq!(
+        results[0]["text"], "hello crab; token=from-the-editor",
+        "{results:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
