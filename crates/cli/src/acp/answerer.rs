@@ -167,7 +167,12 @@ impl Ask<'_> {
             Ok(other) => {
                 decision.message = Some(format!("the editor picked no option hc gave ({other})"));
             }
-            Err(why) => decision.message = Some(format!("the editor did not allow it: {why}")),
+            Err(why) => {
+                // (withdrawn by a cancel, or the editor gone: the run stops
+                // with it, whatever order the interrupt and this are read in)
+                decision.interrupt = why == super::link::WITHDRAWN || why == super::link::GONE;
+                decision.message = Some(format!("the editor did not allow it: {why}"));
+            }
         }
         decision
     }

@@ -15,6 +15,9 @@ use tokio::sync::{Notify, oneshot};
 /// Why a request was withdrawn (`session/cancel`).
 pub const WITHDRAWN: &str = "withdrawn: the turn was cancelled";
 
+/// Why a request has no answer: the editor closed its input.
+pub const GONE: &str = "the editor closed its input: it cannot answer";
+
 /// What became of a request to the editor.
 pub type Reply = Result<Value, String>;
 
@@ -80,7 +83,7 @@ impl Link {
             // (under the lock `close` clears: no waiter is left behind)
             let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
             if self.closed.load(Ordering::Acquire) {
-                return Err("the editor closed its input: it cannot answer".into());
+                return Err(GONE.into());
             }
             let session = session.to_owned();
             pending.insert(
@@ -92,8 +95,7 @@ impl Link {
             );
         }
         emit(&rpc::request(&json!(id), method, params));
-        rx.await
-            .unwrap_or_else(|_| Err("the editor closed its input before it answered".into()))
+        rx.await.unwrap_or_else(|_| Err(GONE.into()))
     }
 
     /// An answer from the editor: to whoever waits for it.

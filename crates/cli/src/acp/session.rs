@@ -129,8 +129,8 @@ impl Driver {
                         // the editor is gone: what runs is interrupted,
                         // recorded, and ends
                         closed = true;
-                        self.link.close();
                         self.link.interrupt_all();
+                        self.link.close();
                     }
                 },
                 Some(done) = turns.next(), if !turns.is_empty() => self.ended(done),
@@ -377,8 +377,8 @@ impl Driver {
         };
         if session.running.is_some() {
             session.cancelled = true;
-            self.link.withdraw(&asked.session_id);
             self.link.interrupt(&asked.session_id);
+            self.link.withdraw(&asked.session_id);
         }
     }
 
