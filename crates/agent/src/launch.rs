@@ -33,7 +33,7 @@ pub fn new_session(prompt: &str) -> (String, Declaration) {
 
 /// [`new_session`], named by a program (`--session-id`) when `name` is given.
 pub fn new_named_session(prompt: &str, name: Option<&str>) -> (String, Declaration) {
-    let id = substrate::ids::new_id("s");
+    let id = new_session_id();
     let declaration = session_declaration(&id, prompt, name);
     (id, declaration)
 }

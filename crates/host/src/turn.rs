@@ -49,6 +49,32 @@ pub struct Turn<'a> {
     pub fork: bool,
 }
 
+impl<'a> Turn<'a> {
+    /// A turn of `prompt` on `session` and nothing else asked of it: no
+    /// pins or images, no name, no checkout or fork, timed from now.
+    pub fn of(
+        prompt: &'a str,
+        config: &'a agent::AgentConfig,
+        session: &'a Choice,
+        confirm: &'a dyn Confirm,
+    ) -> Turn<'a> {
+        Turn {
+            prompt,
+            config,
+            pins: &[],
+            images: &[],
+            attached: &[],
+            session,
+            session_id: None,
+            confirm,
+            started: Instant::now(),
+            checkout: false,
+            uuid: None,
+            fork: false,
+        }
+    }
+}
+
 /// How a run ended.
 pub struct Finished {
     /// Its exit code.
@@ -205,18 +231,7 @@ async fn follow_to_end(
 
 /// Refuses early, with what to set, when the default API has no key.
 pub fn check_credentials(config: &agent::AgentConfig) -> Result<()> {
-    let set = |v: &str| std::env::var(v).is_ok_and(|x| !x.trim().is_empty());
-    let missing = match config.api {
-        agent::ApiKind::Anthropic => {
-            !set("ANTHROPIC_API_KEY") && !set("ANTHROPIC_AUTH_TOKEN") && !set("ANTHROPIC_BASE_URL")
-        }
-        agent::ApiKind::Openai => !set("OPENAI_API_KEY") && !set("OPENAI_BASE_URL"),
-    };
-    if missing {
-        let var = match config.api {
-            agent::ApiKind::Anthropic => "ANTHROPIC_API_KEY",
-            agent::ApiKind::Openai => "OPENAI_API_KEY",
-        };
+    if let Some(var) = missing_key(config.api) {
         return Err(exit(
             1,
             format!(
@@ -225,6 +240,21 @@ pub fn check_credentials(config: &agent::AgentConfig) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// The variable to set when API `api` cannot be reached (none of its key,
+/// token or base URL is set); `None` when it can.
+pub fn missing_key(api: agent::ApiKind) -> Option<&'static str> {
+    let set = |v: &str| std::env::var(v).is_ok_and(|x| !x.trim().is_empty());
+    match api {
+        agent::ApiKind::Anthropic => (!set("ANTHROPIC_API_KEY")
+            && !set("ANTHROPIC_AUTH_TOKEN")
+            && !set("ANTHROPIC_BASE_URL"))
+        .then_some("ANTHROPIC_API_KEY"),
+        agent::ApiKind::Openai => {
+            (!set("OPENAI_API_KEY") && !set("OPENAI_BASE_URL")).then_some("OPENAI_API_KEY")
+        }
+    }
 }
 
 /// The images of `--image` (or a chat message), read; one that cannot be

@@ -9,7 +9,9 @@
 //! editor. Only paths inside the project are served.
 
 use super::link::Link;
+use super::tools::Input;
 use hc_acp::schema::FsCapabilities;
+use serde::Deserialize;
 use serde_json::{Value, json};
 use std::fmt::Write as _;
 use std::path::{Component, Path, PathBuf};
@@ -77,6 +79,89 @@ pub fn config() -> String {
     json!({"mcpServers": {SERVER: {"type": "sdk"}}}).to_string()
 }
 
+/// The path `given` names, absolute, if the editor's files serve it: inside
+/// the project as written and as links resolve it (the nearest part that
+/// exists), not a file of secrets (`.env`: the built-in read asks for one;
+/// this refuses), and — to be written — not in a directory every tool is
+/// kept from writing (`.git`, `.hermitcrab`: the editor writes outside
+/// hc's containment, so its rule is kept here).
+pub fn served(root: &Path, given: &str, writes: bool) -> Result<PathBuf, String> {
+    if given.is_empty() {
+        return Err("file_path is missing".into());
+    }
+    let path = root.join(given);
+    let outside = || {
+        format!(
+            "{given} is outside the project; the editor's files are served only inside {}",
+            root.display()
+        )
+    };
+    if path.components().any(|c| c == Component::ParentDir) || !path.starts_with(root) {
+        return Err(outside());
+    }
+    let real_root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let real = (path.ancestors())
+        .find_map(|p| std::fs::canonicalize(p).ok())
+        .unwrap_or_else(|| real_root.clone());
+    if !real.starts_with(&real_root) {
+        return Err(outside());
+    }
+    if agent::permissions::command::paths::is_secret(&path) {
+        return Err(format!(
+            "{given} holds secrets by convention; the editor's files do not serve it (ask the person)"
+        ));
+    }
+    let kept = |under: &Path, p: &Path| {
+        (p.strip_prefix(under).into_iter())
+            .flat_map(Path::components)
+            .any(|c| {
+                contain::policy::PROTECTED_NAMES
+                    .iter()
+                    .any(|n| c.as_os_str() == *n)
+            })
+    };
+    if writes && (kept(root, &path) || kept(&real_root, &real)) {
+        return Err(format!(
+            "{given} is in .git or .hermitcrab, which no tool may write; the editor's files do not write it"
+        ));
+    }
+    Ok(path)
+}
+
+/// What the bridge forwards: an MCP message for the server.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct Forwarded {
+    message: Message,
+}
+
+/// An MCP message, as far as the server reads it.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct Message {
+    /// Its id (`null`: a notification).
+    id: Value,
+    method: String,
+    params: Params,
+}
+
+/// An MCP message's params: `initialize`'s version, a `tools/call`'s
+/// tool and arguments.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct Params {
+    #[serde(rename = "protocolVersion")]
+    protocol_version: Option<String>,
+    name: String,
+    arguments: Input,
+}
+
+/// The editor's answer to `fs/read_text_file`.
+#[derive(Deserialize)]
+struct ReadAnswer {
+    content: String,
+}
+
 /// The server: MCP messages in, the editor's files behind them.
 pub struct EditorFiles {
     /// The link to the editor.
@@ -90,17 +175,17 @@ pub struct EditorFiles {
 impl hc_web::bridge::Forward for EditorFiles {
     fn request(&self, request: Value) -> hc_web::bridge::Answer<'_> {
         Box::pin(async move {
-            let message = &request["message"];
-            let id = message["id"].clone();
-            let outcome = match message["method"].as_str().unwrap_or_default() {
+            let message = Forwarded::deserialize(&request).unwrap_or_default().message;
+            let id = message.id;
+            let outcome = match message.method.as_str() {
                 "initialize" => Ok(json!({
-                    "protocolVersion": message["params"]["protocolVersion"].as_str().unwrap_or("2025-06-18"),
+                    "protocolVersion": message.params.protocol_version.as_deref().unwrap_or("2025-06-18"),
                     "capabilities": {"tools": {}},
                     "serverInfo": {"name": SERVER, "version": env!("CARGO_PKG_VERSION")},
                 })),
                 "ping" => Ok(json!({})),
                 "tools/list" => Ok(json!({"tools": self.list()})),
-                "tools/call" => Ok(self.call(&message["params"]).await),
+                "tools/call" => Ok(self.call(&message.params).await),
                 // (notifications: acknowledged)
                 _ if id.is_null() => Ok(Value::Null),
                 other => Err(format!("the editor's server does not serve `{other}`")),
@@ -142,16 +227,18 @@ impl EditorFiles {
     }
 
     /// A `tools/call`: its result (a failure is a result with `isError`).
-    async fn call(&self, params: &Value) -> Value {
-        let input = &params["arguments"];
-        let name = params["name"].as_str().unwrap_or_default();
-        let done = match self.path(input) {
+    async fn call(&self, params: &Params) -> Value {
+        let input = &params.arguments;
+        let name = params.name.as_str();
+        let given = input.file_path.as_deref().unwrap_or_default();
+        let writes = name != "read";
+        let done = match served(&self.root, given, writes) {
             Err(why) => Err(why),
             Ok(_) if !self.tools.contains(&name) => Err(format!("no tool `{name}` here")),
             Ok(path) => match name {
                 "read" => self.read(&path, input).await,
                 "write" => {
-                    self.write(&path, input["content"].as_str().unwrap_or_default())
+                    self.write(&path, input.content.as_deref().unwrap_or_default())
                         .await
                 }
                 _ => self.edit(&path, input).await,
@@ -162,39 +249,6 @@ impl EditorFiles {
             Err(why) => (why, true),
         };
         json!({"content": [{"type": "text", "text": text}], "isError": failed})
-    }
-
-    /// The call's path, absolute, inside the project — as written and as
-    /// links resolve it (the nearest part that exists) — and not a file of
-    /// secrets (`.env`: the built-in read asks for one; this one refuses).
-    fn path(&self, input: &Value) -> Result<PathBuf, String> {
-        let given = input["file_path"].as_str().filter(|p| !p.is_empty());
-        let given = given.ok_or("file_path is missing")?;
-        let path = self.root.join(given);
-        let outside = || {
-            format!(
-                "{given} is outside the project; the editor's files are served only inside {}",
-                self.root.display()
-            )
-        };
-        let up = path.components().any(|c| c == Component::ParentDir);
-        if up || !path.starts_with(&self.root) {
-            return Err(outside());
-        }
-        let root = std::fs::canonicalize(&self.root).unwrap_or_else(|_| self.root.clone());
-        let real = path
-            .ancestors()
-            .find_map(|p| std::fs::canonicalize(p).ok())
-            .unwrap_or_else(|| root.clone());
-        if !real.starts_with(&root) {
-            return Err(outside());
-        }
-        if agent::permissions::command::paths::is_secret(&path) {
-            return Err(format!(
-                "{given} holds secrets by convention; the editor's files do not serve it (ask the person)"
-            ));
-        }
-        Ok(path)
     }
 
     /// Asks the editor; its answer's result.
@@ -221,15 +275,14 @@ impl EditorFiles {
             params["limit"] = json!(clamp(limit));
         }
         let read = self.ask("fs/read_text_file", params).await?;
-        let content = read["content"].as_str();
-        Ok(content
-            .ok_or("the editor's answer has no content")?
-            .to_owned())
+        let read = ReadAnswer::deserialize(&read)
+            .map_err(|e| format!("the editor's answer to fs/read_text_file: {e}"))?;
+        Ok(read.content)
     }
 
-    async fn read(&self, path: &Path, input: &Value) -> Result<String, String> {
-        let from = input["offset"].as_u64().filter(|n| *n > 0);
-        let text = self.text_of(path, from, input["limit"].as_u64()).await?;
+    async fn read(&self, path: &Path, input: &Input) -> Result<String, String> {
+        let from = input.offset.filter(|n| *n > 0);
+        let text = self.text_of(path, from, input.limit).await?;
         let mut out = String::new();
         let first = from.unwrap_or(1);
         for (n, line) in text.lines().enumerate() {
@@ -251,16 +304,15 @@ impl EditorFiles {
         ))
     }
 
-    async fn edit(&self, path: &Path, input: &Value) -> Result<String, String> {
-        let old = input["old_string"].as_str().unwrap_or_default();
-        let new = input["new_string"].as_str().unwrap_or_default();
+    async fn edit(&self, path: &Path, input: &Input) -> Result<String, String> {
+        let old = input.old_string.as_deref().unwrap_or_default();
+        let new = input.new_string.as_deref().unwrap_or_default();
         if old.is_empty() || old == new {
             return Err("old_string must be given and differ from new_string".into());
         }
         let text = self.text_of(path, None, None).await?;
         let found = text.matches(old).count();
-        let all = input["replace_all"].as_bool().unwrap_or(false);
-        let changed = match (found, all) {
+        let changed = match (found, input.replace_all) {
             (0, _) => {
                 return Err(format!(
                     "old_string is not in {} (as the editor has it)",
@@ -280,5 +332,33 @@ impl EditorFiles {
             "edited {} through the editor ({found} replaced)",
             path.display()
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_projects_files_are_served_and_none_kept_from_writing() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+        std::fs::write(root.join("a.txt"), "a").unwrap();
+        assert_eq!(served(&root, "a.txt", true).unwrap(), root.join("a.txt"));
+        assert!(served(&root, "new/b.txt", true).is_ok());
+        // reading .git is a read; writing it is refused, by name or by link
+        assert!(served(&root, ".git/config", false).is_ok());
+        assert!(served(&root, ".git/hooks/post-checkout", true).is_err());
+        std::os::unix::fs::symlink(root.join(".git"), root.join("docs")).unwrap();
+        assert!(served(&root, "docs/hooks/post-checkout", true).is_err());
+        // outside, by path or by link; secrets
+        let away = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(away.path(), root.join("away")).unwrap();
+        assert!(served(&root, "away/x", false).is_err());
+        assert!(served(&root, "../x", false).is_err());
+        assert!(served(&root, "/etc/passwd", false).is_err());
+        assert!(served(&root, ".env", false).is_err());
+        assert!(served(&root, "", false).is_err());
     }
 }

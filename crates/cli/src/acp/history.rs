@@ -43,8 +43,14 @@ pub fn updates(db: &Substrate, root: &Path, session: &str) -> anyhow::Result<Vec
             }
             SessionItem::ToolCall(call) => {
                 let status = ToolCallStatus::InProgress;
-                let begun =
-                    tools::call(root, &call.tool_use_id, &call.program, &call.input, status);
+                let begun = tools::told(
+                    root,
+                    &call.tool_use_id,
+                    &call.program,
+                    &call.input,
+                    status,
+                    false,
+                );
                 out.push(SessionUpdate::ToolCall(begun));
             }
             SessionItem::ToolResult(result) => {
@@ -58,12 +64,9 @@ pub fn updates(db: &Substrate, root: &Path, session: &str) -> anyhow::Result<Vec
                     ..ToolCallUpdate::default()
                 }));
             }
-            SessionItem::Todo(todo) => {
-                let items = serde_json::json!({"items": todo.items});
-                out.push(SessionUpdate::Plan {
-                    entries: tools::plan_entries(&items),
-                });
-            }
+            SessionItem::Todo(todo) => out.push(SessionUpdate::Plan {
+                entries: tools::plan_entries(&todo.items),
+            }),
             _ => {}
         }
     }

@@ -23,7 +23,6 @@ use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Instant;
 use tokio::sync::mpsc::UnboundedReceiver;
 
 /// The methods that name a session.
@@ -496,18 +495,13 @@ async fn turn(
 ) -> Done {
     let choice = hc_host::sessions::Choice::Known(asked.session.clone());
     let turn = hc_host::turn::Turn {
-        prompt: &asked.text,
-        config: &asked.config,
-        pins: &[],
-        images: &[],
         attached: &asked.images,
-        session: &choice,
-        session_id: None,
-        confirm: &hc_host::confirm::NoOne,
-        started: Instant::now(),
-        checkout: false,
-        uuid: None,
-        fork: false,
+        ..hc_host::turn::Turn::of(
+            &asked.text,
+            &asked.config,
+            &choice,
+            &hc_host::confirm::NoOne,
+        )
     };
     let outcome = hc_host::turn::turn(&engine, turn, &mut sink, &answerer).await;
     Done {

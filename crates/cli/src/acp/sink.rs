@@ -59,7 +59,7 @@ impl EditorSink {
 
     fn started(&mut self, id: &str, program: &str, input: &serde_json::Value) {
         if agent::names::program_of(program) == "todo" {
-            let entries = tools::plan_entries(input);
+            let entries = tools::plan_entries(&tools::Input::of(input).items);
             self.send(SessionUpdate::Plan { entries });
         }
         let call = tools::call(&self.root, id, program, input, ToolCallStatus::InProgress);

@@ -60,15 +60,8 @@ fn initialize(params: &Value, client: &mut InitializeRequest) -> Result<Value, R
 
 /// The variable to set when no model API can be reached (none: one can).
 fn missing_key() -> Option<&'static str> {
-    let set = |v: &str| std::env::var(v).is_ok_and(|x| !x.trim().is_empty());
-    let any = [
-        "ANTHROPIC_API_KEY",
-        "ANTHROPIC_AUTH_TOKEN",
-        "ANTHROPIC_BASE_URL",
-        "OPENAI_API_KEY",
-        "OPENAI_BASE_URL",
-    ];
-    (!any.iter().any(|v| set(v))).then_some("ANTHROPIC_API_KEY")
+    use hc_host::turn::missing_key;
+    missing_key(agent::ApiKind::Openai).and(missing_key(agent::ApiKind::Anthropic))
 }
 
 /// The error saying which variable to set.
@@ -131,11 +124,7 @@ pub fn open(
             .hidden
             .extend(editor_tools.iter().map(|t| (*t).to_owned()));
     }
-    if hc_host::turn::check_credentials(&config).is_err() {
-        let var = match config.api {
-            agent::ApiKind::Openai => "OPENAI_API_KEY",
-            agent::ApiKind::Anthropic => "ANTHROPIC_API_KEY",
-        };
+    if let Some(var) = hc_host::turn::missing_key(config.api) {
         return Err(auth_required(var));
     }
     let prepared = staged.prepare(false).map_err(failed)?;

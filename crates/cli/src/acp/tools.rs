@@ -2,7 +2,9 @@
 //! it touches (with lines), and — for an edit or a write — the change as
 //! ACP's diff content, from the call's input.
 
+use agent::contract::{TodoItem, TodoStatus};
 use hc_acp::schema::{ContentBlock, Location, ToolCall, ToolCallContent, ToolCallStatus, ToolKind};
+use serde::Deserialize;
 use serde_json::Value;
 use std::path::Path;
 
@@ -35,24 +37,64 @@ pub fn kind(program: &str) -> ToolKind {
     }
 }
 
+/// A tool call's input, as far as an editor is shown it (every field
+/// optional: a tool of another vocabulary has none of them).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Input {
+    /// read, write, edit.
+    pub file_path: Option<String>,
+    /// read: the line it starts at.
+    pub offset: Option<u64>,
+    /// read: how many lines.
+    pub limit: Option<u64>,
+    /// write: the whole new text.
+    pub content: Option<String>,
+    /// edit: what is replaced.
+    pub old_string: Option<String>,
+    /// edit: what replaces it.
+    pub new_string: Option<String>,
+    /// edit: every occurrence.
+    pub replace_all: bool,
+    /// shell.
+    pub command: Option<String>,
+    /// web-fetch.
+    pub url: Option<String>,
+    /// glob, grep: where.
+    pub path: Option<String>,
+    /// todo: the list.
+    pub items: Vec<TodoItem>,
+}
+
+impl Input {
+    /// `input` read (one that does not read as this: none of it).
+    pub fn of(input: &Value) -> Input {
+        Input::deserialize(input).unwrap_or_default()
+    }
+
+    fn file(&self) -> Option<&str> {
+        self.file_path.as_deref().filter(|p| !p.is_empty())
+    }
+}
+
 /// The call in a few words, as an editor titles it.
 pub fn title(program: &str, input: &Value) -> String {
     let program = base(program);
-    let pick = |k: &str| input[k].as_str().unwrap_or_default();
+    let given = Input::of(input);
+    let file = given.file().unwrap_or_default();
     match program {
-        "read" => match (input["offset"].as_u64(), input["limit"].as_u64()) {
-            (Some(from), Some(n)) => format!(
-                "Read {} ({from}–{})",
-                pick("file_path"),
-                from.saturating_add(n)
-            ),
-            (Some(from), None) => format!("Read {} (from {from})", pick("file_path")),
-            _ => format!("Read {}", pick("file_path")),
+        "read" => match (given.offset, given.limit) {
+            (Some(from), Some(n)) => format!("Read {file} ({from}–{})", from.saturating_add(n)),
+            (Some(from), None) => format!("Read {file} (from {from})"),
+            _ => format!("Read {file}"),
         },
-        "write" => format!("Write {}", pick("file_path")),
-        "edit" => format!("Edit {}", pick("file_path")),
-        "shell" => format!("`{}`", hc_host::text::cut(pick("command"), 120)),
-        "web-fetch" => format!("Fetch {}", pick("url")),
+        "write" => format!("Write {file}"),
+        "edit" => format!("Edit {file}"),
+        "shell" => format!(
+            "`{}`",
+            hc_host::text::cut(given.command.as_deref().unwrap_or_default(), 120)
+        ),
+        "web-fetch" => format!("Fetch {}", given.url.as_deref().unwrap_or_default()),
         "todo" => "Update the plan".to_owned(),
         _ => format!("{program}: {}", hc_host::describe::summary(program, input)),
     }
@@ -68,51 +110,50 @@ fn absolute(root: &Path, path: &str) -> String {
 }
 
 /// The files the call touches, with the line it starts at when known.
-pub fn locations(root: &Path, program: &str, input: &Value) -> Vec<Location> {
-    let pick = |k: &str| input[k].as_str().filter(|p| !p.is_empty());
-    match base(program) {
-        "read" | "write" | "edit" => pick("file_path")
-            .map(|p| Location {
-                path: absolute(root, p),
-                line: input["offset"].as_u64(),
-            })
-            .into_iter()
-            .collect(),
-        "glob" | "grep" => pick("path")
-            .map(|p| Location {
-                path: absolute(root, p),
-                line: None,
-            })
-            .into_iter()
-            .collect(),
-        _ => Vec::new(),
-    }
+pub fn locations(root: &Path, program: &str, input: &Input) -> Vec<Location> {
+    let (path, line) = match base(program) {
+        "read" | "write" | "edit" => (input.file(), input.offset),
+        "glob" | "grep" => (input.path.as_deref().filter(|p| !p.is_empty()), None),
+        _ => (None, None),
+    };
+    (path.into_iter())
+        .map(|p| Location {
+            path: absolute(root, p),
+            line,
+        })
+        .collect()
+}
+
+/// What a write replaces: the file as it is now, when the editor's files
+/// would serve it (inside the project, no secrets) and it is a text file of
+/// at most [`DIFF_READ_BYTES`]; `hc acp` reads it outside containment, so
+/// never more than that.
+fn old_text(root: &Path, given: &str) -> Option<String> {
+    let path = super::files::served(root, given, false).ok()?;
+    std::fs::metadata(&path)
+        .ok()
+        .filter(|m| m.is_file() && m.len() <= DIFF_READ_BYTES)
+        .and_then(|_| std::fs::read_to_string(&path).ok())
 }
 
 /// What an edit or a write changes, as ACP's diff: an edit's old and new
-/// strings; a write's whole new text against the file as it is now (none
-/// when it does not exist yet, or is too large to show).
-pub fn diff(root: &Path, program: &str, input: &Value) -> Option<ToolCallContent> {
-    let path = input["file_path"].as_str().filter(|p| !p.is_empty())?;
-    let path = absolute(root, path);
+/// strings; a write's whole new text against the file as it is `now`
+/// (none when it does not exist yet, is too large to show, or the call is
+/// told from the record: the disk is no longer what it replaced).
+pub fn diff(root: &Path, program: &str, input: &Input, now: bool) -> Option<ToolCallContent> {
+    let given = input.file()?;
+    let path = absolute(root, given);
     match base(program) {
         "edit" => Some(ToolCallContent::Diff {
             path,
-            old_text: Some(input["old_string"].as_str()?.to_owned()),
-            new_text: input["new_string"].as_str()?.to_owned(),
+            old_text: Some(input.old_string.clone()?),
+            new_text: input.new_string.clone()?,
         }),
-        "write" => {
-            let new_text = input["content"].as_str()?.to_owned();
-            let old_text = std::fs::metadata(&path)
-                .ok()
-                .filter(|m| m.is_file() && m.len() <= DIFF_READ_BYTES)
-                .and_then(|_| std::fs::read_to_string(&path).ok());
-            Some(ToolCallContent::Diff {
-                path,
-                old_text,
-                new_text,
-            })
-        }
+        "write" => Some(ToolCallContent::Diff {
+            path,
+            old_text: now.then(|| old_text(root, given)).flatten(),
+            new_text: input.content.clone()?,
+        }),
         _ => None,
     }
 }
@@ -126,13 +167,27 @@ pub fn call(
     input: &Value,
     status: ToolCallStatus,
 ) -> ToolCall {
+    told(root, id, program, input, status, true)
+}
+
+/// [`call`], its write's diff read from the disk `now`, or not (a call
+/// told again from the record).
+pub fn told(
+    root: &Path,
+    id: &str,
+    program: &str,
+    input: &Value,
+    status: ToolCallStatus,
+    now: bool,
+) -> ToolCall {
+    let given = Input::of(input);
     ToolCall {
         tool_call_id: id.to_owned(),
         title: title(program, input),
         kind: kind(program),
         status,
-        content: diff(root, program, input).into_iter().collect(),
-        locations: locations(root, program, input),
+        content: diff(root, program, &given, now).into_iter().collect(),
+        locations: locations(root, program, &given),
         raw_input: input.clone(),
     }
 }
@@ -144,21 +199,16 @@ pub fn text(text: impl Into<String>) -> ToolCallContent {
     }
 }
 
-/// The todo tool's items (its input's `items`) as ACP plan entries.
-pub fn plan_entries(input: &Value) -> Vec<hc_acp::schema::PlanEntry> {
-    let items = (input["items"].as_array())
-        .or(input["todos"].as_array())
-        .cloned()
-        .unwrap_or_default();
-    items
-        .iter()
+/// The todo tool's items as ACP plan entries.
+pub fn plan_entries(items: &[TodoItem]) -> Vec<hc_acp::schema::PlanEntry> {
+    (items.iter())
         .map(|item| hc_acp::schema::PlanEntry {
-            content: item["content"].as_str().unwrap_or_default().to_owned(),
+            content: item.content.clone(),
             priority: "medium".to_owned(),
-            status: match item["status"].as_str() {
-                Some("in_progress") => "in_progress",
-                Some("completed") => "completed",
-                _ => "pending",
+            status: match item.status {
+                TodoStatus::InProgress => "in_progress",
+                TodoStatus::Completed => "completed",
+                TodoStatus::Pending => "pending",
             }
             .to_owned(),
         })
@@ -194,14 +244,14 @@ mod tests {
         let root = Path::new("/p");
         let input = json!({"file_path": "src/a.rs", "old_string": "a", "new_string": "b"});
         assert_eq!(
-            diff(root, "edit", &input),
+            diff(root, "edit", &Input::of(&input), true),
             Some(ToolCallContent::Diff {
                 path: "/p/src/a.rs".into(),
                 old_text: Some("a".into()),
                 new_text: "b".into()
             })
         );
-        let at = locations(root, "edit", &input);
+        let at = locations(root, "edit", &Input::of(&input));
         assert_eq!(at[0].path, "/p/src/a.rs");
     }
 
@@ -209,12 +259,16 @@ mod tests {
     fn a_new_file_is_a_diff_from_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let input = json!({"file_path": "new.txt", "content": "hi\n"});
-        let Some(ToolCallContent::Diff { old_text, .. }) = diff(dir.path(), "write", &input) else {
+        let Some(ToolCallContent::Diff { old_text, .. }) =
+            diff(dir.path(), "write", &Input::of(&input), true)
+        else {
             panic!("no diff");
         };
         assert_eq!(old_text, None);
         std::fs::write(dir.path().join("new.txt"), "was\n").unwrap();
-        let Some(ToolCallContent::Diff { old_text, .. }) = diff(dir.path(), "write", &input) else {
+        let Some(ToolCallContent::Diff { old_text, .. }) =
+            diff(dir.path(), "write", &Input::of(&input), true)
+        else {
             panic!("no diff");
         };
         assert_eq!(old_text.as_deref(), Some("was\n"));
@@ -222,11 +276,14 @@ mod tests {
 
     #[test]
     fn todos_are_plan_entries() {
-        let entries = plan_entries(&json!({"items": [
-            {"content": "a", "status": "completed", "activeForm": "A"},
-            {"content": "b", "status": "in_progress"},
-            {"content": "c", "status": "pending"}
-        ]}));
+        let entries = plan_entries(
+            &Input::of(&json!({"items": [
+                {"content": "a", "status": "completed", "activeForm": "A"},
+                {"content": "b", "status": "in_progress"},
+                {"content": "c", "status": "pending"}
+            ]}))
+            .items,
+        );
         let statuses: Vec<&str> = entries.iter().map(|e| e.status.as_str()).collect();
         assert_eq!(statuses, ["completed", "in_progress", "pending"]);
     }

@@ -12,7 +12,6 @@ use hc_host::exit::exit;
 use hc_host::open::{Find, Staged, runtime};
 use hc_host::sessions::Choice;
 use hc_host::turn::Turn;
-use std::time::Instant;
 
 /// `hc replay`.
 pub fn replay(session: Option<String>, at: Option<usize>, flags: SettingFlags) -> Result<()> {
@@ -63,20 +62,7 @@ async fn run_prompts(
     let mut replayed: Option<String> = None;
     for prompt in hc_host::replay::prompts(engine, session)? {
         let choice = replayed.clone().map_or(Choice::New, Choice::Known);
-        let turn = Turn {
-            prompt: &prompt,
-            config,
-            pins: &[],
-            images: &[],
-            attached: &[],
-            session: &choice,
-            session_id: None,
-            confirm: &hc_host::confirm::NoOne,
-            started: Instant::now(),
-            checkout: false,
-            uuid: None,
-            fork: false,
-        };
+        let turn = Turn::of(&prompt, config, &choice, &hc_host::confirm::NoOne);
         let mut sink = hc_host::replay::Quiet;
         let answerer = hc_host::replay::answerer();
         let finished = hc_host::turn::turn(engine, turn, &mut sink, &answerer).await?;
