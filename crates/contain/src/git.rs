@@ -137,9 +137,102 @@ fn changed_since(path: &Path, since: SystemTime) -> bool {
     changed >= since
 }
 
-/// Comments out the settings of `config` that run code; answers what it
-/// commented out.
+/// Takes out of `config` the settings that run code; answers what it
+/// took out. The keys are read as git reads them (`git config --file F
+/// --list`, which runs nothing and follows no include), so no way of
+/// writing one — on its section's line, split over lines, in odd case —
+/// escapes; each is then unset by git itself. Without git on the machine
+/// (nothing would run them yet) the text is read line by line instead.
 fn defuse_config(config: &Path) -> Vec<String> {
+    match keys_as_git_reads(config) {
+        Some(keys) => unset_as_git(config, &keys),
+        None => defuse_text(config),
+    }
+}
+
+/// `git config` confined to the file it is given: no system or global
+/// configuration read, no terminal prompt, nothing inherited that would
+/// point it elsewhere.
+fn git_config(config: &Path) -> std::process::Command {
+    let mut command = std::process::Command::new("git");
+    command
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env_remove("GIT_CONFIG")
+        .env_remove("GIT_CONFIG_PARAMETERS")
+        .env_remove("GIT_CONFIG_COUNT")
+        .env_remove("GIT_DIR")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .arg("config")
+        .arg("--file")
+        .arg(config);
+    command
+}
+
+/// The keys `config` sets, as git reads them (`section[.subsection].key`,
+/// section and key lowercase); `None` when git cannot be run.
+fn keys_as_git_reads(config: &Path) -> Option<Vec<String>> {
+    let out = git_config(config)
+        .args(["--null", "--name-only", "--list"])
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        // a file git cannot parse is one git will refuse to use as well;
+        // the text's own reading still takes out what it can
+        return None;
+    }
+    let mut keys: Vec<String> = out
+        .stdout
+        .split(|b| *b == 0)
+        .filter(|k| !k.is_empty())
+        .map(|k| String::from_utf8_lossy(k).into_owned())
+        .collect();
+    keys.dedup();
+    Some(keys)
+}
+
+/// Unsets each of `keys` that runs code, with git; answers what it took
+/// out. Should git leave one (it never has), the file is set aside whole.
+fn unset_as_git(config: &Path, keys: &[String]) -> Vec<String> {
+    let mut names: Vec<String> = keys.iter().filter(|k| runs_code(k)).cloned().collect();
+    names.dedup();
+    if names.is_empty() {
+        return Vec::new();
+    }
+    // a link is replaced by the file it shows, never written through
+    if std::fs::symlink_metadata(config).is_ok_and(|m| m.file_type().is_symlink()) {
+        let text = std::fs::read(config).unwrap_or_default();
+        let _ = std::fs::remove_file(config);
+        let _ = std::fs::write(config, text);
+    }
+    for name in &names {
+        let _ = git_config(config).args(["--unset-all", name]).status();
+    }
+    let left = keys_as_git_reads(config)
+        .unwrap_or_default()
+        .into_iter()
+        .any(|k| runs_code(&k));
+    if left {
+        let aside = config.with_extension(DISABLED.trim_start_matches('.'));
+        let _ = std::fs::rename(config, &aside);
+        return vec![format!(
+            "set aside {} (now {}): it sets {}",
+            config.display(),
+            aside.display(),
+            names.join(", ")
+        )];
+    }
+    names
+        .into_iter()
+        .map(|n| format!("disabled `{n}` in {}", config.display()))
+        .collect()
+}
+
+/// Comments out the settings of `config` that run code, reading its text
+/// line by line; answers what it commented out.
+fn defuse_text(config: &Path) -> Vec<String> {
     let Ok(text) = std::fs::read_to_string(config) else {
         return Vec::new();
     };
@@ -173,10 +266,19 @@ pub fn defuse(text: &str) -> (String, Vec<String>) {
             continued = trimmed.ends_with('\\');
             continue;
         }
+        let mut trimmed = trimmed;
+        let mut kept_header = "";
         if let Some(header) = trimmed.strip_prefix('[') {
             section = header_name(header);
-            out.push_str(line);
-            continue;
+            // git reads a setting on the section's own line (`[core]
+            // fsmonitor = x`)
+            let rest = after_header(header).trim();
+            if rest.is_empty() || rest.starts_with(['#', ';']) {
+                out.push_str(line);
+                continue;
+            }
+            trimmed = rest;
+            kept_header = &line.trim_start()[..1 + header.len() - after_header(header).len()];
         }
         let key = trimmed
             .split(['=', ' ', '\t'])
@@ -185,8 +287,19 @@ pub fn defuse(text: &str) -> (String, Vec<String>) {
             .to_lowercase();
         let name = format!("{section}.{key}");
         if !key.is_empty() && !trimmed.starts_with(['#', ';']) && runs_code(&name) {
+            if !kept_header.is_empty() {
+                out.push_str(kept_header);
+                out.push('\n');
+            }
             out.push_str("# disabled by hermitcrab (it would run code): ");
-            out.push_str(line);
+            out.push_str(if kept_header.is_empty() {
+                line
+            } else {
+                trimmed
+            });
+            if !kept_header.is_empty() {
+                out.push('\n');
+            }
             names.push(name);
             continued = trimmed.ends_with('\\');
         } else {
@@ -196,10 +309,30 @@ pub fn defuse(text: &str) -> (String, Vec<String>) {
     (out, names)
 }
 
+/// What follows a section header's closing `]` on its line.
+fn after_header(header: &str) -> &str {
+    let mut quoted = false;
+    let mut escaped = false;
+    for (i, c) in header.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            '"' => quoted = !quoted,
+            ']' if !quoted => return &header[i + 1..],
+            _ => {}
+        }
+    }
+    ""
+}
+
 /// `section` or `section.subsection` of a `[section "subsection"]` header
 /// (the section lowercase; the subsection as written).
 fn header_name(header: &str) -> String {
-    let header = header.split(']').next().unwrap_or_default().trim();
+    let inside = header.len() - after_header(header).len();
+    let header = header[..inside]
+        .strip_suffix(']')
+        .unwrap_or(&header[..inside])
+        .trim();
     match header.split_once(char::is_whitespace) {
         Some((section, sub)) => format!(
             "{}.{}",
@@ -239,5 +372,36 @@ mod tests {
         assert!(out.contains("url = https://x"));
         assert!(out.contains("name = me"));
         assert!(!out.lines().any(|l| l.trim() == "fsmonitor = ./evil.sh"));
+    }
+
+    #[test]
+    fn a_setting_on_its_sections_line_is_read_as_git_reads_it() {
+        let text = "[core] fsmonitor = ./evil.sh\n\tbare = false\n[alias \"x]\"] y = !sh\n";
+        let (out, names) = defuse(text);
+        assert_eq!(names, ["core.fsmonitor", "alias.x].y"]);
+        assert!(out.starts_with("[core]\n# disabled"), "{out}");
+        assert!(out.contains("\tbare = false"));
+    }
+
+    #[test]
+    fn git_itself_finds_and_unsets_what_runs_code() {
+        if std::process::Command::new("git")
+            .arg("--version")
+            .output()
+            .is_err()
+        {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("config");
+        std::fs::write(
+            &config,
+            "[core] fsmonitor = ./evil.sh\n\trepositoryformatversion = 0\n[CORE]\n\tHooksPath = h\n[user]\n\tname = me\n",
+        )
+        .unwrap();
+        let said = defuse_config(&config);
+        assert_eq!(said.len(), 2, "{said:?}");
+        let keys = keys_as_git_reads(&config).unwrap();
+        assert_eq!(keys, ["core.repositoryformatversion", "user.name"]);
     }
 }

@@ -49,7 +49,7 @@ mod zygote;
 pub use carried::Carried;
 pub use entry::{trampoline, trampoline_main};
 pub use holder::NetHolder;
-pub use os::{kill_group, make_temp_dir, temp_dir};
+pub use os::{kill_group, make_temp_dir, remove_temp_dirs};
 pub use sandbox::{CONTAIN_FAILED, HOLD_NETNS, landlock_available, landlock_scopes_available};
 pub use zygote::{Forked, ZYGOTE, Zygote};
 

@@ -334,7 +334,7 @@ fn landlock(policy: &Policy) -> Result<(), ContainError> {
             }
         }
     }
-    for p in policy.write.iter().chain(std::iter::once(&policy.tmp)) {
+    for p in &policy.write {
         rules.push((p.clone(), all));
     }
     for dev in ["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"] {
@@ -360,11 +360,39 @@ fn landlock(policy: &Policy) -> Result<(), ContainError> {
             .add_rule(PathBeneath::new(fd, access))
             .map_err(|e| err(&e))?;
     }
+    // the temp dir opened once, never through a link, and only when it is
+    // this user's alone: the rule binds the directory checked
+    let tmp = private_dir(&policy.tmp)?;
+    ruleset = ruleset
+        .add_rule(PathBeneath::new(tmp, all))
+        .map_err(|e| err(&e))?;
     let status = ruleset.restrict_self().map_err(|e| err(&e))?;
     if status.ruleset == RulesetStatus::NotEnforced {
         return Err(ContainError::LandlockNotEnforced);
     }
     Ok(())
+}
+
+/// `dir` opened without following a link, when it is a directory of this
+/// user's that no one else can reach (mode 0700).
+fn private_dir(dir: &Path) -> Result<std::os::fd::OwnedFd, ContainError> {
+    use nix::fcntl::OFlag;
+    let why = |what: String| ContainError::Init(format!("the temp dir {}: {what}", dir.display()));
+    let fd = nix::fcntl::open(
+        dir,
+        OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+        nix::sys::stat::Mode::empty(),
+    )
+    .map_err(|e| why(format!("cannot open it ({e})")))?;
+    let stat = nix::sys::stat::fstat(&fd).map_err(|e| why(e.to_string()))?;
+    if stat.st_uid != nix::unistd::getuid().as_raw() || stat.st_mode & 0o077 != 0 {
+        return Err(why(format!(
+            "it is not this user's alone (uid {}, mode {:o})",
+            stat.st_uid,
+            stat.st_mode & 0o7777
+        )));
+    }
+    Ok(fd)
 }
 
 /// Syscalls no contained program may make: tracing and reading other

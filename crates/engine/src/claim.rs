@@ -330,7 +330,7 @@ pub fn fail_gone(db: &Substrate) -> Result<Vec<ProcessId>> {
     let ids: Vec<ProcessId> = found.into_iter().map(|(id, _, _)| id).collect();
     for id in &ids {
         // What the engine that ran them never got to clean up.
-        let _ = std::fs::remove_dir_all(contain::temp_dir(id));
+        contain::remove_temp_dirs(id);
     }
     tracing::info!("marked {} process(es) of gone engines failed", ids.len());
     Ok(ids)

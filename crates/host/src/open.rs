@@ -64,7 +64,7 @@ impl Staged {
     pub fn at(dir: &std::path::Path, find: Find, ask: Ask<'_>) -> Result<Staged> {
         let project = match find {
             Find::Existing => Project::find(dir)?,
-            Find::OrInit => Project::find_or_init(dir)?,
+            Find::OrInit => Project::find_or_init(dir, &ask)?,
         };
         let files = project.config(ask)?;
         Ok(Staged { project, files })

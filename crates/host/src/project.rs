@@ -36,48 +36,65 @@ const GITIGNORE: &str = "# hermitcrab's own state: not part of the project's his
 
 impl Project {
     /// The project containing `start` (or `start` itself), searching
-    /// upward; one another user controls is refused (see [`owned`]).
+    /// upward no further than the git repository `start` is in (decision
+    /// 1: a `.hermitcrab/` above the nearest `.git` is another project's —
+    /// one made once in the home directory must not swallow every
+    /// repository under it); one another user controls is refused (see
+    /// [`owned`]).
     pub fn find(start: &Path) -> Result<Project> {
-        for dir in start.ancestors() {
-            if dir.join(DIR).is_dir() {
-                owned(dir)?;
-                return Ok(Project {
-                    root: dir.to_path_buf(),
-                });
-            }
+        if let Some(dir) = found_from(start) {
+            owned(dir)?;
+            return Ok(Project {
+                root: dir.to_path_buf(),
+            });
         }
-        bail!(
-            "no project here (no {DIR}/ in {} or above); run `hc init`",
-            start.display()
-        )
+        match repository_of(start) {
+            Some(repo) => bail!(
+                "no project here (no {DIR}/ in {} or above, up to the root of its git repository, \
+                 {}); run `hc init` in that root",
+                start.display(),
+                repo.display()
+            ),
+            None => bail!(
+                "no project here (no {DIR}/ in {} or above); run `hc init`",
+                start.display()
+            ),
+        }
     }
 
     /// The project containing `start`, or — when there is none — a new
     /// one (as `hc run` and `hc chat` do): at the root of the git
     /// repository `start` is in, saying so, where the agent can work on
-    /// the whole repository; else quietly in `start`.
-    pub fn find_or_init(start: &Path) -> Result<Project> {
-        if let Some(found) = start.ancestors().find(|d| d.join(DIR).is_dir()) {
-            return Project::find(found);
+    /// the whole repository; else quietly in `start`. The home directory,
+    /// `/` and a shared temporary directory are made a project only when
+    /// the person says so (`ask`), else refused: everything under them
+    /// would be "inside the project".
+    pub fn find_or_init(start: &Path, ask: &crate::trust::Ask<'_>) -> Result<Project> {
+        if found_from(start).is_some() {
+            return Project::find(start);
         }
-        match git_root(start) {
-            Some(root) if root != start => {
-                let (project, _) = Project::init(root)?;
-                eprintln!(
+        let (root, said) = match git_root(start) {
+            Some(root) if root != start => (
+                root,
+                format!(
                     "hc: made a project at {} (the root of the git repository here)",
                     root.display()
-                );
-                Ok(project)
-            }
-            _ => {
-                let (project, _) = Project::init(start)?;
-                eprintln!(
+                ),
+            ),
+            _ => (
+                start,
+                format!(
                     "hc: made a project at {} (its record is kept in {DIR}/ there)",
                     start.display()
-                );
-                Ok(project)
-            }
+                ),
+            ),
+        };
+        if let Some(what) = too_wide(root) {
+            confirm_wide(root, &what, ask)?;
         }
+        let (project, _) = Project::init(root)?;
+        eprintln!("{said}");
+        Ok(project)
     }
 
     /// Creates `.hermitcrab/` in `root` (keeping what is there) and bootstraps
@@ -424,6 +441,100 @@ fn seed(db: &Substrate) -> Result<bool> {
     }
     db.commit(substrate::Declaration::of(missing), None)?;
     Ok(true)
+}
+
+/// The nearest directory from `start` upward holding `.hermitcrab/`, not
+/// looking past the root of the git repository `start` is in.
+fn found_from(start: &Path) -> Option<&Path> {
+    for dir in start.ancestors() {
+        if dir.join(DIR).is_dir() {
+            return Some(dir);
+        }
+        if is_repository_root(dir) {
+            return None;
+        }
+    }
+    None
+}
+
+/// The root of the git repository `start` is in (its `.git` nearest
+/// upward), whoever owns it.
+fn repository_of(start: &Path) -> Option<&Path> {
+    start.ancestors().find(|d| is_repository_root(d))
+}
+
+/// Whether `dir` is a git repository's root: a `.git` directory, or a
+/// `.git` file (a submodule, a linked worktree) — but not one of this
+/// project's own worktrees (`.hermitcrab/worktrees/…`), which belongs to
+/// the project above it.
+fn is_repository_root(dir: &Path) -> bool {
+    let dot_git = dir.join(".git");
+    let Ok(meta) = std::fs::symlink_metadata(&dot_git) else {
+        return false;
+    };
+    if meta.is_dir() {
+        return true;
+    }
+    let ours = dir
+        .parent()
+        .is_some_and(|p| p.ends_with(Path::new(DIR).join("worktrees")));
+    !ours
+}
+
+/// What `root` is, when it is too wide to be made a project unasked: the
+/// home directory, `/`, a shared temporary directory.
+fn too_wide(root: &Path) -> Option<String> {
+    let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let root = canonical(root);
+    if root.parent().is_none() {
+        return Some("the root of the file system".to_owned());
+    }
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty());
+    if home.is_some_and(|h| canonical(Path::new(&h)) == root) {
+        return Some("your home directory".to_owned());
+    }
+    let temps = [
+        Some(std::env::temp_dir()),
+        Some(PathBuf::from("/tmp")),
+        Some(PathBuf::from("/var/tmp")),
+        Some(PathBuf::from("/dev/shm")),
+    ];
+    if temps.iter().flatten().any(|t| canonical(t) == root) {
+        return Some("a temporary directory every user shares".to_owned());
+    }
+    None
+}
+
+/// Asks whether `root` (`what`) is to be made a project; refuses unless
+/// the person says yes.
+fn confirm_wide(root: &Path, what: &str, ask: &crate::trust::Ask<'_>) -> Result<()> {
+    let refusal = || {
+        crate::exit::exit(
+            2,
+            format!(
+                "hc will not make {} ({what}) a project without asking: everything under it \
+                 would be inside the project, your keys and other repositories among them. Run \
+                 hc in a project's directory, or `hc init` in {} if you mean it",
+                root.display(),
+                root.display()
+            ),
+        )
+    };
+    let crate::trust::Ask::Person(person) = ask else {
+        return Err(refusal());
+    };
+    if !person.present() {
+        return Err(refusal());
+    }
+    let question = format!(
+        "Make {} ({what}) a project? Every file under it would be inside the project, for the \
+         agent to read without asking. [y/N] ",
+        root.display()
+    );
+    match person.ask_now(&question) {
+        Some(answer) if matches!(answer.trim(), "y" | "Y" | "yes") => Ok(()),
+        _ => Err(refusal()),
+    }
 }
 
 /// The directory of the git repository `start` is in, if any — and only

@@ -157,6 +157,34 @@ pub struct Difference {
     pub replayed: String,
 }
 
+/// Refuses a turn `n` the session does not have (as `hc fork --at`
+/// does): a replay through it would compare requests that were never
+/// made, one by one.
+pub fn check_turn(engine: &Engine, session: &str, n: usize) -> Result<()> {
+    let calls = calls(engine, session)?;
+    if n == 0 || n > calls {
+        return Err(crate::exit::exit(
+            2,
+            format!(
+                "the session {session} has {calls} model call{}: there is no turn {n} to replay \
+                 through (`hc trace` numbers them `answer #N`; --at takes 1 to {calls})",
+                if calls == 1 { "" } else { "s" }
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// How many model calls `session` holds.
+fn calls(engine: &Engine, session: &str) -> Result<usize> {
+    let read = engine.scope(
+        &Context::host(),
+        &[session.to_owned()],
+        &ScopeOpts::default(),
+    )?;
+    Ok(read.chunks.iter().filter(|c| agent::is_call(c)).count())
+}
+
 /// What `replayed` did otherwise than `recorded` — each model request
 /// (through call `through`, when given) and each tool result — with the
 /// scratch directory read as the project's root.
@@ -168,16 +196,8 @@ pub async fn compare(
     through: Option<usize>,
 ) -> Result<(usize, Vec<Difference>)> {
     let (client, _events) = engine.host_client();
-    let calls = |session: &str| -> Result<usize> {
-        let read = engine.scope(
-            &Context::host(),
-            &[session.to_owned()],
-            &ScopeOpts::default(),
-        )?;
-        Ok(read.chunks.iter().filter(|c| agent::is_call(c)).count())
-    };
-    let (had, made) = (calls(recorded)?, calls(replayed)?);
-    let last = through.unwrap_or(had.max(made));
+    let (had, made) = (calls(engine, recorded)?, calls(engine, replayed)?);
+    let last = through.unwrap_or(usize::MAX).min(had.max(made));
     let (root, scratch) = (roots.0.to_string_lossy(), roots.1.to_string_lossy());
     let mut out = Vec::new();
     for n in 1..=last {

@@ -397,7 +397,7 @@ fn edit_json(
     change: impl FnOnce(&mut serde_json::Map<String, Value>) -> bool,
 ) -> Result<std::path::PathBuf> {
     let here = std::env::current_dir().context("cannot read the working directory")?;
-    let project = Project::find_or_init(&here)?;
+    let project = Project::find_or_init(&here, &hc_host::trust::Ask::Never)?;
     let path = project.root.join(MCP_JSON);
     let mut doc: Value = match std::fs::read_to_string(&path) {
         Ok(text) => serde_json::from_str(&text)

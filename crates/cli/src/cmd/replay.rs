@@ -33,6 +33,9 @@ pub fn replay(session: Option<String>, at: Option<usize>, flags: SettingFlags) -
                 None => hc_host::sessions::newest(engine.db())?,
                 Some(given) => hc_host::sessions::resolve(engine.db(), given)?,
             };
+            if let Some(n) = at {
+                hc_host::replay::check_turn(engine, &session, n)?;
+            }
             for said in hc_host::replay::scratch(engine, &root, &session, scratch.path())? {
                 eprintln!("hc: {said}");
             }

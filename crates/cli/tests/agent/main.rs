@@ -34,6 +34,7 @@ mod otel;
 mod permissions;
 mod plan;
 mod postgres;
+mod principals;
 mod resume;
 mod rewind;
 mod rewind_faults;

@@ -202,7 +202,7 @@ pub(crate) async fn finish(core: &Core, slot: &Arc<Slot>, ending: Ending, stderr
         service.exited(&slot.id, &reason);
     }
     core.subs.remove_owner(&slot.id);
-    let _ = std::fs::remove_dir_all(contain::temp_dir(&slot.id));
+    contain::remove_temp_dirs(&slot.id);
     let children = core.slots.children(&slot.id);
     for child in &children {
         child.request_end("parent ended");

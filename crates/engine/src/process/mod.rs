@@ -192,7 +192,7 @@ fn refuse_misplaced(ctx: &Context, args: &RunArgs, plan: &Plan, service: bool) -
 fn unspawn(id: &str, mut child: spawn::Started) {
     contain::kill_group(child.pid());
     tokio::spawn(async move { child.end.wait().await });
-    let _ = std::fs::remove_dir_all(contain::temp_dir(id));
+    contain::remove_temp_dirs(id);
 }
 
 /// A committed process carried to its end: handed to its service, shown

@@ -134,8 +134,7 @@ fn contained_policy(
     argv: Vec<String>,
 ) -> std::io::Result<contain::policy::Policy> {
     let root = &core.config.project_root;
-    let tmp = contain::temp_dir(id);
-    contain::make_temp_dir(&tmp)?;
+    let tmp = contain::make_temp_dir(id)?;
     let mut policy = contain::policy::policy(
         caps,
         root,
