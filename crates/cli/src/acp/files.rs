@@ -125,7 +125,32 @@ pub fn served(root: &Path, given: &str, writes: bool) -> Result<PathBuf, String>
             "{given} is in .git or .hermitcrab, which no tool may write; the editor's files do not write it"
         ));
     }
+    if writes && let Some(link) = linked(root, &path) {
+        return Err(format!(
+            "{given} goes through the symbolic link {}: the editor writes outside hc's containment, \
+             so its files are never written through a link (write the file the link names)",
+            link.display()
+        ));
+    }
     Ok(path)
+}
+
+/// The first part of `path` below `root` that is a symbolic link — the
+/// last part included, and whether or not what it names exists (a
+/// dangling link is written through as surely as any).
+fn linked(root: &Path, path: &Path) -> Option<PathBuf> {
+    let below = path.strip_prefix(root).ok()?;
+    let mut at = root.to_path_buf();
+    for part in below.components() {
+        at.push(part);
+        match std::fs::symlink_metadata(&at) {
+            Ok(meta) if meta.file_type().is_symlink() => return Some(at),
+            Ok(_) => {}
+            // nothing there: nothing further down is there either
+            Err(_) => return None,
+        }
+    }
+    None
 }
 
 /// What the bridge forwards: an MCP message for the server.
@@ -360,5 +385,26 @@ mod tests {
         assert!(served(&root, "/etc/passwd", false).is_err());
         assert!(served(&root, ".env", false).is_err());
         assert!(served(&root, "", false).is_err());
+    }
+
+    #[test]
+    fn a_write_through_any_link_is_refused_dangling_or_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+        std::fs::create_dir_all(root.join("notes")).unwrap();
+        std::fs::write(root.join("real.md"), "r").unwrap();
+        // a dangling link into .git, the last part of the path
+        std::os::unix::fs::symlink("../.git/hooks/pre-commit", root.join("notes/hook.md")).unwrap();
+        assert!(served(&root, "notes/hook.md", true).is_err());
+        // a link out of the project, made by a tool, not yet pointing at anything
+        std::os::unix::fs::symlink("/nonexistent-home/.bash_aliases", root.join("notes/a.md"))
+            .unwrap();
+        assert!(served(&root, "notes/a.md", true).is_err());
+        // even a link inside the project is not written through
+        std::os::unix::fs::symlink("../real.md", root.join("notes/r.md")).unwrap();
+        assert!(served(&root, "notes/r.md", true).is_err());
+        assert!(served(&root, "notes/r.md", false).is_ok());
+        assert!(served(&root, "notes/new.md", true).is_ok());
     }
 }

@@ -127,7 +127,15 @@ pub fn open(
     if let Some(var) = hc_host::turn::missing_key(config.api) {
         return Err(auth_required(var));
     }
-    let prepared = staged.prepare(false).map_err(failed)?;
+    let mut prepared = staged.prepare(false).map_err(failed)?;
+    if editor_tools.contains(&"write") {
+        // what the editor writes for a call is that call's file effects,
+        // recorded as any tool's (rewind puts them back): its server's
+        // runs are looked at over the project
+        let service = mcp::config::service_name(files::SERVER);
+        let grant = prepared.config.grants.entry(service).or_default();
+        grant.write.push(".".into());
+    }
     Ok(Opened {
         prepared,
         flags,

@@ -49,7 +49,7 @@ fn rust_client() -> PathBuf {
 
 /// Runs the client's scenario `name` against `hc acp` in the project;
 /// answers what it printed.
-async fn editor(s: &Setup, name: &str) -> Value {
+pub(crate) async fn editor(s: &Setup, name: &str) -> Value {
     let dir = client_dir();
     let script = dir.join("acp_client.mjs");
     let fixture =

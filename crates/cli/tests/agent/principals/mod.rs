@@ -3,4 +3,5 @@
 //! here as it was found, through `hc` as a person runs it; each test
 //! failed before its fix.
 
+mod editor;
 mod local;
