@@ -22,8 +22,9 @@ pub struct ProgramTool {
     pub body: ProgramBody,
     /// The program chunk's id.
     pub id: String,
-    /// Declared by a substrate made elsewhere and not trusted yet
-    /// ([`protocol::origin`]): it runs only when the person says yes.
+    /// Declared by a substrate made elsewhere, or by another person on a
+    /// shared store, and not trusted ([`protocol::origin`], the engine's
+    /// `Principal`): it runs only when the person says yes.
     pub untrusted: bool,
 }
 

@@ -62,6 +62,7 @@ pub mod run;
 pub mod sources;
 mod toolbox;
 mod vocabulary;
+mod within;
 
 pub use compact::recent_turns;
 pub use config::{

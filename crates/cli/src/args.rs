@@ -286,6 +286,10 @@ pub enum Command {
         /// Take only runs asking for these labels (hc run --bg --labels); without, only runs asking for none.
         #[arg(long, value_name = "A,B", value_delimiter = ',', value_parser = label)]
         labels: Vec<String>,
+        /// Also take the runs these people queue (`*`: anyone's), run under your own settings,
+        /// never wider than theirs; without, only your own.
+        #[arg(long = "for", value_name = "PERSON,…", value_delimiter = ',')]
+        serves: Vec<String>,
     },
     /// Run a built-in program on this process's stdio (the engine does this).
     #[command(

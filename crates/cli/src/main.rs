@@ -145,6 +145,7 @@ fn main() -> ExitCode {
         }
         hc_host::project::store_flag(url);
     }
+    hc_host::principal::front_end(front_end(&cli.command));
     let outcome = match cli.command {
         Command::Run(flags) => {
             let (request, printed) = run::RunRequest::from_flags(*flags);
@@ -238,7 +239,8 @@ fn main() -> ExitCode {
             until_idle,
             max,
             labels,
-        } => term::background::work(until_idle, max, labels),
+            serves,
+        } => term::background::work(until_idle, max, labels, serves),
         Command::Trust { revoke, list } => config_cmd::trust(revoke, list),
         Command::Program { name } => program(&name),
         Command::Acp { settings } => return exit_code(acp::serve(settings.into_flags())),
@@ -253,6 +255,19 @@ fn main() -> ExitCode {
         Command::Contain { args } => return contain::trampoline_main(&args, Some(CARRIED)),
     };
     exit_code(outcome.map(|()| 0))
+}
+
+/// The front end a command is, as its commits record it (decision 19).
+fn front_end(command: &Command) -> &'static str {
+    match command {
+        Command::Run(flags) if flags.sdk.streaming() => "sdk",
+        Command::Run(flags) if flags.output_format != crate::print::OutputFormat::Text => "print",
+        Command::Acp { .. } => "acp",
+        Command::Worker { .. } => "worker",
+        Command::Serve(flags) if flags.http => "page",
+        Command::Serve(_) => "serve",
+        _ => "terminal",
+    }
 }
 
 /// The exit code of a command that chooses its own: its errors say what

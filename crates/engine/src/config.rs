@@ -14,18 +14,31 @@ pub type SubscriptionId = String;
 pub struct Context {
     /// The caller's process; `None` for the host.
     pub process_id: Option<ProcessId>,
+    /// The person a host acts for when it is not its own (a page user,
+    /// by their token): what it commits records them beside the host's
+    /// person (decision 19).
+    pub on_behalf: Option<String>,
 }
 
 impl Context {
     /// The host.
     pub fn host() -> Context {
-        Context { process_id: None }
+        Context::default()
+    }
+
+    /// The host, acting for `person` (a page user it vouches for).
+    pub fn host_for(person: impl Into<String>) -> Context {
+        Context {
+            process_id: None,
+            on_behalf: Some(person.into()),
+        }
     }
 
     /// A process.
     pub fn process(id: impl Into<String>) -> Context {
         Context {
             process_id: Some(id.into()),
+            on_behalf: None,
         }
     }
 }
@@ -82,6 +95,9 @@ pub struct EngineConfig {
     /// Traces: each process started with `TRACEPARENT` naming its own
     /// span (none: off).
     pub trace: Option<Tracing>,
+    /// Whose programs are taken at their word besides the person's own
+    /// (decision 19; see [`crate::Principal`]).
+    pub principal: crate::Principal,
 }
 
 /// How the engine passes trace context to the programs it starts.
@@ -159,6 +175,7 @@ impl EngineConfig {
             #[cfg(feature = "bench")]
             levers: Levers::default(),
             trace: None,
+            principal: crate::Principal::default(),
         }
     }
 

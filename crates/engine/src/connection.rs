@@ -406,14 +406,14 @@ fn error_json(id: Option<u64>, error: ErrorBody) -> String {
 
 /// Serves the protocol to a host over `input`/`output` with full reach —
 /// what `hc serve --stdio` runs. Returns when the input ends.
-pub(crate) async fn serve_host<O: Ops, R, W>(engine: O, input: R, output: W)
+pub(crate) async fn serve_host<O: Ops, R, W>(engine: O, ctx: Context, input: R, output: W)
 where
     R: AsyncRead + Unpin,
     W: tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
     let (out_tx, out_rx) = mpsc::channel::<String>(OUT_QUEUE);
     let writer = tokio::spawn(pump(out_rx, output));
-    let connection = Arc::new(Connection::new(engine, Context::host(), out_tx, true, None));
+    let connection = Arc::new(Connection::new(engine, ctx, out_tx, true, None));
     connection.serve(input).await;
     // Let in-flight awaits answer before the writer goes.
     let pending = std::mem::take(

@@ -181,7 +181,14 @@ impl Engine {
         // (restarting): reading twice changes nothing.
         let mut waits = [100u64, 300, 1000, 2000, 3000].into_iter();
         loop {
-            match self.core.db.read(|snap| scope_in(snap, &reach, ids, opts)) {
+            let read: Result<ScopeResult> = self.core.db.read(|snap| {
+                let mut result = scope_in(snap, &reach, ids, opts)?;
+                if ids.len() == 1 && ids[0] == "engine/program" && self.core.db.is_shared() {
+                    result.foreign = self.foreign_in(snap, &result)?;
+                }
+                Ok(result)
+            });
+            match read {
                 Err(e) if e.code == ErrorCode::Internal && self.core.db.is_shared() => {
                     match waits.next() {
                         Some(ms) => pause(ms),
@@ -191,6 +198,22 @@ impl Engine {
                 read => return read,
             }
         }
+    }
+
+    /// The programs among a read's members that this engine's person does
+    /// not take as their own ([`crate::Principal`]), as of the read.
+    fn foreign_in(
+        &self,
+        snap: &Snapshot<'_>,
+        read: &ScopeResult,
+    ) -> Result<Vec<substrate::Foreign>> {
+        let at = snap.as_of(read.as_of)?;
+        let programs: Vec<(&str, serde_json::Value)> = (read.chunks.iter())
+            .filter(|c| c.body.is_some())
+            .map(|c| (c.id.as_str(), c.body_value()))
+            .collect();
+        let me = self.core.db.person();
+        self.core.config.principal.foreign(&at, &me, &programs)
     }
 
     /// Commits `decl` for `ctx`: boundaries and protection judged on the
@@ -206,9 +229,10 @@ impl Engine {
             None => self.reach(ctx)?,
         };
         let fence = slot.and_then(|slot| slot.fence.clone());
+        let (process, user) = (ctx.process_id.as_deref(), ctx.on_behalf.as_deref());
         self.core
             .db
-            .commit_with(decl.clone(), ctx.process_id.as_deref(), |snap| {
+            .commit_for(decl.clone(), process, user, |snap| {
                 crate::claim::check_fence(snap, &self.core.id, fence.as_ref())?;
                 Judge::new(&mut View::new(snap), &reach, &[]).judge(&decl)
             })
@@ -495,7 +519,17 @@ where
     R: tokio::io::AsyncRead + Unpin,
     W: tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
-    crate::connection::serve_host(engine, input, output).await;
+    crate::connection::serve_host(engine, Context::host(), input, output).await;
+}
+
+/// [`serve_host`] for a host acting for `ctx`'s person (a page user):
+/// what it commits and starts records them.
+pub async fn serve_host_as<R, W>(engine: Engine, ctx: Context, input: R, output: W)
+where
+    R: tokio::io::AsyncRead + Unpin,
+    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    crate::connection::serve_host(engine, ctx, input, output).await;
 }
 
 impl Ops for Engine {

@@ -75,6 +75,7 @@ pub mod file_effects;
 mod judge;
 mod lease;
 mod plan;
+mod principal;
 mod process;
 mod services;
 mod slot;
@@ -89,9 +90,10 @@ pub use config::{AddDirs, Context, EngineConfig, ProcessId, SubscriptionId, Trac
 /// crate; re-exported so a host names one version of it).
 pub use contain;
 pub use effects;
-pub use engine::{Engine, serve_host};
+pub use engine::{Engine, serve_host, serve_host_as};
 pub use error::{EngineError, Result};
 pub use judge::Judge;
+pub use principal::Principal;
 
 pub use claim::{
     ENGINE_TYPE, LEASE_MS, cancel_elsewhere as stop_run, fail_gone, host_name, process_gone,

@@ -63,6 +63,16 @@ pub(crate) struct Planner<'a> {
     pub config: &'a EngineConfig,
     /// Whether this kernel enforces Landlock.
     pub landlock: bool,
+    /// On a shared store, the person whose programs are the engine's own
+    /// (its store's role); `None` on a file.
+    pub me: Option<String>,
+}
+
+/// Why a program is run clamped: a stranger's substrate brought it, or
+/// another person declared it.
+enum Stranger {
+    Shipped,
+    Person(Option<String>),
 }
 
 impl Planner<'_> {
@@ -112,9 +122,19 @@ impl Planner<'_> {
                 "no session `{session}` to run on"
             )));
         }
-        let foreign = snap
+        let shipped = snap
             .body(protocol::origin::ORIGIN)?
             .is_some_and(|b| protocol::origin::Origin::parse(&b).distrusts(&program_id));
+        let stranger = match (&self.me, shipped) {
+            (_, true) => Some(Stranger::Shipped),
+            (None, false) => None,
+            (Some(me), false) => {
+                let declared = [(program_id.as_str(), item.body_value())];
+                let found = self.config.principal.foreign(snap, me, &declared)?;
+                found.into_iter().next().map(|f| Stranger::Person(f.by))
+            }
+        };
+        let foreign = stranger.is_some();
         // a stranger's program reaches only its own tree in the substrate
         let own = match foreign {
             true => Boundary::Roots(Vec::new()),
@@ -132,8 +152,8 @@ impl Planner<'_> {
         // a tile runs in the browser's sandbox: its boundaries are its containment
         let contained =
             webview.is_none() && matches!(self.config.containment, Containment::On { .. });
-        if foreign {
-            self.clamp_foreign(&name, &body, webview.is_some(), &mut capabilities)?;
+        if let Some(stranger) = &stranger {
+            self.clamp_foreign(&name, &body, webview.is_some(), stranger, &mut capabilities)?;
         }
         if contained && !self.landlock {
             return Err(EngineError::internal(contain::NO_LANDLOCK));
@@ -185,8 +205,9 @@ impl Planner<'_> {
         })
     }
 
-    /// A program a substrate made elsewhere declared, not trusted yet
-    /// ([`protocol::origin`]): never a service, never uncontained, and no
+    /// A program a stranger declared — a substrate made elsewhere, or another
+    /// person on a shared store — not trusted yet ([`protocol::origin`],
+    /// [`crate::Principal`]): never a service, never uncontained, and no
     /// more than a built-in tool gets — no network, no variable beyond the
     /// base ones, writes only inside the project, no programs to manage.
     fn clamp_foreign(
@@ -194,13 +215,23 @@ impl Planner<'_> {
         name: &str,
         body: &ProgramBody,
         webview: bool,
+        stranger: &Stranger,
         caps: &mut Capabilities,
     ) -> Result<()> {
         let untrusted = |what: &str| {
-            EngineError::boundary(format!(
-                "cannot run `{name}`: it comes from a substrate made elsewhere (shipped with the \
-                 project) and {what} until you trust the project (`hc trust`)"
-            ))
+            EngineError::boundary(match stranger {
+                Stranger::Shipped => format!(
+                    "cannot run `{name}`: it comes from a substrate made elsewhere (shipped with \
+                     the project) and {what} until you trust the project (`hc trust`)"
+                ),
+                Stranger::Person(by) => format!(
+                    "cannot run `{name}`: {} declared it, not you, and {what} unless you trust \
+                     them for this project ([team] trust = [\"{}\"] in your configuration)",
+                    by.as_deref()
+                        .unwrap_or("someone before authors were recorded"),
+                    by.as_deref().unwrap_or("NAME")
+                ),
+            })
         };
         if body.runtime == Runtime::Service {
             return Err(untrusted("its service does not start"));

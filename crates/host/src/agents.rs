@@ -50,6 +50,13 @@ pub struct AgentRow {
     /// Who asked for its last run in the background, and on which host.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub asked_by: Option<String>,
+    /// The person its last run runs (or ran) for, and the front end it
+    /// came through (`terminal`, `page`, `worker`, …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub person: Option<String>,
+    /// See `person`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
     /// The host it was queued on.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub asked_on: Option<String>,
@@ -156,6 +163,8 @@ fn row(session: &ChunkItem, runs: &[(&str, RunBody)], question: Option<&String>)
         worktree: None,
         question: None,
         asked_by: None,
+        person: None,
+        via: None,
         asked_on: None,
         note: None,
         turns: 0,
@@ -189,6 +198,8 @@ fn row(session: &ChunkItem, runs: &[(&str, RunBody)], question: Option<&String>)
         out.branch = worktree.map(|w| w.branch.clone());
         out.worktree = worktree.map(|w| w.path.clone());
         out.asked_by = process.placement.as_ref().and_then(|p| p.asked_by.clone());
+        out.person = process.person.clone();
+        out.via = process.via.clone();
         out.asked_on = process.placement.as_ref().and_then(|p| p.asked_on.clone());
         out.note = process.note.clone();
         out.error = process.error.clone().filter(|_| process.status.ended());

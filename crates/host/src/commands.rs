@@ -12,7 +12,7 @@
 //! further.
 
 use agent::AgentConfig;
-use agent::permissions::{Call, Decision, Permissions};
+use agent::permissions::Decision;
 use anyhow::{Result, bail};
 use engine::{Context, Engine};
 use protocol::{ChunkDecl, NewPlacement, PlacementType, RunArgs};
@@ -252,26 +252,13 @@ async fn run_line(
 ) -> Result<String> {
     let root = engine.config().project_root.clone();
     let input = json!({"command": cmd});
-    let permissions = Permissions::new(
-        config.permission_mode,
-        &config.allow,
-        &config.deny,
-        &config.ask,
-    )
-    .map_err(|e| anyhow::anyhow!(e))?;
-    let call = Call {
-        program: "shell",
-        input: &input,
-        root: &root,
-        read_only: false,
-    };
     let refused = |why: &str| {
         anyhow::anyhow!(
             "/{name} runs `{cmd}`, which is not allowed ({why}); allow it in the command's \
              `allowed-tools`, or with --allow 'shell({cmd})'"
         )
     };
-    match permissions.decide(&call) {
+    match crate::permit::decide(config, &root, "shell", &input, false)? {
         Decision::Allow => {}
         Decision::Ask(why) if config.interactive => {
             let question = format!(

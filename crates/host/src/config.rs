@@ -301,6 +301,20 @@ impl Files {
                 return Err(crate::exit::exit(2, unknown.message(&path)));
             }
             check_safe_directories(&table, &path, project)?;
+            if project && table.contains_key("person") {
+                return Err(crate::exit::exit(
+                    2,
+                    format!(
+                        "{}: `person` names who you are, and only your own configuration may \
+                         say it ({}); take it out of the project's file",
+                        path.display(),
+                        user_file().map_or_else(
+                            || "~/.config/hermitcrab/config.toml".to_owned(),
+                            |p| p.display().to_string()
+                        )
+                    ),
+                ));
+            }
             files.push(File {
                 path,
                 table,

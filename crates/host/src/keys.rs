@@ -42,7 +42,13 @@ const TABLES: &[&str] = &[
     "retry",
     "lease_seconds",
     "telemetry",
+    "team",
+    "person",
 ];
+
+/// The keys of the `[team]` table: the people whose programs run with
+/// the person's authority in the project (decision 19).
+pub const TEAM_KEYS: &[&str] = &["trust"];
 
 /// The keys of the `[telemetry]` table.
 pub const TELEMETRY_KEYS: &[&str] = &[
@@ -137,6 +143,7 @@ pub fn unknown(table: &toml::Table, text: &str) -> Option<Unknown> {
         let nested: Option<(&[&'static str], Vec<&toml::Table>)> = match (key.as_str(), value) {
             ("permissions", toml::Value::Table(t)) => Some((RULE_LISTS, vec![t])),
             ("telemetry", toml::Value::Table(t)) => Some((TELEMETRY_KEYS, vec![t])),
+            ("team", toml::Value::Table(t)) => Some((TEAM_KEYS, vec![t])),
             ("hooks", toml::Value::Array(list)) => Some((
                 HOOK_KEYS,
                 list.iter().filter_map(toml::Value::as_table).collect(),

@@ -226,6 +226,7 @@ pub fn engine_config(project: &Project, files: &Files, no_contain: bool) -> Resu
         config.containment = contain::Containment::Off;
     }
     config.grants = files.grants()?;
+    config.principal = crate::principal::principal(files)?;
     config.lease_ms = files.lease_ms()?;
     config.log_dir = Some(project.root.join(project::DIR).join("logs"));
     config.effects_dir = Some(project.root.join(project::DIR).join("effects"));

@@ -359,19 +359,18 @@ fn checked(url: &str, from: &str) -> Result<String> {
 /// at `root` (or `?schema=NAME`); this machine's state for it beside
 /// `beside`.
 pub fn open_server(url: &str, root: &Path, beside: &Path) -> Result<Substrate> {
-    Ok(Substrate::open_postgres(
-        url,
-        &schema_of(root),
-        substrate_options(),
-        beside,
-    )?)
+    let db = Substrate::open_postgres(url, &schema_of(root), substrate_options(), beside)?;
+    crate::principal::sign(&db);
+    Ok(db)
 }
 
-/// The substrate in the SQLite file at `path` (made when missing).
+/// The substrate in the SQLite file at `path` (made when missing), its
+/// commits signed as this host's.
 pub fn open_file(path: &Path) -> Result<Substrate> {
     let db = Substrate::open_with(path, substrate_options())
         .with_context(|| format!("cannot open {}", path.display()))?;
     keep_private(path);
+    crate::principal::sign(&db);
     Ok(db)
 }
 

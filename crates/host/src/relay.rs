@@ -46,12 +46,18 @@ fn deliver(db: &Substrate, id: &str) {
     if message.delivered.is_some() || message.undelivered.is_some() {
         return;
     }
+    // who sent it: the session it sits on, whatever its body says
+    let Some(sender) = sent_from(db, id) else {
+        tracing::debug!("message {id} sits on no session: not delivered");
+        return;
+    };
     let decl = match crate::sessions::resolve(db, &to) {
         Ok(target) => {
             let copy = Message {
                 text: message.text,
-                from: message.from,
+                from: Some(sender.clone()),
                 relayed_from: Some(id.to_owned()),
+                sender: Some(agent::contract::Sender::session(&sender)),
                 ..Message::default()
             };
             Declaration::of(vec![
@@ -81,4 +87,21 @@ fn deliver(db: &Substrate, id: &str) {
     if let Err(e) = db.commit_with(decl, None, undelivered) {
         tracing::debug!("message {id} not delivered here: {e}");
     }
+}
+
+/// The session message `id` was sent on (the one it sits on).
+fn sent_from(db: &Substrate, id: &str) -> Option<String> {
+    db.read(|snap| {
+        let Some(item) = snap.chunk(id)? else {
+            return Ok::<_, substrate::Error>(None);
+        };
+        for placement in &item.placements {
+            if snap.is_instance_of(&placement.scope, "session")? {
+                return Ok(Some(placement.scope.clone()));
+            }
+        }
+        Ok(None)
+    })
+    .ok()
+    .flatten()
 }

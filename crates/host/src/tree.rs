@@ -283,6 +283,12 @@ pub struct RunNode {
     /// Who asked for it in the background.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub asked_by: Option<String>,
+    /// The person it ran for, and the front end it came through.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub person: Option<String>,
+    /// See `person`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
 }
 
 /// The tree of `scope` (a session, or a sub-agent's process).
@@ -384,6 +390,8 @@ fn run_node(id: String, program: Option<String>, run: RunBody) -> Node {
         model: run.totals.model,
         host: run.process.host.clone(),
         asked_by: (run.process.placement.as_ref()).and_then(|p| p.asked_by.clone()),
+        person: run.process.person.clone(),
+        via: run.process.via.clone(),
     }))
 }
 

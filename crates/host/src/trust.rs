@@ -347,6 +347,12 @@ pub fn widening(table: &toml::Table, user: Option<&toml::Table>) -> Vec<String> 
             inline(telemetry)
         ));
     }
+    if let Some(team) = table.get("team") {
+        out.push(format!(
+            "[team] {} (their programs would run with your authority)",
+            inline(team)
+        ));
+    }
     out
 }
 
@@ -455,6 +461,7 @@ fn strip(table: &mut toml::Table, user: Option<&toml::Table>) {
     }
     table.remove("store");
     table.remove("telemetry");
+    table.remove("team");
 }
 
 /// `hc trust --revoke` for the project at `root`.

@@ -337,13 +337,22 @@ pub fn sync_memory(engine: &Engine) {
 /// process. A session made for the run (`made`) is removed when it cannot
 /// start.
 pub fn start_agent(engine: &Engine, launch: &Launch<'_>, made: bool) -> Result<String> {
-    let host = Context::host();
+    start_agent_as(engine, &Context::host(), launch, made)
+}
+
+/// [`start_agent`] by a host acting for `host`'s person (a page user).
+pub fn start_agent_as(
+    engine: &Engine,
+    host: &Context,
+    launch: &Launch<'_>,
+    made: bool,
+) -> Result<String> {
     let (before, args) = launch.plan();
     let begun = before
         .map_or(Ok(()), |declaration| {
-            engine.commit(&host, declaration).map(drop)
+            engine.commit(host, declaration).map(drop)
         })
-        .and_then(|()| engine.run(&host, "agent", args));
+        .and_then(|()| engine.run(host, "agent", args));
     begun.map_err(|e| {
         if made {
             crate::sessions::forget(engine, launch.session);

@@ -44,6 +44,8 @@ pub struct Opts {
     /// The labels this worker carries (`--labels`): it takes only runs
     /// asking for them; none: only runs asking for none.
     pub labels: Vec<String>,
+    /// Whose runs it takes, and what it runs another person's within.
+    pub serving: crate::serving::Serving,
 }
 
 /// How long a run a worker left for another is left before it looks at
@@ -111,13 +113,9 @@ pub struct Asked<'a> {
     pub by: Option<&'a str>,
 }
 
-/// The person `hc` acts for on this host when no one signed in says:
-/// `HC_PERSON`, else the user it runs as.
+/// The person `hc` acts for on this host (see [`crate::principal`]).
 pub fn person() -> String {
-    ["HC_PERSON", "USER", "LOGNAME"]
-        .iter()
-        .find_map(|v| std::env::var(v).ok().filter(|s| !s.trim().is_empty()))
-        .unwrap_or_else(|| "someone".into())
+    crate::principal::person()
 }
 
 /// Queues a run of the agent on a new session of the project at `root`
@@ -155,7 +153,7 @@ pub fn enqueue(
         labels: asked.labels.to_vec(),
         retry: asked.retry.map(str::to_owned),
         asked_on: Some(engine::host_name()),
-        asked_by: Some(asked.by.map_or_else(person, str::to_owned)),
+        asked_by: Some(asked.by.map_or_else(|| db.person(), str::to_owned)),
         worktree: worktree.clone(),
     });
     db.commit(make, None)?;
@@ -260,6 +258,7 @@ pub async fn work(
             root: root.to_path_buf(),
             db: Arc::clone(db),
             template: template.clone(),
+            serving: opts.serving.clone(),
             id,
             body,
         };
@@ -268,6 +267,7 @@ pub async fn work(
             mine: &mine,
             passed: &mut passed,
             labels: &opts.labels,
+            serving: &opts.serving,
             contains,
         }
         .choose(db, waiting, room, say);
@@ -276,7 +276,7 @@ pub async fn work(
             running.spawn(job(id, body).run());
         }
         if opts.until_idle && running.is_empty() {
-            match idle_ends(root, db, &mut lock) {
+            match idle_ends(root, db, &opts.serving, &mut lock) {
                 true => return Ok(worked),
                 false => continue,
             }
@@ -303,6 +303,7 @@ struct Chosen<'a> {
     /// The runs it left for another, and since when.
     passed: &'a mut HashMap<String, Instant>,
     labels: &'a [String],
+    serving: &'a crate::serving::Serving,
     /// Whether it can contain programs.
     contains: bool,
 }
@@ -327,7 +328,11 @@ impl Chosen<'_> {
             if self.mine.contains(&id) || self.passed.contains_key(&id) {
                 continue;
             }
-            match takes(&body, self.labels, self.contains) {
+            let served = match self.serving.refuses(db, &id, &body) {
+                Some(why) => Err(why),
+                None => takes(&body, self.labels, self.contains),
+            };
+            match served {
                 Ok(()) => fresh.push((id, body)),
                 Err(why) => {
                     pass(db, &id, &why, say);
@@ -383,9 +388,18 @@ async fn sweep(db: &Arc<Substrate>, swept: &mut Instant) {
 /// before its last look (a run queued after it finds no worker and starts
 /// one; one before it is seen), and ends too when another worker took the
 /// lock meanwhile (the queue is that one's).
-fn idle_ends(root: &Path, db: &Substrate, lock: &mut Option<File>) -> bool {
+fn idle_ends(
+    root: &Path,
+    db: &Substrate,
+    serving: &crate::serving::Serving,
+    lock: &mut Option<File>,
+) -> bool {
     drop(lock.take());
-    if queued(db).is_ok_and(|(waiting, _)| waiting.is_empty()) {
+    // (runs only another person's worker takes are not this one's to wait for)
+    let none = |waiting: Vec<(String, ProcessBody)>| {
+        (waiting.iter()).all(|(id, body)| serving.refuses(db, id, body).is_some())
+    };
+    if queued(db).is_ok_and(|(waiting, _)| none(waiting)) {
         return true;
     }
     *lock = take_lock(root).unwrap_or(None);
@@ -522,6 +536,7 @@ struct Job {
     root: PathBuf,
     db: Arc<Substrate>,
     template: EngineConfig,
+    serving: crate::serving::Serving,
     id: String,
     body: ProcessBody,
 }
@@ -555,6 +570,13 @@ impl Job {
             Ok(at) => at,
             Err(outcome) => return Ok(outcome),
         };
+        // another person's run: within this worker's person's settings
+        if let Err(e) = self.serving.restate(&self.db, &self.id, &self.body) {
+            return Ok(Outcome::Unsettled {
+                id: self.id,
+                why: format!("{e:#}"),
+            });
+        }
         let mut config = self.template.clone();
         config.project_root = at;
         let engine = Engine::open_with(Arc::clone(&self.db), config)?;

@@ -96,6 +96,14 @@ pub struct ProcessBody {
     /// The host its engine runs on (a claimed run).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
+    /// The person its engine runs it for (the engine's own: on a shared
+    /// store, the role it connects as).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub person: Option<String>,
+    /// The front end or process it was started through: `terminal`,
+    /// `page`, `sdk`, `acp`, `worker`, … (decision 19).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
     /// The directory it runs in when not the project's own (a worktree).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub root: Option<String>,

@@ -61,8 +61,8 @@ pub use error::{Error, Result};
 pub use json::Json;
 #[cfg(feature = "storage")]
 pub use store::{
-    DEFAULT_LIMIT, Durability, MAX_BODY_BYTES, Options, SCHEMA_VERSION, Snapshot, StoreInfo,
-    Substrate,
+    DEFAULT_LIMIT, Durability, MAX_BODY_BYTES, Options, SCHEMA_VERSION, Signer, Snapshot,
+    StoreInfo, Substrate,
 };
 pub use types::*;
 

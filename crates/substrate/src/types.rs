@@ -315,6 +315,42 @@ pub struct PlacementChange {
     pub op: PlacementOp,
 }
 
+/// Who made a commit (decision 19): the person it acts for, the host its
+/// engine ran on, and the front end or process it came through. On a
+/// shared store the person is the database's own stamp — the role that
+/// wrote the row — whatever a client's record says; on a file, the
+/// file's person.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Author {
+    /// The person.
+    #[serde(default)]
+    pub person: String,
+    /// The host (`HC_HOST`, else the machine's name).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub host: String,
+    /// The front end or process: `terminal`, `page`, `sdk`, `acp`,
+    /// `worker`, `serve`, or `program:p_…` for a process's own commit.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub via: String,
+    /// The person a front end committed for when it is not its own (a
+    /// page user, by their token): vouched for by the host, never taken
+    /// from what a client sent.
+    #[serde(default, rename = "for", skip_serializing_if = "Option::is_none")]
+    pub on_behalf: Option<String>,
+}
+
+impl Author {
+    /// Who it shows: `alice`, `bob (through alice's page)`.
+    pub fn shown(&self) -> String {
+        match &self.on_behalf {
+            Some(user) if *user != self.person => {
+                format!("{user} (through {}'s {})", self.person, self.via)
+            }
+            _ => self.person.clone(),
+        }
+    }
+}
+
 /// The record of one commit.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Commit {
@@ -336,6 +372,10 @@ pub struct Commit {
     pub placements_modified: Vec<PlacementChange>,
     /// Every scope the commit touched; subscriptions match against it.
     pub touched_scopes: Vec<String>,
+    /// Who made it (`None`: a commit from before authors were recorded,
+    /// or one made with no author given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub author: Option<Author>,
 }
 
 /// Which placements count as membership in a read.
@@ -453,4 +493,19 @@ pub struct ScopeResult {
     pub dimensions: Option<Vec<ScopeCount>>,
     /// The commit the read reflects (0 on an empty substrate).
     pub as_of: CommitId,
+    /// Members whose version another person wrote whom the reader does not
+    /// take as their own (filled by the engine, on a shared store, for a
+    /// read of its programs; a direct substrate read leaves it empty).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub foreign: Vec<Foreign>,
+}
+
+/// A chunk another person wrote ([`ScopeResult::foreign`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Foreign {
+    /// The chunk.
+    pub id: String,
+    /// Who wrote its version (`None`: before authors were recorded).
+    #[serde(default)]
+    pub by: Option<String>,
 }

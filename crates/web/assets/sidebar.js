@@ -29,12 +29,15 @@ function draw(rows) {
     const changed = r.lines_added || r.lines_removed ? `+${r.lines_added} −${r.lines_removed}` : "";
     // an agent in the background: where it works, what it waits on
     const where = [r.branch, r.host].filter(Boolean).join(" · ");
-    const about = [r.title, r.id, where, r.question && `waits on: ${r.question}`, r.error && `failed: ${r.error}`].filter(Boolean).join("\n");
+    // who it runs for, and who asked when that is someone else
+    const who = [r.person && `by ${r.person}${r.via ? ` (${r.via})` : ""}`, r.asked_by && r.asked_by !== r.person && `asked by ${r.asked_by}`].filter(Boolean).join(" · ");
+    const about = [r.title, r.id, where, who, r.question && `waits on: ${r.question}`, r.error && `failed: ${r.error}`].filter(Boolean).join("\n");
     frag.append(el("li", { "data-session": r.id, "data-status": r.status, title: about, class: r.id === state.session ? "selected" : "", onclick: () => openSession(r.id) },
       el("span", { class: "title" }, r.title || r.id),
       el("span", { class: "meta" },
         el("span", { class: `badge ${r.status}` }, r.status),
         where ? el("span", { class: "where dim" }, where) : "",
+        who ? el("span", { class: "who dim" }, who) : "",
         el("span", { class: "time", title: r.active }, when(r.active)),
         el("span", { class: "cost" }, spent),
         changed ? el("span", { class: "lines dim", title: `lines added and removed; tools ran ${(r.tool_ms / 1000).toFixed(1)} s` }, changed) : ""),

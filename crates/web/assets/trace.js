@@ -38,7 +38,11 @@ function walk(items, depth, rows) {
     switch (n.type) {
       case "run": {
         const stop = n.stop_reason || n.status;
-        add("run", el("strong", {}, "▶ run "), el("span", { class: "dim" }, dot(n.process, stop, plural(n.turns, "turn"), tokens(n.usage), cost(n.cost_usd), seconds(millis(n.started, n.ended)))));
+        // who ran it and who asked, when someone else asked (as `hc trace`)
+        const others = n.asked_by && n.asked_by !== n.person;
+        const by = others && n.person ? `by ${n.person}${n.via ? ` (${n.via})` : ""}` : "";
+        const asked = others ? `asked by ${n.asked_by}` : "";
+        add("run", el("strong", {}, "▶ run "), el("span", { class: "dim" }, dot(n.process, stop, plural(n.turns, "turn"), tokens(n.usage), cost(n.cost_usd), seconds(millis(n.started, n.ended)), by, asked)));
         break;
       }
       case "prompt": add("said-prompt", el("strong", {}, `› ${n.from === "hook" ? "hook" : "prompt"} `), short(n.text, 200)); break;

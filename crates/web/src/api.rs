@@ -125,7 +125,11 @@ async fn start(app: &App, asked: RunAsked, by: Option<&str>) -> anyhow::Result<(
         pins: &pins,
         uuid: None,
     };
-    let process = hc_host::turn::start_agent(engine, &launch, made)?;
+    let host = match by {
+        Some(person) => Context::host_for(person),
+        None => Context::host(),
+    };
+    let process = hc_host::turn::start_agent_as(engine, &host, &launch, made)?;
     hc_host::telemetry::when_ended(engine, &session, &process);
     Ok((session, process))
 }
@@ -140,9 +144,13 @@ pub struct ProgramAsked {
 
 /// `POST /api/program-run`: a run of `program` by the host, its input an
 /// argument chunk of its input type. Answers `{process, webview}`.
-pub async fn program_run(State(app): State<App>, Json(asked): Json<ProgramAsked>) -> Response {
+pub async fn program_run(
+    State(app): State<App>,
+    headers: axum::http::HeaderMap,
+    Json(asked): Json<ProgramAsked>,
+) -> Response {
     let engine = &app.engine;
-    let host = Context::host();
+    let host = crate::auth::context_of(&app, &headers);
     let read = engine.scope(
         &host,
         &["engine/program".to_owned()],
@@ -158,15 +166,23 @@ pub async fn program_run(State(app): State<App>, Json(asked): Json<ProgramAsked>
             .find(|c| c.id == asked.program || c.name.as_deref() == Some(asked.program.as_str()))
             .and_then(|c| {
                 let name = c.name.clone().unwrap_or_default();
-                protocol::program::ProgramBody::parse(&name, &c.body_value()).ok()
+                let body = protocol::program::ProgramBody::parse(&name, &c.body_value()).ok();
+                body.map(|b| (name, b))
             })
     });
-    let Some(body) = body else {
+    let Some((name, body)) = body else {
         return failed(
             StatusCode::NOT_FOUND,
             format!("no program `{}`", asked.program),
         );
     };
+    // (the person's permission rules, as for any call: a deny refuses it)
+    let root = engine.config().project_root.clone();
+    let decided =
+        hc_host::permit::asked_by_person(&app.config, &root, &name, &asked.input, body.read_only);
+    if let Err(why) = decided {
+        return failed(StatusCode::FORBIDDEN, why);
+    }
     let mut args = protocol::RunArgs::default();
     if let Some(input_type) = &body.input_type {
         args.chunks.push(

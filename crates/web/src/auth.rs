@@ -27,6 +27,41 @@ pub fn random_hex(bytes: usize) -> Result<String> {
     Ok(b.iter().map(|x| format!("{x:02x}")).collect())
 }
 
+/// What a page user may do (decision 19): each role may do what the one
+/// before it may, and more.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Role {
+    /// Reads: the sessions, their traces and requests, live.
+    Viewer,
+    /// Also answers a run's questions (a permission, the agent's own).
+    Answerer,
+    /// Also starts runs (queued as theirs, run under the server person's
+    /// settings), interrupts and stops them, sends a session a message.
+    Operator,
+    /// The server's own person: also runs programs directly (through the
+    /// permission rules), declares programs, opens tiles, rewinds files.
+    Owner,
+}
+
+impl Role {
+    /// Its name (`--token-file FILE:ROLE`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Viewer => "viewer",
+            Role::Answerer => "answerer",
+            Role::Operator => "operator",
+            Role::Owner => "owner",
+        }
+    }
+
+    /// The role called `name`.
+    fn parse(name: &str) -> Option<Role> {
+        [Role::Viewer, Role::Answerer, Role::Operator, Role::Owner]
+            .into_iter()
+            .find(|r| r.as_str() == name)
+    }
+}
+
 /// A person the page knows by a token of theirs.
 #[derive(Clone, Debug)]
 pub struct Person {
@@ -34,38 +69,69 @@ pub struct Person {
     pub name: String,
     /// Their token.
     pub token: String,
+    /// What they may do.
+    pub role: Role,
 }
 
-/// The people the page lets in: one per token file (named by the file's
-/// name without its extension: `alice.token` is alice), or — with none —
-/// the person who started it (`person`), with a fresh token.
+/// The people the page lets in: one per token file (`FILE` or
+/// `FILE:ROLE`, named by the file's name without its extension:
+/// `alice.token` is alice), or — with none — the person who started it
+/// (`person`), with a fresh token. A file's role is what it says; else
+/// `owner` for the server's own person (or the one file there is: the
+/// person keeping their own token), `operator` for anyone else.
 pub fn people(files: &[std::path::PathBuf], person: String) -> Result<Vec<Person>> {
     if files.is_empty() {
         return Ok(vec![Person {
             name: person,
             token: token(None)?,
+            role: Role::Owner,
         }]);
     }
     let mut out: Vec<Person> = Vec::new();
-    for file in files {
+    for given in files {
+        let (file, role) = with_role(given)?;
         let name = file
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .filter(|s| !s.is_empty())
             .unwrap_or_else(|| person.clone());
-        let person = Person {
+        let sole = files.len() == 1;
+        let role = role.unwrap_or(match name == person || sole {
+            true => Role::Owner,
+            false => Role::Operator,
+        });
+        let one = Person {
             name,
-            token: token(Some(file))?,
+            token: token(Some(&file))?,
+            role,
         };
-        if out.iter().any(|p| p.token == person.token) {
+        if out.iter().any(|p| p.token == one.token) {
             anyhow::bail!(
                 "{} holds the same token as another --token-file: each person needs their own",
                 file.display()
             );
         }
-        out.push(person);
+        out.push(one);
     }
     Ok(out)
+}
+
+/// A `--token-file` value as a file and the role it gives, when it says
+/// one (`alice.token:viewer`).
+fn with_role(given: &Path) -> Result<(std::path::PathBuf, Option<Role>)> {
+    let text = given.to_string_lossy();
+    if let Some((file, role)) = text.rsplit_once(':')
+        && !role.contains('/')
+    {
+        return match Role::parse(role) {
+            Some(role) => Ok((file.into(), Some(role))),
+            None => anyhow::bail!(
+                "--token-file {text}: `{role}` is not a role; give viewer, answerer, operator or \
+                 owner (FILE:ROLE)"
+            ),
+        };
+    }
+    Ok((given.to_path_buf(), None))
 }
 
 /// The token: kept in `file` when given (made there, private, when
@@ -119,6 +185,15 @@ pub fn person_of<'a>(app: &'a App, headers: &HeaderMap) -> Option<&'a Person> {
         .find_map(|(_, value)| holder(app, value))
 }
 
+/// The engine's context for what the request's person asks: the host,
+/// acting for them (what it commits records them).
+pub fn context_of(app: &App, headers: &HeaderMap) -> engine::Context {
+    match person_of(app, headers) {
+        Some(person) => engine::Context::host_for(person.name.clone()),
+        None => engine::Context::host(),
+    }
+}
+
 /// Whether the request carries a token as its cookie.
 pub fn has_cookie(app: &App, headers: &HeaderMap) -> bool {
     person_of(app, headers).is_some()
@@ -166,14 +241,20 @@ pub async fn gate(State(app): State<App>, request: Request, next: Next) -> Respo
         .map(|(_, v)| v.to_owned());
     let known = given.as_deref().and_then(|t| holder(&app, t));
     match given {
-        // the address works once: later, only the browser holding the
-        // cookie it set gets in (a copied or logged address opens nothing)
+        // the address works once, whatever cookie comes with it: later,
+        // only the browser holding the cookie it set gets in (a copied or
+        // logged address opens nothing; someone else's cookie beside it
+        // does not make it open again)
         Some(_)
             if path == "/"
                 && known.is_some()
-                && !has_cookie(&app, request.headers())
                 && !app.open_once(known.map(|p| p.token.as_str()).unwrap_or_default()) =>
         {
+            let theirs = person_of(&app, request.headers()).map(|p| p.token.as_str());
+            if theirs == known.map(|p| p.token.as_str()) {
+                // (their own browser, come back by the address: in, as it was)
+                return (StatusCode::SEE_OTHER, [(header::LOCATION, "/")]).into_response();
+            }
             (
                 StatusCode::UNAUTHORIZED,
                 [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
@@ -199,7 +280,68 @@ pub async fn gate(State(app): State<App>, request: Request, next: Next) -> Respo
             "403: a change asked from another origin\n",
         )
             .into_response(),
-        None => next.run(request).await,
+        None => match refusal(&app, &request) {
+            None => next.run(request).await,
+            Some(refusal) => refusal,
+        },
+    }
+}
+
+/// What a request needs its person's role to be: reading is a viewer's;
+/// starting a run, or closing a tile, an operator's; anything else that
+/// changes something (a program run directly, a tile opened, files
+/// rewound) the owner's.
+fn needed(request: &Request) -> (Role, &'static str) {
+    use axum::http::Method;
+    let path = request.uri().path();
+    if matches!(*request.method(), Method::GET | Method::HEAD) {
+        return (Role::Viewer, "reading");
+    }
+    match path {
+        "/api/run" => (Role::Operator, "starting a run"),
+        p if p.starts_with("/api/tile/") && p.ends_with("/close") => {
+            (Role::Operator, "closing a tile")
+        }
+        "/api/program-run" => (Role::Owner, "running a program directly"),
+        "/api/rewind" => (Role::Owner, "rewinding the project's files"),
+        p if p.starts_with("/api/tile/") => (Role::Owner, "opening a tile"),
+        _ => (Role::Owner, "this"),
+    }
+}
+
+/// Why the request's person may not ask it, if so: the refusal (403,
+/// saying whose role does).
+fn refusal(app: &App, request: &Request) -> Option<Response> {
+    let Some(person) = person_of(app, request.headers()) else {
+        return Some(refused());
+    };
+    let (role, what) = needed(request);
+    (person.role < role).then(|| forbidden(person, role, what))
+}
+
+/// 403: `person`'s role does not reach `role`, which `what` needs.
+pub fn forbidden(person: &Person, role: Role, what: &str) -> Response {
+    let text = format!(
+        "403: {} signed in as {}; {what} needs {} (the server's owner gives a token its role: \
+         --token-file FILE:ROLE)\n",
+        person.name,
+        article(person.role),
+        article(role)
+    );
+    (
+        StatusCode::FORBIDDEN,
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        text,
+    )
+        .into_response()
+}
+
+/// `a viewer`, `an operator`, `the owner`.
+pub fn article(role: Role) -> String {
+    match role {
+        Role::Owner => "the owner".into(),
+        Role::Answerer | Role::Operator => format!("an {}", role.as_str()),
+        Role::Viewer => format!("a {}", role.as_str()),
     }
 }
 

@@ -14,6 +14,7 @@ mod api;
 mod assets;
 mod auth;
 pub mod bridge;
+mod roles;
 mod sessions;
 mod socket;
 
@@ -148,6 +149,12 @@ pub fn serve(flags: Options, confirm: &'static dyn Confirm) -> Result<()> {
     let template = prepared.config.clone();
     let (root, db) = (prepared.project.root.clone(), Arc::clone(&prepared.db));
     let people = auth::people(&flags.token_files, hc_host::worker::person())?;
+    // its worker takes the runs its page users start, within its person's
+    // settings
+    let serving = hc_host::serving::Serving {
+        people: people.iter().map(|p| p.name.clone()).collect(),
+        own: Some(config.clone()),
+    };
     let host: std::net::IpAddr = flags.host.parse().map_err(|_| {
         exit(
             2,
@@ -201,6 +208,7 @@ pub fn serve(flags: Options, confirm: &'static dyn Confirm) -> Result<()> {
             labels: Vec::new(),
             until_idle: false,
             max,
+            serving: serving.clone(),
         };
         let working = tokio::spawn(async move {
             let say = |line: &str| eprintln!("hc serve: {}", hc_host::text::shown(line));

@@ -31,8 +31,10 @@ pub async fn upgrade(
             ws.on_upgrade(move |socket| tile(app, socket, slot))
         }
         None if ours && super::auth::has_cookie(&app, &headers) => {
-            let by = super::auth::person_of(&app, &headers).map(|p| p.name.clone());
-            ws.on_upgrade(move |socket| host(app, socket, by.unwrap_or_default()))
+            match super::auth::person_of(&app, &headers).cloned() {
+                Some(person) => ws.on_upgrade(move |socket| host(app, socket, person)),
+                None => super::auth::refused(),
+            }
         }
         _ => (
             StatusCode::FORBIDDEN,
@@ -42,13 +44,17 @@ pub async fn upgrade(
     }
 }
 
-async fn host(app: App, socket: WebSocket, by: String) {
+/// The page's socket: the protocol with the host's reach, acting for the
+/// person signed in — each frame judged by their role first
+/// ([`crate::roles`]), what they commit signed as theirs.
+async fn host(app: App, socket: WebSocket, person: crate::auth::Person) {
     let engine = app.engine.clone();
+    let ctx = engine::Context::host_for(person.name.clone());
     let serve = move |read, write| async move {
-        engine::serve_host(engine, read, write).await;
+        engine::serve_host_as(engine, ctx, read, write).await;
         Ok(())
     };
-    bridge(socket, Some(&by), serve).await;
+    bridge(socket, Some((&app, &person)), serve).await;
 }
 
 async fn tile(app: App, socket: WebSocket, slot: String) {
@@ -59,42 +65,13 @@ async fn tile(app: App, socket: WebSocket, slot: String) {
     .await;
 }
 
-/// The types whose chunks say who answered (`by`): a permission
-/// decision, an answer to the agent's question.
-const ANSWERS: [&str; 2] = ["permission-decision", "user-answer"];
-
-/// Who answered, on what the page commits: every answer it declares (and
-/// any chunk it gives a `by`) names the person signed in, whatever the
-/// page said or left out — `alice (the page)`. A line that is no commit
-/// request goes on as it is (the engine answers it).
-fn signed(line: &mut serde_json::Value, person: &str) {
-    let Ok(mut request) = protocol::Request::parse(line.to_string().as_bytes()) else {
-        return;
-    };
-    let protocol::Op::Commit { declaration } = &mut request.op else {
-        return;
-    };
-    let by = serde_json::Value::from(format!("{person} (the page)"));
-    let mut changed = false;
-    for chunk in &mut declaration.chunks {
-        let answers = (chunk.placements.iter()).any(|p| ANSWERS.contains(&p.scope.as_str()));
-        let says = chunk.body.as_ref().is_some_and(|b| b.get("by").is_some());
-        let body = chunk.body.get_or_insert_with(|| serde_json::json!({}));
-        if let Some(fields) = body.as_object_mut().filter(|_| answers || says) {
-            fields.insert("by".into(), by.clone());
-            changed = true;
-        }
-    }
-    if changed && let Ok(out) = serde_json::to_value(&request) {
-        *line = out;
-    }
-}
-
 /// Carries frames to `serve` as lines and its lines back as frames, until
 /// either side closes. A refusal `serve` answers at once (a bad slot
 /// token) is sent as an error frame before the socket closes. On the
-/// page's socket what it commits is signed by `by` ([`signed`]).
-async fn bridge<F, Fut>(mut socket: WebSocket, by: Option<&str>, serve: F)
+/// page's socket each frame is judged by the person's role first, what
+/// they commit signed as theirs ([`crate::roles::judge`]); a frame refused
+/// is answered here and goes no further.
+async fn bridge<F, Fut>(mut socket: WebSocket, by: Option<(&App, &crate::auth::Person)>, serve: F)
 where
     F: FnOnce(ReadHalf<DuplexStream>, WriteHalf<DuplexStream>) -> Fut,
     Fut: Future<Output = engine::Result<()>> + Send + 'static,
@@ -108,8 +85,15 @@ where
         tokio::select! {
             frame = socket.recv() => match frame {
                 Some(Ok(Message::Text(text))) => {
-                    let line = one_line(text.as_str(), by);
-                    if to_engine.write_all(line.as_bytes()).await.is_err() {
+                    let line = match by {
+                        Some((app, person)) => crate::roles::judge(app, person, text.as_str()),
+                        None => Ok(one_line(text.as_str())),
+                    };
+                    let sent = match line {
+                        Ok(line) => to_engine.write_all(line.as_bytes()).await.is_ok(),
+                        Err(refusal) => socket.send(Message::Text(refusal.into())).await.is_ok(),
+                    };
+                    if !sent {
                         break;
                     }
                 }
@@ -144,43 +128,11 @@ where
 /// A frame as one protocol line: JSON made compact (a pretty-printed
 /// object spans lines), anything else kept on one line for the engine to
 /// refuse.
-fn one_line(frame: &str, by: Option<&str>) -> String {
+pub(crate) fn one_line(frame: &str) -> String {
     let mut line = match serde_json::from_str::<serde_json::Value>(frame) {
-        Ok(mut value) => {
-            if let Some(person) = by.filter(|p| !p.is_empty()) {
-                signed(&mut value, person);
-            }
-            value.to_string()
-        }
+        Ok(value) => value.to_string(),
         Err(_) => frame.replace(['\n', '\r'], " "),
     };
     line.push('\n');
     line
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn what_the_page_answers_is_signed_by_its_person_whatever_it_said() {
-        let decision = |body: serde_json::Value| {
-            json!({"id": 1, "op": "commit", "declaration": {"chunks": [{"body": body,
-                "placements": [{"scope": "permission-decision", "type": "instance"}]}]}})
-        };
-        for body in [
-            json!({"decision": "allow"}),
-            json!({"decision": "allow", "by": "bob"}),
-        ] {
-            let mut line = decision(body);
-            signed(&mut line, "alice");
-            let by = &line["declaration"]["chunks"][0]["body"]["by"];
-            assert_eq!(*by, "alice (the page)", "{line}");
-        }
-        let mut other = json!({"id": 2, "op": "scope", "scopes": ["s_1"]});
-        let before = other.clone();
-        signed(&mut other, "alice");
-        assert_eq!(other, before);
-    }
 }

@@ -405,10 +405,87 @@ pub struct Message {
     /// On a sent message that could not be delivered: why.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub undelivered: Option<String>,
+    /// Who sent it, as the host that committed it knows (decision 19):
+    /// never what the text, or a sender's `from`, claims.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sender: Option<Sender>,
 }
 
 impl Body for Message {
     const TYPE: &'static str = "message";
+}
+
+/// Who sent a message: a person through a front end, or another
+/// session's agent.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Sender {
+    /// The person, when a person sent it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub person: Option<String>,
+    /// Through what: `hc send`, `page`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
+    /// The session whose agent sent it, when an agent did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+}
+
+impl Sender {
+    /// A person's, through `via`.
+    pub fn person(person: &str, via: &str) -> Sender {
+        Sender {
+            person: Some(person.to_owned()),
+            via: Some(via.to_owned()),
+            session: None,
+        }
+    }
+
+    /// Another session's agent's.
+    pub fn session(session: &str) -> Sender {
+        Sender {
+            session: Some(session.to_owned()),
+            ..Sender::default()
+        }
+    }
+
+    /// In words: `alice (hc send)`, `session s_… (an agent)`.
+    pub fn shown(&self) -> String {
+        match (&self.person, &self.via, &self.session) {
+            (Some(person), Some(via), _) => format!("{person} ({via})"),
+            (Some(person), None, _) => person.clone(),
+            (None, _, Some(session)) => format!("session {session} (an agent)"),
+            (None, _, None) => "an unknown sender".into(),
+        }
+    }
+}
+
+impl Message {
+    /// The prompt that brings it to its session's model: a header built
+    /// from who sent it as its host recorded it (never from its text),
+    /// then its text, every line quoted (`> `), so no line of it can pass
+    /// for a header, or for the person's own words.
+    pub fn framed(&self) -> String {
+        let from = match &self.sender {
+            Some(sender) => sender.shown(),
+            None => "an unknown sender (it came through no front end hc knows)".into(),
+        };
+        let mut out = format!("[a message from {from}; its text, quoted:]\n");
+        for line in self.text.split_inclusive('\n') {
+            let line = line.trim_end_matches(['\n', '\r']);
+            let line = line.replace(['\u{2028}', '\u{2029}', '\u{85}', '\r'], " ");
+            match line.is_empty() {
+                true => out.push_str(">\n"),
+                false => {
+                    out.push_str("> ");
+                    out.push_str(&line);
+                    out.push('\n');
+                }
+            }
+        }
+        out.truncate(out.trim_end_matches('\n').len());
+        out
+    }
 }
 
 impl Message {

@@ -17,7 +17,8 @@ pub use blocks::{BlockSave, LlmCall, LlmPurpose};
 pub use bodies::{
     Answer, Body, CallTiming, Choice, Compaction, Forked, Interrupt, Message, PLAN_ACCEPT_EDITS,
     PLAN_APPROVE, PermissionDecision, PermissionRequest, Plan, Prompt, PromptImage, PromptSource,
-    SessionBody, Todo, TodoItem, TodoStatus, ToolCall, ToolResult, UserAnswer, UserQuestion,
+    Sender, SessionBody, Todo, TodoItem, TodoStatus, ToolCall, ToolResult, UserAnswer,
+    UserQuestion,
 };
 pub use context::{AgentIndex, ContextBody, GitFacts, Instructions, ShellRecord, SkillIndex};
 pub use hooks::{HookAnswer, HookCallback, HookOutput};

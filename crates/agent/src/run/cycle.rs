@@ -205,9 +205,8 @@ impl Run {
     /// prompt bringing it, which the next call sends.
     async fn messages(&mut self) {
         for (id, message) in self.inbox.take_messages() {
-            let from = message.from.as_deref().unwrap_or("someone");
             self.record_prompt(Prompt {
-                text: format!("[a message from {from}]\n\n{}", message.text),
+                text: message.framed(),
                 from: Some(PromptSource::Message),
                 images: Vec::new(),
                 message: Some(id),

@@ -78,9 +78,10 @@ impl Run {
                     programs = catalog::programs(&client, None).await?;
                 }
                 let tools = catalog::tools_of(&client, &programs, None, &servers.connected).await;
+                let foreign = |id: &str| programs.foreign.iter().any(|f| f.id == id);
                 tools.map(|(at, mut tools)| {
                     for tool in &mut tools {
-                        tool.untrusted = origin.distrusts(&tool.id);
+                        tool.untrusted = origin.distrusts(&tool.id) || foreign(&tool.id);
                     }
                     ((at, tools), servers, origin.decisions)
                 })
@@ -194,9 +195,19 @@ impl Run {
                 .iter()
                 .any(|t| t["name"] == crate::memory::TOOL),
         );
+        // the person's request: the root session's own prompt, as its
+        // person wrote it — a sub-agent's is its parent's (its own task is
+        // the parent agent's words, never the person's)
+        let request = match (config.depth > 1, &context_arg) {
+            (true, Some((_, body))) => body["request"].as_str().map(str::to_owned),
+            (true, None) => None,
+            (false, _) => last_person_prompt(&history),
+        };
+        let task = (config.depth > 1).then(|| last_prompt(&history)).flatten();
         toolbox.set_inherit(serde_json::json!({
             "instructions": context.as_recorded().instructions,
             "git": context.git,
+            "request": request,
         }));
         toolbox.set_agents(agents);
         toolbox.set_skills(context.skills.clone());
@@ -207,8 +218,7 @@ impl Run {
         // (a replay serves recorded answers in order: no judge takes one)
         if config.permission_mode == crate::config::PermissionMode::Auto && config.replay.is_none()
         {
-            let request = last_prompt(&history).unwrap_or_default();
-            toolbox.set_judge(provider.clone(), &request);
+            toolbox.set_judge(provider.clone(), request.as_deref(), task.as_deref());
         }
         if config.has_blocks() {
             toolbox.set_blocks(crate::toolbox::blocks::BlockTools {
@@ -423,6 +433,15 @@ fn context_body(
 fn last_prompt(history: &[Member]) -> Option<String> {
     history.iter().rev().find_map(|m| match &m.item {
         SessionItem::Prompt(p) => Some(p.text.clone()),
+        _ => None,
+    })
+}
+
+/// The text of the session's last prompt a person wrote (not a message,
+/// a hook's or a sub-agent's result brought as a prompt).
+fn last_person_prompt(history: &[Member]) -> Option<String> {
+    history.iter().rev().find_map(|m| match &m.item {
+        SessionItem::Prompt(p) if p.from.is_none() => Some(p.text.clone()),
         _ => None,
     })
 }

@@ -73,6 +73,13 @@ pub async fn start(
                         .into(),
                 );
             }
+            if let Some(other) = programs.foreign.iter().find(|f| f.id == c.id) {
+                server.error = Some(format!(
+                    "not started: untrusted — {} declared it on this shared store, not you; \
+                     configure it yourself, or trust them for this project ([team] trust)",
+                    other.by.as_deref().unwrap_or("someone")
+                ));
+            }
             Some(server)
         })
         .collect();

@@ -243,7 +243,12 @@ impl Toolbox {
 
     /// Auto mode's judge: `provider` and the fast model, judging calls of
     /// a run answering `request`.
-    pub fn set_judge(&mut self, provider: Result<Arc<model::Provider>, String>, request: &str) {
+    pub fn set_judge(
+        &mut self,
+        provider: Result<Arc<model::Provider>, String>,
+        request: Option<&str>,
+        task: Option<&str>,
+    ) {
         let rules = [
             ("allow", &self.config.allow),
             ("deny", &self.config.deny),
@@ -265,7 +270,8 @@ impl Toolbox {
         self.permit.set_judge(auto::Judge {
             provider,
             model: self.config.fast_model().to_owned(),
-            request: request.to_owned(),
+            request: request.map(str::to_owned),
+            task: task.map(str::to_owned),
             rules,
         });
     }

@@ -471,8 +471,9 @@ impl Permit {
 const MAX_ASKS: usize = 3;
 
 /// Why a stranger's program is asked about whatever the mode says.
-const UNTRUSTED: &str = "it is declared by a substrate made elsewhere (shipped with the project), \
-    not trusted: it runs only when you say so (`hc trust` trusts the project)";
+const UNTRUSTED: &str = "it is declared by a stranger — a substrate made elsewhere (shipped with \
+    the project: `hc trust` trusts it), or another person on this shared store (`[team] trust` \
+    trusts them) — and runs only when you say so";
 
 /// What became of a decision.
 enum Settled {

@@ -27,6 +27,7 @@ fn scope(body: serde_json::Value, members: usize) -> ScopeResult {
         topology: Vec::new(),
         dimensions: None,
         as_of: 1,
+        foreign: Vec::new(),
     }
 }
 

@@ -177,10 +177,16 @@ fn print_rows(rows: &[AgentRow], as_json: bool) -> Result<()> {
         if let Some(note) = &row.note {
             println!("{:<width$}  {}", "", dim(&format!("↳ {}", cut(note, 100))));
         }
-        // (a run asked for on one host and run on another says who asked)
+        // (a run asked for on one host, or by one person, and run on or
+        // by another says who asked and who ran it)
         let elsewhere = row.host.is_some() && row.asked_on != row.host;
-        if let (Some(by), Some(on), true) = (&row.asked_by, &row.asked_on, elsewhere) {
-            let asked = format!("↳ asked by {by} on {on}");
+        let another = row.asked_by.is_some() && row.person.is_some() && row.asked_by != row.person;
+        if let (Some(by), Some(on), true) = (&row.asked_by, &row.asked_on, elsewhere || another) {
+            let ran = match (&row.person, another) {
+                (Some(person), true) => format!(", run by {person}"),
+                _ => String::new(),
+            };
+            let asked = format!("↳ asked by {by} on {on}{ran}");
             println!("{:<width$}  {}", "", dim(&cut(&asked, 100)));
         }
     }
@@ -225,9 +231,11 @@ pub fn send(given: &str, text: &str) -> Result<()> {
     }
     let (_, db) = open_store()?;
     let session = hc_host::sessions::resolve(&db, given)?;
+    let person = db.person();
     let message = agent::contract::Message {
         text: text.to_owned(),
-        from: Some("a person (hc send)".to_owned()),
+        from: Some(format!("{person} (hc send)")),
+        sender: Some(agent::contract::Sender::person(&person, "hc send")),
         ..Default::default()
     };
     let entry = agent::contract::Entry::of(&message);

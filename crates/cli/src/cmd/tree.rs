@@ -308,11 +308,19 @@ impl Lines {
         let host = (n.host.as_deref())
             .filter(|_| self.hosts)
             .map_or(String::new(), |h| format!(" · on {h}"));
+        // who it ran for, on a store many share, or when someone else asked
+        let others = n.asked_by.is_some() && n.asked_by != n.person;
+        let person = (n.person.as_deref())
+            .filter(|_| self.hosts || others)
+            .map_or(String::new(), |p| match n.via.as_deref() {
+                Some(via) => format!(" · by {p} ({via})"),
+                None => format!(" · by {p}"),
+            });
         let by = (n.asked_by.as_deref())
-            .filter(|_| self.hosts)
+            .filter(|_| self.hosts || others)
             .map_or(String::new(), |b| format!(" · asked by {b}"));
         let line = format!(
-            "{} · {stop} · {} turn{plural} · {}{cost}{took}{host}{by}",
+            "{} · {stop} · {} turn{plural} · {}{cost}{took}{host}{person}{by}",
             n.process,
             n.turns,
             tokens(n.usage.input(), n.usage.output_tokens)

@@ -178,8 +178,19 @@ fn ensure_worker(root: &Path) -> Result<Option<PathBuf>> {
 
 /// `hc worker`: takes the project's queued runs until Ctrl-C (or, with
 /// `until_idle`, until none is queued or running).
-pub fn work(until_idle: bool, max: Option<u32>, labels: Vec<String>) -> Result<()> {
+///
+/// It serves its own person's runs and those of the people `serves`
+/// names, another's within its person's own settings.
+pub fn work(
+    until_idle: bool,
+    max: Option<u32>,
+    labels: Vec<String>,
+    serves: Vec<String>,
+) -> Result<()> {
     let staged = Staged::here(Find::Existing, Ask::Never)?;
+    // the person's own settings: what another person's run runs within
+    let (_, own) = hc_host::settings::resolve(&staged.files, &Default::default(), true)
+        .map_err(|e| crate::exit::exit(2, format!("{e:#}")))?;
     let max = match max {
         Some(n) => n as usize,
         None => staged.files.max_background()?,
@@ -197,10 +208,19 @@ pub fn work(until_idle: bool, max: Option<u32>, labels: Vec<String>) -> Result<(
         shown(&root.display().to_string()),
         shown(&engine::host_name())
     );
+    let others = match serves.is_empty() {
+        true => String::new(),
+        false => format!(", and {}'s", serves.join(", ")),
+    };
+    eprintln!("hc worker: serving {}'s runs{others}", shown(&db.person()));
     let opts = worker::Opts {
         until_idle,
         max,
         labels,
+        serving: hc_host::serving::Serving {
+            people: serves,
+            own: Some(own),
+        },
     };
     let say = |line: &str| eprintln!("hc worker: {}", shown(line));
     let worked = crate::runtime()?.block_on(async {

@@ -27,6 +27,7 @@ pub(crate) fn claim<O: Ops>(core: &Arc<Core>, ops: O, id: &str) -> Result<Proces
     let planner = Planner {
         config: &core.config,
         landlock: core.landlock,
+        me: core.db.is_shared().then(|| core.db.person()),
     };
     let (plan, body) = core.db.read(|snap| {
         let body = waiting(snap, id)?;
@@ -83,6 +84,8 @@ pub(crate) fn claim<O: Ops>(core: &Arc<Core>, ops: O, id: &str) -> Result<Proces
         "host": host_name(),
         "root": core.config.project_root.display().to_string(),
         "note": null,
+        "person": core.db.person(),
+        "via": core.db.signer().via,
     });
     let decl = Declaration::of(vec![
         ChunkDecl::with_id(id).merge_body(running),

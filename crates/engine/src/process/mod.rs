@@ -80,6 +80,7 @@ fn launch<O: Ops>(
     let planner = Planner {
         config: &core.config,
         landlock: core.landlock,
+        me: core.db.is_shared().then(|| core.db.person()),
     };
     let mut plan = core
         .db
@@ -101,7 +102,8 @@ fn launch<O: Ops>(
     // one commit that creates it says it is `running`, with its pid: it
     // cannot act before then — nothing reads its stdout until it is
     // supervised, after the commit — and a commit refused kills it.
-    let (mut decl, arguments) = declaration(&id, &core.id, ctx, &plan, &args);
+    let by = core.db.signer();
+    let (mut decl, arguments) = declaration(&id, (&core.id, &by), ctx, &plan, &args);
     // The caller is judged for its arguments as placed — on the new process
     // (inside its own tree) and typed — with the process's own placements
     // being the engine's.
@@ -146,12 +148,11 @@ fn launch<O: Ops>(
     if let Some(Ok(child)) = &spawned {
         mark_running(&mut decl, &id, child.pid());
     }
-    let committed = core
-        .db
-        .commit_with(decl, ctx.process_id.as_deref(), |snap| {
-            crate::claim::check_fence(snap, &core.id, fence.as_ref())?;
-            judge(snap)
-        });
+    let (process, user) = (ctx.process_id.as_deref(), ctx.on_behalf.as_deref());
+    let committed = core.db.commit_for(decl, process, user, |snap| {
+        crate::claim::check_fence(snap, &core.id, fence.as_ref())?;
+        judge(snap)
+    });
     if let Err(e) = committed {
         core.slots.remove(&id);
         if let Some(Ok(child)) = spawned {
@@ -326,7 +327,7 @@ pub(crate) fn process_placements(program: &str, parent: Option<&str>) -> Vec<New
 /// chunks (instance on it). `engine` is the id of the engine running it.
 pub(crate) fn declaration(
     id: &str,
-    engine: &str,
+    (engine, by): (&str, &substrate::Signer),
     ctx: &Context,
     plan: &Plan,
     args: &RunArgs,
@@ -352,6 +353,14 @@ pub(crate) fn declaration(
         "engine": engine,
         "host": crate::claim::host_name(),
     });
+    // whom it runs for, and through which front end (the store records
+    // the same of each commit; on a shared store its database stamps it)
+    if !by.person.is_empty() {
+        body["person"] = json!(by.person);
+    }
+    if !by.via.is_empty() {
+        body["via"] = json!(by.via);
+    }
     // A served run has nothing to spawn: it is running once committed;
     // so is a tile (the host mounts it).
     // a run with no parent process, started in the host's trace, says so

@@ -29,6 +29,7 @@ pub fn queue_run(
     let planner = crate::plan::Planner {
         config,
         landlock: true,
+        me: db.is_shared().then(|| db.person()),
     };
     let host = Context::host();
     let plan = db.read(|snap| planner.plan(snap, &host, &Reach::host(), program, &args, &id))?;
@@ -102,7 +103,7 @@ pub(super) fn queue(
              at once",
         ));
     }
-    let (mut decl, _) = declaration(id, "", ctx, plan, args);
+    let (mut decl, _) = declaration(id, ("", &db.signer()), ctx, plan, args);
     let process = decl.chunks.iter_mut().find(|c| c.id.as_deref() == Some(id));
     if let Some(body) = process.and_then(|c| c.body.as_mut())
         && let Some(fields) = body.as_object_mut()

@@ -136,6 +136,9 @@ pub struct StoreInfo {
 /// What every backend shares: the options, the broadcast of commits, the
 /// version cache.
 pub(crate) struct Shared {
+    /// Who this handle's commits are by (set by its host; see
+    /// [`Substrate::sign`]).
+    signer: std::sync::RwLock<Signer>,
     pub(crate) options: Options,
     pub(crate) cache: cache::VersionCache,
     pub(crate) out: Broadcaster,
@@ -159,6 +162,7 @@ impl Shared {
         let (events, _) = broadcast::channel(options.broadcast_capacity.max(1));
         let facts = Arc::new(facts::HeadFacts::new(head, options.facts_kept()));
         Shared {
+            signer: std::sync::RwLock::default(),
             cache: cache::VersionCache::new(options.cache_bytes),
             options,
             out: Broadcaster {
@@ -167,6 +171,48 @@ impl Shared {
                 facts,
             },
         }
+    }
+}
+
+/// Who a handle's commits are by: its host's person, host and front end
+/// ([`Substrate::sign`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Signer {
+    /// The person (on a shared store the database's role stands instead).
+    pub person: String,
+    /// The host.
+    pub host: String,
+    /// The front end: `terminal`, `page`, `sdk`, `acp`, `worker`, `serve`.
+    pub via: String,
+}
+
+impl Shared {
+    /// The author of a commit `dispatch_id` (a process) or the host
+    /// makes, for `on_behalf` when given; `role` is the database's person
+    /// on a shared store. `None` when nobody signed this handle (and no
+    /// database says who).
+    fn author(
+        &self,
+        role: Option<&str>,
+        dispatch_id: Option<&str>,
+        on_behalf: Option<&str>,
+    ) -> Option<crate::types::Author> {
+        let signer = self
+            .signer
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if signer.person.is_empty() && signer.via.is_empty() && role.is_none() {
+            return None;
+        }
+        Some(crate::types::Author {
+            person: role.map_or_else(|| signer.person.clone(), str::to_owned),
+            host: signer.host.clone(),
+            via: match dispatch_id {
+                Some(process) => format!("program:{process}"),
+                None => signer.via.clone(),
+            },
+            on_behalf: on_behalf.map(str::to_owned),
+        })
     }
 }
 
@@ -366,10 +412,71 @@ impl Substrate {
         dispatch_id: Option<&str>,
         guard: impl FnOnce(&Snapshot<'_>) -> Result<(), E>,
     ) -> Result<Commit, E> {
+        self.commit_for(decl, dispatch_id, None, guard)
+    }
+
+    /// Like [`commit_with`](Self::commit_with), made by this handle's host
+    /// for `on_behalf` (a page user the host vouches for), who is recorded
+    /// beside the host's own person.
+    pub fn commit_for<E: From<Error>>(
+        &self,
+        decl: Declaration,
+        dispatch_id: Option<&str>,
+        on_behalf: Option<&str>,
+        guard: impl FnOnce(&Snapshot<'_>) -> Result<(), E>,
+    ) -> Result<Commit, E> {
+        let author = self.shared.author(self.role(), dispatch_id, on_behalf);
+        let by = write::By {
+            dispatch_id,
+            author,
+        };
         match &self.backend {
-            Backend::Sqlite(s) => s.commit_with(&self.shared, decl, dispatch_id, guard),
+            Backend::Sqlite(s) => s.commit_with(&self.shared, decl, by, guard),
             #[cfg(feature = "postgres")]
-            Backend::Postgres(p) => p.commit_with(&self.shared, decl, dispatch_id, guard),
+            Backend::Postgres(p) => p.commit_with(&self.shared, decl, by, guard),
+        }
+    }
+
+    /// Signs this handle's commits from now on: the person, host and front
+    /// end its host runs for (decision 19). On a shared store the person
+    /// recorded is the database's role, whatever is signed here.
+    pub fn sign(&self, signer: Signer) {
+        *self
+            .shared
+            .signer
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = signer;
+    }
+
+    /// The person this handle's commits are by: on a shared store the
+    /// database's role it connects as (the one authority there is: each
+    /// person connects as their own), else whom its host signed for.
+    pub fn person(&self) -> String {
+        match self.role() {
+            Some(role) => role.to_owned(),
+            None => (self.shared.signer.read())
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .person
+                .clone(),
+        }
+    }
+
+    /// Whom this handle's commits are by: its signer, the person as
+    /// [`person`](Self::person) says.
+    pub fn signer(&self) -> Signer {
+        let mut signer = (self.shared.signer.read())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        signer.person = self.person();
+        signer
+    }
+
+    /// The database role this handle connects as, on a shared store.
+    fn role(&self) -> Option<&str> {
+        match &self.backend {
+            Backend::Sqlite(_) => None,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(p) => Some(&p.store.role),
         }
     }
 

@@ -162,6 +162,7 @@ impl Snapshot<'_> {
             topology: Vec::new(),
             dimensions,
             as_of: self.commit_id(),
+            foreign: Vec::new(),
         })
     }
 
@@ -213,6 +214,7 @@ impl Snapshot<'_> {
             topology: Vec::new(),
             dimensions,
             as_of: self.commit_id(),
+            foreign: Vec::new(),
         })
     }
 
@@ -395,6 +397,7 @@ impl Snapshot<'_> {
             topology: Vec::new(),
             dimensions: all.map(|all| self.dimensions(&all, &[])).transpose()?,
             as_of: self.commit_id(),
+            foreign: Vec::new(),
         })
     }
 
@@ -515,6 +518,7 @@ impl Snapshot<'_> {
             topology: Vec::new(),
             dimensions: None,
             as_of: self.commit_id(),
+            foreign: Vec::new(),
         })
     }
 }

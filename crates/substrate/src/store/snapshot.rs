@@ -255,6 +255,25 @@ impl<'c> Snapshot<'c> {
         Ok(found)
     }
 
+    /// Who wrote the version of each of `ids` this view sees, as the store
+    /// stamped it: on a shared store the database role that inserted it
+    /// (`None`: written before authors were recorded). Empty on a file,
+    /// whose one person wrote everything in it.
+    pub fn authors(&self, ids: &[String]) -> Result<HashMap<String, Option<String>>> {
+        if ids.is_empty() {
+            return Ok(HashMap::new());
+        }
+        Ok(self.tx.persons_by_id(self.at, ids)?.into_iter().collect())
+    }
+
+    /// Who made the chunk `id` — wrote its first version — as the store
+    /// stamped it: on a shared store the database role (`Some(None)`:
+    /// before authors were recorded); `None` on a file, or when there is
+    /// no such chunk.
+    pub fn made_by(&self, id: &str) -> Result<Option<Option<String>>> {
+        self.tx.first_person(id)
+    }
+
     /// The chunk `id` with all its placements, or `None`.
     pub fn chunk(&self, id: &str) -> Result<Option<Arc<ChunkItem>>> {
         Ok(self.items(&[id.to_owned()], true)?.pop())

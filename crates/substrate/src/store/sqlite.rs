@@ -171,7 +171,7 @@ impl SqliteStore {
         &self,
         shared: &Shared,
         decl: Declaration,
-        dispatch_id: Option<&str>,
+        by: write::By<'_>,
         guard: impl FnOnce(&Snapshot<'_>) -> Result<(), E>,
     ) -> Result<Commit, E> {
         write::check_shape(&decl)?;
@@ -188,7 +188,8 @@ impl SqliteStore {
                 decl,
                 (head > 0).then_some(head),
                 timestamp,
-                dispatch_id.map(str::to_owned),
+                by.dispatch_id.map(str::to_owned),
+                by.author,
             )?;
         let record = serde_json::to_string(&commit)
             .map_err(|e| Error::Storage(format!("cannot encode commit record: {e}")))?;

@@ -90,6 +90,16 @@ pub(crate) trait Tx {
     /// Commit records (id, record) with `id <= newest` and `id < before`,
     /// newest first, at most `limit`.
     fn commit_records(&self, newest: i64, before: i64, limit: i64) -> Result<Vec<(i64, String)>>;
+    /// Who wrote the version of each of `ids` live at `at`, as the store
+    /// stamped it (none on a file: its one person wrote it all).
+    fn persons_by_id(&self, _at: At, _ids: &[String]) -> Result<Vec<(String, Option<String>)>> {
+        Ok(Vec::new())
+    }
+    /// Who wrote the first version of `id`, as the store stamped it (none
+    /// on a file; `Some(None)`: before authors were recorded).
+    fn first_person(&self, _id: &str) -> Result<Option<Option<String>>> {
+        Ok(None)
+    }
 
     // ---- the write transaction's own (at head) ----
     /// The vid the next new version takes.

@@ -64,6 +64,13 @@ pub(crate) fn check_shape(decl: &Declaration) -> Result<()> {
     Ok(())
 }
 
+/// Whom a commit is by: the process whose run caused it (`None`: the
+/// host), and its author.
+pub(crate) struct By<'a> {
+    pub(crate) dispatch_id: Option<&'a str>,
+    pub(crate) author: Option<crate::types::Author>,
+}
+
 /// A placement this commit inserted, awaiting its `seq` and its checks.
 struct NewRow {
     rid: i64,
@@ -180,6 +187,7 @@ impl<'c> Apply<'c> {
         parent: Option<CommitId>,
         timestamp: String,
         dispatch_id: Option<String>,
+        author: Option<crate::types::Author>,
     ) -> Result<(Commit, Vec<i64>, super::facts::Written)> {
         for key in &decl.remove.placements {
             self.remove_placement(&key.chunk, &key.scope, key.kind)?;
@@ -214,6 +222,7 @@ impl<'c> Apply<'c> {
             removed: self.removed,
             placements_modified: self.changes,
             touched_scopes,
+            author,
         };
         Ok((commit, self.text_queued, self.known.rows))
     }

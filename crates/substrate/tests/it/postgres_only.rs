@@ -466,3 +466,114 @@ fn a_read_needing_the_server_sees_another_engines_commit() {
         );
     }
 }
+
+/// `url` (the test superuser's, over the socket) as `role`.
+fn as_role(url: &str, role: &str) -> String {
+    url.replacen(
+        &format!("postgres://{}@", testkit::PG_USER),
+        &format!("postgres://{role}@"),
+        1,
+    )
+}
+
+#[test]
+fn the_database_stamps_who_wrote_each_commit_and_version_whatever_a_client_claims() {
+    let cluster = testkit::PgCluster::shared().unwrap();
+    let name = schema("authors");
+    let (alice, bob) = (format!("alice_{name}"), format!("bob_{name}"));
+    let nowhere = std::path::Path::new("/nonexistent/substrate.db");
+    // the team's administrator makes the store, and a role for each person
+    let admin = Substrate::open_postgres(&cluster.url, &name, Options::default(), nowhere).unwrap();
+    drop(admin);
+    for role in [&alice, &bob] {
+        cluster
+            .psql(&format!(
+                "CREATE ROLE \"{role}\" LOGIN; GRANT USAGE ON SCHEMA \"{name}\" TO \"{role}\"; \
+                 GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA \"{name}\" TO \"{role}\"; \
+                 GRANT USAGE ON ALL SEQUENCES IN SCHEMA \"{name}\" TO \"{role}\";"
+            ))
+            .unwrap();
+    }
+    let open = |role: &str| {
+        Substrate::open_postgres(
+            &as_role(&cluster.url, role),
+            &name,
+            Options::default(),
+            nowhere,
+        )
+        .unwrap()
+    };
+    let (a, b) = (open(&alice), open(&bob));
+    let signer = |person: &str, via: &str| substrate::Signer {
+        person: person.into(),
+        host: "laptop".into(),
+        via: via.into(),
+    };
+    a.sign(signer("alice", "terminal"));
+    // bob's client claims to be alice
+    b.sign(signer(&alice, "page"));
+    assert_eq!(a.person(), alice);
+    assert_eq!(b.person(), bob);
+    let mine = a
+        .commit(
+            Declaration::of(vec![ChunkDecl::with_id("p").body(json!({}))]),
+            None,
+        )
+        .unwrap();
+    let theirs = b
+        .commit_for(
+            Declaration::of(vec![ChunkDecl::with_id("q").body(json!({}))]),
+            Some("p_01"),
+            Some("carol"),
+            |_| Ok::<(), substrate::Error>(()),
+        )
+        .unwrap();
+    let author = |c: &substrate::Commit| c.author.clone().unwrap();
+    assert_eq!(author(&mine).person, alice);
+    assert_eq!(author(&mine).via, "terminal");
+    assert_eq!(author(&theirs).person, bob);
+    assert_eq!(author(&theirs).via, "program:p_01");
+    assert_eq!(author(&theirs).on_behalf.as_deref(), Some("carol"));
+    // a version's author, as the database stamped it
+    let authors = a
+        .read(|snap| snap.authors(&["p".into(), "q".into()]))
+        .unwrap();
+    assert_eq!(authors["p"].as_deref(), Some(alice.as_str()));
+    assert_eq!(authors["q"].as_deref(), Some(bob.as_str()));
+    // bob writes rows by hand, claiming alice: the database says bob
+    let forged = serde_json::json!({"id": 99, "parent_id": theirs.id, "timestamp": "2026-12-07T00:00:00.000Z",
+        "dispatch_id": null, "chunks_modified": [], "created": [], "removed": [],
+        "placements_modified": [], "touched_scopes": [], "author": {"person": alice}});
+    cluster
+        .psql(&format!(
+            "SET ROLE \"{bob}\"; SET search_path = \"{name}\"; \
+             INSERT INTO commits (id, parent_id, timestamp, record, person) \
+             VALUES (99, {}, 'x', '{forged}', '{alice}'); \
+             UPDATE chunks SET person = '{alice}' WHERE id = 'q'; \
+             UPDATE commits SET person = '{alice}' WHERE id = {};",
+            theirs.id, theirs.id
+        ))
+        .unwrap();
+    let authors = a.read(|snap| snap.authors(&["q".into()])).unwrap();
+    assert_eq!(authors["q"].as_deref(), Some(bob.as_str()));
+    let log = a
+        .scope(&["commits_root"], &substrate::ScopeOpts::default())
+        .unwrap();
+    let persons: Vec<String> = log
+        .chunks
+        .iter()
+        .filter_map(|c| {
+            let body = c.body_value();
+            Some(body.get("author")?.get("person")?.as_str()?.to_owned())
+        })
+        .collect();
+    assert!(
+        persons.iter().filter(|p| **p == bob).count() >= 2,
+        "{persons:?}"
+    );
+    assert_eq!(
+        persons.iter().filter(|p| **p == alice).count(),
+        1,
+        "{persons:?}"
+    );
+}

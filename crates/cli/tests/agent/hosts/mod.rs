@@ -13,6 +13,11 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use testkit::{FakeModel, Net, PgCluster, Script};
 
+/// The shared store, opened from this machine as the test's superuser.
+pub fn team_store(team: &Team) -> std::sync::Arc<substrate::Substrate> {
+    team::store(team)
+}
+
 /// Hosts, the server they share, the fake model, a repository's checkouts.
 pub struct Team {
     pub net: Net,
@@ -23,6 +28,9 @@ pub struct Team {
     pub url: String,
     /// Each host's name.
     pub names: Vec<String>,
+    /// The store's URL as each host's person logs in (the test's
+    /// superuser's, unless [`Team::people`] gave each a role).
+    pub logins: Vec<String>,
 }
 
 /// `git ARGS…` in `dir` (a committer named), its output.
@@ -70,6 +78,7 @@ impl Team {
             cluster,
             fake,
             dir,
+            logins: vec![url.clone(); n],
             url,
             names,
         };
@@ -82,6 +91,30 @@ impl Team {
             assert_eq!(out.code, 0, "{out:?}");
         }
         team
+    }
+
+    /// Each host's person a role of their own on the server, named as
+    /// `people` says (host `i`'s is `people[i]`), granted the project's
+    /// schema as the team guide says; from now on each logs in as theirs.
+    pub fn people(&mut self, people: &[&str]) {
+        for (i, person) in people.iter().enumerate() {
+            let password = format!("pw-{person}");
+            self.cluster
+                .psql(
+                    "postgres",
+                    &format!(
+                        "CREATE ROLE {person} LOGIN PASSWORD '{password}'; \
+                         GRANT USAGE ON SCHEMA hc_team TO {person}; \
+                         GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA hc_team TO {person}; \
+                         GRANT USAGE ON ALL SEQUENCES IN SCHEMA hc_team TO {person};"
+                    ),
+                )
+                .unwrap();
+            let login = format!("{}:{}@", testkit::PG_USER, testkit::PG_PASSWORD);
+            self.logins[i] = self
+                .url
+                .replacen(&login, &format!("{person}:{password}@"), 1);
+        }
     }
 
     /// Host `i`'s person's own directories (beside the checkout, not in
@@ -103,7 +136,7 @@ impl Team {
         let person = self.person(i);
         [
             ("ANTHROPIC_BASE_URL", self.fake.base_url()),
-            ("HC_STORE", self.url.clone()),
+            ("HC_STORE", self.logins[i].clone()),
             ("HC_PROJECT", "team".to_owned()),
             ("HC_HOST", self.names[i].clone()),
             (

@@ -5,3 +5,6 @@
 
 mod editor;
 mod local;
+mod models;
+mod page;
+mod team;

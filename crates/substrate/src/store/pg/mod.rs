@@ -26,6 +26,9 @@ pub(crate) struct PgStore {
     /// Where (its schema names the channel commits are announced on).
     pub location: PgLocation,
     conns: Connections,
+    /// The role it connects as: the person the database stamps on every
+    /// row this store writes.
+    pub role: String,
 }
 
 impl PgStore {
@@ -33,9 +36,13 @@ impl PgStore {
     pub fn open(location: PgLocation, pool: usize) -> Result<PgStore> {
         let conns = Connections::new(&location, pool)?;
         let mut client = conns.get()?;
-        schema::migrate(&mut client, &location.schema)?;
+        let role = schema::migrate(&mut client, &location.schema)?;
         drop(client);
-        Ok(PgStore { location, conns })
+        Ok(PgStore {
+            location,
+            conns,
+            role,
+        })
     }
 
     /// Runs `f` in one read-only transaction that sees one state (its
@@ -189,7 +196,7 @@ impl PgBackend {
         &self,
         shared: &super::Shared,
         decl: crate::types::Declaration,
-        dispatch_id: Option<&str>,
+        by: super::write::By<'_>,
         guard: impl FnOnce(&super::Snapshot<'_>) -> Result<(), E>,
     ) -> Result<crate::types::Commit, E> {
         super::write::check_shape(&decl)?;
@@ -212,7 +219,8 @@ impl PgBackend {
                             decl,
                             (head > 0).then_some(head),
                             timestamp,
-                            dispatch_id.map(str::to_owned),
+                            by.dispatch_id.map(str::to_owned),
+                            by.author,
                         )?;
                     let record = serde_json::to_string(&commit).map_err(|e| {
                         crate::error::Error::Storage(format!("cannot encode commit record: {e}"))

@@ -60,6 +60,27 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE chunk_text ADD COLUMN words tsvector NOT NULL DEFAULT ''::tsvector;
     CREATE INDEX chunk_text_words ON chunk_text USING gin (words);
     "#,
+    // 3: who wrote each commit and each version (decision 19), stamped by
+    // the database — the role that inserted the row — whatever a client
+    // sends, and never changed after
+    r#"
+    ALTER TABLE commits ADD COLUMN person text;
+    ALTER TABLE chunks ADD COLUMN person text;
+    CREATE FUNCTION stamp_person() RETURNS trigger LANGUAGE plpgsql AS $stamp$
+    BEGIN
+        IF TG_OP = 'INSERT' THEN
+            NEW.person := current_user;
+        ELSE
+            NEW.person := OLD.person;
+        END IF;
+        RETURN NEW;
+    END
+    $stamp$;
+    CREATE TRIGGER commits_person BEFORE INSERT OR UPDATE OF person ON commits
+        FOR EACH ROW EXECUTE FUNCTION stamp_person();
+    CREATE TRIGGER chunks_person BEFORE INSERT OR UPDATE OF person ON chunks
+        FOR EACH ROW EXECUTE FUNCTION stamp_person();
+    "#,
 ];
 
 /// The schema version this build writes.
@@ -95,8 +116,8 @@ fn lock_key(schema: &str) -> i64 {
 
 /// Makes `schema` (when missing) and brings it to [`VERSION`]; refuses a
 /// schema that is newer than this build, or that holds tables of another
-/// program.
-pub(crate) fn migrate(client: &mut deadpool_postgres::Client, schema: &str) -> Result<()> {
+/// program. Answers the role it connects as.
+pub(crate) fn migrate(client: &mut deadpool_postgres::Client, schema: &str) -> Result<String> {
     let tx = wait(client.transaction()).map_err(Error::from)?;
     wait(tx.execute("SELECT pg_advisory_xact_lock($1)", &[&lock_key(schema)]))?;
     let who = wait(tx.query_one("SELECT current_database()::text, current_user::text", &[]))?;
@@ -172,5 +193,5 @@ pub(crate) fn migrate(client: &mut deadpool_postgres::Client, schema: &str) -> R
         ))?;
     }
     wait(tx.commit())?;
-    Ok(())
+    Ok(role)
 }

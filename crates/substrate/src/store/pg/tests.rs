@@ -47,7 +47,7 @@ fn apply(tx: &dyn crate::store::tx::Tx, head: i64, decl: Declaration) -> crate::
     let n = head as u64 + 1;
     let parent = (head > 0).then_some(head as u64);
     let (commit, _, _) =
-        Apply::new(tx, n)?.run(decl, parent, "2026-11-27T00:00:00.000Z".into(), None)?;
+        Apply::new(tx, n)?.run(decl, parent, "2026-11-27T00:00:00.000Z".into(), None, None)?;
     let record = serde_json::to_string(&commit).unwrap();
     tx.insert_commit(&commit, &record)?;
     Ok(record)

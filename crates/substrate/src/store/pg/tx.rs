@@ -370,9 +370,32 @@ impl Tx for PgTx<'_> {
 
     fn commit_records(&self, newest: i64, before: i64, limit: i64) -> Result<Vec<(i64, String)>> {
         let found = self.rows(
-            "SELECT id, record FROM commits WHERE id <= $1 AND id < $2 ORDER BY id DESC LIMIT $3",
+            "SELECT id, record, person FROM commits WHERE id <= $1 AND id < $2 \
+             ORDER BY id DESC LIMIT $3",
             &vec![&newest, &before, &limit],
         )?;
+        Ok(found
+            .iter()
+            .map(|r| (r.get(0), stamped(r.get(1), r.get(2))))
+            .collect())
+    }
+
+    fn first_person(&self, id: &str) -> Result<Option<Option<String>>> {
+        let found = self.first(
+            "SELECT person FROM chunks WHERE id = $1 ORDER BY began LIMIT 1",
+            &vec![&id],
+        )?;
+        Ok(found.map(|r| r.get(0)))
+    }
+
+    fn persons_by_id(&self, at: At, ids: &[String]) -> Result<Vec<(String, Option<String>)>> {
+        let sql = format!(
+            "SELECT c.id, c.person FROM chunks c WHERE c.id = ANY($1) AND {}",
+            live(at, "c", 2)
+        );
+        let ids = ids.to_vec();
+        let n = at_value(at);
+        let found = self.rows_at(at, &sql, vec![&ids], &n)?;
         Ok(found.iter().map(|r| (r.get(0), r.get(1))).collect())
     }
 
@@ -730,9 +753,28 @@ impl Tx for PgTx<'_> {
 
     fn records_between(&self, after: i64, upto: i64) -> Result<Vec<String>> {
         let found = self.rows(
-            "SELECT record FROM commits WHERE id > $1 AND id <= $2 ORDER BY id",
+            "SELECT record, person FROM commits WHERE id > $1 AND id <= $2 ORDER BY id",
             &vec![&after, &upto],
         )?;
-        Ok(found.iter().map(|r| r.get(0)).collect())
+        Ok(found.iter().map(|r| stamped(r.get(0), r.get(1))).collect())
     }
+}
+
+/// A commit `record` as the database stamped it: its author's person is
+/// the role that wrote the row (`person`), whatever the record claims. A
+/// record that already says so is returned as it was written (its text is
+/// what a commit whose end was lost is matched against).
+fn stamped(record: String, person: Option<String>) -> String {
+    let Some(person) = person else {
+        return record;
+    };
+    let Ok(mut commit) = serde_json::from_str::<Commit>(&record) else {
+        return record;
+    };
+    let author = commit.author.get_or_insert_with(Default::default);
+    if author.person == person {
+        return record;
+    }
+    author.person = person;
+    serde_json::to_string(&commit).unwrap_or(record)
 }
