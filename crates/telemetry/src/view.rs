@@ -11,6 +11,19 @@ use std::collections::HashMap;
 use std::time::{Duration, SystemTime};
 use substrate::{ScopeOpts, Substrate};
 
+/// Who a run was for (decision 19): `user.name` (the person its engine ran
+/// it for), `hc.via` (the front end it came through), `hc.host`, and
+/// `hc.asked_by` when a queued run was asked for by someone else.
+fn who(process: &ProcessBody) -> Attrs {
+    let mut out = Vec::new();
+    out.extend(process.person.as_deref().map(|p| ("user.name", s(p))));
+    out.extend(process.via.as_deref().map(|v| ("hc.via", s(v))));
+    out.extend(process.host.as_deref().map(|h| ("hc.host", s(h))));
+    let asked = process.placement.as_ref().and_then(|p| p.asked_by.as_deref());
+    out.extend(asked.map(|a| ("hc.asked_by", s(a))));
+    out
+}
+
 /// An attribute's value.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Attr {
@@ -332,6 +345,7 @@ impl Walk<'_> {
         ];
         attrs.extend(totals.cost_usd.map(|c| ("cost_usd", Attr::F(c))));
         attrs.extend(totals.stop_reason.map(|r| ("stop_reason", s(r.as_str()))));
+        attrs.extend(who(&run.process));
         let failed = matches!(
             totals.stop_reason,
             Some(agent::contract::RunStop::Error | agent::contract::RunStop::PromptTooLong)

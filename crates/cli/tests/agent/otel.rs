@@ -159,7 +159,7 @@ fn the_run(s: &Setup) -> Value {
 async fn a_run_sends_its_span_tree_metrics_and_events_over_http() {
     let s = setup().await;
     let collector = Collector::http().unwrap();
-    let ran = traced_run(&s, &collector, "http/protobuf", &[]).await;
+    let ran = traced_run(&s, &collector, "http/protobuf", &[("HC_PERSON", "otel-person")]).await;
     assert_eq!(ran.code, 0, "{ran:#?}");
     assert!(!ran.stderr.contains("not sent"), "{}", ran.stderr);
     let got = collector.received();
@@ -209,6 +209,9 @@ async fn a_run_sends_its_span_tree_metrics_and_events_over_http() {
     let session = s.sessions().pop().unwrap();
     let body = the_run(&s);
     assert_eq!(root.attrs["session.id"], json!(session));
+    // who it ran for, and through which front end (decision 19)
+    assert_eq!(root.attrs["user.name"], json!("otel-person"), "{root:#?}");
+    assert_eq!(root.attrs["hc.via"], json!("terminal"), "{root:#?}");
     let process = root.attrs["hc.process.id"].as_str().unwrap();
     assert_eq!(
         humantime::parse_rfc3339(body["started"].as_str().unwrap()).unwrap(),
