@@ -166,9 +166,10 @@ async fn config_of(
         ..ScopeOpts::default()
     };
     let run = client.scope(&[process], opts).await?;
+    let listed = crate::contract::arguments_of(&run);
     run.chunks
         .iter()
-        .find(|c| c.is_on("agent-config", PlacementType::Instance))
+        .find(|c| c.is_on("agent-config", PlacementType::Instance) && listed.contains(&c.id))
         .map(|c| AgentConfig::parse(&c.body_value()))
         .transpose()?
         .ok_or_else(|| RebuildError::NoConfig {

@@ -23,6 +23,10 @@ const RUNS_CODE: &[&str] = &[
     "core.askpass",
     "core.gitproxy",
     "core.alternaterefscommand",
+    "gpg.ssh.defaultkeycommand",
+    "submodule.*.update",
+    "trailer.*.command",
+    "trailer.*.cmd",
     "sequence.editor",
     "diff.external",
     "diff.*.textconv",
@@ -88,10 +92,36 @@ fn repository(dot_git: &Path, since: SystemTime) -> Vec<String> {
             None => return Vec::new(),
         }
     };
+    let mut said = git_dir_swept(&git_dir, since);
+    // git reads the settings and hooks of the directory `commondir` names
+    // too (a linked worktree's, or one a tool wrote)
+    if let Some(common) = common_dir(&git_dir).filter(|c| *c != git_dir) {
+        said.extend(git_dir_swept(&common, since));
+    }
+    said
+}
+
+/// The directory `git_dir/commondir` names, when it names one.
+fn common_dir(git_dir: &Path) -> Option<PathBuf> {
+    let file = git_dir.join("commondir");
+    if !std::fs::symlink_metadata(&file).is_ok_and(|m| m.is_file()) {
+        return None;
+    }
+    let text = std::fs::read_to_string(&file).ok()?;
+    let dir = git_dir.join(text.trim());
+    dir.is_dir().then_some(dir)
+}
+
+/// What changed since `since` in one git directory's settings and hooks,
+/// made harmless; what it did.
+fn git_dir_swept(git_dir: &Path, since: SystemTime) -> Vec<String> {
     let mut said = Vec::new();
     for name in ["config", "config.worktree"] {
         let config = git_dir.join(name);
-        if changed_since(&config, since) {
+        // (what is not a regular file — a FIFO, a device behind a link —
+        // is never read: reading it could wait forever)
+        let regular = std::fs::metadata(&config).is_ok_and(|m| m.is_file());
+        if regular && changed_since(&config, since) {
             said.extend(defuse_config(&config));
         }
     }

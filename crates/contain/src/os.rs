@@ -11,10 +11,17 @@ use std::path::{Path, PathBuf};
 /// fail): a fresh private one with a random name beside it is, for this
 /// process. Decided once a process.
 fn user_root() -> std::io::Result<PathBuf> {
-    static ROOT: std::sync::OnceLock<Result<PathBuf, String>> = std::sync::OnceLock::new();
-    ROOT.get_or_init(|| choose_root(&std::env::temp_dir()).map_err(|e| e.to_string()))
-        .clone()
-        .map_err(std::io::Error::other)
+    static ROOT: std::sync::Mutex<Option<PathBuf>> = std::sync::Mutex::new(None);
+    let mut root = ROOT
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(known) = root.as_ref() {
+        return Ok(known.clone());
+    }
+    // (a failure is not kept: the next run tries again)
+    let chosen = choose_root(&std::env::temp_dir())?;
+    *root = Some(chosen.clone());
+    Ok(chosen)
 }
 
 /// [`user_root`] under `base`.

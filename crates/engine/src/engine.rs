@@ -208,9 +208,13 @@ impl Engine {
         read: &ScopeResult,
     ) -> Result<Vec<substrate::Foreign>> {
         let at = snap.as_of(read.as_of)?;
-        let programs: Vec<(&str, serde_json::Value)> = (read.chunks.iter())
+        let programs: Vec<crate::principal::Declared<'_>> = (read.chunks.iter())
             .filter(|c| c.body.is_some())
-            .map(|c| (c.id.as_str(), c.body_value()))
+            .map(|c| crate::principal::Declared {
+                id: &c.id,
+                name: c.name.as_deref().unwrap_or_default(),
+                body: c.body_value(),
+            })
             .collect();
         let me = self.core.db.person();
         self.core.config.principal.foreign(&at, &me, &programs)

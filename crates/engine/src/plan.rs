@@ -129,7 +129,11 @@ impl Planner<'_> {
             (_, true) => Some(Stranger::Shipped),
             (None, false) => None,
             (Some(me), false) => {
-                let declared = [(program_id.as_str(), item.body_value())];
+                let declared = [crate::principal::Declared {
+                    id: &program_id,
+                    name: item.name.as_deref().unwrap_or_default(),
+                    body: item.body_value(),
+                }];
                 let found = self.config.principal.foreign(snap, me, &declared)?;
                 found.into_iter().next().map(|f| Stranger::Person(f.by))
             }

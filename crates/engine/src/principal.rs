@@ -15,47 +15,104 @@ use crate::error::Result;
 use std::collections::BTreeMap;
 use substrate::{Foreign, Snapshot};
 
+/// A program as a read found it: its id, name and body.
+pub(crate) struct Declared<'a> {
+    pub id: &'a str,
+    pub name: &'a str,
+    pub body: serde_json::Value,
+}
+
 /// The people and declarations an engine takes as its person's own.
 #[derive(Clone, Debug, Default)]
 pub struct Principal {
     /// People the person trusts for this project (`[team] trust`): their
     /// programs are taken as the person's own.
     pub trusted: Vec<String>,
-    /// hc's own program declarations (chunk id → body): whoever committed
-    /// one, as it is it grants what hc grants.
-    pub own_programs: BTreeMap<String, serde_json::Value>,
+    /// hc's own program declarations (chunk id → name and body): whoever
+    /// committed one, as it is it grants what hc grants.
+    pub own_programs: BTreeMap<String, (String, serde_json::Value)>,
 }
 
 impl Principal {
-    /// Among `programs` (id and body, as `snap` sees them), those whose
-    /// declaration is neither `me`'s, a trusted person's, nor hc's own.
+    /// Among `programs` (id, name and body, as `snap` sees them), those
+    /// whose declaration is neither `me`'s, a trusted person's, nor hc's
+    /// own as hc declares it. A served program (an MCP server's tool) is
+    /// judged by its service: it runs there, with the service's reach.
     pub(crate) fn foreign(
         &self,
         snap: &Snapshot<'_>,
         me: &str,
-        programs: &[(&str, serde_json::Value)],
+        programs: &[Declared<'_>],
     ) -> Result<Vec<Foreign>> {
-        let ids: Vec<String> = programs.iter().map(|(id, _)| (*id).to_owned()).collect();
+        let mut judged = Vec::with_capacity(programs.len());
+        // (a server's tools share their service: it is looked up once)
+        let mut services: std::collections::HashMap<&str, Authority> = Default::default();
+        for program in programs {
+            let served = program.body.get("served_by").and_then(|s| s.as_str());
+            let by = match served.and_then(|s| services.get(s)) {
+                Some(known) => known.clone(),
+                None => authority(snap, program)?,
+            };
+            if let Some(service) = served.filter(|_| by.id != program.id) {
+                services.entry(service).or_insert_with(|| by.clone());
+            }
+            judged.push((program.id, by));
+        }
+        let ids: Vec<String> = judged.iter().map(|(_, a)| a.id.clone()).collect();
         let authors = snap.authors(&ids)?;
         if authors.is_empty() {
             return Ok(Vec::new());
         }
         let mut out = Vec::new();
-        for (id, body) in programs {
-            let Some(by) = authors.get(*id) else { continue };
-            let accepted = by
+        for (id, by) in judged {
+            let Some(author) = authors.get(&by.id) else {
+                continue;
+            };
+            let accepted = author
                 .as_deref()
                 .is_some_and(|p| p == me || self.trusted.iter().any(|t| t == p));
-            if accepted || self.own_programs.get(*id) == Some(body) {
-                continue;
+            let own = (self.own_programs.get(&by.id))
+                .is_some_and(|(name, body)| *name == by.name && *body == by.body);
+            if !(accepted || own) {
+                out.push(Foreign {
+                    id: id.to_owned(),
+                    by: author.clone(),
+                });
             }
-            out.push(Foreign {
-                id: (*id).to_owned(),
-                by: by.clone(),
-            });
         }
         Ok(out)
     }
+}
+
+/// What a program's authority is judged by: itself, or — served — its
+/// service (as `snap` sees it; itself when its service is not there).
+#[derive(Clone)]
+struct Authority {
+    id: String,
+    name: String,
+    body: serde_json::Value,
+}
+
+fn authority(snap: &Snapshot<'_>, program: &Declared<'_>) -> Result<Authority> {
+    let itself = || Authority {
+        id: program.id.to_owned(),
+        name: program.name.to_owned(),
+        body: program.body.clone(),
+    };
+    let Some(service) = program.body.get("served_by").and_then(|s| s.as_str()) else {
+        return Ok(itself());
+    };
+    let Ok(id) = crate::plan::resolve_program(snap, service) else {
+        return Ok(itself());
+    };
+    Ok(match snap.chunk(&id)? {
+        Some(item) => Authority {
+            id,
+            name: item.name.clone().unwrap_or_default(),
+            body: item.body_value(),
+        },
+        None => itself(),
+    })
 }
 
 #[cfg(test)]
@@ -68,7 +125,14 @@ mod tests {
         let db = substrate::Substrate::open(dir.path().join("s.db")).unwrap();
         let principal = Principal::default();
         let found = db
-            .read(|snap| principal.foreign(snap, "me", &[("program/x", serde_json::json!({}))]))
+            .read(|snap| {
+                let x = Declared {
+                    id: "program/x",
+                    name: "x",
+                    body: serde_json::json!({}),
+                };
+                principal.foreign(snap, "me", &[x])
+            })
             .unwrap();
         assert!(found.is_empty());
     }

@@ -63,7 +63,7 @@ pub const TELEMETRY_KEYS: &[&str] = &[
 
 /// The keys of a `[projects."PATH"]` table (the person's file: what
 /// applies to the project at that path).
-pub const PROJECT_KEYS: &[&str] = &["store"];
+pub const PROJECT_KEYS: &[&str] = &["store", "team"];
 
 /// The keys of an `[agents.hermitcrab]` table (the preset's settings).
 pub const PRESET_KEYS: &[&str] = &["model", "fast_model", "identity", "server_tools", "betas"];

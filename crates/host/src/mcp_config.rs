@@ -252,8 +252,9 @@ pub fn register(
     root: &std::path::Path,
     servers: &[Configured],
     interactive: bool,
-) -> Result<BTreeMap<String, Vec<(String, String)>>> {
+) -> Result<Registered> {
     let mut values = BTreeMap::new();
+    let mut declared = BTreeMap::new();
     let mut decl = Declaration::default();
     let lookup = |var: &str| std::env::var(var).ok();
     for server in servers {
@@ -305,6 +306,7 @@ pub fn register(
             .collect();
         let body = service_body(server, error.as_deref(), &writes);
         let id = format!("program/{program}");
+        declared.insert(id.clone(), (program.clone(), body.clone()));
         let live = db.read(|snap| {
             Ok::<_, substrate::Error>(
                 snap.is_instance_of(&id, "engine/program")?
@@ -340,7 +342,16 @@ pub fn register(
         .map(|s| format!("program/{}", service_name(&s.name)))
         .collect();
     crate::origin::vouch(db, &ids)?;
-    Ok(values)
+    Ok(Registered { values, declared })
+}
+
+/// What registering the servers gave the engine.
+pub struct Registered {
+    /// Each server program's environment (by program id).
+    pub values: BTreeMap<String, Vec<(String, String)>>,
+    /// Each server program as the person's configuration declares it (id
+    /// → name and body): theirs whoever committed the same before them.
+    pub declared: BTreeMap<String, (String, serde_json::Value)>,
 }
 
 /// The service programs of MCP servers on `engine/program` now.

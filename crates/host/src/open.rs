@@ -226,7 +226,7 @@ pub fn engine_config(project: &Project, files: &Files, no_contain: bool) -> Resu
         config.containment = contain::Containment::Off;
     }
     config.grants = files.grants()?;
-    config.principal = crate::principal::principal(files)?;
+    config.principal = crate::principal::principal(files, &project.root)?;
     config.lease_ms = files.lease_ms()?;
     config.log_dir = Some(project.root.join(project::DIR).join("logs"));
     config.effects_dir = Some(project.root.join(project::DIR).join("effects"));
@@ -251,7 +251,11 @@ fn with_servers(
 ) -> Result<EngineConfig> {
     let servers = crate::mcp_config::servers(files, &flags.mcp_config, flags.strict_mcp_config)?;
     let root = config.project_root.clone();
-    config.env_values = crate::mcp_config::register(db, &root, &servers, interactive)?;
+    let registered = crate::mcp_config::register(db, &root, &servers, interactive)?;
+    config.env_values = registered.values;
+    // (the servers the person's own configuration declares are theirs,
+    // whoever on a shared store committed the same first)
+    config.principal.own_programs.extend(registered.declared);
     let ignored = crate::origin::recorded(db)?
         .map(|o| crate::origin::ignored(&o))
         .unwrap_or_default();

@@ -66,32 +66,25 @@ pub fn sign(db: &Substrate) {
     });
 }
 
-/// The people the person trusts for the project: `[team] trust` of their
-/// own file and of the project's (which applies only once the project is
-/// trusted: a checkout cannot name whom you trust).
-pub fn trusted(files: &Files) -> Result<Vec<String>> {
+/// The people the person trusts for the project at `root`: `[team] trust`
+/// of their own file (every project) and its `[projects."PATH".team]
+/// trust` (this one), and the project's own `[team] trust` (which applies
+/// only once the project is trusted: a checkout cannot name whom you
+/// trust).
+pub fn trusted(files: &Files, root: &std::path::Path) -> Result<Vec<String>> {
+    let root = crate::trust::canonical(root);
     let mut out = Vec::new();
     for file in &files.files {
-        let Some(team) = file.table.get("team") else {
-            continue;
-        };
-        let list = team.get("trust").and_then(toml::Value::as_array);
-        let names = match (team.as_table(), list) {
-            (Some(t), Some(list)) if t.keys().all(|k| k == "trust") => list,
-            _ => bail!(
-                "{}: [team] takes one key, trust = [\"NAME\", …] (the people whose programs run \
-                 with your authority in this project)",
-                file.path.display()
-            ),
-        };
-        for name in names {
-            match name.as_str().map(str::trim) {
-                Some(n) if !n.is_empty() => out.push(n.to_owned()),
-                _ => bail!(
-                    "{}: [team] trust lists people by name, e.g. trust = [\"bob\"]",
-                    file.path.display()
-                ),
-            }
+        let this_project = (!file.project)
+            .then(|| {
+                file.table
+                    .get("projects")?
+                    .get(root.to_string_lossy().as_ref())?
+                    .get("team")
+            })
+            .flatten();
+        for team in file.table.get("team").into_iter().chain(this_project) {
+            out.extend(names_in(team, &file.path)?);
         }
     }
     out.sort();
@@ -99,20 +92,45 @@ pub fn trusted(files: &Files) -> Result<Vec<String>> {
     Ok(out)
 }
 
+/// The names a `[team]` table's `trust` lists (`file`: where it is).
+fn names_in(team: &toml::Value, file: &std::path::Path) -> Result<Vec<String>> {
+    let list = team.get("trust").and_then(toml::Value::as_array);
+    let names = match (team.as_table(), list) {
+        (Some(t), Some(list)) if t.keys().all(|k| k == "trust") => list,
+        _ => bail!(
+            "{}: [team] takes one key, trust = [\"NAME\", …] (the people whose programs run \
+             with your authority in this project)",
+            file.display()
+        ),
+    };
+    let mut out = Vec::new();
+    for name in names {
+        match name.as_str().map(str::trim) {
+            Some(n) if !n.is_empty() => out.push(n.to_owned()),
+            _ => bail!(
+                "{}: [team] trust lists people by name, e.g. trust = [\"bob\"]",
+                file.display()
+            ),
+        }
+    }
+    Ok(out)
+}
+
 /// What the engine takes as the person's own besides their programs:
 /// the people they trust, and hc's own declarations.
-pub fn principal(files: &Files) -> Result<engine::Principal> {
+pub fn principal(files: &Files, root: &std::path::Path) -> Result<engine::Principal> {
     Ok(engine::Principal {
-        trusted: trusted(files)?,
+        trusted: trusted(files, root)?,
         own_programs: own_programs(),
     })
 }
 
-/// hc's own program declarations: the bootstrap's programs, by id.
-fn own_programs() -> std::collections::BTreeMap<String, serde_json::Value> {
+/// hc's own program declarations: the bootstrap's programs, by id, with
+/// their names.
+fn own_programs() -> std::collections::BTreeMap<String, (String, serde_json::Value)> {
     crate::builtins::vocabulary()
         .into_iter()
         .filter(|c| c.placements.iter().any(|p| p.scope == "engine/program"))
-        .filter_map(|c| Some((c.id?, c.body?)))
+        .filter_map(|c| Some((c.id?, (c.name.flatten()?, c.body?))))
         .collect()
 }

@@ -443,10 +443,12 @@ fn seed(db: &Substrate) -> Result<bool> {
 }
 
 /// The nearest directory from `start` upward holding `.hermitcrab/`, not
-/// looking past the root of the git repository `start` is in.
+/// looking past the root of the git repository `start` is in. A project in
+/// the home directory, `/` or a shared temporary directory is found only
+/// from that directory itself: everything under it is not its.
 fn found_from(start: &Path) -> Option<&Path> {
     for dir in start.ancestors() {
-        if dir.join(DIR).is_dir() {
+        if dir.join(DIR).is_dir() && (dir == start || too_wide(dir).is_none()) {
             return Some(dir);
         }
         if is_repository_root(dir) {

@@ -19,7 +19,10 @@ fn who(process: &ProcessBody) -> Attrs {
     out.extend(process.person.as_deref().map(|p| ("user.name", s(p))));
     out.extend(process.via.as_deref().map(|v| ("hc.via", s(v))));
     out.extend(process.host.as_deref().map(|h| ("hc.host", s(h))));
-    let asked = process.placement.as_ref().and_then(|p| p.asked_by.as_deref());
+    let asked = process
+        .placement
+        .as_ref()
+        .and_then(|p| p.asked_by.as_deref());
     out.extend(asked.map(|a| ("hc.asked_by", s(a))));
     out
 }

@@ -149,6 +149,14 @@ pub fn serve(flags: Options, confirm: &'static dyn Confirm) -> Result<()> {
     let template = prepared.config.clone();
     let (root, db) = (prepared.project.root.clone(), Arc::clone(&prepared.db));
     let people = auth::people(&flags.token_files, hc_host::worker::person())?;
+    if !people.iter().any(|p| p.role == auth::Role::Owner) {
+        eprintln!(
+            "hc: no token is the owner's (none names {}, the server's person): programs run \
+             directly and program declarations are refused from the page; to give one, \
+             --token-file FILE:owner",
+            hc_host::worker::person()
+        );
+    }
     // its worker takes the runs its page users start, within its person's
     // settings
     let serving = hc_host::serving::Serving {

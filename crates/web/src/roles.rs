@@ -37,7 +37,7 @@ pub fn judge(app: &App, person: &Person, frame: &str) -> Result<String, String> 
         }
         Op::Cancel { .. } => Role::Operator,
         Op::Commit { declaration } => {
-            let needed = needed_to_commit(declaration);
+            let needed = needed_to_commit(declaration, &|scope| where_asked(app, scope));
             sign(declaration, &person.name);
             needed
         }
@@ -67,14 +67,16 @@ pub fn judge(app: &App, person: &Person, frame: &str) -> Result<String, String> 
 
 /// The role a declaration needs: answering (answers only) an answerer's,
 /// steering (interrupts, messages) an operator's, anything else the
-/// owner's.
-fn needed_to_commit(declaration: &Declaration) -> Role {
+/// owner's. An answer or a steer is a new chunk with nothing but a body,
+/// placed on its kind and on the one session or run it is for
+/// (`where_asked` says whether a scope is one) — nothing else.
+fn needed_to_commit(declaration: &Declaration, where_asked: &dyn Fn(&str) -> bool) -> Role {
     let only = |kinds: &[&str]| {
         declaration.placements.is_empty()
             && declaration.remove.chunks.is_empty()
             && declaration.remove.placements.is_empty()
             && !declaration.chunks.is_empty()
-            && declaration.chunks.iter().all(|c| is_of(c, kinds))
+            && (declaration.chunks.iter()).all(|c| is_of(c, kinds, where_asked))
     };
     if only(&ANSWERS) {
         Role::Answerer
@@ -85,13 +87,31 @@ fn needed_to_commit(declaration: &Declaration) -> Role {
     }
 }
 
-/// Whether `chunk` is placed (instance) on one of `kinds`, new.
-fn is_of(chunk: &ChunkDecl, kinds: &[&str]) -> bool {
-    chunk.id.is_none()
-        && chunk
-            .placements
-            .iter()
-            .any(|p| kinds.contains(&p.scope.as_str()))
+/// Whether `chunk` is one of `kinds` and no more: new, a body alone,
+/// placed (instance) on its kind and on one session or run.
+fn is_of(chunk: &ChunkDecl, kinds: &[&str], where_asked: &dyn Fn(&str) -> bool) -> bool {
+    let [a, b] = chunk.placements.as_slice() else {
+        return false;
+    };
+    let plain = chunk.id.is_none() && chunk.name.is_none() && chunk.spec.is_none() && !chunk.merge;
+    let instance = |p: &substrate::NewPlacement| p.kind == substrate::PlacementType::Instance;
+    let kind_and_place = |kind: &substrate::NewPlacement, place: &substrate::NewPlacement| {
+        kinds.contains(&kind.scope.as_str()) && where_asked(&place.scope)
+    };
+    plain && instance(a) && instance(b) && (kind_and_place(a, b) || kind_and_place(b, a))
+}
+
+/// Whether `scope` is a session or a run's process (where a question is
+/// asked, a message or an interrupt goes).
+fn where_asked(app: &App, scope: &str) -> bool {
+    let db = app.engine.db();
+    db.read(|snap| {
+        Ok::<_, substrate::Error>(
+            snap.is_instance_of(scope, "session")?
+                || snap.is_instance_of(scope, "engine/process")?,
+        )
+    })
+    .unwrap_or(false)
 }
 
 /// Signs what the page commits as `person`'s: an answer's `by`, a
@@ -191,11 +211,22 @@ mod tests {
         // an answer that also rewrites a chunk by id is no answer
         let sly = declaration(json!([{"id": "program/x", "body": {},
             "placements": [{"scope": "permission-decision", "type": "instance"}]}]));
-        assert_eq!(needed_to_commit(&answer), Role::Answerer);
-        assert_eq!(needed_to_commit(&interrupt), Role::Operator);
-        assert_eq!(needed_to_commit(&program), Role::Owner);
-        assert_eq!(needed_to_commit(&sly), Role::Owner);
-        assert_eq!(needed_to_commit(&Declaration::default()), Role::Owner);
+        // an answer also placed on the programs is no answer either
+        let double = declaration(json!([{"body": {"executable": "/bin/sh"},
+            "placements": [{"scope": "s_1", "type": "instance"}, {"scope": "permission-decision", "type": "instance"}, {"scope": "engine/program", "type": "instance"}]}]));
+        let elsewhere = declaration(json!([{"body": {"decision": "allow"},
+            "placements": [{"scope": "engine/program", "type": "instance"}, {"scope": "permission-decision", "type": "instance"}]}]));
+        let sessions = |scope: &str| scope.starts_with("s_");
+        assert_eq!(needed_to_commit(&answer, &sessions), Role::Answerer);
+        assert_eq!(needed_to_commit(&interrupt, &sessions), Role::Operator);
+        assert_eq!(needed_to_commit(&program, &sessions), Role::Owner);
+        assert_eq!(needed_to_commit(&sly, &sessions), Role::Owner);
+        assert_eq!(needed_to_commit(&double, &sessions), Role::Owner);
+        assert_eq!(needed_to_commit(&elsewhere, &sessions), Role::Owner);
+        assert_eq!(
+            needed_to_commit(&Declaration::default(), &sessions),
+            Role::Owner
+        );
     }
 
     #[test]

@@ -288,3 +288,13 @@ fn read_as(kind: &str, source: &impl Source) -> Result<SessionItem, String> {
         _ => SessionItem::Other,
     })
 }
+
+/// The argument chunks a read of a process lists (its body's
+/// `arguments`): the chunks its run was started with, and no other placed
+/// on it since.
+pub fn arguments_of(read: &substrate::ScopeResult) -> Vec<String> {
+    read.scopes
+        .first()
+        .map(|p| protocol::process::ProcessBody::parse(&p.body_value()).arguments)
+        .unwrap_or_default()
+}

@@ -86,14 +86,15 @@ impl Inbox {
                             .filter(|id| placed_on(&commit, id, &session))
                         {
                             if seen.insert(id.clone()) {
-                                routing.route(&client, id, &flag).await;
+                                let author = commit.author.as_ref();
+                                routing.route(&client, id, &flag, author).await;
                             }
                         }
                     }
                     Event::Lagged { .. } => {
                         for item in read_back(&client, &session).await {
                             if seen.insert(item.id.clone()) {
-                                routing.route_item(&item, &flag);
+                                routing.route_item(&item, &flag, None);
                             }
                         }
                     }
@@ -104,22 +105,35 @@ impl Inbox {
         Ok(inbox)
     }
 
-    async fn route(&self, client: &Client, id: &str, flag: &watch::Sender<bool>) {
+    async fn route(
+        &self,
+        client: &Client,
+        id: &str,
+        flag: &watch::Sender<bool>,
+        author: Option<&substrate::Author>,
+    ) {
         let Ok(read) = client.scope(&[id], ScopeOpts::default()).await else {
             return;
         };
         if let Some(item) = read.scopes.first() {
-            self.route_item(item, flag);
+            self.route_item(item, flag, author);
         }
     }
 
-    fn route_item(&self, item: &ChunkItem, flag: &watch::Sender<bool>) {
+    /// Takes `item` (committed by `author`, when known) where it goes.
+    fn route_item(
+        &self,
+        item: &ChunkItem,
+        flag: &watch::Sender<bool>,
+        author: Option<&substrate::Author>,
+    ) {
         let (request, reply) = match SessionItem::of(item) {
             SessionItem::Interrupt(_) => {
                 flag.send_replace(true);
                 return;
             }
-            SessionItem::Message(message) if message.incoming() => {
+            SessionItem::Message(mut message) if message.incoming() => {
+                vouched(&mut message, author);
                 let mut messages = self.messages.lock().unwrap_or_else(PoisonError::into_inner);
                 messages.push((item.id.clone(), message));
                 return;
@@ -177,6 +191,24 @@ impl Inbox {
 
 /// Whether `item` is something others commit for a run: an interrupt, a
 /// permission decision or an answer.
+/// A message's sender as the commit that brought it says: one claiming a
+/// person who neither made the commit nor was vouched for by its host
+/// (`for`) is the commit's person's, through what they committed it.
+fn vouched(message: &mut crate::contract::Message, author: Option<&substrate::Author>) {
+    let (Some(author), Some(claimed)) = (author, message.sender.as_ref()) else {
+        return;
+    };
+    let Some(person) = claimed.person.as_deref() else {
+        return;
+    };
+    if person != author.person && author.on_behalf.as_deref() != Some(person) {
+        message.sender = Some(crate::contract::Sender::person(
+            author.on_behalf.as_deref().unwrap_or(&author.person),
+            &author.via,
+        ));
+    }
+}
+
 fn routed(item: &ChunkItem) -> bool {
     [
         Interrupt::TYPE,

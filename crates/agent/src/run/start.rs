@@ -33,9 +33,14 @@ impl Run {
         let me = program.id().to_owned();
         let root = program.root().to_path_buf();
         let process = client.scope(&[me.as_str()], ScopeOpts::default()).await?;
+        // (its arguments are the ones its process lists: a chunk placed on
+        // it afterwards is not one, whoever placed it)
+        let listed = crate::contract::arguments_of(&process);
         let arg = |ty: &str| {
             process.chunks.iter().find(|c| {
-                c.is_on(ty, PlacementType::Instance) && c.is_on(&me, PlacementType::Instance)
+                c.is_on(ty, PlacementType::Instance)
+                    && c.is_on(&me, PlacementType::Instance)
+                    && listed.contains(&c.id)
             })
         };
         let config = match arg("agent-config") {

@@ -78,9 +78,10 @@ impl Judge {
         };
         let prompt = format!(
             "<request>\n{request}\n</request>{task}\n\nThe project's rules:\n{}\n\nWhy it \
-             would ask: {why}\n\n<call>\n{} {}\n</call>",
+             would ask: {}\n\n<call>\n{} {}\n</call>",
             self.rules,
-            call.name,
+            escaped(why),
+            escaped(&call.name),
             escaped(&input.to_string())
         );
         let asked = LlmCall {

@@ -106,7 +106,9 @@ pub fn served(root: &Path, given: &str, writes: bool) -> Result<PathBuf, String>
     if !real.starts_with(&real_root) {
         return Err(outside());
     }
-    if agent::permissions::command::paths::is_secret(&path) {
+    if agent::permissions::command::paths::is_secret(&path)
+        || agent::permissions::command::paths::is_secret(&real)
+    {
         return Err(format!(
             "{given} holds secrets by convention; the editor's files do not serve it (ask the person)"
         ));

@@ -159,7 +159,13 @@ fn the_run(s: &Setup) -> Value {
 async fn a_run_sends_its_span_tree_metrics_and_events_over_http() {
     let s = setup().await;
     let collector = Collector::http().unwrap();
-    let ran = traced_run(&s, &collector, "http/protobuf", &[("HC_PERSON", "otel-person")]).await;
+    let ran = traced_run(
+        &s,
+        &collector,
+        "http/protobuf",
+        &[("HC_PERSON", "otel-person")],
+    )
+    .await;
     assert_eq!(ran.code, 0, "{ran:#?}");
     assert!(!ran.stderr.contains("not sent"), "{}", ran.stderr);
     let got = collector.received();

@@ -267,11 +267,22 @@ impl<'c> Snapshot<'c> {
     }
 
     /// Who made the chunk `id` — wrote its first version — as the store
-    /// stamped it: on a shared store the database role (`Some(None)`:
-    /// before authors were recorded); `None` on a file, or when there is
-    /// no such chunk.
-    pub fn made_by(&self, id: &str) -> Result<Option<Option<String>>> {
-        self.tx.first_person(id)
+    /// stamped it, and that version's body: on a shared store the
+    /// database role (`None`: before authors were recorded); nothing on a
+    /// file, or when there is no such chunk.
+    pub fn made_by(&self, id: &str) -> Result<Option<(Option<String>, serde_json::Value)>> {
+        let first = self.tx.first_version(id)?;
+        Ok(first.map(|(person, body)| (person, serde_json::from_str(&body).unwrap_or_default())))
+    }
+
+    /// Everyone who wrote any version of any of `ids`, as the store
+    /// stamped them (`None`: before authors were recorded); empty on a
+    /// file.
+    pub fn writers(&self, ids: &[String]) -> Result<Vec<Option<String>>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.tx.writers(ids)
     }
 
     /// The chunk `id` with all its placements, or `None`.

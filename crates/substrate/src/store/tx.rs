@@ -95,10 +95,17 @@ pub(crate) trait Tx {
     fn persons_by_id(&self, _at: At, _ids: &[String]) -> Result<Vec<(String, Option<String>)>> {
         Ok(Vec::new())
     }
-    /// Who wrote the first version of `id`, as the store stamped it (none
-    /// on a file; `Some(None)`: before authors were recorded).
-    fn first_person(&self, _id: &str) -> Result<Option<Option<String>>> {
+    /// The first version of `id`: who wrote it, as the store stamped it
+    /// (`None`: before authors were recorded), and its body's text. None on
+    /// a file (its one person wrote everything), or when there is no such
+    /// chunk.
+    fn first_version(&self, _id: &str) -> Result<Option<(Option<String>, String)>> {
         Ok(None)
+    }
+    /// Everyone who wrote any version of any of `ids`, as the store
+    /// stamped them (none on a file).
+    fn writers(&self, _ids: &[String]) -> Result<Vec<Option<String>>> {
+        Ok(Vec::new())
     }
 
     // ---- the write transaction's own (at head) ----

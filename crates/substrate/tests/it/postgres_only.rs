@@ -231,6 +231,10 @@ fn an_older_store_gets_its_words_indexed_on_open() {
     cluster
         .psql(&format!(
             "DROP INDEX {name}.chunk_text_words; ALTER TABLE {name}.chunk_text DROP COLUMN words; \
+             DROP TRIGGER commits_person ON {name}.commits; \
+             DROP TRIGGER chunks_person ON {name}.chunks; DROP FUNCTION {name}.stamp_person(); \
+             ALTER TABLE {name}.commits DROP COLUMN person; \
+             ALTER TABLE {name}.chunks DROP COLUMN person; \
              UPDATE {name}.meta SET value = '1' WHERE key = 'schema_version'"
         ))
         .unwrap();
@@ -245,7 +249,10 @@ fn an_older_store_gets_its_words_indexed_on_open() {
         )
         .unwrap();
     assert_eq!(found.chunks.len(), 1);
-    assert_eq!(db.info().unwrap().schema_version, 2);
+    assert_eq!(db.info().unwrap().schema_version, 3);
+    // what was written before authors were recorded is nobody's
+    let authors = db.read(|snap| snap.authors(&["note".into()])).unwrap();
+    assert_eq!(authors["note"], None);
 }
 
 /// The connection cut as a commit ends (`COMMIT` sent, no answer): the
@@ -549,11 +556,32 @@ fn the_database_stamps_who_wrote_each_commit_and_version_whatever_a_client_claim
             "SET ROLE \"{bob}\"; SET search_path = \"{name}\"; \
              INSERT INTO commits (id, parent_id, timestamp, record, person) \
              VALUES (99, {}, 'x', '{forged}', '{alice}'); \
-             UPDATE chunks SET person = '{alice}' WHERE id = 'q'; \
-             UPDATE commits SET person = '{alice}' WHERE id = {};",
-            theirs.id, theirs.id
+             UPDATE chunks SET person = '{alice}' WHERE id = 'q';",
+            theirs.id
         ))
         .unwrap();
+    // nor may he rewrite alice's version, or any commit: only end a version
+    for forgery in [
+        "UPDATE chunks SET body = '{\"evil\": true}' WHERE id = 'p'".to_owned(),
+        format!(
+            "UPDATE commits SET person = '{alice}' WHERE id = {}",
+            theirs.id
+        ),
+        format!("UPDATE commits SET record = '{{}}' WHERE id = {}", mine.id),
+    ] {
+        let refused = cluster.psql(&format!(
+            "SET ROLE \"{bob}\"; SET search_path = \"{name}\"; {forgery};"
+        ));
+        assert!(refused.is_err(), "{forgery}: {refused:?}");
+    }
+    cluster
+        .psql(&format!(
+            "SET ROLE \"{bob}\"; SET search_path = \"{name}\"; \
+             UPDATE chunks SET ended = ended WHERE id = 'p';"
+        ))
+        .unwrap();
+    let p = a.read(|snap| snap.body("p")).unwrap().unwrap();
+    assert_eq!(p, json!({}));
     let authors = a.read(|snap| snap.authors(&["q".into()])).unwrap();
     assert_eq!(authors["q"].as_deref(), Some(bob.as_str()));
     let log = a

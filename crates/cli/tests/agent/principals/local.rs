@@ -116,6 +116,12 @@ async fn a_project_in_the_home_directory_does_not_swallow_the_repositories_under
     }
     let sessions = hc_at_home(&s, &home, &repo, &["sessions"]).await;
     assert_eq!(sessions.code, 0, "{sessions:?}");
+    // nor does it swallow a directory under it that is no repository
+    let notes = home.join("notes");
+    std::fs::create_dir_all(&notes).unwrap();
+    let listed = hc_at_home(&s, &home, &notes, &["sessions"]).await;
+    assert_ne!(listed.code, 0, "{listed:?}");
+    assert!(listed.stderr.contains("no project here"), "{listed:?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -62,7 +62,10 @@ const MIGRATIONS: &[&str] = &[
     "#,
     // 3: who wrote each commit and each version (decision 19), stamped by
     // the database — the role that inserted the row — whatever a client
-    // sends, and never changed after
+    // sends, and never changed after. A version another role wrote may
+    // only be ended (a commit ends the versions it replaces); only its
+    // author rewrites it (a commit rewriting what it made itself), and no
+    // commit's record changes
     r#"
     ALTER TABLE commits ADD COLUMN person text;
     ALTER TABLE chunks ADD COLUMN person text;
@@ -70,15 +73,26 @@ const MIGRATIONS: &[&str] = &[
     BEGIN
         IF TG_OP = 'INSERT' THEN
             NEW.person := current_user;
-        ELSE
-            NEW.person := OLD.person;
+            RETURN NEW;
         END IF;
+        IF TG_TABLE_NAME = 'commits' THEN
+            RAISE EXCEPTION 'commit % is history: no one changes it', OLD.id;
+        END IF;
+        IF OLD.person IS DISTINCT FROM current_user
+            AND (NEW.id, NEW.key, NEW.name, NEW.spec, NEW.body, NEW.placements, NEW.began)
+                IS DISTINCT FROM
+                (OLD.id, OLD.key, OLD.name, OLD.spec, OLD.body, OLD.placements, OLD.began)
+        THEN
+            RAISE EXCEPTION 'version % of % is %''s: another may only end it',
+                OLD.vid, OLD.id, coalesce(OLD.person, 'from before authors were recorded');
+        END IF;
+        NEW.person := OLD.person;
         RETURN NEW;
     END
     $stamp$;
-    CREATE TRIGGER commits_person BEFORE INSERT OR UPDATE OF person ON commits
+    CREATE TRIGGER commits_person BEFORE INSERT OR UPDATE ON commits
         FOR EACH ROW EXECUTE FUNCTION stamp_person();
-    CREATE TRIGGER chunks_person BEFORE INSERT OR UPDATE OF person ON chunks
+    CREATE TRIGGER chunks_person BEFORE INSERT OR UPDATE ON chunks
         FOR EACH ROW EXECUTE FUNCTION stamp_person();
     "#,
 ];

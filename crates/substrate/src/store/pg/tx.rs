@@ -380,12 +380,21 @@ impl Tx for PgTx<'_> {
             .collect())
     }
 
-    fn first_person(&self, id: &str) -> Result<Option<Option<String>>> {
+    fn first_version(&self, id: &str) -> Result<Option<(Option<String>, String)>> {
         let found = self.first(
-            "SELECT person FROM chunks WHERE id = $1 ORDER BY began LIMIT 1",
+            "SELECT person, body FROM chunks WHERE id = $1 ORDER BY began, vid LIMIT 1",
             &vec![&id],
         )?;
-        Ok(found.map(|r| r.get(0)))
+        Ok(found.map(|r| (r.get(0), r.get(1))))
+    }
+
+    fn writers(&self, ids: &[String]) -> Result<Vec<Option<String>>> {
+        let ids = ids.to_vec();
+        let found = self.rows(
+            "SELECT DISTINCT person FROM chunks WHERE id = ANY($1)",
+            &vec![&ids],
+        )?;
+        Ok(found.iter().map(|r| r.get(0)).collect())
     }
 
     fn persons_by_id(&self, at: At, ids: &[String]) -> Result<Vec<(String, Option<String>)>> {
