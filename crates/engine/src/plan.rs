@@ -129,13 +129,8 @@ impl Planner<'_> {
             (_, true) => Some(Stranger::Shipped),
             (None, false) => None,
             (Some(me), false) => {
-                let declared = [crate::principal::Declared {
-                    id: &program_id,
-                    name: item.name.as_deref().unwrap_or_default(),
-                    body: item.body_value(),
-                }];
-                let found = self.config.principal.foreign(snap, me, &declared)?;
-                found.into_iter().next().map(|f| Stranger::Person(f.by))
+                let found = self.config.principal.foreign_program(snap, me, &item)?;
+                found.map(|f| Stranger::Person(f.by))
             }
         };
         let foreign = stranger.is_some();

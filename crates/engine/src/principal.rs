@@ -22,6 +22,17 @@ pub(crate) struct Declared<'a> {
     pub body: serde_json::Value,
 }
 
+/// The verdicts on programs already judged, by program id: the version
+/// judged (its item, as the store's version cache shares it — a version
+/// never changes, so the same item is the same verdict) and what was
+/// found. On a shared store this spares every run of a program a round
+/// trip to ask who wrote it.
+type Judged = std::sync::Arc<
+    std::sync::Mutex<
+        std::collections::HashMap<String, (std::sync::Weak<substrate::ChunkItem>, Option<Foreign>)>,
+    >,
+>;
+
 /// The people and declarations an engine takes as its person's own.
 #[derive(Clone, Debug, Default)]
 pub struct Principal {
@@ -31,9 +42,61 @@ pub struct Principal {
     /// hc's own program declarations (chunk id → name and body): whoever
     /// committed one, as it is it grants what hc grants.
     pub own_programs: BTreeMap<String, (String, serde_json::Value)>,
+    /// Verdicts kept (see [`Judged`]).
+    judged: Judged,
 }
 
 impl Principal {
+    /// Takes the people `trusted` and hc's declarations `own_programs` as
+    /// its person's own.
+    pub fn new(
+        trusted: Vec<String>,
+        own_programs: BTreeMap<String, (String, serde_json::Value)>,
+    ) -> Principal {
+        Principal {
+            trusted,
+            own_programs,
+            judged: Judged::default(),
+        }
+    }
+
+    /// Whether `item` (a program's live version, as `snap` read it) is
+    /// foreign to `me` ([`Principal::foreign`]), remembered by version.
+    pub(crate) fn foreign_program(
+        &self,
+        snap: &Snapshot<'_>,
+        me: &str,
+        item: &std::sync::Arc<substrate::ChunkItem>,
+    ) -> Result<Option<Foreign>> {
+        let lock = || {
+            self.judged
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        };
+        if let Some((seen, verdict)) = lock().get(&item.id)
+            && seen
+                .upgrade()
+                .is_some_and(|seen| std::sync::Arc::ptr_eq(&seen, item))
+        {
+            return Ok(verdict.clone());
+        }
+        let body = item.body_value();
+        // (a served program's verdict is its service's, which may change
+        // apart from it: asked each time)
+        let served = body.get("served_by").is_some();
+        let declared = Declared {
+            id: &item.id,
+            name: item.name.as_deref().unwrap_or_default(),
+            body,
+        };
+        let verdict = self.foreign(snap, me, &[declared])?.into_iter().next();
+        if !served {
+            let seen = std::sync::Arc::downgrade(item);
+            lock().insert(item.id.clone(), (seen, verdict.clone()));
+        }
+        Ok(verdict)
+    }
+
     /// Among `programs` (id, name and body, as `snap` sees them), those
     /// whose declaration is neither `me`'s, a trusted person's, nor hc's
     /// own as hc declares it. A served program (an MCP server's tool) is

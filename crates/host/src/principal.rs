@@ -119,10 +119,10 @@ fn names_in(team: &toml::Value, file: &std::path::Path) -> Result<Vec<String>> {
 /// What the engine takes as the person's own besides their programs:
 /// the people they trust, and hc's own declarations.
 pub fn principal(files: &Files, root: &std::path::Path) -> Result<engine::Principal> {
-    Ok(engine::Principal {
-        trusted: trusted(files, root)?,
-        own_programs: own_programs(),
-    })
+    Ok(engine::Principal::new(
+        trusted(files, root)?,
+        own_programs(),
+    ))
 }
 
 /// hc's own program declarations: the bootstrap's programs, by id, with
