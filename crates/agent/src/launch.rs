@@ -48,12 +48,26 @@ pub fn session_declaration(id: &str, prompt: &str, name: Option<&str>) -> Declar
         created: humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string(),
         session_id: name.map(str::to_owned),
         forked_from: None,
+        replay_of: None,
     };
     let chunk = ChunkDecl::with_id(id)
         .name(title)
         .body(serde_json::to_value(&body).unwrap_or_default())
         .on(NewPlacement::instance(SessionBody::TYPE));
     Declaration::of(vec![chunk])
+}
+
+/// A new session replaying `of` (`hc replay`), titled by `prompt`: its
+/// id and the declaration making it.
+pub fn replay_session(prompt: &str, of: &str) -> (String, Declaration) {
+    let id = new_session_id();
+    let mut declaration = session_declaration(&id, prompt, None);
+    if let Some(chunk) = declaration.chunks.first_mut()
+        && let Some(body) = chunk.body.as_mut()
+    {
+        body["replay_of"] = serde_json::json!(of);
+    }
+    (id, declaration)
 }
 
 /// A new session's id, for [`session_declaration`].

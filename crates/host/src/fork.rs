@@ -53,6 +53,7 @@ pub fn fork(engine: &Engine, session: &str, cut: Cut) -> Result<String> {
             session: session.to_owned(),
             calls,
         }),
+        replay_of: None,
     };
     let mut decl = Declaration::of(vec![
         ChunkDecl::with_id(&id)

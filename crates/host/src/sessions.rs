@@ -35,6 +35,32 @@ pub fn newest(db: &Substrate) -> Result<String> {
         .ok_or_else(|| exit(2, "there is no session yet; start one with `hc run \"…\"`"))
 }
 
+/// The newest session of the project that is not a replay (`hc replay`
+/// with no id: replaying a replay replays nothing new).
+pub fn newest_recorded(db: &Substrate) -> Result<String> {
+    let found = db.scope(
+        &["session"],
+        &ScopeOpts {
+            kind: substrate::TypeFilter::Instance,
+            limit: Some(usize::MAX),
+            ..ScopeOpts::default()
+        },
+    )?;
+    (found.chunks.iter().rev())
+        .find(|c| {
+            agent::contract::SessionBody::parse(&c.body_value())
+                .replay_of
+                .is_none()
+        })
+        .map(|c| c.id.clone())
+        .ok_or_else(|| {
+            exit(
+                2,
+                "there is no session to replay; start one with `hc run \"…\"`",
+            )
+        })
+}
+
 /// The sessions made at or after `since`, oldest first.
 pub fn made_since(db: &Substrate, since: std::time::SystemTime) -> Result<Vec<String>> {
     let found = db.scope(

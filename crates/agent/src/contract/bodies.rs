@@ -30,6 +30,9 @@ pub struct SessionBody {
     /// the same chunks placed on it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forked_from: Option<Forked>,
+    /// The session it replays (`hc replay`), when it is a replay.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay_of: Option<String>,
 }
 
 /// Where a session was forked from.

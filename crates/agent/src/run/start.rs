@@ -126,9 +126,6 @@ impl Run {
             ),
             None => None,
         };
-        if let Some((_, Some(recorded))) = &replayed {
-            super::replay::as_recorded(&mut context, recorded);
-        }
         let files = files?;
         let (memory_scopes, memory, memory_at) = memory;
         context.memory = memory_scopes;
@@ -149,6 +146,11 @@ impl Run {
         }
         let up = with_servers(&mut context, &servers);
         let (agents, chunks, skipped) = files.record(&mut context);
+        // a replay is told the facts the recorded run was told (its date,
+        // directory, platform, git), over what was read here
+        if let Some((_, Some(recorded))) = &replayed {
+            super::replay::as_recorded(&mut context, recorded);
+        }
         let shell = match config.hermitcrab {
             true => {
                 let have = super::crab::operable(&config, &tools);

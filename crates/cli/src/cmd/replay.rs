@@ -30,7 +30,7 @@ pub fn replay(session: Option<String>, at: Option<usize>, flags: SettingFlags) -
         let engine = &host.engine;
         let done = async {
             let session = match &session {
-                None => hc_host::sessions::newest(engine.db())?,
+                None => hc_host::sessions::newest_recorded(engine.db())?,
                 Some(given) => hc_host::sessions::resolve(engine.db(), given)?,
             };
             if let Some(n) = at {
@@ -64,7 +64,16 @@ async fn run_prompts(
 ) -> Result<String> {
     let mut replayed: Option<String> = None;
     for prompt in hc_host::replay::prompts(engine, session)? {
-        let choice = replayed.clone().map_or(Choice::New, Choice::Known);
+        // (its session says it is a replay, and of what)
+        let id = match &replayed {
+            Some(id) => id.clone(),
+            None => {
+                let (id, made) = agent::launch::replay_session(&prompt, session);
+                engine.commit(&engine::Context::host(), made)?;
+                id
+            }
+        };
+        let choice = Choice::Known(id);
         let turn = Turn::of(&prompt, config, &choice, &hc_host::confirm::NoOne);
         let mut sink = hc_host::replay::Quiet;
         let answerer = hc_host::replay::answerer();

@@ -396,3 +396,74 @@ async fn slash_rewind_in_chat_puts_the_files_back_and_goes_on_in_the_fork() {
         .collect();
     assert_eq!(texts, ["first", "third"]);
 }
+
+/// `git ARGS` in the project as a person with no git configuration (and
+/// no identity: a commit names one itself).
+fn git_here(s: &Setup, args: &[&str]) {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(&s.root)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_replay_in_a_git_repository_matches_the_record_and_no_id_is_the_recorded_session() {
+    let s = Setup::new(json!({"turns": [shell("s1", "cat notes.txt"), done(1)]})).await;
+    git_here(&s, &["init", "-q", "-b", "main"]);
+    let commit = |s: &Setup, file: &str, message: &str| {
+        s.file(file, &format!("{message}\n"));
+        git_here(s, &["add", file]);
+        git_here(
+            s,
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "commit",
+                "-qm",
+                message,
+            ],
+        );
+    };
+    commit(&s, "notes.txt", "notes");
+    commit(&s, "more.txt", "more notes");
+    s.file("notes.txt", "changed, not committed\n");
+    let env = [
+        ("GIT_CONFIG_GLOBAL", "/dev/null"),
+        ("GIT_CONFIG_NOSYSTEM", "1"),
+    ];
+    let ran = s
+        .out_with(&env, &["run", "--permission-mode", "bypass", "first"])
+        .await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    let session = s.sessions()[0].clone();
+    let sent = String::from_utf8_lossy(&s.sent()[0]).into_owned();
+    assert!(
+        sent.contains("main") && sent.contains("more notes"),
+        "the request carries the repository's facts: {sent}"
+    );
+    // twice, with no id: the second replays the session, not the first replay
+    for _ in 0..2 {
+        let replayed = s
+            .out_with(&env, &["replay", "--permission-mode", "bypass"])
+            .await;
+        assert_eq!(replayed.code, 0, "{replayed:#?}");
+        assert!(
+            replayed
+                .stdout
+                .starts_with(&format!("replayed {session} as")),
+            "{replayed:#?}"
+        );
+        assert!(
+            replayed
+                .stdout
+                .contains("2 model calls, every request and tool result as recorded"),
+            "{replayed:#?}"
+        );
+    }
+}
