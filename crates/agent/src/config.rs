@@ -275,6 +275,19 @@ pub struct AgentConfig {
     /// run's; nothing goes to an API.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replay: Option<String>,
+    /// What the person's environment says each alias names
+    /// (`ANTHROPIC_DEFAULT_SONNET_MODEL`, …: family → id), for the models
+    /// a sub-agent or an agent file names (`model: sonnet`).
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub model_aliases: std::collections::BTreeMap<String, String>,
+    /// The model sub-agents run on when neither their call nor their file
+    /// names one (`CLAUDE_CODE_SUBAGENT_MODEL`; none: the parent's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subagent_model: Option<String>,
+    /// What configuration says of models (`[models."ID"]`): prices,
+    /// context windows, reply limits, over the catalogue's.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub models: std::collections::BTreeMap<String, model::catalog::ModelSettings>,
 }
 
 /// A hook: a command run on an event, given it as JSON on stdin — or a
@@ -411,12 +424,15 @@ impl Default for AgentConfig {
             output_attempts: None,
             early_tools: None,
             replay: None,
+            model_aliases: std::collections::BTreeMap::new(),
+            subagent_model: None,
+            models: std::collections::BTreeMap::new(),
         }
     }
 }
 
 /// The model `fast` means when the configuration names none.
-pub const FAST_MODEL: &str = "claude-haiku-4-5";
+pub const FAST_MODEL: &str = model::catalog::FAST_MODEL;
 
 impl AgentConfig {
     /// The identity whose blocks the run keeps.
@@ -450,6 +466,20 @@ impl AgentConfig {
     /// Whether any hook is configured for `event`.
     pub fn has_hooks(&self, event: &str) -> bool {
         self.hooks.iter().any(|h| h.event == event)
+    }
+
+    /// The model `name` names for this run: an alias (`sonnet`, `opus`,
+    /// `haiku`, `fable`, `best`, `[1m]`, `opusplan`) resolved as the
+    /// person's environment said when the run was asked, else today's
+    /// catalogue; an id as it is.
+    pub fn resolve_model(&self, name: &str) -> String {
+        let overrides = model::catalog::Overrides {
+            families: (self.model_aliases.iter())
+                .map(|(f, id)| (f.clone(), id.clone()))
+                .collect(),
+        };
+        let planning = self.permission_mode == PermissionMode::Plan;
+        model::catalog::resolve(name, &overrides, planning).id
     }
 
     /// Reads a body, with a message naming the field at fault.

@@ -358,13 +358,15 @@ impl SdkFlags {
             .map(str::trim)
             .filter(|m| !m.is_empty())
         {
+            // (an alias — `sonnet` — names today's model, as `--model` does)
+            let model = config.resolve_model(model);
             if model == config.model {
                 return Err(format!(
                     "--fallback-model {model}: it is the model itself; give another model to go on with"
                 ));
             }
-            if !config.fallback_models.iter().any(|m| m == model) {
-                config.fallback_models.push(model.to_owned());
+            if !config.fallback_models.contains(&model) {
+                config.fallback_models.push(model);
             }
         }
         config.setting_sources = self.sources()?;

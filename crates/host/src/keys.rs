@@ -21,6 +21,13 @@ pub const SCALARS: &[(&str, &str)] = &[
     ("fast_model", "HC_FAST_MODEL"),
 ];
 
+/// Settings also read from a second variable, after the first (Claude
+/// Code's names): `ANTHROPIC_MODEL`, `ANTHROPIC_SMALL_FAST_MODEL`.
+pub const ALSO_ENV: &[(&str, &str)] = &[
+    ("model", "ANTHROPIC_MODEL"),
+    ("fast_model", "ANTHROPIC_SMALL_FAST_MODEL"),
+];
+
 /// Rule lists, under `[permissions]` or at the top of a file (lists from
 /// every source add up).
 pub const RULE_LISTS: &[&str] = &["allow", "deny", "ask"];
@@ -44,6 +51,7 @@ const TABLES: &[&str] = &[
     "telemetry",
     "team",
     "person",
+    "models",
 ];
 
 /// The keys of the `[team]` table: the people whose programs run with

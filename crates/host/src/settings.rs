@@ -2,7 +2,9 @@
 //! `agent-config` chunk (`agent::AgentConfig`): command-line flags over the
 //! environment (`HC_MODEL`, …) over the project's file over the user's over
 //! the built-in defaults. Every value remembers where it came from, for
-//! `hc config`. The one place a model name appears in code is [`DEFAULTS`].
+//! `hc config`. Model names come from the model crate's catalogue: the
+//! default here, an alias (`sonnet`, `opus[1m]`, `opusplan`) resolved
+//! once every layer is read ([`resolve_models`]).
 
 use crate::config::{Files, Source};
 pub use crate::keys::{RULE_LISTS, SCALARS};
@@ -12,7 +14,7 @@ use serde_json::{Value, json};
 
 /// Built-in defaults: setting name → value.
 pub const DEFAULTS: &[(&str, &str)] = &[
-    ("model", "claude-sonnet-4-5"),
+    ("model", model::catalog::DEFAULT_MODEL),
     ("api", "anthropic"),
     ("permission_mode", "default"),
 ];
@@ -68,10 +70,15 @@ pub fn resolve(
                 )
             })
             .or_else(|| {
-                std::env::var(var)
-                    .ok()
-                    .filter(|v| !v.is_empty())
-                    .map(|v| (scalar(&v), Source::Env((*var).to_owned())))
+                let also = crate::keys::ALSO_ENV.iter().filter(|(n, _)| n == name);
+                std::iter::once(*var)
+                    .chain(also.map(|(_, v)| *v))
+                    .find_map(|var| {
+                        std::env::var(var)
+                            .ok()
+                            .filter(|v| !v.is_empty())
+                            .map(|v| (scalar(&v), Source::Env(var.to_owned())))
+                    })
             })
             .or_else(|| files.get(name).map(|(v, source)| (toml_to_json(v), source)))
             .or_else(|| {
@@ -128,7 +135,39 @@ pub fn resolve(
         let model_flag = flags.scalars.iter().any(|(n, _)| *n == "model");
         preset(&mut config, name, files, model_flag)?;
     }
+    resolve_models(&mut config, &model::catalog::Overrides::from_env());
     Ok((resolved, config))
+}
+
+/// Every model the configuration names, resolved: an alias (`sonnet`,
+/// `opus[1m]`, `best`, `opusplan`) to today's model — or the one the
+/// person's environment names for its family (`ANTHROPIC_DEFAULT_*_MODEL`,
+/// kept for the aliases sub-agents name too); `[1m]` asks for a million
+/// tokens of context (the beta, where the model's own window is smaller).
+/// `CLAUDE_CODE_SUBAGENT_MODEL` names sub-agents' model.
+pub fn resolve_models(config: &mut AgentConfig, overrides: &model::catalog::Overrides) {
+    use model::catalog;
+    let planning = config.permission_mode == PermissionMode::Plan;
+    let main = catalog::resolve(&config.model, overrides, planning);
+    config.model = main.id;
+    if main.one_m {
+        let entry = catalog::find(&config.model);
+        if entry.is_none_or(|e| e.beta_1m) && !config.betas.iter().any(|b| b == catalog::BETA_1M) {
+            config.betas.push(catalog::BETA_1M.to_owned());
+        }
+        config.context_window = Some(1_000_000);
+    }
+    if let Some(fast) = &config.fast_model {
+        config.fast_model = Some(catalog::resolve(fast, overrides, false).id);
+    }
+    for fallback in &mut config.fallback_models {
+        *fallback = catalog::resolve(fallback, overrides, planning).id;
+    }
+    config.model_aliases = overrides.families.iter().cloned().collect();
+    config.subagent_model = std::env::var("CLAUDE_CODE_SUBAGENT_MODEL")
+        .ok()
+        .map(|m| m.trim().to_owned())
+        .filter(|m| !m.is_empty());
 }
 
 /// Adds `dir` (relative to the working directory, or absolute, or
@@ -220,6 +259,41 @@ fn preset(config: &mut AgentConfig, name: &str, files: &Files, model_flag: bool)
     Ok(())
 }
 
+/// `[models."ID"]` of every file (the project's over the person's, model
+/// by model): prices, context windows and reply limits over the
+/// catalogue's.
+fn models(
+    files: &Files,
+) -> Result<std::collections::BTreeMap<String, model::catalog::ModelSettings>> {
+    let mut out = std::collections::BTreeMap::new();
+    for file in &files.files {
+        let Some(table) = file.table.get("models") else {
+            continue;
+        };
+        let Some(table) = table.as_table() else {
+            bail!(
+                "{}: `models` is a table of models, e.g. [models.\"claude-opus-5-5\"] input = 4.0",
+                file.path.display()
+            );
+        };
+        for (id, settings) in table {
+            let settings = serde_json::to_value(settings)
+                .ok()
+                .and_then(|v| serde_json::from_value(v).ok())
+                .ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "{}: [models.\"{id}\"] takes input, output, cache_write_5m, \
+                         cache_write_1h, cache_read (USD per million tokens), context_window and \
+                         max_output (tokens), each a number",
+                        file.path.display()
+                    )
+                })?;
+            out.insert(id.clone(), settings);
+        }
+    }
+    Ok(out)
+}
+
 /// A value given as text (a flag, a variable): a number or a boolean
 /// when it reads as one, else the text — as a config file would type it.
 fn scalar(text: &str) -> Value {
@@ -253,6 +327,7 @@ fn agent_config(resolved: &[Resolved], files: &Files, interactive: bool) -> Resu
         config.server_tools = server_tools(tools, &source, "server_tools")?;
     }
     config.betas = betas(files)?;
+    config.models = models(files)?;
     // (a lever, `bench` only: no call starts while the reply streams, to
     // measure what starting them early gains)
     #[cfg(feature = "bench")]

@@ -347,6 +347,12 @@ pub fn widening(table: &toml::Table, user: Option<&toml::Table>) -> Vec<String> 
             inline(telemetry)
         ));
     }
+    if let Some(models) = table.get("models") {
+        out.push(format!(
+            "[models] {} (the prices a budget is counted at)",
+            inline(models)
+        ));
+    }
     if let Some(team) = table.get("team") {
         out.push(format!(
             "[team] {} (their programs would run with your authority)",
@@ -462,6 +468,7 @@ fn strip(table: &mut toml::Table, user: Option<&toml::Table>) {
     table.remove("store");
     table.remove("telemetry");
     table.remove("team");
+    table.remove("models");
 }
 
 /// `hc trust --revoke` for the project at `root`.

@@ -188,7 +188,7 @@ fn client_overhead(c: &mut Criterion) {
     };
     let client = AnthropicClient::new(config).unwrap();
     let request = MessagesRequest::new(
-        "claude-bench",
+        "claude-sonnet-4-5",
         1024,
         vec![Message::user("summarise the substrate")],
     );

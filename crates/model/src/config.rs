@@ -39,6 +39,10 @@ pub struct RetryPolicy {
     /// The longest `retry-after` honoured; a longer one falls back to the
     /// backoff (default 5 min).
     pub max_retry_after: Duration,
+    /// Overloaded answers in a row after which a call gives up, when there
+    /// is somewhere else to go (a fallback model: Claude Code's 3); none:
+    /// overloaded answers are retried as any.
+    pub overloaded_limit: Option<u32>,
 }
 
 impl Default for RetryPolicy {
@@ -48,6 +52,7 @@ impl Default for RetryPolicy {
             initial_backoff: Duration::from_millis(500),
             max_backoff: Duration::from_secs(32),
             max_retry_after: Duration::from_secs(300),
+            overloaded_limit: None,
         }
     }
 }

@@ -54,6 +54,7 @@
 //! ```
 
 mod anthropic;
+pub mod catalog;
 mod config;
 mod content;
 mod error;

@@ -23,28 +23,17 @@ pub struct LimitsTable {
 }
 
 impl Default for LimitsTable {
+    /// The limits of every model in the [catalogue](crate::catalog), by
+    /// id and by dated id.
     fn default() -> Self {
-        let entry = |context_window, max_output| Limits {
-            context_window,
-            max_output,
-        };
-        let entries = [
-            ("claude-opus-4-6", entry(200_000, 128_000)),
-            ("claude-opus-4-5", entry(200_000, 64_000)),
-            ("claude-opus-4-1", entry(200_000, 32_000)),
-            ("claude-opus-4", entry(200_000, 32_000)),
-            ("claude-sonnet-4", entry(200_000, 64_000)),
-            ("claude-3-7-sonnet", entry(200_000, 64_000)),
-            ("claude-haiku-4", entry(200_000, 64_000)),
-            ("claude-3-5-haiku", entry(200_000, 8_192)),
-            ("claude-3-haiku", entry(200_000, 4_096)),
-        ];
-        LimitsTable {
-            limits: entries
-                .into_iter()
-                .map(|(k, v)| (k.to_owned(), v))
-                .collect(),
+        let mut limits = BTreeMap::new();
+        for e in crate::catalog::MODELS {
+            limits.insert(e.id.to_owned(), crate::catalog::limits_of(e));
+            if let Some(dated) = e.dated {
+                limits.insert(dated.to_owned(), crate::catalog::limits_of(e));
+            }
         }
+        LimitsTable { limits }
     }
 }
 

@@ -21,6 +21,10 @@ pub struct Price {
     /// Web searches, per thousand.
     #[serde(default)]
     pub web_search_per_1k: f64,
+    /// Above this many prompt tokens (input, cache reads and writes), every
+    /// price times this (Haiku 5.5's long prompts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub long_prompt: Option<(u64, f64)>,
 }
 
 impl Price {
@@ -35,6 +39,7 @@ impl Price {
             cache_write_1h: input * 2.0,
             cache_read: input * 0.1,
             web_search_per_1k: 10.0,
+            long_prompt: None,
         }
     }
 
@@ -45,7 +50,12 @@ impl Price {
             Some(c) => (c.ephemeral_5m_input_tokens, c.ephemeral_1h_input_tokens),
             None => (usage.cache_creation_input_tokens, 0),
         };
-        let per_token = |n: u64, price: f64| n as f64 * price / 1_000_000.0;
+        let prompt = usage.input_tokens + usage.cache_read_input_tokens + write_5m + write_1h;
+        let scale = match self.long_prompt {
+            Some((above, factor)) if prompt > above => factor,
+            _ => 1.0,
+        };
+        let per_token = |n: u64, price: f64| n as f64 * price * scale / 1_000_000.0;
         let searches = usage.server_tool_use.map_or(0, |s| s.web_search_requests);
         per_token(usage.input_tokens, self.input)
             + per_token(usage.output_tokens, self.output)
@@ -71,23 +81,17 @@ pub struct PriceTable {
 }
 
 impl Default for PriceTable {
+    /// The prices of every model in the [catalogue](crate::catalog), by
+    /// id and by dated id.
     fn default() -> Self {
-        let entries = [
-            ("claude-opus-4-6", Price::anthropic(5.0, 25.0)),
-            ("claude-opus-4-5", Price::anthropic(5.0, 25.0)),
-            ("claude-opus-4", Price::anthropic(15.0, 75.0)),
-            ("claude-sonnet-4", Price::anthropic(3.0, 15.0)),
-            ("claude-3-7-sonnet", Price::anthropic(3.0, 15.0)),
-            ("claude-haiku-4", Price::anthropic(1.0, 5.0)),
-            ("claude-3-5-haiku", Price::anthropic(0.8, 4.0)),
-            ("claude-3-haiku", Price::anthropic(0.25, 1.25)),
-        ];
-        PriceTable {
-            prices: entries
-                .into_iter()
-                .map(|(k, v)| (k.to_owned(), v))
-                .collect(),
+        let mut prices = BTreeMap::new();
+        for e in crate::catalog::MODELS {
+            prices.insert(e.id.to_owned(), e.price);
+            if let Some(dated) = e.dated {
+                prices.insert(dated.to_owned(), e.price);
+            }
         }
+        PriceTable { prices }
     }
 }
 
@@ -143,6 +147,8 @@ mod tests {
         assert_eq!(t.price("claude-opus-4-1-20250805").unwrap().input, 15.0);
         assert_eq!(t.price("claude-opus-4-5-20251101").unwrap().input, 5.0);
         assert_eq!(t.price("claude-sonnet-4-5").unwrap().output, 15.0);
+        assert_eq!(t.price("claude-opus-5-5").unwrap().cache_read, 0.2);
+        assert_eq!(t.price("claude-sonnet-5-5").unwrap().input, 2.0);
         assert!(t.price("gpt-oss:20b").is_none());
         let err = t.cost("gpt-oss:20b", &Usage::default()).unwrap_err();
         assert!(err.contains("price table"), "{err}");
@@ -157,6 +163,7 @@ mod tests {
             cache_write_1h: 4.0,
             cache_read: 5.0,
             web_search_per_1k: 10.0,
+            long_prompt: None,
         };
         let usage = Usage {
             input_tokens: 1_000_000,
@@ -185,11 +192,25 @@ mod tests {
     fn overrides_merge_from_configuration() {
         let mut t = PriceTable::default();
         let o: PriceTable = serde_json::from_str(
-            r#"{"claude-sonnet-4": {"input": 6, "output": 22.5, "cache_write_5m": 7.5, "cache_write_1h": 12, "cache_read": 0.6}}"#,
+            r#"{"claude-sonnet-4-5": {"input": 6, "output": 22.5, "cache_write_5m": 7.5, "cache_write_1h": 12, "cache_read": 0.6}}"#,
         )
         .unwrap();
         t.merge(o);
         assert_eq!(t.price("claude-sonnet-4-5").unwrap().input, 6.0);
-        assert_eq!(t.price("claude-opus-4").unwrap().input, 15.0);
+        assert_eq!(t.price("claude-opus-4-1").unwrap().input, 15.0);
+    }
+
+    #[test]
+    fn a_long_prompt_on_haiku_5_5_costs_five_times() {
+        let t = PriceTable::default();
+        let usage = |input| Usage {
+            input_tokens: input,
+            output_tokens: 1_000,
+            ..Usage::default()
+        };
+        let short = t.cost("claude-haiku-5-5", &usage(100_000)).unwrap();
+        let long = t.cost("claude-haiku-5-5", &usage(100_001)).unwrap();
+        assert!((short - (0.01 + 0.0005)).abs() < 1e-9, "{short}");
+        assert!((long - 5.0 * (0.0100001 + 0.0005)).abs() < 1e-9, "{long}");
     }
 }

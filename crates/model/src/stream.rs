@@ -89,7 +89,7 @@ where
 struct Origin {
     transport: Arc<Transport>,
     call: HttpCall,
-    retries: u32,
+    retries: crate::transport::Tries,
 }
 
 /// A reply being streamed.
@@ -152,7 +152,7 @@ impl MessageStream {
         call: HttpCall,
         format: WireFormat,
     ) -> Result<MessageStream, ModelError> {
-        let mut retries = 0;
+        let mut retries = crate::transport::Tries::default();
         let response = transport.send(&call, &mut retries).await?;
         let request_id = transport::request_id(response.headers());
         Ok(MessageStream {

@@ -57,7 +57,7 @@ impl Transport {
     pub async fn send(
         &self,
         call: &HttpCall,
-        retries: &mut u32,
+        retries: &mut Tries,
     ) -> Result<reqwest::Response, ModelError> {
         loop {
             let failure = match self.attempt(call).await {
@@ -69,25 +69,36 @@ impl Transport {
     }
 
     /// Waits before the next retry, or returns the failure when it is
-    /// final.
+    /// final: not retryable, the retries spent, or — when the policy says
+    /// so — the model overloaded too many times in a row.
     pub async fn pause_or_fail(
         &self,
         failure: Failure,
-        retries: &mut u32,
+        retries: &mut Tries,
     ) -> Result<(), ModelError> {
         let most = match failure.few {
             true => self.config.retry.max_retries.min(FEW_RETRIES),
             false => self.config.retry.max_retries,
         };
-        if !failure.retryable || *retries >= most {
+        let overloaded = matches!(&failure.error, ModelError::Api(api) if api.kind == crate::ApiErrorKind::Overloaded);
+        retries.overloaded = if overloaded {
+            retries.overloaded + 1
+        } else {
+            0
+        };
+        // (with somewhere else to go — a fallback model — a model
+        // overloaded this many times in a row is given up on)
+        let given_up =
+            (self.config.retry.overloaded_limit).is_some_and(|limit| retries.overloaded >= limit);
+        if !failure.retryable || retries.count >= most || given_up {
             return Err(failure.error);
         }
-        let wait = retry::delay(&self.config.retry, *retries, failure.headers.as_ref());
-        *retries += 1;
-        tracing::debug!(retry = *retries, ?wait, error = %failure.error, "retrying model call");
+        let wait = retry::delay(&self.config.retry, retries.count, failure.headers.as_ref());
+        retries.count += 1;
+        tracing::debug!(retry = retries.count, ?wait, error = %failure.error, "retrying model call");
         if let Some(observer) = &self.config.on_retry {
             (observer.0)(&HttpNotice::Retry(crate::config::RetryNotice {
-                attempt: *retries,
+                attempt: retries.count,
                 of: self.config.retry.max_retries,
                 wait,
                 error: failure.error.to_string(),
@@ -100,7 +111,7 @@ impl Transport {
     /// Sends `call` and reads the whole body (retrying, too, a connection
     /// that breaks while the body is read).
     pub async fn fetch(&self, call: &HttpCall) -> Result<(Bytes, Option<String>), ModelError> {
-        let mut retries = 0;
+        let mut retries = Tries::default();
         loop {
             let response = self.send(call, &mut retries).await?;
             let request_id = request_id(response.headers());
@@ -300,4 +311,14 @@ mod tests {
         assert_eq!(e.kind, ApiErrorKind::Server);
         assert!(e.message.contains("bad gateway"));
     }
+}
+
+/// How a call has fared so far: its retries, and how many of its last
+/// answers in a row said the model is overloaded.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Tries {
+    /// Retries made.
+    pub count: u32,
+    /// Overloaded answers in a row.
+    pub overloaded: u32,
 }

@@ -103,6 +103,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod models;
 mod netns;
 pub mod otlp;
 mod postgres;

@@ -24,6 +24,12 @@ pub struct Script {
     /// `Authorization: Bearer`) or get 401.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_key: Option<String>,
+    /// Models served besides those the real API serves
+    /// ([`crate::models::KNOWN`]): another provider's, or one a test
+    /// makes up. On `/v1/chat/completions`, when given, the only ones
+    /// served (a local server serves what it has).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub models: Vec<String>,
 }
 
 /// One answer. Exactly one of `reply`, `error` and `sse` is set.

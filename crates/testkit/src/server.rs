@@ -117,6 +117,8 @@ impl FakeModel {
             .route("/v1/messages", post(messages))
             .route("/v1/messages/count_tokens", post(count_tokens))
             .route("/v1/chat/completions", post(chat_completions))
+            .route("/v1/models", axum::routing::get(list_models))
+            .route("/v1/models/{id}", axum::routing::get(one_model))
             .fallback(not_found)
             .with_state(shared.clone());
         let (stop, stopped) = oneshot::channel::<()>();
@@ -337,6 +339,54 @@ async fn count_tokens(
     response
 }
 
+/// The models the fake serves, as the API lists them (newest first):
+/// `GET /v1/models`.
+async fn list_models(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
+    if let Err(refused) = shared.check_key(&headers) {
+        return *refused;
+    }
+    let extra = lock(&shared.script).models.clone();
+    let mut data: Vec<Value> = crate::models::KNOWN.iter().map(model_entry).collect();
+    data.extend(extra.iter().map(|id| {
+        json!({"type": "model", "id": id, "display_name": id, "created_at": "2026-01-01T00:00:00Z"})
+    }));
+    let first = data.first().map(|m| m["id"].clone());
+    let last = data.last().map(|m| m["id"].clone());
+    json_response(
+        200,
+        &json!({"data": data, "has_more": false, "first_id": first, "last_id": last}),
+    )
+}
+
+/// One model (by id, dated id or `-latest` name): `GET /v1/models/{id}`.
+async fn one_model(
+    State(shared): State<Arc<Shared>>,
+    axum::extract::Path(id): axum::extract::Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    if let Err(refused) = shared.check_key(&headers) {
+        return *refused;
+    }
+    let found = crate::models::KNOWN.iter().find(|k| {
+        k.id == id || k.dated == Some(id.as_str()) || id.strip_suffix("-latest") == Some(k.id)
+    });
+    match found {
+        Some(known) => json_response(200, &model_entry(known)),
+        None => error_response(
+            404,
+            "not_found_error",
+            &format!("model: {id}"),
+            &BTreeMap::new(),
+        ),
+    }
+}
+
+/// A model as the API describes it.
+fn model_entry(known: &crate::models::Known) -> Value {
+    json!({"type": "model", "id": known.dated.unwrap_or(known.id),
+        "display_name": known.display, "created_at": known.created_at})
+}
+
 async fn not_found() -> Response {
     error_response(
         404,
@@ -377,7 +427,71 @@ fn check_request(
     if needs_max_tokens && api == Api::Anthropic && !request["max_tokens"].is_u64() {
         return Err(bad("max_tokens: Field required"));
     }
+    if needs_max_tokens && api == Api::Anthropic && request["max_tokens"].as_u64() == Some(0) {
+        return Err(bad(
+            "max_tokens: Input should be greater than or equal to 1",
+        ));
+    }
+    check_messages(api, &request).map_err(|m| bad(&m))?;
+    let model = request["model"].as_str().unwrap_or_default();
+    let extra = lock(&shared.script).models.clone();
+    let served = match api {
+        Api::Anthropic => crate::models::serves(model, &extra),
+        // (a local server serves what it has: any, unless the script says)
+        Api::OpenAi => extra.is_empty() || extra.iter().any(|m| m == model),
+    };
+    if !served {
+        let (kind, message) = match api {
+            Api::Anthropic => ("not_found_error", format!("model: {model}")),
+            Api::OpenAi => (
+                "invalid_request_error",
+                format!("The model `{model}` does not exist or you do not have access to it."),
+            ),
+        };
+        return Err(Box::new(api_error_response(
+            api,
+            404,
+            kind,
+            &message,
+            &BTreeMap::new(),
+        )));
+    }
     Ok(request)
+}
+
+/// What the real API refuses of a request's messages, surely: none at
+/// all, a role that is neither `user` nor `assistant`, content that is
+/// neither text nor a list of typed blocks.
+fn check_messages(api: Api, request: &Value) -> Result<(), String> {
+    let messages = request["messages"]
+        .as_array()
+        .map_or(&[][..], Vec::as_slice);
+    if messages.is_empty() {
+        return Err("messages: at least one message is required".into());
+    }
+    for (i, message) in messages.iter().enumerate() {
+        let role = message["role"].as_str().unwrap_or_default();
+        // (OpenAI's also has `system`, `tool` and `developer` turns)
+        let roles: &[&str] = match api {
+            Api::Anthropic => &["user", "assistant"],
+            Api::OpenAi => &["user", "assistant", "system", "tool", "developer"],
+        };
+        if !roles.contains(&role) {
+            return Err(format!(
+                "messages.{i}.role: Input should be 'user' or 'assistant'"
+            ));
+        }
+        let content = &message["content"];
+        let typed = content
+            .as_array()
+            .is_some_and(|blocks| blocks.iter().all(|b| b["type"].is_string()));
+        if !(content.is_string() || typed || content.is_null()) {
+            return Err(format!(
+                "messages.{i}.content: Input should be a valid string or a list of content blocks"
+            ));
+        }
+    }
+    Ok(())
 }
 
 async fn answer(

@@ -20,12 +20,23 @@ const FALLBACK_CONTEXT_WINDOW: u64 = 200_000;
 /// configuration says otherwise.
 pub const DEFAULT_COMPACT_AT: f64 = 0.7;
 
+/// The price and limits tables of a run: the catalogue's, and what its
+/// configuration says of models (`[models."ID"]`).
+pub(crate) fn tables(config: &AgentConfig) -> (PriceTable, LimitsTable) {
+    let (mut prices, mut limits) = (PriceTable::default(), LimitsTable::default());
+    for (model, settings) in &config.models {
+        settings.apply(model, &mut prices, &mut limits);
+    }
+    (prices, limits)
+}
+
 /// The reply limit of a run: configured, else the model's (capped).
 pub fn max_tokens(config: &AgentConfig) -> u32 {
     if let Some(n) = config.max_output_tokens {
         return n;
     }
-    let base = LimitsTable::default()
+    let base = tables(config)
+        .1
         .get(&config.model)
         .map_or(FALLBACK_MAX_TOKENS, |l| {
             l.max_output.min(DEFAULT_MAX_TOKENS_CAP)
@@ -68,6 +79,9 @@ pub(crate) struct Gates {
     compacted_at: Option<u32>,
     /// Whether the person was told the model has no price.
     warned_price: bool,
+    /// A model with no price whose calls are counted at
+    /// [`model::catalog::CONSERVATIVE_PRICE`], for the budget's sake.
+    conservative: Option<String>,
     /// Its tools' time and lines.
     work: Work,
 }
@@ -75,9 +89,11 @@ pub(crate) struct Gates {
 impl Gates {
     /// Empty totals for `config`'s model and limits.
     pub fn new(config: &AgentConfig) -> Gates {
-        let prices = PriceTable::default();
+        let (mut prices, _) = tables(config);
         let window = window_of(config);
+        let conservative = conservatively(&mut prices, config);
         Gates {
+            conservative,
             limits: Limits {
                 model: config.model.clone(),
                 max_turns: config.max_turns,
@@ -134,6 +150,10 @@ impl Gates {
     pub fn set_model(&mut self, config: &AgentConfig) {
         self.limits.model = config.model.clone();
         self.limits.window = window_of(config);
+        if let Some(model) = conservatively(&mut self.prices, config) {
+            self.conservative = Some(model);
+            self.warned_price = false;
+        }
         self.priced = self.priced && self.prices.price(&config.model).is_some();
     }
 
@@ -153,20 +173,30 @@ impl Gates {
         None
     }
 
-    /// Once: what to tell a person when the model has no price.
+    /// Once: what to tell a person when the model has no price (a
+    /// budget is then kept at the dearest Claude model's prices).
     pub fn price_warning(&mut self) -> Option<String> {
+        if let (Some(model), false) = (&self.conservative, self.warned_price) {
+            self.warned_price = true;
+            let p = model::catalog::CONSERVATIVE_PRICE;
+            return Some(format!(
+                "no price is known for model `{model}`: its calls are counted at the dearest Claude \
+                 model's prices (${} in, ${} out per million tokens), so the budget of ${:.2} \
+                 holds; name its own in the configuration ([models.\"{model}\"] input = …, \
+                 output = …)",
+                p.input,
+                p.output,
+                self.limits.max_budget_usd.unwrap_or_default()
+            ));
+        }
         if self.priced || self.warned_price {
             return None;
         }
         self.warned_price = true;
         Some(format!(
-            "no price is known for model `{}`: counting tokens only{}",
-            self.limits.model,
-            if self.limits.max_budget_usd.is_some() {
-                "; the budget cannot be enforced"
-            } else {
-                ""
-            }
+            "no price is known for model `{}`: counting tokens only (name its prices in the \
+             configuration: [models.\"{}\"] input = …, output = …)",
+            self.limits.model, self.limits.model
         ))
     }
 
@@ -304,10 +334,22 @@ impl Gates {
     }
 }
 
+/// With a budget and no price for `config`'s model: the dearest Claude
+/// model's prices kept for it in `prices` (a limit the person set is
+/// enforced); the model, when so.
+fn conservatively(prices: &mut PriceTable, config: &AgentConfig) -> Option<String> {
+    if config.max_budget_usd.is_none() || prices.price(&config.model).is_some() {
+        return None;
+    }
+    prices.set(config.model.clone(), model::catalog::CONSERVATIVE_PRICE);
+    Some(config.model.clone())
+}
+
 /// The context window of `config`'s model.
 fn window_of(config: &AgentConfig) -> u64 {
     config.context_window.unwrap_or_else(|| {
-        LimitsTable::default()
+        tables(config)
+            .1
             .get(&config.model)
             .map_or(FALLBACK_CONTEXT_WINDOW, |l| l.context_window)
     })

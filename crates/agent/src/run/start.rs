@@ -548,16 +548,22 @@ fn connect(config: &AgentConfig, client: &Client) -> Result<model::Provider, Str
         };
         status.notify_now(notice.to_value());
     }));
+    // with a fallback model, an overloaded model is left after three
+    // overloaded answers in a row (as Claude Code), not the whole budget
+    // of retries
+    let overloaded_limit = (!config.fallback_models.is_empty()).then_some(3);
     let provider = match config.api {
         ApiKind::Anthropic => {
             let mut api = model::AnthropicConfig::from_env();
             api.http.on_retry = Some(observer);
+            api.http.retry.overloaded_limit = overloaded_limit;
             api.validate().map_err(|e| e.to_string())?;
             model::ProviderConfig::Anthropic(api)
         }
         ApiKind::Openai => {
             let mut api = model::OpenAiConfig::from_env();
             api.http.on_retry = Some(observer);
+            api.http.retry.overloaded_limit = overloaded_limit;
             api.validate().map_err(|e| e.to_string())?;
             model::ProviderConfig::OpenAi(api)
         }

@@ -49,16 +49,22 @@ pub(super) fn sub_agent_args(
     config.hermitcrab = false;
     // a custom agent: its prompt, its tools, its model — recorded on the
     // sub-agent's process with the rest of its configuration
+    // its model, as Claude Code picks it: the call's, else its file's,
+    // else `CLAUDE_CODE_SUBAGENT_MODEL`, else its parent's — an alias
+    // (`sonnet`) resolved; one naming the parent's own family keeps the
+    // parent's exact model
+    let mut named = parent.subagent_model.clone();
     if let Some(def) = def {
         config.agent_type = Some(def.name.clone());
         config.system = Some(def.prompt.clone()).filter(|p| !p.is_empty());
         config.tools = def.tools.clone();
-        if let Some(model) = &def.model {
-            config.model = model.clone();
-        }
+        named = def.model.clone().or(named);
     }
     if let Some(model) = input["model"].as_str().filter(|m| !m.is_empty()) {
-        config.model = model.to_owned();
+        named = Some(model.to_owned());
+    }
+    if let Some(model) = named.filter(|m| m != "inherit") {
+        config.model = sub_agent_model(parent, &model);
     }
     config.max_turns = config.max_turns.or(Some(SUB_AGENT_TURNS));
     args.chunks.push(
@@ -98,4 +104,21 @@ pub(super) fn unknown_kind(
             format!("the custom agents are: {}", known.join(", "))
         }
     ))
+}
+
+/// The model a sub-agent of `parent` runs on when `named`: the parent's
+/// own when `named` is the alias of its family (`opus` under
+/// `claude-opus-5-5[1m]`'s parent keeps the parent's), else `named`
+/// resolved.
+fn sub_agent_model(parent: &crate::config::AgentConfig, named: &str) -> String {
+    let resolved = parent.resolve_model(named);
+    let family = |id: &str| {
+        ["opus", "sonnet", "haiku", "fable"]
+            .into_iter()
+            .find(|f| id.contains(&format!("-{f}")))
+    };
+    match (model::catalog::is_alias(named), family(&parent.model)) {
+        (true, Some(f)) if family(&resolved) == Some(f) => parent.model.clone(),
+        _ => resolved,
+    }
 }

@@ -32,9 +32,6 @@ pub const METHODS: &[&str] = &[
     "session/set_config_option",
 ];
 
-/// Models offered beside the configured ones (Anthropic's).
-const MODELS: &[&str] = &["claude-opus-4-5", "claude-sonnet-4-5", "claude-haiku-4-5"];
-
 /// A turn's end.
 pub struct Done {
     session: String,
@@ -404,10 +401,11 @@ impl Driver {
                 asked.config_id
             )));
         }
-        let model = (asked.value.as_str())
+        let named = (asked.value.as_str())
             .filter(|m| !m.trim().is_empty())
-            .ok_or_else(|| invalid("the model is a model's name, as a string"))?
-            .to_owned();
+            .ok_or_else(|| invalid("the model is a model's name, as a string"))?;
+        // (an alias — `sonnet`, `opus` — names today's model)
+        let model = self.base.resolve_model(named);
         let offered = self.models();
         if !offered.contains(&model) {
             return Err(invalid(format!(
@@ -425,7 +423,8 @@ impl Driver {
         let mut names: Vec<String> = vec![self.base.model.clone()];
         names.extend(self.base.fallback_models.iter().cloned());
         if self.base.api == agent::ApiKind::Anthropic {
-            names.extend(MODELS.iter().map(|m| (*m).to_owned()));
+            let current = model::catalog::ALIASES.iter();
+            names.extend(current.map(|(alias, _)| self.base.resolve_model(alias)));
         }
         let mut seen = std::collections::HashSet::new();
         names.retain(|n| seen.insert(n.clone()));

@@ -76,7 +76,8 @@ fn outcome(
                 .iter()
                 .find(|(n, _)| *n == "model")
                 .map_or("", |(_, m)| m);
-            state.config.model = request.model.as_deref().unwrap_or(default).to_owned();
+            let named = request.model.as_deref().filter(|m| *m != "default");
+            state.config.model = state.config.resolve_model(named.unwrap_or(default));
             Ok(json!({}))
         }
         "mcp_status" => crate::mcp_config::statuses(engine.db())

@@ -555,8 +555,11 @@ impl Chat {
                 self.config.model
             );
         }
-        self.config.model = name.to_owned();
-        format!("the model is now {name}")
+        self.config.model = self.config.resolve_model(name);
+        match self.config.model == name {
+            true => format!("the model is now {name}"),
+            false => format!("the model is now {} ({name})", self.config.model),
+        }
     }
 
     fn rewind(&mut self, arg: &str) -> Result<String> {

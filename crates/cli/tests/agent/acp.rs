@@ -465,12 +465,13 @@ async fn modes_and_the_model_are_set_per_session_and_reach_the_next_run() {
     acp.request(4, "session/set_mode", bad).await;
     let refused = acp.answer(4).await;
     assert_eq!(refused["error"]["code"], -32602, "{refused}");
-    let model = json!({"sessionId": session, "configId": "model", "value": "claude-haiku-4-5"});
+    // (an alias names today's model, as in Claude Code's picker)
+    let model = json!({"sessionId": session, "configId": "model", "value": "haiku"});
     acp.request(5, "session/set_config_option", model).await;
     let options = acp.answer(5).await;
     assert_eq!(
         options["result"]["configOptions"][0]["currentValue"],
-        "claude-haiku-4-5"
+        "claude-haiku-5-5"
     );
     let prompt = json!({"sessionId": session, "prompt": [{"type": "text", "text": "plan it"}]});
     acp.request(6, "session/prompt", prompt).await;
@@ -478,7 +479,7 @@ async fn modes_and_the_model_are_set_per_session_and_reach_the_next_run() {
     drop(acp.stdin.take());
     acp.child.wait().await.unwrap();
     let sent: Value = serde_json::from_slice(&s.sent()[0]).unwrap();
-    assert_eq!(sent["model"], "claude-haiku-4-5");
+    assert_eq!(sent["model"], "claude-haiku-5-5");
     let config = instances(&s, "agent-config")[0].body_value();
     assert_eq!(config["permission_mode"], "plan", "{config}");
 }

@@ -61,7 +61,11 @@ async fn the_judge_allows_and_denies_and_each_judgement_is_recorded() {
             .contains("rm -rf build")
     );
     let judge: Value = serde_json::from_slice(&s.sent()[1]).unwrap();
-    assert_eq!(judge["model"], "claude-haiku-4-5", "the fast model judges");
+    assert_eq!(
+        judge["model"],
+        model::catalog::FAST_MODEL,
+        "the fast model judges"
+    );
     let results = s.of_type(&session, "tool-result");
     let denied = results[0]["text"].as_str().unwrap();
     assert!(

@@ -216,7 +216,11 @@ async fn history_is_saved_after_each_exchange_and_compressed_at_the_tenth() {
     let calls = s.of_type(session, "llm-call");
     assert_eq!(calls.len(), 1, "{calls:#?}");
     assert_eq!(calls[0]["purpose"], "compression");
-    assert_eq!(calls[0]["model"], "claude-haiku-4-5", "the fast model");
+    assert_eq!(
+        calls[0]["model"],
+        model::catalog::FAST_MODEL,
+        "the fast model"
+    );
     let saves = s.of_type(session, "block-save");
     assert_eq!(saves.len(), 10);
     assert_eq!(saves[9]["compressed"], json!(["0"]));
@@ -356,7 +360,7 @@ async fn the_block_tools_answer_and_refuse_bad_input_as_error_results() {
         .into_iter()
         .find(|r| r.body.to_string().contains("ping the fast one"))
         .unwrap();
-    assert_eq!(side.body["model"], "claude-haiku-4-5");
+    assert_eq!(side.body["model"], model::catalog::FAST_MODEL);
     assert!(side.body.get("tools").is_none());
     let calls = s.of_type(session, "llm-call");
     assert_eq!(calls[0]["purpose"], "call-llm");
@@ -451,7 +455,7 @@ async fn the_preset_is_configured_under_agents_hermitcrab_and_any_agent_may_keep
     .await;
     s.file(
         ".hermitcrab/config.toml",
-        "[agents.hermitcrab]\nidentity = \"crab2\"\nfast_model = \"claude-haiku-9\"\n\
+        "[agents.hermitcrab]\nidentity = \"crab2\"\nfast_model = \"claude-haiku-4-5\"\n\
          betas = [\"a-beta-2026\"]\nserver_tools = [{type = \"web_search_20260209\", name = \"web_search\", max_uses = 2}]\n",
     );
     // A checkout's own file may not give the API's server tools to its

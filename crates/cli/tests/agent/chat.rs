@@ -112,7 +112,7 @@ async fn chat_reads_piped_lines_and_writes_plain_text() {
         .iter()
         .map(|b| serde_json::from_slice(b).unwrap())
         .collect();
-    assert_eq!(sent[0]["model"], "claude-sonnet-4-5");
+    assert_eq!(sent[0]["model"], model::catalog::DEFAULT_MODEL);
     assert_eq!(
         sent[1]["model"], "claude-haiku-4-5",
         "/model applies to the next run"

@@ -44,7 +44,7 @@ async fn stream_json_speaks_the_print_mode_shapes_and_ends_with_the_result() {
         (init["type"].as_str(), init["subtype"].as_str()),
         (Some("system"), Some("init"))
     );
-    assert_eq!(init["model"], "claude-sonnet-4-5");
+    assert_eq!(init["model"], model::catalog::DEFAULT_MODEL);
     assert_eq!(init["cwd"], s.root.to_str().unwrap());
     assert_eq!(init["permission_mode"], "default");
     assert_eq!(init["permissionMode"], "default", "print mode's own name");
@@ -136,8 +136,9 @@ async fn stream_json_speaks_the_print_mode_shapes_and_ends_with_the_result() {
     assert!(last["usage"]["output_tokens"].is_u64());
     assert_eq!(last["permission_denials"], json!([]));
     assert!(last["process"].as_str().unwrap().starts_with("p_"));
-    assert!(last["model_usage"]["claude-sonnet-4-5"]["usage"]["output_tokens"].is_u64());
-    let camel = &last["modelUsage"]["claude-sonnet-4-5"];
+    let default = model::catalog::DEFAULT_MODEL;
+    assert!(last["model_usage"][default]["usage"]["output_tokens"].is_u64());
+    let camel = &last["modelUsage"][default];
     assert_eq!(
         camel["outputTokens"], last["usage"]["output_tokens"],
         "{last}"

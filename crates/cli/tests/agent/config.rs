@@ -30,7 +30,8 @@ async fn a_dotenv_file_gives_only_keys_and_never_a_setting() {
     assert_eq!(run.code, 0, "{run:#?}");
     let sent: Value = serde_json::from_slice(&s.sent()[0]).unwrap();
     assert_eq!(
-        sent["model"], "claude-sonnet-4-5",
+        sent["model"],
+        model::catalog::DEFAULT_MODEL,
         "the .env model is not used"
     );
     s.file(".env", "this is not a setting\n");

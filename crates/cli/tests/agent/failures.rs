@@ -36,9 +36,9 @@ async fn the_budget_gate_stops_the_run_with_exit_3() {
         "usage": {"input_tokens": 200000, "output_tokens": 1000}}});
     let s = Setup::new(json!({"turns": [costly, reply(json!([text("never")]), "end_turn")]})).await;
     s.file("a.txt", "a");
-    let ran = s.run(&["--max-budget-usd", "0.5", "go"]).await;
+    let ran = s.run(&["--max-budget-usd", "0.3", "go"]).await;
     assert_eq!(ran.code, 3, "{ran:#?}");
-    assert!(ran.stderr.contains("budget of $0.50"), "{}", ran.stderr);
+    assert!(ran.stderr.contains("budget of $0.30"), "{}", ran.stderr);
     assert_eq!(s.sent().len(), 1);
 }
 

@@ -84,8 +84,8 @@ async fn an_overloaded_model_falls_back_after_the_retries_and_the_record_says_so
 #[tokio::test(flavor = "multi_thread")]
 async fn a_model_the_api_does_not_know_falls_back_at_once_and_a_fallback_that_is_the_model_is_refused()
  {
+    // (the fake answers as the API does: 404 for a model it does not serve)
     let s = Setup::new(json!({"turns": [
-        {"error": {"status": 404, "type": "not_found_error", "message": "model: claude-nope-9"}},
         reply(json!([text("answered")]), "end_turn"),
     ]}))
     .await;

@@ -103,7 +103,7 @@ async fn a_command_file_is_a_prompt_with_its_arguments_its_shell_lines_and_its_m
     .await;
     s.file(
         ".claude/commands/review.md",
-        "---\ndescription: Review a file\nargument-hint: FILE FOCUS\nallowed-tools: shell(wc -l:*)\nmodel: claude-test-model\n---\nReview $1, mostly $2 (all: $ARGUMENTS).\nIts size:\n!`wc -l notes.txt`\n",
+        "---\ndescription: Review a file\nargument-hint: FILE FOCUS\nallowed-tools: shell(wc -l:*)\nmodel: claude-opus-4-6\n---\nReview $1, mostly $2 (all: $ARGUMENTS).\nIts size:\n!`wc -l notes.txt`\n",
     );
     s.file(
         ".hermitcrab/commands/git/risky.md",
@@ -145,7 +145,7 @@ async fn a_command_file_is_a_prompt_with_its_arguments_its_shell_lines_and_its_m
         "{prompt}"
     );
     let sent: Value = serde_json::from_slice(&s.sent()[0]).unwrap();
-    assert_eq!(sent["model"], "claude-test-model");
+    assert_eq!(sent["model"], "claude-opus-4-6");
     assert_eq!(
         processes_of(&s, "shell").len(),
         1,
@@ -365,7 +365,7 @@ async fn a_custom_agent_runs_with_its_prompt_its_tools_and_its_model() {
     .await;
     s.file(
         ".claude/agents/reviewer.md",
-        "---\nname: reviewer\ndescription: Reviews code for bugs\ntools: Read, Grep\nmodel: claude-reviewer\n---\nYou are a careful reviewer.\n",
+        "---\nname: reviewer\ndescription: Reviews code for bugs\ntools: Read, Grep\nmodel: haiku\n---\nYou are a careful reviewer.\n",
     );
     let ran = s.run(&["review it"]).await;
     assert_eq!(ran.code, 0, "{ran:#?}");
@@ -391,7 +391,8 @@ async fn a_custom_agent_runs_with_its_prompt_its_tools_and_its_model() {
         .iter()
         .find(|b| b["messages"][0].to_string().contains("REVIEW task"))
         .unwrap();
-    assert_eq!(child["model"], "claude-reviewer");
+    // (`haiku`, as agent files name models: today's Haiku)
+    assert_eq!(child["model"], "claude-haiku-5-5");
     assert!(
         child["system"][0]["text"]
             .as_str()

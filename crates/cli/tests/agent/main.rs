@@ -47,3 +47,4 @@ mod terminal;
 mod trust;
 mod ts_sdk;
 mod web;
+mod world;

@@ -61,7 +61,7 @@ async fn streamed_and_whole_replies_are_the_same_message() {
         assert_eq!(whole.content[6].block_type(), "brand_new_block");
         assert_eq!(whole.usage.cache_read_input_tokens, 900);
         assert_eq!(
-            whole.model, "claude-test-1",
+            whole.model, "claude-sonnet-4-5",
             "the fake answers as the model asked"
         );
     }
@@ -96,7 +96,7 @@ async fn the_request_carries_the_api_headers_and_only_set_fields() {
     assert_eq!(first.header("authorization"), None);
     assert_eq!(
         first.body,
-        json!({"model": "claude-test-1", "max_tokens": 1024,
+        json!({"model": "claude-sonnet-4-5", "max_tokens": 1024,
                "messages": [{"role": "user", "content": [{"type": "text", "text": "hello"}]}]})
     );
     assert_eq!(sent[1].body["stream"], json!(true));
@@ -106,7 +106,7 @@ async fn the_request_carries_the_api_headers_and_only_set_fields() {
 async fn an_agent_request_has_the_api_shapes() {
     let fake = fake(vec![Turn::reply(Reply::text("ok"))]).await;
     let mut req = MessagesRequest::new(
-        "claude-test-1",
+        "claude-sonnet-4-5",
         4096,
         vec![
             Message::user("read the file"),

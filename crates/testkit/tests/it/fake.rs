@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use testkit::{FakeModel, Reply, Script, Turn};
 
 fn messages_body(stream: bool) -> Value {
-    json!({"model": "claude-test", "max_tokens": 64, "stream": stream,
+    json!({"model": "claude-sonnet-4-5", "max_tokens": 64, "stream": stream,
            "messages": [{"role": "user", "content": "hi"}]})
 }
 
@@ -67,7 +67,7 @@ async fn a_streamed_reply_follows_the_documented_event_order() {
     assert_eq!(names, types, "each event is named as its data's type");
     let recorded = fake.requests();
     assert_eq!(recorded.len(), 1);
-    assert_eq!(recorded[0].body["model"], "claude-test");
+    assert_eq!(recorded[0].body["model"], "claude-sonnet-4-5");
     assert_eq!(recorded[0].turn, Some(0));
     assert!(recorded[0].served_in.is_some());
 }

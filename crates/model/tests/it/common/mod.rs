@@ -16,6 +16,7 @@ pub fn fast_retries() -> RetryPolicy {
         initial_backoff: Duration::from_millis(1),
         max_backoff: Duration::from_millis(5),
         max_retry_after: Duration::from_secs(60),
+        overloaded_limit: None,
     }
 }
 
@@ -53,5 +54,5 @@ pub async fn fake(turns: Vec<Turn>) -> FakeModel {
 
 /// A one-message request.
 pub fn request() -> MessagesRequest {
-    MessagesRequest::new("claude-test-1", 1024, vec![Message::user("hello")])
+    MessagesRequest::new("claude-sonnet-4-5", 1024, vec![Message::user("hello")])
 }

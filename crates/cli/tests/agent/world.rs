@@ -1,0 +1,156 @@
+//! The world as it is (issue 53): models named as people name them in
+//! Claude Code, against a fake that refuses what the real API refuses; a
+//! budget never silently unenforced; a fallback as quick as Claude Code's.
+
+use crate::common::*;
+use serde_json::{Value, json};
+
+fn model_of(request: &[u8]) -> String {
+    let body: Value = serde_json::from_slice(request).unwrap();
+    body["model"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn aliases_name_todays_models_in_flags_config_and_the_environment() {
+    let s =
+        Setup::new(json!({"turns": [reply(json!([text("hi")]), "end_turn")], "cycle": true})).await;
+    // the fake refuses an alias as the API does
+    let raw = reqwest::Client::new()
+        .post(format!("{}/v1/messages", s.fake.base_url()))
+        .header("anthropic-version", "2023-06-01")
+        .header("content-type", "application/json")
+        .body(
+            json!({"model": "opus", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]})
+                .to_string(),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(raw.status().as_u16(), 404);
+    let said: Value = serde_json::from_str(&raw.text().await.unwrap()).unwrap();
+    assert_eq!(said["error"]["type"], "not_found_error");
+    let asked = s.fake.requests_to("/v1/messages").len();
+    for (args, env, expected) in [
+        (vec!["--model", "opus"], vec![], "claude-opus-5-5"),
+        (vec!["--model", "haiku"], vec![], "claude-haiku-5-5"),
+        (vec!["--model", "fable"], vec![], "claude-fable-5-2"),
+        (vec!["--model", "best"], vec![], "claude-opus-5-5"),
+        (
+            vec![],
+            vec![("ANTHROPIC_MODEL", "sonnet")],
+            "claude-sonnet-5-5",
+        ),
+        (
+            vec!["--model", "opus"],
+            vec![("ANTHROPIC_DEFAULT_OPUS_MODEL", "claude-opus-4-6")],
+            "claude-opus-4-6",
+        ),
+    ] {
+        let mut all = vec!["run"];
+        all.extend(args.iter().copied());
+        all.push("hello");
+        let ran = s.out_with(&env, &all).await;
+        assert_eq!(ran.code, 0, "{all:?} {env:?}: {ran:#?}");
+        let sent = s.sent();
+        assert_eq!(model_of(sent.last().unwrap()), expected, "{all:?} {env:?}");
+    }
+    // the project's file, too; and `[1m]` asks a million tokens of context
+    s.file(
+        ".hermitcrab/config.toml",
+        "model = \"sonnet-4-6-not-an-alias\"\n",
+    );
+    let typo = s.run(&["hello"]).await;
+    assert_ne!(
+        typo.code, 0,
+        "an id the API does not serve fails as it would: {typo:#?}"
+    );
+    assert!(typo.stderr.contains("sonnet-4-6-not-an-alias"), "{typo:#?}");
+    s.file(
+        ".hermitcrab/config.toml",
+        "model = \"claude-sonnet-4-6[1m]\"\n",
+    );
+    let wide = s.run(&["hello"]).await;
+    assert_eq!(wide.code, 0, "{wide:#?}");
+    let last = s.fake.requests_to("/v1/messages").pop().unwrap();
+    assert_eq!(last.body["model"], "claude-sonnet-4-6");
+    let betas = last
+        .headers
+        .get("anthropic-beta")
+        .cloned()
+        .unwrap_or_default();
+    assert!(betas.contains("context-1m-2025-08-07"), "{betas}");
+    assert!(s.fake.requests_to("/v1/messages").len() > asked);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_budget_on_a_model_with_no_price_is_kept_at_the_dearest_price() {
+    let turn = json!({"reply": {"content": [call("t1", "read", json!({"file_path": "a.txt"}))], "stop_reason": "tool_use",
+        "usage": {"input_tokens": 1000, "output_tokens": 50}}});
+    let s = Setup::new(
+        json!({"turns": [turn.clone(), turn.clone(), turn], "models": ["claude-nova-1"]}),
+    )
+    .await;
+    s.file("a.txt", "a");
+    let ran = s
+        .run(&[
+            "--model",
+            "claude-nova-1",
+            "--max-budget-usd",
+            "0.005",
+            "go",
+        ])
+        .await;
+    assert_eq!(ran.code, 3, "{ran:#?}");
+    assert!(ran.stderr.contains("dearest Claude model"), "{ran:#?}");
+    assert!(ran.stderr.contains("budget of $0.01"), "{ran:#?}");
+    assert_eq!(
+        s.sent().len(),
+        1,
+        "one call spent it (at $15/$75 a million)"
+    );
+    // its own prices, named in the configuration, count instead
+    let t = json!({"reply": {"content": [text("cheap")], "stop_reason": "end_turn",
+        "usage": {"input_tokens": 1000, "output_tokens": 50}}});
+    let cheap = Setup::new(json!({"turns": [t], "models": ["claude-nova-1"]})).await;
+    cheap.file(
+        ".no-user-config/hermitcrab/config.toml",
+        "[models.\"claude-nova-1\"]\ninput = 1.0\noutput = 2.0\n",
+    );
+    let ran = cheap
+        .run(&[
+            "--model",
+            "claude-nova-1",
+            "--max-budget-usd",
+            "0.005",
+            "go",
+        ])
+        .await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    assert!(ran.stderr.contains("$0.0011"), "{ran:#?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fallback_comes_after_three_overloaded_answers_not_the_retry_budget() {
+    let busy = json!({"error": {"status": 529, "message": "Overloaded", "headers": {"retry-after-ms": "1"}}});
+    let s = Setup::new(json!({"turns": [
+        busy, busy, busy,
+        reply(json!([text("from the fallback")]), "end_turn"),
+    ]}))
+    .await;
+    let ran = s
+        .run(&["--model", "opus", "--fallback-model", "sonnet", "go"])
+        .await;
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    let models: Vec<String> = s.sent().iter().map(|r| model_of(r)).collect();
+    assert_eq!(
+        models,
+        [
+            "claude-opus-5-5",
+            "claude-opus-5-5",
+            "claude-opus-5-5",
+            "claude-sonnet-5-5"
+        ],
+        "three overloaded answers, then the fallback (not ten retries)"
+    );
+    assert!(ran.stdout.contains("from the fallback"), "{ran:#?}");
+}
