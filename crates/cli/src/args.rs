@@ -162,6 +162,19 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The models: the aliases and what they name today, prices, windows, and
+    /// which this key may use (the API asked, its answer kept a day).
+    #[command(
+        after_help = "Examples:\n  hc models\n  hc models --json | jq '.models[] | select(.available)'"
+    )]
+    Models {
+        /// As JSON.
+        #[arg(long)]
+        json: bool,
+        /// Ask the API again now, not from what it said within the day.
+        #[arg(long)]
+        refresh: bool,
+    },
     /// MCP servers: list, get, add, remove (the shape of `claude mcp`).
     #[command(after_help = MCP_HELP)]
     Mcp {

@@ -213,6 +213,7 @@ fn main() -> ExitCode {
         Command::Log { limit, json } => inspect::log(limit, json),
         Command::Ps { json } => inspect::ps(json),
         Command::Programs { json } => inspect::programs(json),
+        Command::Models { json, refresh } => crate::cmd::models::models(json, refresh),
         Command::Commit { file } => inspect::commit(file.as_deref()),
         Command::Mcp { command } => mcp(command),
         Command::Store { command } => match command {

@@ -450,6 +450,23 @@ impl ModelSettings {
     }
 }
 
+/// The ids a model list names (`{"data": [{"id": …}, …]}`, Anthropic's
+/// and OpenAI's alike).
+pub(crate) fn listed_ids(body: &[u8]) -> Result<Vec<String>, crate::ModelError> {
+    #[derive(serde::Deserialize)]
+    struct Listed {
+        data: Vec<Item>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Item {
+        id: String,
+    }
+    let listed: Listed = serde_json::from_slice(body).map_err(|e| {
+        crate::ModelError::protocol(format!("the model list does not read: {e}"), None)
+    })?;
+    Ok(listed.data.into_iter().map(|m| m.id).collect())
+}
+
 /// The limits of an entry (the most a reply may have).
 pub(crate) fn limits_of(e: &Entry) -> Limits {
     Limits {

@@ -41,6 +41,21 @@ impl Provider {
         })
     }
 
+    /// The models the API lets this key use (`GET /v1/models`, or an
+    /// OpenAI-compatible server's `/models`): their ids.
+    ///
+    /// # Errors
+    /// The API's error; [`ModelError::Unsupported`] for recorded replies.
+    pub async fn models(&self) -> Result<Vec<String>, ModelError> {
+        match self {
+            Provider::Anthropic(c) => c.models().await,
+            Provider::OpenAi(c) => c.models().await,
+            Provider::Recorded(_) => Err(ModelError::Unsupported(
+                "recorded replies list no models".into(),
+            )),
+        }
+    }
+
     /// Sends `request` and waits for the whole reply.
     ///
     /// # Errors

@@ -52,6 +52,29 @@ impl Transport {
         })
     }
 
+    /// `GET url` with `headers`, once: the body of a success, else the
+    /// API's error.
+    pub async fn get(
+        &self,
+        url: &str,
+        headers: &reqwest::header::HeaderMap,
+    ) -> Result<Bytes, ModelError> {
+        let sent = self.http.get(url).headers(headers.clone()).send();
+        let response = match tokio::time::timeout(self.config.idle_timeout, sent).await {
+            Err(_) => return Err(self.timeout(url, "waiting for the response headers").error),
+            Ok(Err(e)) => return Err(transport_failure(url, &e).error),
+            Ok(Ok(r)) => r,
+        };
+        let status = response.status().as_u16();
+        let request_id = request_id(response.headers());
+        let ok = response.status().is_success();
+        let body = self.read_body(response, url).await.map_err(|f| f.error)?;
+        match ok {
+            true => Ok(body),
+            false => Err(ModelError::Api(api_error(status, &body, request_id))),
+        }
+    }
+
     /// Sends `call` until the status is a success, retrying by the policy.
     /// `retries` counts the retries made so far and is updated.
     pub async fn send(

@@ -342,6 +342,8 @@ async fn count_tokens(
 /// The models the fake serves, as the API lists them (newest first):
 /// `GET /v1/models`.
 async fn list_models(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
+    let record = shared.record("/v1/models", &headers, &Bytes::new());
+    shared.served(record, None, Some(Instant::now()));
     if let Err(refused) = shared.check_key(&headers) {
         return *refused;
     }

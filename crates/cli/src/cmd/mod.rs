@@ -12,6 +12,7 @@ pub mod inspect;
 pub mod mcp;
 pub mod mcp_auth;
 pub mod memory;
+pub mod models;
 pub mod otel;
 pub mod replay;
 pub mod rewind;

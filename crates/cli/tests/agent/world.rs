@@ -154,3 +154,27 @@ async fn a_fallback_comes_after_three_overloaded_answers_not_the_retry_budget() 
     );
     assert!(ran.stdout.contains("from the fallback"), "{ran:#?}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn hc_models_lists_the_aliases_and_what_this_key_may_use() {
+    let s = Setup::new(
+        json!({"turns": [reply(json!([text("unused")]), "end_turn")], "models": ["claude-nova-1"]}),
+    )
+    .await;
+    let listed = s.out(&["models", "--json"]).await;
+    assert_eq!(listed.code, 0, "{listed:#?}");
+    let out: Value = serde_json::from_str(&listed.stdout).unwrap();
+    let opus = (out["models"].as_array().unwrap().iter())
+        .find(|m| m["id"] == "claude-opus-5-5")
+        .unwrap();
+    assert_eq!(opus["aliases"], json!(["opus"]));
+    assert_eq!(opus["available"], true);
+    assert_eq!(out["listed_unknown"], json!(["claude-nova-1"]));
+    assert!(out["not_asked"].is_null(), "{out}");
+    // asked once; the answer kept (a second look asks nothing)
+    let asked = s.fake.requests_to("/v1/models").len();
+    assert_eq!(asked, 1);
+    let again = s.out(&["models"]).await;
+    assert!(again.stdout.contains("claude-nova-1"), "{again:#?}");
+    assert_eq!(s.fake.requests_to("/v1/models").len(), 1);
+}

@@ -80,6 +80,16 @@ impl AnthropicClient {
         &self.inner.config
     }
 
+    /// The models this key may use (`GET /v1/models`): their ids.
+    ///
+    /// # Errors
+    /// The API's error, or a connection that could not be made.
+    pub async fn models(&self) -> Result<Vec<String>, ModelError> {
+        let url = join_url(&self.inner.config.base_url, "/v1/models?limit=1000");
+        let body = self.inner.transport.get(&url, &self.inner.headers).await?;
+        crate::catalog::listed_ids(&body)
+    }
+
     /// Sends `request` and waits for the whole reply.
     ///
     /// # Errors

@@ -64,6 +64,16 @@ impl OpenAiClient {
         &self.inner.config
     }
 
+    /// The models the server serves (`GET {base}/models`): their ids.
+    ///
+    /// # Errors
+    /// The server's error, or a connection that could not be made.
+    pub async fn models(&self) -> Result<Vec<String>, ModelError> {
+        let url = join_url(&self.inner.config.base_url, "/models");
+        let body = self.inner.transport.get(&url, &self.inner.headers).await?;
+        crate::catalog::listed_ids(&body)
+    }
+
     /// Sends `request` and waits for the whole reply.
     ///
     /// # Errors
