@@ -116,8 +116,8 @@ fn aliases_of(id: &str, overrides: &catalog::Overrides) -> Vec<&'static str> {
 
 fn print_table(listed: &Result<Vec<String>, String>, overrides: &catalog::Overrides) {
     println!(
-        "{:<28} {:<10} {:>9} {:>9} {:>10}  {}",
-        "MODEL", "ALIAS", "$ IN/MTOK", "$ OUT/MTOK", "WINDOW", "THIS KEY"
+        "{:<28} {:<10} {:>9} {:>9} {:>10}  THIS KEY",
+        "MODEL", "ALIAS", "$ IN/MTOK", "$ OUT/MTOK", "WINDOW"
     );
     for e in MODELS {
         let alias = aliases_of(e.id, overrides).join(",");
