@@ -312,6 +312,30 @@ pub struct HookConfig {
     /// Milliseconds before it is killed (default 60,000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
+    /// What its failure does (Claude Code's `onFailure`): `block` counts
+    /// a hook that could not run, timed out, or ended other than 0 or 2 —
+    /// a callback that failed or answered no hook output — as a block of
+    /// what the event guards; else it is said and the run goes on. Stop
+    /// and sub-agent-stop hooks never block on failure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_failure: Option<OnFailure>,
+}
+
+/// What a hook's failure does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnFailure {
+    /// Said, and the run goes on (the default).
+    Continue,
+    /// A block, as exit 2 would be.
+    Block,
+}
+
+impl HookConfig {
+    /// Whether its failure on `event` blocks.
+    pub fn blocks_on_failure(&self, event: &str) -> bool {
+        self.on_failure == Some(OnFailure::Block) && !matches!(event, "stop" | "subagent-stop")
+    }
 }
 
 /// The events a hook may be run on.

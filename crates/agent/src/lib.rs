@@ -66,7 +66,7 @@ mod within;
 
 pub use compact::recent_turns;
 pub use config::{
-    AgentConfig, ApiKind, CLAUDE_HOOK_EVENTS, HOOK_EVENTS, HookConfig, MalformedConfig,
+    AgentConfig, ApiKind, CLAUDE_HOOK_EVENTS, HOOK_EVENTS, HookConfig, MalformedConfig, OnFailure,
     PermissionMode, SettingSources, claude_hook_event, hook_event,
 };
 pub use rebuild::{RebuildError, calls, is_call, rebuild_request, request_body};

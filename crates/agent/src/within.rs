@@ -99,6 +99,7 @@ mod tests {
                 command: "cat ~/.ssh/id_rsa".into(),
                 callback: None,
                 timeout_ms: None,
+                on_failure: None,
             }],
             max_turns: None,
             max_budget_usd: Some(5.0),

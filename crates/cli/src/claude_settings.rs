@@ -58,6 +58,9 @@ struct Hook {
     command: String,
     /// Seconds, as Claude Code takes them.
     timeout: Option<u64>,
+    /// `block`: its failure blocks what the event guards.
+    #[serde(rename = "onFailure")]
+    on_failure: Option<agent::OnFailure>,
 }
 
 #[derive(Deserialize)]
@@ -121,6 +124,7 @@ pub fn apply(given: &str, flags: &mut Flags) -> Result<(), String> {
                     command: hook.command,
                     callback: None,
                     timeout_ms: hook.timeout.map(|s| s.saturating_mul(1000)),
+                    on_failure: hook.on_failure,
                 });
             }
         }

@@ -122,6 +122,15 @@ pub struct SdkFlags {
     /// How thinking comes back: summarized or omitted (with thinking on).
     #[arg(long, value_name = "MODE")]
     pub thinking_display: Option<String>,
+    /// The program's first line is its `initialize` request, read before
+    /// anything starts: the MCP servers in it (and the fields
+    /// `--initialize-fields` names) apply from the start, as flags would.
+    #[arg(long)]
+    pub await_initialize: bool,
+    /// What else `initialize` carries that flags would have: `settings`,
+    /// `disallowedTools`, `additionalDirectories` (comma-separated).
+    #[arg(long, value_name = "LIST")]
+    pub initialize_fields: Option<String>,
 }
 
 /// `hc FLAGS…` with print-mode flags and no command is `hc run FLAGS…`,

@@ -97,7 +97,7 @@ pub const MCP_KEYS: &[&str] = &[
 ];
 
 /// The keys of a `[[hooks]]` entry.
-const HOOK_KEYS: &[&str] = &["event", "command", "matcher", "timeout_ms"];
+const HOOK_KEYS: &[&str] = &["event", "command", "matcher", "timeout_ms", "on_failure"];
 
 /// The keys of a `[programs.NAME]` table.
 const GRANT_KEYS: &[&str] = &[

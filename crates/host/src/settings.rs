@@ -479,7 +479,7 @@ fn hooks(files: &Files) -> Result<Vec<agent::HookConfig>> {
         };
         for hook in list {
             let hook: agent::HookConfig = serde_json::from_value(hook.clone())
-                .map_err(|e| anyhow::anyhow!("{where_}: a [[hooks]] entry {hook} is not valid: {e} (it takes event, command, matcher, timeout_ms)"))?;
+                .map_err(|e| anyhow::anyhow!("{where_}: a [[hooks]] entry {hook} is not valid: {e} (it takes event, command, matcher, timeout_ms, on_failure)"))?;
             let Some(event) = agent::hook_event(&hook.event) else {
                 bail!(
                     "{where_}: hook event `{}` is not one of {} (or Claude Code's {})",

@@ -137,8 +137,8 @@ impl Hooks {
     pub async fn run(&self, event: &str, call: Option<&Call<'_>>, payload: Value) -> Verdict {
         let mut verdict = Verdict::default();
         for hook in self.matching(event, call) {
-            if let Some(callback) = &hook.callback {
-                if self.callback(event, callback, &payload, &mut verdict).await {
+            if hook.callback.is_some() {
+                if self.callback(event, &hook, &payload, &mut verdict).await {
                     return verdict;
                 }
                 continue;
@@ -154,10 +154,10 @@ impl Hooks {
             let data = match self.run_one(&hook, event_json).await {
                 Ok(data) => data,
                 Err(why) => {
-                    self.notifier.status(format!(
-                        "the {event} hook `{}` did not run: {why}",
-                        hook.command
-                    ));
+                    let why = format!("the {event} hook `{}` did not run: {why}", hook.command);
+                    if failed(&self.notifier, event, &hook, why, &mut verdict) {
+                        return verdict;
+                    }
                     continue;
                 }
             };
@@ -188,20 +188,23 @@ impl Hooks {
                 });
                 return true;
             }
-            (_, true) => self.notifier.status(format!(
-                "the {event} hook `{}` timed out; going on",
-                hook.command
-            )),
-            (code, _) => self.notifier.status(format!(
-                "the {event} hook `{}` failed ({}){}; going on",
-                hook.command,
-                code.map_or("killed".to_owned(), |c| format!("exit {c}")),
-                if stderr.is_empty() {
-                    String::new()
-                } else {
-                    format!(": {stderr}")
-                }
-            )),
+            (_, true) => {
+                let why = format!("the {event} hook `{}` timed out", hook.command);
+                return failed(&self.notifier, event, hook, why, verdict);
+            }
+            (code, _) => {
+                let why = format!(
+                    "the {event} hook `{}` failed ({}){}",
+                    hook.command,
+                    code.map_or("killed".to_owned(), |c| format!("exit {c}")),
+                    if stderr.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {stderr}")
+                    }
+                );
+                return failed(&self.notifier, event, hook, why, verdict);
+            }
         }
         false
     }
@@ -236,6 +239,24 @@ impl Hooks {
             Ok(outcome.data)
         }
     }
+}
+
+/// A hook that failed (`why`): a block when it blocks on failure (what
+/// it guards does not happen, and the model is told why), else said and
+/// the run goes on. Answers whether it blocked.
+fn failed(
+    notifier: &Notifier,
+    event: &str,
+    hook: &HookConfig,
+    why: String,
+    verdict: &mut Verdict,
+) -> bool {
+    if hook.blocks_on_failure(event) {
+        verdict.blocked = Some(format!("{why}; it blocks on failure"));
+        return true;
+    }
+    notifier.status(format!("{why}; going on"));
+    false
 }
 
 /// A hook's replacement output as the model reads it: text as given,
@@ -390,12 +411,12 @@ impl Hooks {
     async fn callback(
         &self,
         event: &str,
-        id: &str,
+        hook: &HookConfig,
         payload: &Value,
         verdict: &mut Verdict,
     ) -> bool {
         let asked = HookCallback {
-            callback_id: id.to_owned(),
+            callback_id: hook.callback.clone().unwrap_or_default(),
             event: crate::config::claude_hook_event(event).to_owned(),
             input: self.claude_input(event, payload, verdict.input.as_ref()),
             tool_use_id: payload["tool"]["tool_use_id"].as_str().map(str::to_owned),
@@ -423,20 +444,17 @@ impl Hooks {
             Some(Reply::Hook(answer)) if answer.error.is_none() => answer.output,
             Some(Reply::Hook(answer)) => {
                 let why = answer.error.unwrap_or_default();
-                self.notifier.status(format!(
-                    "the {} hook callback failed: {why}; going on",
-                    asked.event
-                ));
-                return false;
+                let why = format!("the {} hook callback failed: {why}", asked.event);
+                return failed(&self.notifier, event, hook, why, verdict);
             }
             _ => return false,
         };
         let Some(read) = HookOutput::read(&output) else {
-            self.notifier.status(format!(
-                "the {} hook callback answered something that is not hook output; taken as no decision",
+            let why = format!(
+                "the {} hook callback answered something that is not hook output",
                 asked.event
-            ));
-            return false;
+            );
+            return failed(&self.notifier, event, hook, why, verdict);
         };
         if let Some(input) = read.updated_input {
             verdict.input = Some(input);

@@ -23,6 +23,11 @@ pub struct State {
     pub host_hooks: Vec<(String, String)>,
     /// Whether a turn is running now.
     pub running: bool,
+    /// What the `initialize` read at launch (`--await-initialize`) applied,
+    /// until it is answered.
+    pub launched: Option<super::Launched>,
+    /// Whether the program interrupted the turn under way.
+    pub interrupted: bool,
 }
 
 /// Answers one control request (`interrupt` is the caller's: it knows
@@ -66,6 +71,7 @@ fn outcome(
         "initialize" => initialize(state, link, request),
         "interrupt" => {
             if state.running {
+                state.interrupted = true;
                 link.interrupt();
             }
             Ok(json!({}))
@@ -122,14 +128,37 @@ fn initialize(state: &mut State, link: &super::Link, request: &Request) -> Resul
         .iter()
         .map(|c| json!({"name": c.trim_start_matches('/'), "description": "", "argumentHint": ""}))
         .collect();
-    Ok(json!({
+    let mut answer = json!({
         "commands": commands,
         "output_style": "default",
         "available_output_styles": ["default"],
         "models": [{"value": state.config.model, "displayName": state.config.model, "description": ""}],
         "account": {},
         "pid": std::process::id(),
-    }))
+        "claude_code_version": super::SPOKEN_VERSION,
+        // a hook set to block on failure blocks when it fails
+        "hook_on_failure_supported": true,
+    });
+    if !request.hooks.is_empty() {
+        answer["hooks_applied"] = json!(true);
+    }
+    // what this request carried that only a launch applies: applied when
+    // this is the request read at launch, else not
+    let launched = state.launched.take();
+    let applied = |field: &str| {
+        launched
+            .as_ref()
+            .is_some_and(|l| l.fields.iter().any(|f| f == field))
+    };
+    for (field, key) in super::DELIVERED {
+        if request.extra.contains_key(*field) {
+            answer[*key] = json!(applied(field));
+        }
+    }
+    if request.extra.contains_key("plugins") {
+        answer["plugins_applied"] = json!(false);
+    }
+    Ok(answer)
 }
 
 /// One hook matcher of `initialize`: each callback a hook of the agent's
@@ -147,8 +176,9 @@ fn register(state: &mut State, link: &super::Link, event: &str, matcher: &HookMa
                 command: String::new(),
                 callback: Some(id.to_owned()),
                 timeout_ms: timeout.map(|t| (t * 1000.0) as u64),
+                on_failure: matcher.on_failure,
             }),
-            (None, "SessionStart" | "SessionEnd") => {
+            (None, "SessionStart" | "SessionEnd" | "Interrupt") => {
                 state.host_hooks.push((event.to_owned(), id.to_owned()));
             }
             (None, other) => eprintln!(

@@ -21,6 +21,10 @@ const HOOK_TIMEOUT: Duration = Duration::from_secs(60);
 /// Who answers through the program driving the run.
 pub(crate) const BY_PROGRAM: &str = "the SDK program";
 
+/// Who decided when the program says its configuration did (`config`):
+/// no person was asked.
+pub(crate) const BY_CONFIG: &str = "the SDK program's configuration (no one asked)";
+
 /// The link to the driving program.
 pub struct Link {
     next: AtomicU64,
@@ -187,6 +191,10 @@ impl Link {
             }
         };
         let said = read::<ToolAnswer>(&answer).unwrap_or_default();
+        // (the program decided by its own configuration: no person did)
+        if said.decision_classification.as_deref() == Some("config") {
+            decision.by = Some(BY_CONFIG.into());
+        }
         match said.behavior.as_deref() {
             Some("allow") => {
                 decision.decision = Choice::Allow;

@@ -13,6 +13,7 @@
 
 mod answerer;
 mod control;
+mod launch;
 mod link;
 mod rewind;
 mod wire;
@@ -27,6 +28,7 @@ use anyhow::Result;
 use control::State;
 use engine::Engine;
 use hc_host::open::{Find, Staged};
+pub use launch::{DELIVERED, Launched, SPOKEN_VERSION};
 use serde_json::{Value, json};
 use std::collections::VecDeque;
 use std::future::Future;
@@ -51,6 +53,8 @@ async fn end_of(turn: &mut Option<Turn>) -> Result<hc_host::turn::Finished> {
 /// (as Claude Code, so the SDK raises it), else 0.
 pub fn serve(mut request: RunRequest, printed: crate::print::Printed) -> Result<u8> {
     request.check_flags(&printed)?;
+    // (the newest SDKs' first line carries what flags did: read first)
+    let first = launch::read_first(&mut request)?;
     request.apply_settings()?;
     let mut staged = Staged::here(Find::OrInit, Ask::Never)?;
     request
@@ -100,7 +104,10 @@ pub fn serve(mut request: RunRequest, printed: crate::print::Printed) -> Result<
                 session,
                 host_hooks: Vec::new(),
                 running: false,
+                launched: first.as_ref().map(|(_, launched)| launched.clone()),
+                interrupted: false,
             },
+            first: first.map(|(line, _)| line),
             queue: VecDeque::new(),
             compact_next,
         };
@@ -156,6 +163,15 @@ struct Driver {
     queue: VecDeque<Queued>,
     /// `--compact`: the first turn compacts the session first.
     compact_next: bool,
+    /// The `initialize` line read at launch (`--await-initialize`), to
+    /// answer first.
+    first: Option<Value>,
+}
+
+/// The program's lines, read as they come, and whether they ended.
+struct Input {
+    lines: tokio::sync::mpsc::UnboundedReceiver<Line>,
+    closed: bool,
 }
 
 /// A user line waiting for its turn: its prompt, its id, its message.
@@ -167,9 +183,15 @@ struct Queued {
 
 impl Driver {
     async fn run(mut self) -> u8 {
-        let mut lines = stdin_lines();
+        if let Some(first) = self.first.take() {
+            self.on_line(first);
+        }
+        let mut input = Input {
+            lines: stdin_lines(),
+            closed: false,
+        };
         let mut turn: Option<Turn> = None;
-        let (mut closed, mut code) = (false, 0);
+        let mut code = 0;
         let mut started = false;
         loop {
             if turn.is_none() {
@@ -177,41 +199,65 @@ impl Driver {
                     Some(prompt) => {
                         if !started {
                             started = true;
-                            self.host_hooks("SessionStart", json!({"source": "startup"}))
-                                .await;
+                            let hooks =
+                                self.host_hooks("SessionStart", json!({"source": "startup"}));
+                            self.reading(&mut input, hooks).await;
                         }
                         turn = Some(self.turn(prompt));
                         self.state.running = true;
                     }
-                    None if closed => break,
+                    None if input.closed => break,
                     None => {}
                 }
             }
             let mut finished = None;
             tokio::select! {
-                line = lines.recv(), if !closed => match line {
-                    Some(Line::Json(value)) => self.on_line(value),
-                    Some(Line::Bad(why)) => eprintln!("hc: a line on stdin is ignored: {why}"),
-                    None => {
-                        // no more input: what was sent runs to its end, and
-                        // the program can answer nothing more
-                        closed = true;
-                        self.link.close();
-                    }
-                },
+                line = input.lines.recv(), if !input.closed => self.take(line, &mut input),
                 done = end_of(&mut turn), if turn.is_some() => finished = Some(done),
             }
             if let Some(done) = finished {
                 turn = None;
                 self.state.running = false;
                 code = self.ended(done);
+                // an interrupt ended the turn: the program's Interrupt hooks
+                if std::mem::take(&mut self.state.interrupted) {
+                    let why = json!({"source": "user", "reason": "stop", "via": "client"});
+                    let hooks = self.host_hooks("Interrupt", why);
+                    self.reading(&mut input, hooks).await;
+                }
             }
         }
         if started {
-            self.host_hooks("SessionEnd", json!({"reason": "other"}))
-                .await;
+            let hooks = self.host_hooks("SessionEnd", json!({"reason": "other"}));
+            self.reading(&mut input, hooks).await;
         }
         code
+    }
+
+    /// Waits for `work` (the program's callbacks) while the program's lines
+    /// are still read: its answers come in on them.
+    async fn reading(&mut self, input: &mut Input, work: impl Future<Output = ()>) {
+        let mut work = std::pin::pin!(work);
+        loop {
+            tokio::select! {
+                () = &mut work => return,
+                line = input.lines.recv(), if !input.closed => self.take(line, input),
+            }
+        }
+    }
+
+    /// A line read from stdin, or its end.
+    fn take(&mut self, line: Option<Line>, input: &mut Input) {
+        match line {
+            Some(Line::Json(value)) => self.on_line(value),
+            Some(Line::Bad(why)) => eprintln!("hc: a line on stdin is ignored: {why}"),
+            None => {
+                // no more input: what was sent runs to its end, and the
+                // program can answer nothing more
+                input.closed = true;
+                self.link.close();
+            }
+        }
     }
 
     /// A line from the program.
@@ -295,7 +341,9 @@ impl Driver {
         match done {
             Ok(finished) => {
                 self.state.session = Some(finished.session);
-                u8::from(finished.code != 0)
+                // (a turn the program interrupted ended as it asked: the SDK
+                // raises any other exit code, so an interrupt is not one)
+                u8::from(finished.code != 0 && !self.state.interrupted)
             }
             Err(e) => {
                 let code = e.downcast_ref::<crate::exit::Exit>().map_or(1, |x| x.code);
@@ -308,7 +356,8 @@ impl Driver {
     /// Runs the program's callbacks for a session event the host keeps
     /// (`SessionStart`, `SessionEnd`); what they say is not recorded (no
     /// run is under way).
-    async fn host_hooks(&self, event: &str, extra: Value) {
+    fn host_hooks(&self, event: &str, extra: Value) -> impl Future<Output = ()> + use<> {
+        let mut requests = Vec::new();
         for (_, id) in self.state.host_hooks.iter().filter(|(e, _)| e == event) {
             let mut input = json!({
                 "hook_event_name": event,
@@ -320,12 +369,15 @@ impl Driver {
                 fields.extend(more.clone());
             }
             let request = json!({"subtype": "hook_callback", "callback_id": id, "input": input});
-            if let Err(why) = self
-                .link
-                .request(request, Some(std::time::Duration::from_secs(60)))
-                .await
-            {
-                eprintln!("hc: the {event} hook callback {id} failed: {why}");
+            requests.push((id.clone(), request));
+        }
+        let (link, event) = (Arc::clone(&self.link), event.to_owned());
+        async move {
+            for (id, request) in requests {
+                let wait = Some(std::time::Duration::from_secs(60));
+                if let Err(why) = link.request(request, wait).await {
+                    eprintln!("hc: the {event} hook callback {id} failed: {why}");
+                }
             }
         }
     }

@@ -123,6 +123,10 @@ pub struct Request {
     /// `rewind_files`: only say what would change.
     #[serde(deserialize_with = "bool_or_false")]
     pub dry_run: bool,
+    /// Everything else it carries (`initialize`'s `mcpServers`,
+    /// `settings`, … — each answered whether it applied).
+    #[serde(flatten)]
+    pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
 /// One hook matcher of `initialize`.
@@ -138,6 +142,10 @@ pub struct HookMatcher {
     /// Seconds each callback may take.
     #[serde(deserialize_with = "number_or_none")]
     pub timeout: Option<f64>,
+    /// What a callback's failure does (`block`: it blocks what the event
+    /// guards; anything else goes on).
+    #[serde(rename = "onFailure", deserialize_with = "on_failure")]
+    pub on_failure: Option<agent::OnFailure>,
 }
 
 /// An agent the program defines in `initialize`.
@@ -208,6 +216,13 @@ fn number_or_none<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>,
     Ok(Value::deserialize(d)?.as_f64())
 }
 
+/// `onFailure`: `block` or `continue` (anything else: not said).
+fn on_failure<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<agent::OnFailure>, D::Error> {
+    Ok(serde_json::from_value(Value::deserialize(d)?).ok())
+}
+
 /// A boolean, when it is one (else false).
 fn bool_or_false<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
     Ok(Value::deserialize(d)?.as_bool().unwrap_or(false))
@@ -251,6 +266,11 @@ pub struct ToolAnswer {
     /// `toolName` and `ruleContent`).
     #[serde(rename = "updatedPermissions")]
     pub updated_permissions: Option<Vec<Value>>,
+    /// Who decided (`user_temporary`, `user_permanent`, `user_reject`,
+    /// or `config`: the program itself, by its configuration, no one
+    /// asked).
+    #[serde(rename = "decisionClassification", deserialize_with = "string_or_none")]
+    pub decision_classification: Option<String>,
 }
 
 impl ToolAnswer {

@@ -73,6 +73,10 @@ impl RunRequest {
                 "--session-id names a new session; the session --resume or --continue goes on with keeps its name",
             ),
             (
+                self.sdk.await_initialize && !streaming,
+                "--await-initialize goes with --input-format stream-json: the initialize request is its first line",
+            ),
+            (
                 printed.partial && !stream_out,
                 "--include-partial-messages goes with --output-format stream-json: the deltas are stream_event lines",
             ),

@@ -424,7 +424,11 @@ pub fn eventful_script() -> Value {
 /// (a path in it) shows they are; answers the directory.
 pub fn npm_installed(name: &str, packages: &[&str], marker: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
-    if !dir.join(marker).exists() {
+    // (installed for these very pins: a bumped pin installs again)
+    let stamp = dir.join(".installed");
+    let wanted = packages.join(" ");
+    let installed = std::fs::read_to_string(&stamp).is_ok_and(|s| s == wanted);
+    if !installed || !dir.join(marker).exists() {
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(
             dir.join("package.json"),
@@ -444,6 +448,7 @@ pub fn npm_installed(name: &str, packages: &[&str], marker: &str) -> PathBuf {
             .output()
             .expect("npm is needed for the TypeScript client tests (Debian: apt-get install npm)");
         assert!(out.status.success(), "npm install failed: {out:?}");
+        std::fs::write(&stamp, wanted).unwrap();
     }
     dir
 }

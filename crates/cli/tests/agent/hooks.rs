@@ -146,6 +146,34 @@ command = "cat > /dev/null; echo 'this is { not json'"
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_hook_that_blocks_on_failure_stops_the_call_when_it_hangs_or_fails() {
+    for (hook, said) in [
+        ("command = \"sleep 20\"\ntimeout_ms = 300", "timed out"),
+        ("command = \"cat > /dev/null; exit 7\"", "exit 7"),
+    ] {
+        let s = Setup::new(shell_then_done("echo ran > ran.txt")).await;
+        config(
+            &s,
+            &format!("[[hooks]]\nevent = \"pre-tool\"\non_failure = \"block\"\n{hook}\n"),
+        );
+        let ran = s.run(&["--permission-mode", "bypass", "go"]).await;
+        assert_eq!(ran.code, 0, "{ran:#?}");
+        assert!(
+            !s.root.join("ran.txt").exists(),
+            "the guarded call never ran"
+        );
+        let second: Value = serde_json::from_slice(&s.sent()[1]).unwrap();
+        let result = &second["messages"][2]["content"][0];
+        assert_eq!(result["is_error"], true, "{result}");
+        let text = result["content"].as_str().unwrap();
+        assert!(
+            text.contains(said) && text.contains("blocks on failure"),
+            "{text}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_stop_hook_sends_the_model_back_and_a_user_prompt_hook_can_refuse() {
     let s = Setup::new(json!({"turns": [
         reply(json!([text("All done, I think.")]), "end_turn"),

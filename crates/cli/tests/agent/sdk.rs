@@ -13,7 +13,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 
 /// The pinned SDK (built from its source distribution: the wheel also
 /// carries Claude Code itself, which the tests do not need).
-const SDK: &str = "claude-agent-sdk==0.2.189";
+const SDK: &str = "claude-agent-sdk==0.2.190";
 
 /// A Python with the SDK, made once.
 fn sdk_python() -> PathBuf {
@@ -82,7 +82,21 @@ pub async fn drive(s: &Setup, mut command: tokio::process::Command) -> (Vec<Valu
         .expect("the SDK program did not end within 120 s")
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "the SDK program failed: {stderr}");
+    // (a minified SDK's error shows a whole line of its source: left out)
+    let said: Vec<&str> = (stderr.lines())
+        .map(|l| {
+            if l.len() > 1000 {
+                "[a line of the SDK's source]"
+            } else {
+                l
+            }
+        })
+        .collect();
+    assert!(
+        out.status.success(),
+        "the SDK program failed: {}",
+        said.join("\n")
+    );
     let lines = String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
@@ -541,8 +555,11 @@ async fn an_unanswered_permission_waits_and_an_interrupt_ends_the_turn() {
     let result = hc.result().await;
     assert_eq!(result["subtype"], "error_during_execution", "{result}");
     assert!(!s.root.join("c.txt").exists());
-    let (code, _) = hc.close().await;
-    assert_eq!(code, 1, "the last turn ended in an error");
+    let (code, stderr) = hc.close().await;
+    assert_eq!(
+        code, 0,
+        "an interrupt the program asked for is no failure: {stderr}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
