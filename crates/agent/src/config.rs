@@ -111,6 +111,69 @@ pub enum ApiKind {
     Openai,
 }
 
+/// Whether MCP tools are deferred behind the `ToolSearch` tool (their
+/// names listed, their schemas loaded when the model asks), as Claude
+/// Code's `ENABLE_TOOL_SEARCH` says: `true`, `false`, `auto` (when their
+/// definitions would take more than 10 % of the context window) or
+/// `auto:N` (N %).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub enum ToolSearch {
+    /// Always, whatever their size.
+    On,
+    /// Never.
+    Off,
+    /// When their definitions would take more than this share (in
+    /// percent) of the context window.
+    Auto(u8),
+}
+
+impl ToolSearch {
+    /// The share `auto` defers at.
+    pub const AUTO_PERCENT: u8 = 10;
+
+    /// The setting `text` says (`ENABLE_TOOL_SEARCH`'s values).
+    pub fn parse(text: &str) -> Result<ToolSearch, String> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "true" | "1" | "on" => Ok(ToolSearch::On),
+            "false" | "0" | "off" => Ok(ToolSearch::Off),
+            "auto" => Ok(ToolSearch::Auto(ToolSearch::AUTO_PERCENT)),
+            other => other
+                .strip_prefix("auto:")
+                .and_then(|n| n.parse::<u8>().ok())
+                .filter(|n| *n <= 100)
+                .map(ToolSearch::Auto)
+                .ok_or_else(|| {
+                    format!("`{text}` is not a tool search setting; say true, false, auto or auto:N (N a percentage)")
+                }),
+        }
+    }
+}
+
+impl Default for ToolSearch {
+    fn default() -> Self {
+        ToolSearch::Auto(ToolSearch::AUTO_PERCENT)
+    }
+}
+
+impl TryFrom<String> for ToolSearch {
+    type Error = String;
+    fn try_from(text: String) -> Result<Self, Self::Error> {
+        ToolSearch::parse(&text)
+    }
+}
+
+impl From<ToolSearch> for String {
+    fn from(setting: ToolSearch) -> String {
+        match setting {
+            ToolSearch::On => "true".into(),
+            ToolSearch::Off => "false".into(),
+            ToolSearch::Auto(ToolSearch::AUTO_PERCENT) => "auto".into(),
+            ToolSearch::Auto(n) => format!("auto:{n}"),
+        }
+    }
+}
+
 /// The body of an `agent-config` chunk.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -288,6 +351,13 @@ pub struct AgentConfig {
     /// context windows, reply limits, over the catalogue's.
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub models: std::collections::BTreeMap<String, model::catalog::ModelSettings>,
+    /// Whether MCP tools wait behind `ToolSearch` (`ENABLE_TOOL_SEARCH`).
+    #[serde(skip_serializing_if = "is_auto")]
+    pub tool_search: ToolSearch,
+}
+
+fn is_auto(setting: &ToolSearch) -> bool {
+    *setting == ToolSearch::default()
 }
 
 /// A hook: a command run on an event, given it as JSON on stdin — or a
@@ -451,6 +521,7 @@ impl Default for AgentConfig {
             model_aliases: std::collections::BTreeMap::new(),
             subagent_model: None,
             models: std::collections::BTreeMap::new(),
+            tool_search: ToolSearch::default(),
         }
     }
 }

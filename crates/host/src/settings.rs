@@ -136,6 +136,10 @@ pub fn resolve(
         preset(&mut config, name, files, model_flag)?;
     }
     resolve_models(&mut config, &model::catalog::Overrides::from_env());
+    if let Ok(text) = std::env::var("ENABLE_TOOL_SEARCH") {
+        config.tool_search = agent::ToolSearch::parse(&text)
+            .map_err(|e| anyhow::anyhow!("ENABLE_TOOL_SEARCH: {e}"))?;
+    }
     Ok((resolved, config))
 }
 

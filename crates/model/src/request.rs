@@ -103,6 +103,10 @@ pub struct CustomTool {
     /// programmatic tool calling.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub allowed_callers: Vec<String>,
+    /// Its definition is loaded only when a tool result references it
+    /// (tool search; the `advanced-tool-use-2025-11-20` beta).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub defer_loading: bool,
     /// A cache breakpoint after this tool (the end of the tool list).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_control: Option<CacheControl>,
@@ -150,6 +154,7 @@ impl Tool {
             description: description.into(),
             input_schema,
             allowed_callers: Vec::new(),
+            defer_loading: false,
             cache_control: None,
         })
     }

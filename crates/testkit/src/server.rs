@@ -435,6 +435,9 @@ fn check_request(
         ));
     }
     check_messages(api, &request).map_err(|m| bad(&m))?;
+    if api == Api::Anthropic {
+        check_deferred(headers, &request).map_err(|m| bad(&m))?;
+    }
     let model = request["model"].as_str().unwrap_or_default();
     let extra = lock(&shared.script).models.clone();
     let served = match api {
@@ -491,6 +494,53 @@ fn check_messages(api: Api, request: &Value) -> Result<(), String> {
             return Err(format!(
                 "messages.{i}.content: Input should be a valid string or a list of content blocks"
             ));
+        }
+    }
+    Ok(())
+}
+
+/// What the real API refuses of deferred tools (tool search): a deferred
+/// tool without the beta, no tool sent whole, a reference to a tool the
+/// request does not defer, a reference beside other content.
+fn check_deferred(headers: &HeaderMap, request: &Value) -> Result<(), String> {
+    const BETA: &str = "advanced-tool-use-2025-11-20";
+    let tools = request["tools"].as_array().map_or(&[][..], Vec::as_slice);
+    let deferred = |t: &Value| t["defer_loading"] == true;
+    let betas = headers
+        .get_all("anthropic-beta")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|b| b.trim() == BETA);
+    if let Some(i) = tools.iter().position(deferred).filter(|_| !betas) {
+        return Err(format!(
+            "tools.{i}.defer_loading: Extra inputs are not permitted"
+        ));
+    }
+    if !tools.is_empty() && tools.iter().all(deferred) {
+        return Err("tools: at least one tool must not be deferred (defer_loading)".into());
+    }
+    let messages = request["messages"]
+        .as_array()
+        .map_or(&[][..], Vec::as_slice);
+    for (i, message) in messages.iter().enumerate() {
+        let blocks = message["content"].as_array().map_or(&[][..], Vec::as_slice);
+        for (j, block) in blocks.iter().enumerate() {
+            let inner = block["content"].as_array().map_or(&[][..], Vec::as_slice);
+            let references = inner.iter().filter(|b| b["type"] == "tool_reference");
+            for reference in references.clone() {
+                let name = reference["tool_name"].as_str().unwrap_or_default();
+                if !tools.iter().any(|t| t["name"] == name && deferred(t)) {
+                    return Err(format!(
+                        "messages.{i}.content.{j}: Tool reference '{name}' not found in available tools"
+                    ));
+                }
+            }
+            if references.count() > 0 && inner.iter().any(|b| b["type"] != "tool_reference") {
+                return Err(format!(
+                    "messages.{i}.content.{j}.content: a tool result with tool_reference blocks may hold nothing else"
+                ));
+            }
         }
     }
     Ok(())

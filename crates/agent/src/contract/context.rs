@@ -112,6 +112,10 @@ pub struct ContextBody {
     pub tools: Vec<String>,
     /// The agent's own tools (scope, todo, ask_user), as sent.
     pub own_tools: Vec<Value>,
+    /// The program tools sent deferred (`defer_loading`): named to the
+    /// model, loaded when its `ToolSearch` finds them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deferred: Vec<String>,
     /// The agent process that wrote it.
     pub process: String,
     /// The MCP servers configured, and where each stood when the tools

@@ -97,6 +97,14 @@ impl Conversation {
     fn result(&mut self, result: &ToolResult) {
         let mut block =
             ContentBlock::tool_result(&result.tool_use_id, &result.text, result.is_error);
+        // a tool search's result is the tools it loaded, referenced (the
+        // API takes nothing else beside them)
+        let loaded = references_of(result);
+        if let (false, ContentBlock::ToolResult(tool_result)) = (loaded.is_empty(), &mut block) {
+            tool_result.content = model::ToolResultContent::Blocks(loaded);
+            self.user(Some(block), None);
+            return;
+        }
         let images = images_of(result);
         if let (false, ContentBlock::ToolResult(tool_result)) = (images.is_empty(), &mut block) {
             let mut blocks = vec![ContentBlock::text(&result.text)];
@@ -262,6 +270,23 @@ pub fn mark_breakpoint(messages: &mut [Message], on: bool) {
         ContentBlock::ToolUse(b) => b.cache_control = mark,
         _ => {}
     }
+}
+
+/// The tools a `ToolSearch` result loaded, as `tool_reference` blocks.
+fn references_of(result: &ToolResult) -> Vec<ContentBlock> {
+    let key = crate::toolbox::search::REFERENCES;
+    let Some(names) = result.data.as_ref().and_then(|d| d[key].as_array()) else {
+        return Vec::new();
+    };
+    if result.is_error || result.program != crate::toolbox::search::TOOL {
+        return Vec::new();
+    }
+    (names.iter().filter_map(serde_json::Value::as_str))
+        .filter_map(|name| {
+            let block = serde_json::json!({"type": "tool_reference", "tool_name": name});
+            ContentBlock::from_json(&block.to_string()).ok()
+        })
+        .collect()
 }
 
 /// The images a tool answered with (`data.images`: `{media_type, data}`,

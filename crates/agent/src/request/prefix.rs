@@ -68,7 +68,14 @@ impl Prefix {
         let names = config.tool_names;
         let mut all: Vec<Tool> = tools
             .iter()
-            .map(|t| Tool::custom(names.show(&t.name), described(t, context), t.schema.clone()))
+            .map(|t| {
+                let mut tool =
+                    Tool::custom(names.show(&t.name), described(t, context), t.schema.clone());
+                if let Tool::Custom(custom) = &mut tool {
+                    custom.defer_loading = context.deferred.contains(&t.name);
+                }
+                tool
+            })
             .collect();
         for server in &config.server_tools {
             if let Ok(tool) = serde_json::from_value::<Tool>(server.clone()) {
@@ -97,7 +104,14 @@ impl Prefix {
                 all.push(tool);
             }
         }
-        if let Some(Tool::Custom(last)) = all.last_mut() {
+        // (the tools' breakpoint on the last one sent whole: a deferred
+        // tool is not in the prompt)
+        let last_is_custom = matches!(all.last(), Some(Tool::Custom(_)));
+        let whole = all.iter_mut().rev().find_map(|t| match t {
+            Tool::Custom(custom) if !custom.defer_loading => Some(custom),
+            _ => None,
+        });
+        if let (Some(last), true) = (whole, last_is_custom) {
             last.cache_control = Some(CacheControl::ephemeral());
         }
         Prefix {
@@ -113,7 +127,14 @@ impl Prefix {
             display: config.thinking_display.clone(),
             system,
             tools: all,
-            betas: config.betas.clone(),
+            betas: {
+                let mut betas = config.betas.clone();
+                let search = crate::toolbox::search::BETA;
+                if !context.deferred.is_empty() && !betas.iter().any(|b| b == search) {
+                    betas.push(search.to_owned());
+                }
+                betas
+            },
             effort: config.effort.clone(),
         }
     }
@@ -197,6 +218,10 @@ fn base_text(context: &ContextBody) -> String {
             file.path,
             file.text.trim_end()
         ));
+    }
+    if !context.deferred.is_empty() {
+        text.push_str("\n\n");
+        text.push_str(&crate::toolbox::search::listing(&context.deferred));
     }
     if !context.skills.is_empty() {
         text.push_str("\n\n# Skills\n\nLoad one with the `skill` tool when the task matches:");

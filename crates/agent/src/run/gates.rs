@@ -346,7 +346,7 @@ fn conservatively(prices: &mut PriceTable, config: &AgentConfig) -> Option<Strin
 }
 
 /// The context window of `config`'s model.
-fn window_of(config: &AgentConfig) -> u64 {
+pub(crate) fn window_of(config: &AgentConfig) -> u64 {
     config.context_window.unwrap_or_else(|| {
         tables(config)
             .1

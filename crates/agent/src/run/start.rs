@@ -168,13 +168,19 @@ impl Run {
             context.own_tools.push(tool);
         }
         context.shell = shell.as_ref().map(|(_, record)| record.clone());
+        let defs: Vec<_> = tools.iter().map(|t| t.def.clone()).collect();
+        // many MCP tools wait behind a search (recorded: a rebuild defers
+        // what was deferred)
+        context.deferred = crate::toolbox::search::deferred(&config, &defs);
+        if !context.deferred.is_empty() {
+            context.own_tools.push(crate::toolbox::search::definition());
+        }
         let mut writer = SessionWriter::new(client.clone(), me, found.session, found.as_of);
         announce(&writer, &servers, &skipped);
         let mut known = writer
             .write_context(&context, &pins, &chunks, memory)
             .await?;
         known.shell = shell.map(|(shell, _)| shell);
-        let defs: Vec<_> = tools.iter().map(|t| t.def.clone()).collect();
         let prefix = Prefix::new(&config, &context, &known, &defs);
         let history: Vec<Member> = found.history.iter().map(Member::of).collect();
         // an "always" a stranger's substrate recorded allows nothing
@@ -195,6 +201,7 @@ impl Run {
         .map_err(ProgramError::Other)?;
         toolbox.set_servers(up);
         toolbox.set_planning(planning);
+        toolbox.set_deferred(&context.deferred);
         toolbox.set_pins(pins.clone());
         toolbox.set_memory(
             context
@@ -433,6 +440,7 @@ fn context_body(
         memory: Vec::new(),
         memory_at: None,
         shell: None,
+        deferred: Vec::new(),
     }
 }
 

@@ -160,6 +160,7 @@ fn answered_here(name: &str) -> bool {
             SUB_AGENT,
             super::message::TOOL,
             super::structured::TOOL,
+            super::search::TOOL,
             super::plan::TOOL,
         ]
         .contains(&name)

@@ -24,6 +24,7 @@ mod permit;
 pub(crate) mod plan;
 mod remember;
 pub(crate) mod resources;
+pub(crate) mod search;
 pub(crate) mod structured;
 mod sub;
 
@@ -89,6 +90,9 @@ pub(crate) struct Toolbox {
     /// Whether the run is in plan mode with `exit_plan` offered (until a
     /// plan is approved).
     planning: bool,
+    /// The tools sent deferred, each with its description: what
+    /// `ToolSearch` searches.
+    deferred: Vec<(String, String)>,
     /// A plan no one could approve: the run ends with it.
     planned: Option<String>,
     /// Sub-agents running in the background.
@@ -135,6 +139,7 @@ impl Toolbox {
             memory: false,
             blocks: None,
             planning: false,
+            deferred: Vec::new(),
             planned: None,
             background: background::Background::default(),
             structured: structured::Structured::default(),
@@ -165,6 +170,14 @@ impl Toolbox {
     /// Offers `exit_plan` (a run in plan mode).
     pub fn set_planning(&mut self, offered: bool) {
         self.planning = offered;
+    }
+
+    /// The tools sent deferred (`names`), which `ToolSearch` loads.
+    pub fn set_deferred(&mut self, names: &[String]) {
+        self.deferred = (self.tools.iter())
+            .filter(|t| names.contains(&t.def.name))
+            .map(|t| (t.def.name.clone(), t.def.description.clone()))
+            .collect();
     }
 
     /// `exit_plan`: the plan presented; approved, the run goes on in the
@@ -539,6 +552,9 @@ impl Toolbox {
         }
         if call.name == plan::TOOL {
             return Ok(Prepared::Done(self.exit_plan(call, &input, turn).await?));
+        }
+        if call.name == search::TOOL && !self.deferred.is_empty() {
+            return Ok(Prepared::Done(search::answer(&input, &self.deferred)));
         }
         if call.name == "skill" && !self.skills.is_empty() {
             return Ok(Prepared::Done(self.load_skill(&input)));

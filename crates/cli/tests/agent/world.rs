@@ -178,3 +178,140 @@ async fn hc_models_lists_the_aliases_and_what_this_key_may_use() {
     assert!(again.stdout.contains("claude-nova-1"), "{again:#?}");
     assert_eq!(s.fake.requests_to("/v1/models").len(), 1);
 }
+
+/// The MCP fixture's configuration, named `py`.
+fn python_mcp(s: &Setup) -> String {
+    let (python, server) = crate::mcp::python_server();
+    let marker = s.root.join("out/marker");
+    std::fs::create_dir_all(marker.parent().unwrap()).unwrap();
+    json!({"mcpServers": {"py": {
+        "command": python, "args": [server],
+        "env": {"FIXTURE_TOKEN": "t", "FIXTURE_MARKER": marker},
+    }}})
+    .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn mcp_tools_wait_behind_a_tool_search_and_the_record_rebuilds_each_request() {
+    let s = Setup::new(json!({"turns": [
+        reply(json!([call("t1", "ToolSearch", json!({"query": "greet someone"}))]), "tool_use"),
+        reply(json!([call("t2", "mcp__py__greet", json!({"name": "crab"}))]), "tool_use"),
+        reply(json!([text("done")]), "end_turn"),
+    ]}))
+    .await;
+    let config = python_mcp(&s);
+    let mut hc = s.hc(&["run", "--allow", "mcp__py", "--mcp-config", &config, "go"]);
+    hc.env("ENABLE_TOOL_SEARCH", "true");
+    let out = hc.output().await.unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let requests = s.fake.requests_to("/v1/messages");
+    assert_eq!(requests.len(), 3);
+    let first = &requests[0].body;
+    let tools = first["tools"].as_array().unwrap();
+    let greet = tools
+        .iter()
+        .find(|t| t["name"] == "mcp__py__greet")
+        .unwrap();
+    assert_eq!(greet["defer_loading"], true, "{greet}");
+    assert!(greet.get("cache_control").is_none());
+    let search = tools.iter().find(|t| t["name"] == "ToolSearch").unwrap();
+    assert!(
+        search.get("defer_loading").is_none(),
+        "the search itself is sent whole"
+    );
+    let read = tools.iter().find(|t| t["name"] == "read").unwrap();
+    assert!(
+        read.get("defer_loading").is_none(),
+        "hc's own tools are sent whole"
+    );
+    assert!(
+        requests[0].headers["anthropic-beta"].contains("advanced-tool-use-2025-11-20"),
+        "{:?}",
+        requests[0].headers
+    );
+    let system = first["system"].to_string();
+    assert!(system.contains("# Deferred tools") && system.contains("- mcp__py__greet"));
+    // the search's result references the tool it loaded, and nothing else
+    let second = &requests[1].body;
+    let result = second["messages"].as_array().unwrap().last().unwrap()["content"][0].clone();
+    assert_eq!(
+        result["content"],
+        json!([{"type": "tool_reference", "tool_name": "mcp__py__greet"}]),
+        "{result}"
+    );
+    assert_eq!(
+        second["tools"], first["tools"],
+        "the tools (and the cache) stay as they were"
+    );
+    let session = s.sessions().pop().unwrap();
+    let results = s.of_type(&session, "tool-result");
+    assert_eq!(results[1]["text"], "hello crab; token=t");
+    // every request rebuilds from the record, byte for byte
+    for (n, sent) in s.sent().iter().enumerate() {
+        assert_eq!(&s.rebuilt(&session, n + 1).await, sent, "request {}", n + 1);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_few_mcp_tools_are_sent_whole_and_a_bad_setting_is_named() {
+    let s =
+        Setup::new(json!({"turns": [reply(json!([text("hi")]), "end_turn")], "cycle": true})).await;
+    let config = python_mcp(&s);
+    let out = s
+        .hc(&["run", "--mcp-config", &config, "go"])
+        .output()
+        .await
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let first = &s.fake.requests_to("/v1/messages")[0].body;
+    let tools = first["tools"].as_array().unwrap();
+    assert!(tools.iter().any(|t| t["name"] == "mcp__py__greet"));
+    assert!(
+        tools
+            .iter()
+            .all(|t| t.get("defer_loading").is_none() && t["name"] != "ToolSearch")
+    );
+    // the fake refuses deferred tools as the API does: not without the
+    // beta, never a reference to a tool the request does not defer
+    let refused = |body: Value, beta: bool| {
+        let mut post = reqwest::Client::new()
+            .post(format!("{}/v1/messages", s.fake.base_url()))
+            .header("anthropic-version", "2023-06-01")
+            .header("content-type", "application/json");
+        if beta {
+            post = post.header("anthropic-beta", "advanced-tool-use-2025-11-20");
+        }
+        async move {
+            let answer = post.body(body.to_string()).send().await.unwrap();
+            (answer.status().as_u16(), answer.text().await.unwrap())
+        }
+    };
+    let tool = |name: &str, deferred: bool| json!({"name": name, "input_schema": {"type": "object"}, "defer_loading": deferred});
+    let model = "claude-sonnet-5-5";
+    let ask = json!([{"role": "user", "content": "hi"}]);
+    let body = json!({"model": model, "max_tokens": 9, "messages": ask,
+        "tools": [tool("a", false), tool("b", true)]});
+    let (status, said) = refused(body, false).await;
+    assert_eq!(status, 400, "{said}");
+    assert!(said.contains("tools.1.defer_loading"), "{said}");
+    let referenced = json!([
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "u", "name": "a", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "u",
+            "content": [{"type": "tool_reference", "tool_name": "a"}]}]},
+    ]);
+    let body = json!({"model": model, "max_tokens": 9, "messages": referenced,
+        "tools": [tool("a", false), tool("b", true)]});
+    let (status, said) = refused(body, true).await;
+    assert_eq!(status, 400, "{said}");
+    assert!(said.contains("Tool reference 'a' not found"), "{said}");
+    let mut hc = s.hc(&["run", "--mcp-config", &config, "go"]);
+    hc.env("ENABLE_TOOL_SEARCH", "sometimes");
+    let out = hc.output().await.unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("ENABLE_TOOL_SEARCH") && stderr.contains("auto:N"),
+        "{stderr}"
+    );
+}
