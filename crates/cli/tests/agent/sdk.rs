@@ -15,13 +15,19 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 /// carries Claude Code itself, which the tests do not need).
 const SDK: &str = "claude-agent-sdk==0.2.190";
 
-/// A Python with the SDK, made once.
+/// A Python with the SDK, made once (`HC_CANARY_PY_SDK=VERSION`, from
+/// `scripts/canary`: that version in the pin's place, beside it).
 fn sdk_python() -> PathBuf {
     static PYTHON: OnceLock<PathBuf> = OnceLock::new();
+    let canary = std::env::var("HC_CANARY_PY_SDK").ok().filter(|v| !v.is_empty());
     PYTHON
         .get_or_init(|| {
-            let venv = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("sdk-python");
-            testkit::python_venv(&venv, &["--no-binary", "claude-agent-sdk", SDK]).unwrap()
+            let (dir, sdk) = match canary {
+                Some(version) => ("sdk-python-canary", format!("claude-agent-sdk=={version}")),
+                None => ("sdk-python", SDK.to_owned()),
+            };
+            let venv = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(dir);
+            testkit::python_venv(&venv, &["--no-binary", "claude-agent-sdk", &sdk]).unwrap()
         })
         .clone()
 }

@@ -14,10 +14,20 @@ const SDK: [&str; 2] = ["@anthropic-ai/claude-agent-sdk@0.3.337", "zod@4"];
 /// Where the SDK is installed (npm: the registry is the only network
 /// used; the platform's bundled Claude Code binary is left out —
 /// `pathToClaudeCodeExecutable` names `hc`).
+/// `HC_CANARY_TS_SDK=VERSION` (`scripts/canary`) puts that version in
+/// the pin's place, installed beside it.
 fn sdk_dir() -> PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     let marker = "node_modules/@anthropic-ai/claude-agent-sdk";
-    (DIR.get_or_init(|| npm_installed("ts-agent-sdk", &SDK, marker))).clone()
+    let canary = std::env::var("HC_CANARY_TS_SDK").ok().filter(|v| !v.is_empty());
+    (DIR.get_or_init(|| match canary {
+        Some(version) => {
+            let sdk = format!("@anthropic-ai/claude-agent-sdk@{version}");
+            npm_installed("ts-agent-sdk-canary", &[sdk.as_str(), SDK[1]], marker)
+        }
+        None => npm_installed("ts-agent-sdk", &SDK, marker),
+    }))
+    .clone()
 }
 
 /// Runs scenario `name` of the fixture program; answers its JSON lines.
