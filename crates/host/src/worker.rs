@@ -31,6 +31,11 @@ const REREAD: Duration = Duration::from_secs(1);
 /// How often it looks for gone engines.
 const SWEEP: Duration = Duration::from_secs(1);
 
+/// How long a worker started to empty the queue (`--until-idle`, as `hc
+/// run --bg` starts one) waits for a store that is away before it ends:
+/// no one is there to stop it, and the next `hc run --bg` starts another.
+const AWAY_UNTIL_IDLE: Duration = Duration::from_secs(30);
+
 /// How many background runs a project runs at once, unless it says.
 pub const MAX_BACKGROUND: usize = 4;
 
@@ -214,14 +219,43 @@ pub async fn work(
     stop: impl std::future::Future<Output = ()>,
     say: &(dyn Fn(&str) + Sync),
 ) -> Result<Worked> {
-    let mut lock = take_lock(root)?;
+    let mut running: JoinSet<Result<Outcome>> = JoinSet::new();
     let mut worked = Worked::default();
+    // a stop is heard whatever the worker waits for (a store away
+    // included): the service manager's SIGTERM never waits for a retry
+    let served = tokio::select! {
+        served = serve(root, db, template, opts, say, &mut running, &mut worked) => Some(served),
+        () = stop => None,
+    };
+    if served.is_none() && !running.is_empty() {
+        say(&format!(
+            "stopping: {} run(s) under way stop here; each is taken up again by a worker once \
+             its lease lapses",
+            running.len()
+        ));
+    }
+    running.shutdown().await;
+    served.unwrap_or(Ok(()))?;
+    Ok(worked)
+}
+
+/// The worker's loop: the queue read as it changes, runs taken while
+/// there is room, their ends heard; ends only `--until-idle`.
+async fn serve(
+    root: &Path,
+    db: &Arc<Substrate>,
+    template: &EngineConfig,
+    opts: &Opts,
+    say: &(dyn Fn(&str) + Sync),
+    running: &mut JoinSet<Result<Outcome>>,
+    worked: &mut Worked,
+) -> Result<()> {
+    let mut lock = take_lock(root)?;
     crate::relay::start(Arc::clone(db));
     if lock.is_none() && opts.until_idle {
         say("another worker takes this project's runs: nothing for this one to do");
-        return Ok(worked);
+        return Ok(());
     }
-    let mut running: JoinSet<Result<Outcome>> = JoinSet::new();
     let mut mine: HashSet<String> = HashSet::new();
     let mut passed: HashMap<String, Instant> = HashMap::new();
     let contains = template.can_contain();
@@ -229,27 +263,33 @@ pub async fn work(
     let mut commits = db.subscribe();
     let mut read = Instant::now() - REREAD;
     let mut ended = true;
-    tokio::pin!(stop);
+    let mut away: Option<Instant> = None;
     loop {
         follow(db).await;
         sweep(db, &mut swept).await;
         // the queue read again only when something may have changed it
         let came = drain(&mut commits);
         if !(came || std::mem::take(&mut ended) || read.elapsed() >= REREAD) {
-            tokio::select! {
-                () = &mut stop => {
-                    running.shutdown().await;
-                    return Ok(worked);
-                }
-                () = tokio::time::sleep(POLL) => {}
-            }
+            tokio::time::sleep(POLL).await;
             continue;
         }
         read = Instant::now();
         let (waiting, busy) = match queued(db) {
-            Ok(queued) => queued,
+            Ok(queued) => {
+                away = None;
+                queued
+            }
             Err(e) => {
                 say(&format!("cannot read the queue now: {e:#}"));
+                let since = *away.get_or_insert_with(Instant::now);
+                if opts.until_idle && running.is_empty() && since.elapsed() >= AWAY_UNTIL_IDLE {
+                    anyhow::bail!(
+                        "the store has been away for {} s: this worker, started to empty the \
+                         queue, ends (the next `hc run --bg` starts another; `hc worker` waits \
+                         for the store as long as it takes)",
+                        AWAY_UNTIL_IDLE.as_secs()
+                    );
+                }
                 tokio::time::sleep(REREAD).await;
                 continue;
             }
@@ -277,19 +317,15 @@ pub async fn work(
         }
         if opts.until_idle && running.is_empty() {
             match idle_ends(root, db, &opts.serving, &mut lock) {
-                true => return Ok(worked),
+                true => return Ok(()),
                 false => continue,
             }
         }
         tokio::select! {
-            () = &mut stop => {
-                running.shutdown().await;
-                return Ok(worked);
-            }
             Some(done) = running.join_next() => {
                 ended = true;
                 forget(&done, &mut mine, &mut passed, db, say);
-                heard(&mut worked, done, say);
+                heard(worked, done, say);
             }
             () = tokio::time::sleep(POLL) => {}
         }

@@ -352,6 +352,17 @@ pub fn merge(root: &Path, session: &str, title: &str) -> Result<String> {
     ok(root, &["rev-parse", "--verify", "--quiet", &branch]).map_err(|_| {
         anyhow::anyhow!("{session} has no branch {branch}: it ran in this directory")
     })?;
+    // a merge commit names who made it: git must know (said whole, not
+    // git's advice cut into a line)
+    let ident = git(root, &["var", "GIT_COMMITTER_IDENT"])?;
+    if !ident.status.success() {
+        bail!(
+            "git does not know who you are, and the merge commit must say: set it with `git \
+             config --global user.name \"Your Name\"` and `git config --global user.email \
+             you@example.com` (without --global for this repository alone), then run `hc \
+             agents merge {session}` again"
+        );
+    }
     let message = format!("Merge {branch}: {title}");
     ok(
         root,

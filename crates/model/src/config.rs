@@ -215,8 +215,10 @@ impl AnthropicConfig {
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> AnthropicConfig {
         let get = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
         AnthropicConfig {
-            base_url: get("ANTHROPIC_BASE_URL")
-                .unwrap_or_else(|| DEFAULT_ANTHROPIC_BASE_URL.to_owned()),
+            base_url: get("ANTHROPIC_BASE_URL").map_or_else(
+                || DEFAULT_ANTHROPIC_BASE_URL.to_owned(),
+                |url| without_v1(&url).to_owned(),
+            ),
             auth: AnthropicAuth {
                 api_key: get("ANTHROPIC_API_KEY"),
                 auth_token: get("ANTHROPIC_AUTH_TOKEN"),
@@ -330,6 +332,14 @@ fn check_base_url(base: &str, var: &str) -> Result<reqwest::Url, ModelError> {
     Ok(url)
 }
 
+/// An Anthropic base URL as meant: one given with the API's `/v1` (the
+/// OpenAI-compatible habit; the Messages API's paths start with it) is
+/// the URL before it, so `/v1/messages` is not asked as `/v1/v1/messages`.
+fn without_v1(url: &str) -> &str {
+    let trimmed = url.trim_end_matches('/');
+    trimmed.strip_suffix("/v1").unwrap_or(url)
+}
+
 /// `base` + `path`, without a doubled slash.
 pub(crate) fn join_url(base: &str, path: &str) -> String {
     format!("{}{}", base.trim_end_matches('/'), path)
@@ -338,6 +348,20 @@ pub(crate) fn join_url(base: &str, path: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_base_url_given_with_v1_is_the_url_before_it() {
+        for given in ["http://127.0.0.1:9/v1", "http://127.0.0.1:9/v1/"] {
+            let c = AnthropicConfig::from_lookup(|n| {
+                (n == "ANTHROPIC_BASE_URL").then(|| given.to_owned())
+            });
+            assert_eq!(c.base_url, "http://127.0.0.1:9", "{given}");
+        }
+        let proxy = AnthropicConfig::from_lookup(|n| {
+            (n == "ANTHROPIC_BASE_URL").then(|| "https://proxy.example/anthropic".to_owned())
+        });
+        assert_eq!(proxy.base_url, "https://proxy.example/anthropic");
+    }
 
     #[test]
     fn from_lookup_reads_the_three_variables() {

@@ -193,7 +193,10 @@ impl ApiErrorKind {
             }
             ApiErrorKind::Billing => "check the account's plan and billing",
             ApiErrorKind::Permission => "the key may not use this model or feature",
-            ApiErrorKind::NotFound => "check the model name and the base URL",
+            ApiErrorKind::NotFound => {
+                "the address was not found: check the base URL (ANTHROPIC_BASE_URL is the server's \
+                 address, without /v1; OPENAI_BASE_URL ends in /v1)"
+            }
             ApiErrorKind::RequestTooLarge => {
                 "the request is over the API's size limit; send less (fewer or smaller attachments)"
             }

@@ -393,7 +393,8 @@ async fn not_found() -> Response {
     error_response(
         404,
         "not_found_error",
-        "Not found: the fake model serves POST /v1/messages, /v1/messages/count_tokens and /v1/chat/completions",
+        // (as the API: a wrong path is "Not Found", never about a model)
+        "Not Found (this server answers POST /v1/messages, /v1/messages/count_tokens and /v1/chat/completions)",
         &BTreeMap::new(),
     )
 }

@@ -38,11 +38,14 @@ impl Detail<'_> {
 }
 
 /// A tool call under way, as the person sees it.
+#[derive(Clone)]
 pub struct Call {
     pub program: String,
     /// One line: the program and its input in a few words.
     pub line: String,
     pub input: Value,
+    /// When it started (its line counts the time while it runs).
+    pub started: std::time::Instant,
 }
 
 impl Call {
@@ -210,6 +213,7 @@ mod tests {
             program: "shell".into(),
             line: "shell make test".into(),
             input: Value::Null,
+            started: std::time::Instant::now(),
         }
     }
 
@@ -240,6 +244,7 @@ mod tests {
             program: "edit".into(),
             line: "edit calc.py".into(),
             input: Value::Null,
+            started: std::time::Instant::now(),
         };
         let mut r = result("old_string not found in calc.py", Value::Null);
         r.program = "edit".into();

@@ -8,12 +8,16 @@
 use crate::style::paint_if;
 
 /// Turns streamed text into what the terminal shows, a whole line at a
-/// time (a line is drawn once its end has come, or at the end).
+/// time (a line is drawn once its end has come, or at the end) — and a
+/// long line's wrapped rows as each is complete, while no marker in it
+/// could still change how it is drawn.
 pub struct Markdown {
     width: usize,
     colour: bool,
     /// The line under way.
     partial: String,
+    /// Its rows drawn already (its wrapped rows before the last).
+    drawn_rows: usize,
     /// Inside a ``` block.
     fenced: bool,
 }
@@ -25,32 +29,67 @@ impl Markdown {
             width: width.max(20),
             colour,
             partial: String::new(),
+            drawn_rows: 0,
             fenced: false,
         }
     }
 
-    /// Takes `text`; answers what is ready to be drawn (whole lines).
+    /// Takes `text`; answers what is ready to be drawn (whole lines, and
+    /// a long line's complete rows).
     pub fn push(&mut self, text: &str) -> String {
         self.partial.push_str(text);
-        let Some(end) = self.partial.rfind('\n') else {
-            return String::new();
-        };
-        let whole: String = self.partial.drain(..=end).collect();
         let mut out = String::new();
-        for line in whole.lines() {
-            out.push_str(&self.line(line));
-            out.push('\n');
+        if let Some(end) = self.partial.rfind('\n') {
+            let whole: String = self.partial.drain(..=end).collect();
+            for line in whole.lines() {
+                let drawn = std::mem::take(&mut self.drawn_rows);
+                out.push_str(&rows_after(&self.line(line), drawn));
+                out.push('\n');
+            }
         }
+        out.push_str(&self.complete_rows());
         out
     }
 
     /// What is left of the last line, drawn (no newline after it).
     pub fn finish(&mut self) -> String {
         let rest = std::mem::take(&mut self.partial);
+        let drawn = std::mem::take(&mut self.drawn_rows);
         if rest.is_empty() {
             return rest;
         }
-        self.line(&rest)
+        rows_after(&self.line(&rest), drawn)
+    }
+
+    /// The line under way's wrapped rows that no later text can change
+    /// (all but its last), not drawn yet — when it is prose or a list
+    /// item or a quote with no marker in it so far.
+    fn complete_rows(&mut self) -> String {
+        let trimmed = self.partial.trim_start();
+        let settled = !self.fenced
+            && !trimmed.starts_with("```")
+            && !trimmed.starts_with("~~~")
+            && !trimmed.starts_with('#')
+            && !trimmed.starts_with('|')
+            && !self.partial.contains('`')
+            && !self.partial.contains("**");
+        if !settled || visible(&self.partial) <= self.width {
+            return String::new();
+        }
+        let partial = self.partial.clone();
+        let drawn = self.line(&partial);
+        let rows: Vec<&str> = drawn.split('\n').collect();
+        let complete = rows.len() - 1;
+        if complete <= self.drawn_rows {
+            return String::new();
+        }
+        let mut out = String::new();
+        for row in &rows[self.drawn_rows..complete] {
+            out.push_str(row);
+            out.push('\n');
+        }
+        self.drawn_rows = complete;
+        out
     }
 
     /// Whether part of a line waits for its end.
@@ -142,6 +181,14 @@ impl Markdown {
     fn paint(&self, code: &str, text: &str) -> String {
         paint_if(self.colour, code, text)
     }
+}
+
+/// `drawn`'s rows after its first `skip` (those drawn already).
+fn rows_after(drawn: &str, skip: usize) -> String {
+    if skip == 0 {
+        return drawn.to_owned();
+    }
+    drawn.split('\n').skip(skip).collect::<Vec<_>>().join("\n")
 }
 
 /// A heading's text, without its `#`s.
@@ -265,6 +312,25 @@ mod tests {
         assert_eq!(md.push("llo\nwor"), "Hello\n");
         assert_eq!(md.finish(), "wor");
         assert!(!md.pending());
+    }
+
+    #[test]
+    fn a_long_line_streams_its_rows_as_each_is_complete() {
+        let text = "the quick brown fox jumps over the lazy dog and runs far away\n";
+        let mut md = Markdown::new(20, false);
+        let mut out = String::new();
+        let mut shown_early = false;
+        for piece in text.as_bytes().chunks(5) {
+            let drawn = md.push(std::str::from_utf8(piece).unwrap());
+            shown_early |= !drawn.is_empty() && !out.contains('\n') && md.pending();
+            out.push_str(&drawn);
+        }
+        out.push_str(&md.finish());
+        assert!(shown_early, "rows came before the line's end");
+        assert_eq!(out, render(text, 20), "drawn as the whole line would be");
+        // a marker holds the line to its end: it may change what came before
+        let mut md = Markdown::new(20, false);
+        assert_eq!(md.push("a `b` and then a much longer tail"), "");
     }
 
     #[test]

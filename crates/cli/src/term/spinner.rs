@@ -37,14 +37,25 @@ impl Spinner {
         self.on
     }
 
-    /// Draws the line saying `label` if nothing was written for a while.
+    /// Draws the line saying `label` if nothing was written for a while,
+    /// with the time since then.
     pub fn tick(&mut self, label: &str) {
+        self.tick_since(label, self.quiet_since);
+    }
+
+    /// Draws the line saying `label` if nothing was written for a while,
+    /// with the time since `since` (a tool's start).
+    pub fn tick_since(&mut self, label: &str, since: Instant) {
         let quiet = self.quiet_since.elapsed();
         if !self.on || quiet < QUIET {
             return;
         }
         self.frame = (self.frame + 1) % FRAMES.len();
-        let line = format!("{} {label} {}s", FRAMES[self.frame], quiet.as_secs());
+        let line = format!(
+            "{} {label} {}s",
+            FRAMES[self.frame],
+            since.elapsed().as_secs()
+        );
         let width = line.chars().count();
         let pad = self.shown.unwrap_or(0).saturating_sub(width);
         let mut err = std::io::stderr().lock();

@@ -155,6 +155,10 @@ impl TextSink {
             return;
         };
         self.progress = None;
+        // (its line waits for its result already: it came from a commit)
+        if self.waiting.iter().any(|(w, ..)| w == id) {
+            return;
+        }
         if let Some(allow) = denied {
             let how = match allow {
                 [] => String::new(),
@@ -216,16 +220,21 @@ impl Sink for TextSink {
                 self.streamed.push_str(text);
                 self.print(text);
             }
+            // the text before a call is whole: drawn now, not when the
+            // call ends (the progress line needs the line to itself)
+            Notice::ToolInputDelta { .. } => self.end_line(),
             Notice::ToolStart {
                 tool_use_id,
                 program,
                 input,
             } => {
+                self.end_line();
                 self.gap = true;
                 let call = Call {
                     program: program.clone(),
                     line: format!("{} {}", shown(program), summary(program, input)),
                     input: input.clone(),
+                    started: Instant::now(),
                 };
                 self.calls.insert(tool_use_id.clone(), call);
             }
@@ -279,7 +288,6 @@ impl Sink for TextSink {
             }
             Notice::ThinkingDelta { .. }
             | Notice::TextDelta { .. }
-            | Notice::ToolInputDelta { .. }
             | Notice::Output { .. }
             | Notice::Progress { .. } => {}
         }
@@ -305,6 +313,31 @@ impl Sink for TextSink {
         !self.waiting.is_empty()
     }
 
+    /// Calls come from the commits when notices do not (`hc attach`).
+    fn wants_calls(&self) -> bool {
+        self.from_commits
+    }
+
+    /// A call committed: running (its line on the progress line), its
+    /// line drawn when its result comes.
+    fn call(&mut self, call: &agent::contract::ToolCall) {
+        let id = &call.tool_use_id;
+        if self.waiting.iter().any(|(w, ..)| w == id) {
+            return;
+        }
+        self.end_line();
+        self.gap = true;
+        let program = &call.program;
+        let running = Call {
+            program: program.clone(),
+            line: format!("{} {}", shown(program), summary(program, &call.input)),
+            input: call.input.clone(),
+            started: Instant::now(),
+        };
+        self.waiting.push((id.clone(), running.clone(), false));
+        self.calls.entry(id.clone()).or_insert(running);
+    }
+
     /// The run's own answer, once text comes from the commits.
     fn answer(&mut self, answer: &Answer, parent: Option<&str>) {
         if parent.is_none() {
@@ -325,7 +358,9 @@ impl Sink for TextSink {
             else {
                 continue;
             };
-            let (_, call, failed) = self.waiting.remove(at);
+            let (id, call, failed) = self.waiting.remove(at);
+            self.calls.remove(&id);
+            let failed = failed || result.is_error;
             for line in call.ended(failed, Some(Detail::of(result)), self.verbose) {
                 self.line(&line);
             }
@@ -349,7 +384,9 @@ impl Sink for TextSink {
         if self.open_line {
             return;
         }
-        let label = match (self.calls.values().next(), &self.progress) {
+        // the call running longest, with its time and its latest line
+        let running = self.calls.values().min_by_key(|c| c.started);
+        let label = match (running, &self.progress) {
             (Some(call), Some(last)) => format!(
                 "{} · {}",
                 crate::style::cut(&call.line, 28),
@@ -361,7 +398,10 @@ impl Sink for TextSink {
                 None => "thinking".to_owned(),
             },
         };
-        self.spinner.tick(&label);
+        match running {
+            Some(call) => self.spinner.tick_since(&label, call.started),
+            None => self.spinner.tick(&label),
+        }
     }
 
     fn say(&mut self, text: &str) {

@@ -192,6 +192,25 @@ async fn three_background_runs_edit_one_file_on_three_branches() {
     let diff = s.out(&["agents", "diff", &sessions[0]]).await;
     assert_eq!(diff.code, 0, "{diff:?}");
     assert!(diff.stdout.contains("+alpha"), "{diff:?}");
+    // a person git does not know: told what to do, in one piece, and
+    // nothing merged (git made to guess nothing, as on a fresh machine)
+    let mut nobody = s.hc(&["agents", "merge", &sessions[0]]);
+    nobody
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_COUNT", "1")
+        .env("GIT_CONFIG_KEY_0", "user.useConfigOnly")
+        .env("GIT_CONFIG_VALUE_0", "true")
+        .env_remove("EMAIL");
+    let refused = nobody.output().await.unwrap();
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert_ne!(refused.status.code(), Some(0), "{said}");
+    assert!(said.contains("git does not know who you are"), "{said}");
+    assert!(said.contains("git config --global user.email"), "{said}");
+    assert_eq!(said.lines().count(), 1, "{said}");
+    assert_eq!(
+        std::fs::read_to_string(s.root.join("notes.txt")).unwrap(),
+        "original\n"
+    );
     let merged = s.out(&["agents", "merge", &sessions[0]]).await;
     assert_eq!(merged.code, 0, "{merged:?}");
     assert_eq!(
@@ -231,6 +250,9 @@ async fn attach_follows_a_background_run_and_answers_its_question() {
     assert_eq!(code, 0, "{shown}");
     assert!(shown.contains("attached to"), "{shown}");
     assert!(shown.contains("written after you allowed it"), "{shown}");
+    // the call's line, as `hc run` draws it (attach hears no notices: from
+    // the commits)
+    assert!(shown.contains("✓\x1b[0m write asked.txt"), "{shown:?}");
     // the terminal told of its end: the bell, OSC 9 and OSC 777
     assert!(
         shown.contains(&format!("\x07\x1b]9;hermitcrab: {session} done")),
@@ -239,6 +261,11 @@ async fn attach_follows_a_background_run_and_answers_its_question() {
     assert!(shown.contains("\x1b]777;notify;hermitcrab;"), "{shown:?}");
     let (rows, _) = until(&s, |rows| all(rows, "done", 1)).await;
     assert!(rows[0].get("question").is_none());
+    // attached once it ended: all it did, as it was shown live
+    let (code, again) = in_terminal(&s, &format!("attach {session}"), &[], vec![]).await;
+    assert_eq!(code, 0, "{again}");
+    assert!(again.contains("✓\x1b[0m write asked.txt"), "{again:?}");
+    assert!(again.contains("written after you allowed it"), "{again}");
     let decisions = s.of_type(&session, "permission-decision");
     assert_eq!(decisions.len(), 1, "{decisions:?}");
     assert_eq!(decisions[0]["by"], "the terminal");

@@ -57,6 +57,33 @@ pub const SCRUB: &[&str] = &[
     "OTEL_SERVICE_NAME",
 ];
 
+/// The tests' own `HOME` — a fresh machine's: empty but for a git
+/// identity (`hc agents merge` makes a commit, and a machine with no
+/// identity is the machine the suite must pass on) — as the environment
+/// every `hc` the tests start gets, through [`home_env`].
+pub fn home() -> PathBuf {
+    static HOME: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    HOME.get_or_init(|| {
+        let home = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("test-home");
+        std::fs::create_dir_all(&home).unwrap();
+        let config = "[user]\n\tname = hc tests\n\temail = tests@hermitcrab.invalid\n";
+        std::fs::write(home.join(".gitconfig"), config).unwrap();
+        home
+    })
+    .clone()
+}
+
+/// `HOME` and git's configuration as the tests' own ([`home`]): none of
+/// the machine's person's.
+pub fn home_env() -> [(&'static str, PathBuf); 3] {
+    let home = home();
+    [
+        ("GIT_CONFIG_GLOBAL", home.join(".gitconfig")),
+        ("GIT_CONFIG_NOSYSTEM", PathBuf::from("1")),
+        ("HOME", home),
+    ]
+}
+
 pub struct Setup {
     pub dir: tempfile::TempDir,
     pub root: PathBuf,
@@ -102,6 +129,9 @@ impl Setup {
         let out = std::process::Command::new(HC)
             .arg("init")
             .current_dir(&root)
+            .envs(home_env())
+            .env("XDG_CONFIG_HOME", root.join(".no-user-config"))
+            .env("XDG_DATA_HOME", root.join(".no-user-data"))
             .output()
             .unwrap();
         assert!(out.status.success(), "{out:?}");
@@ -144,6 +174,7 @@ impl Setup {
         }
         command
             .env("ANTHROPIC_BASE_URL", self.fake.base_url())
+            .envs(home_env())
             .env("XDG_CONFIG_HOME", self.root.join(".no-user-config"))
             .env("XDG_DATA_HOME", self.root.join(".no-user-data"))
             .stdin(Stdio::null())
@@ -157,6 +188,7 @@ impl Setup {
         let out = std::process::Command::new(HC)
             .arg("trust")
             .current_dir(&self.root)
+            .envs(home_env())
             .env("XDG_CONFIG_HOME", self.root.join(".no-user-config"))
             .output()
             .unwrap();

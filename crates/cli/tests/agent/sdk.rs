@@ -19,7 +19,9 @@ const SDK: &str = "claude-agent-sdk==0.2.190";
 /// `scripts/canary`: that version in the pin's place, beside it).
 fn sdk_python() -> PathBuf {
     static PYTHON: OnceLock<PathBuf> = OnceLock::new();
-    let canary = std::env::var("HC_CANARY_PY_SDK").ok().filter(|v| !v.is_empty());
+    let canary = std::env::var("HC_CANARY_PY_SDK")
+        .ok()
+        .filter(|v| !v.is_empty());
     PYTHON
         .get_or_init(|| {
             let (dir, sdk) = match canary {
@@ -75,6 +77,7 @@ async fn program(s: &Setup, name: &str) -> Program {
 pub async fn drive(s: &Setup, mut command: tokio::process::Command) -> (Vec<Value>, String) {
     command
         .current_dir(&s.root)
+        .envs(home_env())
         .env("ANTHROPIC_BASE_URL", s.fake.base_url())
         .env("ANTHROPIC_API_KEY", "test-key")
         .env("XDG_CONFIG_HOME", s.root.join(".no-user-config"))

@@ -26,6 +26,7 @@ pub async fn in_terminal(
         // terminal's SIGINT and die of it, and `script` answers its code.
         .args(["-qfec", &format!("exec {HC} {args}"), "/dev/null"])
         .current_dir(&s.root)
+        .envs(home_env())
         .env("ANTHROPIC_BASE_URL", s.fake.base_url())
         .env("XDG_CONFIG_HOME", s.root.join(".no-user-config"))
         .env("XDG_DATA_HOME", s.root.join(".no-user-data"))
@@ -106,4 +107,66 @@ pub fn runs_ended(n: usize) -> Ready {
                 >= n
         })
     })
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_slow_allowed_tool_shows_its_text_and_its_line_while_it_runs() {
+    // the tool runs until the test has seen its text and its live line
+    let wait = "for i in $(seq 600); do [ -f gate ] && break; sleep 0.05; done; echo finished";
+    let s = Setup::new(serde_json::json!({"turns": [
+        reply(serde_json::json!([
+            text("I'll run the slow suite now."),
+            call("t1", "shell", serde_json::json!({"command": wait})),
+        ]), "tool_use"),
+        reply(serde_json::json!([text("All done.")]), "end_turn"),
+    ]}))
+    .await;
+    let mut child = tokio::process::Command::new("script");
+    for var in SCRUB {
+        child.env_remove(var);
+    }
+    let mut child = child
+        .args([
+            "-qfec",
+            &format!("exec {HC} run --allow shell go"),
+            "/dev/null",
+        ])
+        .current_dir(&s.root)
+        .envs(home_env())
+        .env("ANTHROPIC_BASE_URL", s.fake.base_url())
+        .env("XDG_CONFIG_HOME", s.root.join(".no-user-config"))
+        .env("XDG_DATA_HOME", s.root.join(".no-user-data"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut shown = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let seen = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            let n = stdout.read(&mut chunk).await.unwrap();
+            assert!(n > 0, "hc ended first: {}", String::from_utf8_lossy(&shown));
+            shown.extend_from_slice(&chunk[..n]);
+            let text = String::from_utf8_lossy(&shown);
+            if text.contains("I'll run the slow suite now.") && text.contains("running shell") {
+                break;
+            }
+        }
+    })
+    .await;
+    let before = String::from_utf8_lossy(&shown).into_owned();
+    std::fs::write(s.root.join("gate"), "").unwrap();
+    assert!(seen.is_ok(), "dark while the tool ran: {before:?}");
+    assert!(!before.contains("All done."), "{before:?}");
+    let mut rest = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(30), stdout.read_to_end(&mut rest)).await;
+    let status = child.wait().await.unwrap();
+    let after = String::from_utf8_lossy(&rest);
+    assert_eq!(status.code(), Some(0), "{before}{after}");
+    assert!(
+        after.contains("shell for i in") && after.contains("All done."),
+        "{after:?}"
+    );
 }

@@ -19,7 +19,9 @@ const SDK: [&str; 2] = ["@anthropic-ai/claude-agent-sdk@0.3.337", "zod@4"];
 fn sdk_dir() -> PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     let marker = "node_modules/@anthropic-ai/claude-agent-sdk";
-    let canary = std::env::var("HC_CANARY_TS_SDK").ok().filter(|v| !v.is_empty());
+    let canary = std::env::var("HC_CANARY_TS_SDK")
+        .ok()
+        .filter(|v| !v.is_empty());
     (DIR.get_or_init(|| match canary {
         Some(version) => {
             let sdk = format!("@anthropic-ai/claude-agent-sdk@{version}");

@@ -10,7 +10,7 @@ pub mod answers;
 
 use agent::contract::{
     Answer, Body, Entry, HookCallback, Interrupt, Notice, PermissionRequest, Plan, SessionItem,
-    ToolResult, UserQuestion,
+    ToolCall, ToolResult, UserQuestion,
 };
 use anyhow::Result;
 use engine::{Context, Engine, EventStream};
@@ -80,6 +80,13 @@ pub trait Sink: Send {
     fn wants_answers(&self) -> bool;
     /// Whether committed tool results are wanted (each costs a read).
     fn wants_results(&self) -> bool;
+    /// Whether committed tool calls are wanted (a sink that does not
+    /// hear the run's notices: `hc attach`); each costs a read.
+    fn wants_calls(&self) -> bool {
+        false
+    }
+    /// A committed call of the run's own (it is running, or has run).
+    fn call(&mut self, _call: &ToolCall) {}
     /// Whether sub-agents' answers and results are wanted (each costs a
     /// lookup of the call that spawned the sub-agent).
     fn wants_sub_agents(&self) -> bool {
@@ -423,6 +430,7 @@ impl<'s> Follower<'s> {
         scopes.iter().any(|s| match s.as_str() {
             Answer::TYPE => self.sink.wants_answers(),
             ToolResult::TYPE => self.sink.wants_results(),
+            ToolCall::TYPE => self.sink.wants_calls(),
             Plan::TYPE => true,
             PermissionRequest::TYPE | UserQuestion::TYPE => self.answerer.takes_questions(),
             HookCallback::TYPE => self.answerer.takes_hooks(),
@@ -448,6 +456,10 @@ impl<'s> Follower<'s> {
                     let parent = self.spawned_by(chunk)?;
                     self.sink.answer(&answer, Some(&parent));
                 }
+                return None;
+            }
+            SessionItem::ToolCall(call) if own => {
+                self.sink.call(&call);
                 return None;
             }
             SessionItem::ToolResult(result) if own => return Some(result),

@@ -1,12 +1,28 @@
 //! What goes wrong between hosts: a worker whose checkout lacks a run's
 //! base commit, one on a host that cannot contain tools (its kernel has
 //! no Landlock, as `hc` sees it), the database server restarted under
-//! three workers, a host whose clock is a minute behind.
+//! three workers, a host whose clock is a minute behind, a worker told to
+//! stop while its store is away.
 
 use super::Team;
 use crate::common::{call, text, when};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
+
+/// A process and all it started (its own process group), killed when
+/// the test ends, passed or failed: `faketime` runs `hc` as its child,
+/// which killing `faketime` alone would leave running.
+struct Group(tokio::process::Child);
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        if let Some(pid) = self.0.id() {
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", "--", &format!("-{pid}")])
+                .status();
+        }
+    }
+}
 
 /// Job `k` reads `notes.txt`, then is done (after `delay_ms`).
 fn jobs(n: usize, delay_ms: u64) -> Value {
@@ -176,8 +192,9 @@ async fn a_host_a_minute_behind_keeps_its_leases() {
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::fs::File::create(team.log(1)).unwrap())
+        .process_group(0)
         .kill_on_drop(true);
-    let _b = behind.spawn().unwrap();
+    let _b = Group(behind.spawn().unwrap());
     // A's worker judges B's leases every second, by the database's clock
     let _a = team.worker(0, &[]);
     for k in 0..4 {
@@ -201,4 +218,40 @@ async fn a_host_a_minute_behind_keeps_its_leases() {
         assert_eq!(row["status"], "done", "{row}");
         assert_eq!(row["host"], "host-b", "{row}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_worker_stops_on_sigterm_while_its_store_is_away() {
+    let mut team = Team::new(1, jobs(1, 0), "").await;
+    let mut worker = team.worker(0, &[]);
+    let log = |team: &Team| std::fs::read_to_string(team.log(0)).unwrap_or_default();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !log(&team).contains("taking the queued runs") {
+        assert!(Instant::now() < deadline, "{}", log(&team));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    team.cluster.stop();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !log(&team).contains("cannot read the queue") {
+        assert!(
+            Instant::now() < deadline,
+            "the store's absence unsaid: {}",
+            log(&team)
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // a service manager stops a worker with SIGTERM
+    let pid = worker.id().unwrap().to_string();
+    let sent = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let ended = tokio::time::timeout(Duration::from_secs(15), worker.wait()).await;
+    let said = log(&team);
+    let status = ended
+        .unwrap_or_else(|_| panic!("SIGTERM ignored: {said}"))
+        .unwrap();
+    assert!(status.success(), "{status:?}: {said}");
+    assert!(said.contains("hc worker: done"), "{said}");
 }

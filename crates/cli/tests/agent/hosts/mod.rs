@@ -147,6 +147,7 @@ impl Team {
         ]
         .into_iter()
         .map(|(k, v)| (k.to_owned(), v))
+        .chain(crate::common::home_env().map(|(k, v)| (k.to_owned(), v.display().to_string())))
         .collect()
     }
 
