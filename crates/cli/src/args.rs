@@ -213,7 +213,7 @@ pub enum Command {
     },
     /// Every resolved setting with its value and where it came from.
     #[command(
-        after_help = "Examples:\n  hc config\n  hc config --edit\n  HC_MODEL=claude-opus-4-5 hc config --json"
+        after_help = "Examples:\n  hc config\n  hc config --edit\n  HC_MODEL=opus hc config --json"
     )]
     Config {
         /// As JSON.
@@ -454,7 +454,7 @@ const CHAT_HELP: &str = "\
 Examples:
   hc chat
   hc chat --continue                       # go on with the latest session
-  hc chat --permission-mode accept-edits --model claude-opus-4-5
+  hc chat --permission-mode accept-edits --model opus
 
 In the chat: /help, /clear (a new session), /compact, /cost, /model [NAME], /resume [SESSION],
 /sessions, /trace, /exit. Ctrl-C interrupts the answer; twice at the prompt leaves.";
@@ -580,7 +580,7 @@ pub struct SettingFlags {
     /// Stop once this many dollars are spent.
     #[arg(long)]
     max_budget_usd: Option<f64>,
-    /// default | accept-edits | plan | bypass | dont-ask (also Claude Code's acceptEdits, bypassPermissions, dontAsk).
+    /// default | accept-edits | plan | auto | bypass | dont-ask (also Claude Code's acceptEdits, bypassPermissions, dontAsk).
     #[arg(long)]
     permission_mode: Option<String>,
     /// Allow calls matching RULE without asking, e.g. 'shell(git status:*)' (repeatable).

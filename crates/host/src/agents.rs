@@ -216,9 +216,6 @@ fn status_of(run: &RunBody, asks: bool) -> String {
     if run.process.queued() {
         return "queued".into();
     }
-    if run.process.error.as_deref() == Some("cancelled") && run.totals.stop_reason.is_none() {
-        return "stopped".into();
-    }
     // `failed (why)` is `failed` here: `error` says why
     let status = run.status();
     let word = status.split(' ').next().unwrap_or("failed").to_owned();

@@ -437,7 +437,7 @@ fn apply(config: &mut AgentConfig, r: &Resolved) -> Result<()> {
         }
         "permission_mode" => {
             config.permission_mode = PermissionMode::parse(&text)
-                .ok_or_else(|| bad("one of default, accept-edits, plan, bypass, dont-ask (or acceptEdits, bypassPermissions, dontAsk)"))?
+                .ok_or_else(|| bad("one of default, accept-edits, plan, auto, bypass, dont-ask (or acceptEdits, bypassPermissions, dontAsk)"))?
         }
         "system_append" => config.system_append = Some(text),
         "compact_at" => {

@@ -17,7 +17,7 @@ pub enum ModelError {
     /// The server could not be reached, or the connection broke before
     /// anything of the reply arrived (retried before this is returned).
     #[error(
-        "could not reach the model API at {url}: {message}; check the base URL and that the server is up"
+        "cannot reach the model API at {url}: {message}; check the base URL (ANTHROPIC_BASE_URL, or OPENAI_BASE_URL), that the server is up, and your network"
     )]
     Connect {
         /// Where.

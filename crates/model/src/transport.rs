@@ -239,7 +239,7 @@ fn transport_failure(url: &str, e: &reqwest::Error) -> Failure {
     Failure {
         error: ModelError::Connect {
             url: url.to_owned(),
-            message: error_chain(e),
+            message: root_cause(e),
         },
         retryable: !e.is_builder(),
         headers: None,
@@ -261,6 +261,16 @@ pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
         source = s.source();
     }
     text
+}
+
+/// What went wrong at the bottom of an error's causes (`Connection
+/// refused (os error 111)`, not reqwest's three layers around it).
+pub(crate) fn root_cause(e: &dyn std::error::Error) -> String {
+    let mut cause = e;
+    while let Some(deeper) = cause.source() {
+        cause = deeper;
+    }
+    cause.to_string()
 }
 
 /// The `request-id` header (Anthropic), or `x-request-id` (others).

@@ -73,8 +73,9 @@ pub enum Notice {
     Status {
         /// In words.
         text: String,
-        /// A wait for a person (a permission, a question, a plan): over
-        /// once answered, so a terminal says it on its progress line only.
+        /// A wait — for a person (a permission, a question, a plan), or
+        /// for a silent model: over once answered, so a terminal says it
+        /// on its progress line only.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         waiting: bool,
     },

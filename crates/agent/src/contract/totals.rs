@@ -266,6 +266,11 @@ impl RunBody {
                     | RunStop::Other,
                 ),
             ) => "failed".into(),
+            // (stopped by a person or a host before it could say why: a
+            // stop, not a failure)
+            (ProcessStatus::Completed | ProcessStatus::Failed, None) if self.cancelled() => {
+                "stopped".into()
+            }
             (ProcessStatus::Completed | ProcessStatus::Failed, None) => self
                 .process
                 .error
@@ -274,8 +279,18 @@ impl RunBody {
         }
     }
 
-    /// The exit code of a run that ended so (1 when it never said why).
+    /// Whether it was cancelled (a second Ctrl-C, `hc stop`) before it
+    /// ended by itself.
+    pub fn cancelled(&self) -> bool {
+        self.totals.stop_reason.is_none() && self.process.error.as_deref() == Some("cancelled")
+    }
+
+    /// The exit code of a run that ended so (1 when it never said why;
+    /// 130 when it was stopped, as an interrupt is).
     pub fn exit_code(&self) -> u8 {
+        if self.cancelled() {
+            return RunStop::Interrupted.exit_code();
+        }
         self.totals.stop_reason.map_or(1, RunStop::exit_code)
     }
 }

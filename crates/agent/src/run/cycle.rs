@@ -608,7 +608,9 @@ pub(super) fn stop_for(model: &str, e: ModelError) -> Stop {
         ModelError::Timeout { .. } if e.is_stall() => {
             Stop::Error(format!("the model's reply stalled ({e})"))
         }
-        ModelError::Connect { .. } | ModelError::Timeout { .. } => Stop::Error(format!(
+        // (it says where, why and what to check already)
+        ModelError::Connect { .. } => Stop::Error(e.to_string()),
+        ModelError::Timeout { .. } => Stop::Error(format!(
             "cannot reach the model API ({e}); check your network, or ANTHROPIC_BASE_URL / OPENAI_BASE_URL"
         )),
         _ => Stop::Error(e.to_string()),

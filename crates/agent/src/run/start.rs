@@ -550,9 +550,11 @@ fn connect(config: &AgentConfig, client: &Client) -> Result<model::Provider, Str
         if let model::HttpNotice::Retry(_) = n {
             RETRIES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
+        // (a silence is a wait: a terminal says it in place, its time
+        // running on, not a new line every few seconds)
         let notice = Notice::Status {
             text: http_status(n),
-            waiting: false,
+            waiting: matches!(n, model::HttpNotice::Silent { .. }),
         };
         status.notify_now(notice.to_value());
     }));

@@ -51,6 +51,14 @@ fn stdin_lines() -> UnboundedReceiver<String> {
 /// Serves the editor until it closes stdin; answers the exit code (0, or
 /// 1 when the project could not be opened).
 pub fn serve(flags: Flags) -> Result<u8> {
+    // (typed at a terminal, it would wait in silence for an editor's lines)
+    if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        eprintln!(
+            "hc acp: speaking the Agent Client Protocol (JSON-RPC, a message a line) on stdin \
+             and stdout, for an editor to start — Zed, JetBrains, Neovim (see the editors \
+             guide); Ctrl-D ends it"
+        );
+    }
     let mut lines = stdin_lines();
     let mut client = InitializeRequest::default();
     // Before a project: initialize, authenticate, and what needs a session

@@ -62,10 +62,17 @@ pub async fn ask_permission(mut asked: Asked<'_>, request: &PermissionRequest) -
         shown(&request.program),
         shown(&request.reason)
     );
-    // Only a clear answer decides: a typo is asked again (an empty
-    // line, or no terminal at all, is no).
+    // One key answers (Enter alone, or no terminal at all, is no); a
+    // line typed where keys are not read is taken as before, and a typo
+    // is asked again.
     let decision = loop {
-        let answer = match ask_about(&mut asked, &question, PermissionDecision::TYPE).await {
+        let asking = ask_about(
+            &mut asked,
+            &question,
+            PermissionDecision::TYPE,
+            Some("ynad"),
+        );
+        let answer = match asking.await {
             Reply::Line(answer) => answer,
             Reply::Gone(outcome) => return outcome,
         };
@@ -112,7 +119,7 @@ pub async fn ask_plan(mut asked: Asked<'_>) -> Outcome {
         .to_owned();
     let mut empty = 0;
     let text = loop {
-        let answer = match ask_about(&mut asked, &question, UserAnswer::TYPE).await {
+        let answer = match ask_about(&mut asked, &question, UserAnswer::TYPE, None).await {
             Reply::Line(answer) => answer,
             Reply::Gone(outcome) => return outcome,
         };
@@ -141,7 +148,7 @@ async fn ask_question(mut asked: Asked<'_>, from_agent: &UserQuestion) -> Outcom
         question.push_str(&format!(" ({})", shown(&options.join(" / "))));
     }
     question.push_str("\n> ");
-    let text = match ask_about(&mut asked, &question, UserAnswer::TYPE).await {
+    let text = match ask_about(&mut asked, &question, UserAnswer::TYPE, None).await {
         Reply::Line(text) => text,
         Reply::Gone(outcome) => return outcome,
     };
@@ -176,14 +183,23 @@ enum Reply {
 }
 
 /// Asks on the terminal what `asked` asks (answered by a `kind` chunk):
-/// the line typed, or — at Ctrl-C (the run is then interrupted, as by a
+/// the line typed (or the key, of `keys`), or — at Ctrl-C (the run is then interrupted, as by a
 /// Ctrl-C anywhere else), or when another host answered first (the
 /// question is called off and who answered said) — none.
-async fn ask_about(asked: &mut Asked<'_>, question: &str, kind: &'static str) -> Reply {
+async fn ask_about(
+    asked: &mut Asked<'_>,
+    question: &str,
+    kind: &'static str,
+    keys: Option<&'static str>,
+) -> Reply {
     asked.sink.pause();
     let (on, id) = (asked.on.to_owned(), asked.id.to_owned());
     let elsewhere = answered_elsewhere(asked.engine.clone(), on, kind, id);
-    match crate::tty::ask_until(question.to_owned(), elsewhere).await {
+    let read = match keys {
+        Some(keys) => crate::tty::ask_key_until(question.to_owned(), keys, elsewhere).await,
+        None => crate::tty::ask_until(question.to_owned(), elsewhere).await,
+    };
+    match read {
         Ok(Some(answer)) => Reply::Line(answer),
         Ok(None) => Reply::Gone(Outcome::CtrlC),
         Err(said) => {

@@ -71,6 +71,11 @@ impl Call {
             },
             _ => String::new(),
         };
+        let todo = agent::names::program_of(&self.program) == "todo";
+        if todo && !failed {
+            // the plan as it stands now: the task panel, live
+            return plan_lines(&self.input, &mark);
+        }
         let mut lines = vec![format!("{mark} {}{how}", self.line.trim_end())];
         if !failed && self.program == "edit" {
             lines.extend(edit_diff(&self.input).into_iter().map(|l| format!("  {l}")));
@@ -87,6 +92,23 @@ impl Call {
         }
         lines
     }
+}
+
+/// A `todo` call's lines: how far the plan is, then each item marked.
+fn plan_lines(input: &Value, mark: &str) -> Vec<String> {
+    let items = input["items"].as_array().map_or(&[][..], Vec::as_slice);
+    let done = items.iter().filter(|i| i["status"] == "completed").count();
+    let mut lines = vec![format!("{mark} plan · {done} of {} done", items.len())];
+    for item in items {
+        let box_ = match item["status"].as_str() {
+            Some("completed") => "☑",
+            Some("in_progress") => "◐",
+            _ => "☐",
+        };
+        let content = shown(item["content"].as_str().unwrap_or_default()).into_owned();
+        lines.push(format!("  {box_} {content}"));
+    }
+    lines
 }
 
 /// A shell's output without the notes of how it ended (said on the line).

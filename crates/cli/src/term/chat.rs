@@ -35,10 +35,12 @@ const HELP: &str = "\
 /mcp              the MCP servers and their tools (`hc mcp` for more)
 /mcp__S__P ARGS   send MCP server S's prompt P
 /memory           this project's memory and yours (`hc memory` to change it)
-/plan             plan mode on or off (also Shift-Tab): research, then a plan to approve
+/plan             plan mode on or off: research, then a plan to approve
+Shift-Tab         the next permission mode: default, accept-edits, plan
 # TEXT            keep TEXT in this project's memory, for every later session
 /exit             leave (also Ctrl-D, or Ctrl-C twice)
-Tab completes a command; end a line with \\ to go on on the next.";
+! COMMAND         run COMMAND in the shell (contained, recorded); its output goes with your next message
+Tab completes a command, and a path after @; end a line with \\ to go on on the next.";
 
 use crate::commands::BUILT_IN as COMMANDS;
 
@@ -66,6 +68,11 @@ impl rustyline::completion::Completer for Commands {
         _: &rustyline::Context<'_>,
     ) -> rustyline::Result<(usize, Vec<String>)> {
         let typed = line.get(..pos).unwrap_or(line);
+        // `@path`: a file or directory under the working directory
+        let word_at = typed.rfind(char::is_whitespace).map_or(0, |i| i + 1);
+        if let Some(partial) = typed[word_at..].strip_prefix('@') {
+            return Ok((word_at, crate::term::complete::paths_like(partial)));
+        }
         if !typed.starts_with('/') || typed.contains(char::is_whitespace) {
             return Ok((0, Vec::new()));
         }
@@ -97,6 +104,11 @@ struct Chat {
     compact_next: bool,
     /// In plan mode: the mode it left, to go back to.
     before_plan: Option<PermissionMode>,
+    /// The mode the chat started in (Shift-Tab comes back to it).
+    first_mode: PermissionMode,
+    /// `! COMMAND` lines run since the last message, as the model is told
+    /// of them with the next.
+    shell_said: Vec<String>,
 }
 
 /// The line typed when Shift-Tab was pressed: plan mode is toggled and
@@ -152,10 +164,12 @@ pub fn chat(flags: ChatFlags) -> Result<()> {
     let mut chat = Chat {
         engine,
         rt,
-        config,
         session: None,
         compact_next: false,
         before_plan: None,
+        first_mode: config.permission_mode,
+        shell_said: Vec::new(),
+        config,
     };
     let start = match (flags.continue_, flags.resume) {
         (true, _) => Some(sessions::latest(&chat.engine)),
@@ -273,17 +287,19 @@ impl Chat {
         let mut interrupted = false;
         let mut initial = String::new();
         loop {
+            // the status line, then the prompt naming any mode but default
+            crate::term::status::show(&self.engine, &self.config, self.session.as_deref());
             let prompt = match self.config.permission_mode {
-                PermissionMode::Plan => "plan › ",
-                _ => "› ",
+                PermissionMode::Default => "› ".to_owned(),
+                mode => format!("{} › ", mode.as_str()),
             };
-            let read = input.message(prompt, &std::mem::take(&mut initial));
+            let read = input.message(&prompt, &std::mem::take(&mut initial));
             let shift_tab = toggled
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .take();
             if let Some(line) = shift_tab {
-                eprintln!("{}", dim(&self.toggle_plan()));
+                eprintln!("{}", dim(&self.next_mode()));
                 initial = line;
                 continue;
             }
@@ -318,6 +334,17 @@ impl Chat {
 
     /// One line: a slash command, or a message for the agent.
     fn line(&mut self, line: &str) -> Result<Step> {
+        if let Some(command) = line.strip_prefix('!').map(str::trim) {
+            let ran = crate::term::complete::shell_line(&self.engine, &self.config, command);
+            match self.rt.block_on(ran) {
+                Ok((text, told)) => {
+                    eprintln!("{}", crate::style::shown(text.trim_end()));
+                    self.shell_said.push(told);
+                }
+                Err(e) => eprintln!("hc: {}", crate::style::shown(&format!("{e:#}"))),
+            }
+            return Ok(Step::Next);
+        }
         if let Some(text) = line.strip_prefix('#') {
             match crate::cmd::memory::add_to_project(self.engine.db(), text) {
                 Ok(id) => eprintln!("{}", dim(&format!("kept in this project's memory as {id}"))),
@@ -457,6 +484,14 @@ impl Chat {
     /// One agent run on the chat's session; its errors are said, and the
     /// chat goes on.
     fn turn(&mut self, prompt: &str) {
+        // the shell lines run since the last message go with this one
+        let said = std::mem::take(&mut self.shell_said);
+        let with = format!("{}\n\n{prompt}", said.join("\n"));
+        let prompt = if said.is_empty() {
+            prompt
+        } else {
+            with.as_str()
+        };
         let mut config = self.config.clone();
         config.compact_first = std::mem::take(&mut self.compact_next);
         let request = RunRequest {
@@ -519,6 +554,37 @@ impl Chat {
                     .to_owned()
             }
         }
+    }
+
+    /// Shift-Tab: the next permission mode, as Claude Code cycles them —
+    /// default, accept-edits, plan, and the mode the chat started in when
+    /// it is another (bypass, auto, dont-ask) — from the next message on.
+    fn next_mode(&mut self) -> String {
+        use PermissionMode::{AcceptEdits, Default, Plan};
+        let mut order = vec![Default, AcceptEdits, Plan];
+        if !order.contains(&self.first_mode) {
+            order.push(self.first_mode);
+        }
+        let now = self.config.permission_mode;
+        let at = order.iter().position(|m| *m == now).unwrap_or(0);
+        let next = order[(at + 1) % order.len()];
+        if next == Plan || now == Plan {
+            // (into plan mode and out of it: as /plan says it)
+            self.before_plan = Some(now).filter(|_| now != Plan);
+            if now == Plan {
+                self.config.permission_mode = next;
+                return format!(
+                    "plan mode off: permission mode {} (Shift-Tab for the next)",
+                    next.as_str()
+                );
+            }
+            return self.toggle_plan();
+        }
+        self.config.permission_mode = next;
+        format!(
+            "permission mode {} from your next message (Shift-Tab for the next)",
+            next.as_str()
+        )
     }
 
     fn compact(&mut self) -> Result<String> {

@@ -41,7 +41,6 @@ pub struct TextSink {
     /// Whether answer text was printed, and a tool ran since.
     printed: bool,
     gap: bool,
-    stdout_tty: bool,
     /// The last line a running tool printed.
     progress: Option<String>,
     /// The answer text printed from the deltas of the reply under way.
@@ -82,7 +81,6 @@ impl TextSink {
             open_line: false,
             printed: false,
             gap: false,
-            stdout_tty,
             progress: None,
             streamed: String::new(),
             from_commits: false,
@@ -201,9 +199,12 @@ impl TextSink {
         eprintln!("  {text}");
     }
 
+    /// Ends stdout's open line — piped too, so that a tool's line on
+    /// stderr never runs on from the answer when both go to one file (the
+    /// paragraph break after it is one newline less: the text is the same).
     fn end_line(&mut self) {
         self.flush_markdown();
-        if self.open_line && self.stdout_tty {
+        if self.open_line {
             println!();
             self.open_line = false;
         }
@@ -489,6 +490,10 @@ fn summary_line(body: &RunBody, started: Instant, all_denied: bool) {
         let message = totals
             .stop_message
             .clone()
+            .or_else(|| {
+                body.cancelled()
+                    .then(|| "stopped before the run could end by itself".to_owned())
+            })
             .or_else(|| {
                 body.process
                     .error

@@ -282,3 +282,74 @@ async fn no_and_dont_ask_again_refuses_the_rest_of_the_session_without_asking() 
         "{results:?}"
     );
 }
+
+/// The agent-config bodies of the project's runs, in order.
+fn modes(s: &Setup) -> Vec<Value> {
+    instances(s, "agent-config")
+        .iter()
+        .map(|c| c.body_value()["permission_mode"].clone())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_status_line_the_plan_shift_tab_and_a_shell_line_as_claude_code_has_them() {
+    let plan = json!({"items": [
+        {"content": "read the code", "status": "completed"},
+        {"content": "fix the bug", "status": "in_progress"},
+    ]});
+    let s = Setup::new(json!({"turns": [
+        reply(json!([text("Planning."), call("t1", "todo", plan)]), "tool_use"),
+        reply(json!([text("On it.")]), "end_turn"),
+        reply(json!([text("I see what it said.")]), "end_turn"),
+    ]}))
+    .await;
+    let (code, shown) = in_terminal(
+        &s,
+        "chat",
+        &[],
+        vec![
+            (always(), b"make a plan\r"),
+            // Shift-Tab: the next mode, for the next message
+            (runs_ended(1), b"\x1b[Z"),
+            (always(), b"!echo hi-from-the-shell\r"),
+            (always(), b"what did it say?\r"),
+            (runs_ended(2), b"\x03"),
+            (always(), b"\x03"),
+        ],
+    )
+    .await;
+    assert_eq!(code, 0, "{shown}");
+    // the plan, live under its call
+    assert!(shown.contains("plan · 1 of 2 done"), "{shown}");
+    assert!(
+        shown.contains("☑ read the code") && shown.contains("◐ fix the bug"),
+        "{shown}"
+    );
+    // the status line's figures are `hc sessions --json`'s
+    let listed = s.out(&["sessions", "--json"]).await;
+    let rows: Vec<Value> = serde_json::from_str(&listed.stdout).unwrap();
+    let cost = rows[0]["cost_usd"].as_f64().unwrap();
+    assert!(
+        shown.contains("claude-sonnet-5-5 · default · context"),
+        "{shown}"
+    );
+    assert!(shown.contains(&format!("${cost:.4}")), "{cost} in {shown}");
+    assert!(shown.contains("permission mode accept-edits"), "{shown}");
+    assert_eq!(
+        modes(&s),
+        [json!("default"), json!("accept-edits")],
+        "{shown}"
+    );
+    // the shell line ran contained and recorded, and went with the message
+    assert!(shown.contains("hi-from-the-shell"), "{shown}");
+    let shells = instances(&s, "program/shell");
+    assert!(!shells.is_empty(), "the shell line is a run in the record");
+    let second: Value = serde_json::from_slice(&s.sent()[2]).unwrap();
+    let prompt = second["messages"].as_array().unwrap().last().unwrap()["content"].to_string();
+    assert!(
+        prompt.contains("<bash-input>echo hi-from-the-shell</bash-input>")
+            && prompt.contains("hi-from-the-shell")
+            && prompt.contains("what did it say?"),
+        "{prompt}"
+    );
+}

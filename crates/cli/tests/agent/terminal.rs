@@ -170,3 +170,25 @@ async fn a_slow_allowed_tool_shows_its_text_and_its_line_while_it_runs() {
         "{after:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_permission_is_answered_with_one_key() {
+    let s = Setup::new(serde_json::json!({"turns": [
+        reply(serde_json::json!([call("w1", "write", serde_json::json!({"file_path": "out.txt", "content": "yes\n"}))]), "tool_use"),
+        reply(serde_json::json!([text("Written.")]), "end_turn"),
+    ]}))
+    .await;
+    let (code, shown) = in_terminal(
+        &s,
+        "run 'write it'",
+        &[],
+        // `y` alone: no Enter
+        vec![(permission_asked(), b"y")],
+    )
+    .await;
+    assert_eq!(code, 0, "{shown}");
+    assert_eq!(
+        std::fs::read_to_string(s.root.join("out.txt")).unwrap(),
+        "yes\n"
+    );
+}
