@@ -109,23 +109,17 @@ pub fn ask_now(question: &str) -> Option<String> {
 
 /// One key of `keys` read from the terminal in non-canonical mode (no
 /// Enter, no echo: the key is written back once taken); Enter alone is
-/// `""`; any other key is passed over. The terminal's mode is put back
-/// however the read ends.
+/// `""`; any other key begins a line, read as a line. The terminal's
+/// mode is put back however the read ends.
 fn read_key(question: &str, keys: &str, cancelled: &AtomicBool) -> Option<String> {
-    use rustix::termios::{
-        LocalModes, OptionalActions, QueueSelector, tcflush, tcgetattr, tcsetattr,
-    };
+    use rustix::termios::{LocalModes, QueueSelector, tcflush};
     let Some(mut tty) = open_tty() else {
         return Some(String::new());
     };
-    let Ok(before) = tcgetattr(&tty) else {
+    let Some(_back) = Mode::set(&tty, |m| m.remove(LocalModes::ICANON | LocalModes::ECHO)) else {
         // (not a terminal one can set: a line, as before)
         return read_answer(question, cancelled);
     };
-    let mut raw = before.clone();
-    raw.local_modes
-        .remove(LocalModes::ICANON | LocalModes::ECHO);
-    let _ = tcsetattr(&tty, OptionalActions::Now, &raw);
     let _ = tty.write_all(question.as_bytes());
     let _ = tty.flush();
     let mut byte = [0u8; 1];
@@ -143,7 +137,7 @@ fn read_key(question: &str, keys: &str, cancelled: &AtomicBool) -> Option<String
                 }
                 // not a key: a line, as typed (a word is never taken for
                 // its second letter), said back to be asked again
-                let _ = tcsetattr(&tty, OptionalActions::Now, &before);
+                let _line = Mode::set(&tty, |m| m.insert(LocalModes::ICANON | LocalModes::ECHO));
                 let _ = tty.write_all(&byte);
                 return rest_of_line(&mut tty, byte.to_vec(), cancelled);
             }
@@ -158,8 +152,115 @@ fn read_key(question: &str, keys: &str, cancelled: &AtomicBool) -> Option<String
     // (the rest of what came with the key — "y\n", "yes\n" — is dropped)
     std::thread::sleep(Duration::from_millis(20));
     let _ = tcflush(&tty, QueueSelector::IFlush);
-    let _ = tcsetattr(&tty, OptionalActions::Now, &before);
     key
+}
+
+/// The terminal's mode changed, put back as it was when dropped.
+struct Mode {
+    tty: std::fs::File,
+    before: rustix::termios::Termios,
+}
+
+impl Mode {
+    /// `tty`'s local modes as `change` makes them (none: it is no
+    /// terminal whose mode can be set).
+    fn set(
+        tty: &std::fs::File,
+        change: impl FnOnce(&mut rustix::termios::LocalModes),
+    ) -> Option<Mode> {
+        use rustix::termios::{OptionalActions, tcgetattr, tcsetattr};
+        let before = tcgetattr(tty).ok()?;
+        let mut now = before.clone();
+        change(&mut now.local_modes);
+        tcsetattr(tty, OptionalActions::Now, &now).ok()?;
+        Some(Mode {
+            tty: tty.try_clone().ok()?,
+            before,
+        })
+    }
+}
+
+impl Drop for Mode {
+    fn drop(&mut self) {
+        let now = rustix::termios::OptionalActions::Now;
+        let _ = rustix::termios::tcsetattr(&self.tty, now, &self.before);
+    }
+}
+
+/// The terminal while a run goes on (a [`RunKeys`] is held): its keys.
+static KEYS: std::sync::Mutex<Option<std::fs::File>> = std::sync::Mutex::new(None);
+
+/// What was typed while a run went on, but Esc: the next prompt's start.
+static TYPED: std::sync::Mutex<Vec<u8>> = std::sync::Mutex::new(Vec::new());
+
+/// The terminal read key by key while a run goes on, so that Esc
+/// interrupts it (as in Claude Code); put back when dropped.
+pub struct RunKeys {
+    _mode: Mode,
+}
+
+impl RunKeys {
+    /// Keys read while the run goes on, when a person is at a terminal.
+    pub fn hold(interactive: bool) -> Option<RunKeys> {
+        use rustix::termios::LocalModes;
+        if !interactive || !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+            return None;
+        }
+        let tty = open_tty()?;
+        let mode = Mode::set(&tty, |m| m.remove(LocalModes::ICANON | LocalModes::ECHO))?;
+        *KEYS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(tty);
+        Some(RunKeys { _mode: mode })
+    }
+}
+
+impl Drop for RunKeys {
+    fn drop(&mut self) {
+        *KEYS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+    }
+}
+
+/// Whether Esc alone was pressed since last looked (an arrow key's
+/// sequence is no Esc); what else was typed is kept for the next prompt.
+pub fn esc_pressed() -> bool {
+    let mut keys = KEYS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let Some(tty) = keys.as_mut() else {
+        return false;
+    };
+    let mut buf = [0u8; 256];
+    match tty.read(&mut buf) {
+        Ok(n) if buf[..n] == [0x1b] => true,
+        Ok(n) => {
+            let mut typed = TYPED
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            for byte in &buf[..n] {
+                match byte {
+                    // (a line typed ahead is a line: Enter kept)
+                    b'\r' | b'\n' => typed.push(b'\n'),
+                    0x7f | 0x08 => drop(typed.pop()),
+                    b if *b >= b' ' => typed.push(*b),
+                    _ => {}
+                }
+            }
+            false
+        }
+        Err(_) => false,
+    }
+}
+
+/// What was typed while the last run went on (Esc and control keys left
+/// out, a line's end as `\n`), taken.
+pub fn take_typed() -> String {
+    let mut typed = TYPED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    String::from_utf8_lossy(&std::mem::take(&mut *typed)).into_owned()
 }
 
 /// The terminal, opened non-blocking for reading and writing.
@@ -179,6 +280,10 @@ fn read_answer(question: &str, cancelled: &AtomicBool) -> Option<String> {
     let Some(mut tty) = open_tty() else {
         return Some(String::new());
     };
+    // (a line, typed and seen, whatever mode a run left the terminal in)
+    let _line = Mode::set(&tty, |m| {
+        m.insert(rustix::termios::LocalModes::ICANON | rustix::termios::LocalModes::ECHO);
+    });
     let _ = tty.write_all(question.as_bytes());
     let _ = tty.flush();
     rest_of_line(&mut tty, Vec::new(), cancelled)

@@ -33,6 +33,18 @@ impl Answerer for TerminalAnswerer {
         true
     }
 
+    /// Esc, pressed while the run goes on (when its keys are read: a
+    /// person at the terminal).
+    fn interrupts(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>> {
+        Box::pin(async {
+            // (looked at first: the follower makes this anew after each
+            // event, and a stream's events come faster than the pause)
+            while !crate::tty::esc_pressed() {
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+        })
+    }
+
     fn answer<'a>(&'a self, asked: Asked<'a>, question: Question) -> Answering<'a> {
         Box::pin(async move {
             match question {

@@ -109,6 +109,8 @@ struct Chat {
     /// `! COMMAND` lines run since the last message, as the model is told
     /// of them with the next.
     shell_said: Vec<String>,
+    /// What was typed while the last run went on: the next line's start.
+    typed: String,
 }
 
 /// The line typed when Shift-Tab was pressed: plan mode is toggled and
@@ -169,6 +171,7 @@ pub fn chat(flags: ChatFlags) -> Result<()> {
         before_plan: None,
         first_mode: config.permission_mode,
         shell_said: Vec::new(),
+        typed: String::new(),
         config,
     };
     let start = match (flags.continue_, flags.resume) {
@@ -293,7 +296,22 @@ impl Chat {
                 PermissionMode::Default => "› ".to_owned(),
                 mode => format!("{} › ", mode.as_str()),
             };
-            let read = input.message(&prompt, &std::mem::take(&mut initial));
+            // a line typed whole while the last run went on is the next
+            // message; a part of one starts the line
+            let read = match self.typed.split_once('\n') {
+                Some((line, rest)) => {
+                    let line = line.to_owned();
+                    self.typed = rest.to_owned();
+                    eprintln!("{prompt}{}", crate::style::shown(&line));
+                    Ok(line)
+                }
+                None => {
+                    if initial.is_empty() {
+                        initial = std::mem::take(&mut self.typed);
+                    }
+                    input.message(&prompt, &std::mem::take(&mut initial))
+                }
+            };
             let shift_tab = toggled
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
@@ -522,7 +540,13 @@ impl Chat {
         let turn = run::drive(
             &engine, prompt, &config, &request, started, &mut sink, &answerer,
         );
-        match self.rt.block_on(turn) {
+        // Esc interrupts while it runs; what else is typed starts the next
+        // message
+        let keys = crate::tty::RunKeys::hold(config.interactive);
+        let done = self.rt.block_on(turn);
+        drop(keys);
+        self.typed = crate::tty::take_typed();
+        match done {
             Ok(finished) => self.session = Some(finished.session),
             Err(e) => eprintln!("hc: {}", crate::style::shown(&format!("{e:#}"))),
         }

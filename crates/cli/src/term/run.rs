@@ -208,7 +208,10 @@ fn start(mut request: RunRequest, printed: Printed, started: Instant) -> Result<
             &mut *sink,
             &answerer,
         );
+        // Esc interrupts while it runs (a person at the terminal)
+        let keys = crate::tty::RunKeys::hold(config.interactive);
         let finished = finished.await;
+        drop(keys);
         host.close().await;
         finished.map(|f| f.code)
     })

@@ -192,3 +192,23 @@ async fn a_permission_is_answered_with_one_key() {
         "yes\n"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn esc_interrupts_a_run_as_ctrl_c_does() {
+    let long = "word ".repeat(400);
+    let s = Setup::new(serde_json::json!({"turns": [
+        {"reply": {"content": [text(&long)], "stop_reason": "end_turn"}, "pace": {"delay_ms": 40, "text_chunk": 10}},
+    ]}))
+    .await;
+    let streaming: Ready = Box::new(|s: &Setup| {
+        s.fake
+            .requests()
+            .first()
+            .is_some_and(|r| r.received.elapsed() > Duration::from_millis(400))
+    });
+    let (code, shown) =
+        in_terminal(&s, "run 'a long story'", &[], vec![(streaming, b"\x1b")]).await;
+    assert_eq!(code, 130, "{shown}");
+    let session = s.sessions().pop().unwrap();
+    assert_eq!(s.of_type(&session, "interrupt").len(), 1, "{shown}");
+}
