@@ -4,7 +4,7 @@
 // run asks — and the header's totals over the session's runs, counted as
 // `hc trace` counts them.
 
-import { $, el, engine, api, typeOf, bodyOf, place, short, summary, folded, plural, inputTokens, cost, showView, state } from "./core.js";
+import { $, el, engine, api, typeOf, bodyOf, place, short, summary, changeOf, folded, plural, inputTokens, cost, showView, state } from "./core.js";
 import { markdown } from "./markdown.js";
 import { renderPermission, renderQuestion, renderPlan, answered, runEnded } from "./questions.js";
 import { markRunning, loadSessions } from "./sidebar.js";
@@ -144,10 +144,8 @@ function renderCall(box, home, chunk, b) {
     el("div", { class: "head" }, el("span", { class: "mark" }, "…"), " ", el("span", { class: "name" }, b.program), " ",
       el("span", { class: "summary" }, short(summary(b.program, b.input), 160))),
     el("div", { class: "progress" }), el("div", { class: "result" }));
-  if (b.program === "edit" && b.input && b.input.old_string !== undefined) {
-    node.append(el("div", { class: "diff" }, ...String(b.input.old_string).split("\n").map((l) => el("div", { class: "del" }, "- " + l)),
-      ...String(b.input.new_string).split("\n").map((l) => el("div", { class: "add" }, "+ " + l))));
-  }
+  const change = b.program === "edit" ? changeOf(b.program, b.input) : null;
+  if (change) node.append(change);
   const key = `${home}|${b.tool_use_id}`;
   state.calls.set(key, node);
   place(box, node);

@@ -71,6 +71,23 @@ export const bodyOf = (c) => c.body || {};
 // the scope a chunk is an instance on that starts with `prefix` (s_, p_)
 export const placedOn = (c, prefix) => (c.placements.find((p) => p.type === "instance" && p.scope.startsWith(prefix)) || {}).scope;
 export const short = (s, n = 100) => { s = String(s ?? ""); const line = s.split("\n")[0]; return line.length > n ? line.slice(0, n) + "…" : line; };
+// What an edit or a write would change, as lines to read: an edit's old
+// and new text, a write's content (its first 40 lines); none for others.
+export function changeOf(program, input) {
+  if (!input) return null;
+  const lines = (text, cls, mark) => String(text).split("\n").map((l) => el("div", { class: cls }, mark + l));
+  if (program === "edit" && input.old_string !== undefined) {
+    return el("div", { class: "diff" }, ...lines(input.old_string, "del", "- "), ...lines(input.new_string, "add", "+ "));
+  }
+  if (program === "write" && typeof input.content === "string") {
+    const all = input.content.split("\n");
+    const shown = lines(all.slice(0, 40).join("\n"), "add", "+ ");
+    if (all.length > 40) shown.push(el("div", { class: "dim" }, `… ${all.length - 40} more lines`));
+    return el("div", { class: "diff" }, ...shown);
+  }
+  return null;
+}
+
 export const summary = (program, input = {}) => {
   const name = String(program).toLowerCase();
   if (["read", "write", "edit"].includes(name)) return input.file_path;

@@ -4,7 +4,7 @@
 // an answer only once it is recorded (its own, or the one taken before
 // it, and by whom), and drops the question the moment any host answers.
 
-import { el, engine, place, short, summary, state } from "./core.js";
+import { el, engine, place, short, summary, changeOf, state } from "./core.js";
 
 // Who this page is, on what it answers (the terminal says "answered on
 // the page").
@@ -105,10 +105,12 @@ export function runEnded(process) {
 
 export function renderPermission(box, chunk, b) {
   const choice = (decision, label) => el("button", { "data-choice": decision, onclick: () => answer(chunk.id, { decision, rule: b.rule }) }, label);
+  // (what an edit or a write would change, shown before it is allowed)
+  const change = changeOf(b.program, b.input);
   place(box, asked(chunk, "permission-request", el("div", { class: "item permission", "data-request": chunk.id },
     el("span", { class: "ask" }, `Allow ${b.program} ${short(summary(b.program, b.input), 200)}? (${b.reason}) `),
     choice("allow", "Allow"), choice("always", `Always (${b.rule})`), choice("deny", "Deny"),
-    choice("never", `Deny, don't ask again (${b.rule})`))));
+    choice("never", `Deny, don't ask again (${b.rule})`), change || "")));
 }
 
 export function renderQuestion(box, chunk, b) {

@@ -246,6 +246,10 @@ async fn a_permission_answered_on_the_page_lets_the_tool_run() {
         said(&seen, "answered").as_str().unwrap().contains("allow"),
         "{seen:#?}"
     );
+    assert!(
+        said(&seen, "change").as_str().unwrap().contains("+ from the page"),
+        "the question shows what the write would write: {seen:#?}"
+    );
     assert_eq!(
         std::fs::read_to_string(s.root.join("page.txt")).unwrap(),
         "from the page"
