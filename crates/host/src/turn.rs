@@ -242,6 +242,18 @@ pub fn check_credentials(config: &agent::AgentConfig) -> Result<()> {
     Ok(())
 }
 
+/// Before a project would be made in `dir` (none is found from it): a
+/// run with no key for either API could not start, so it is said now and
+/// nothing is made.
+pub fn check_credentials_before_making(dir: &std::path::Path) -> Result<()> {
+    let none = missing_key(agent::ApiKind::Anthropic).is_some()
+        && missing_key(agent::ApiKind::Openai).is_some();
+    if none && crate::project::Project::find(dir).is_err() {
+        return check_credentials(&agent::AgentConfig::default());
+    }
+    Ok(())
+}
+
 /// The variable to set when API `api` cannot be reached (none of its key,
 /// token or base URL is set); `None` when it can.
 pub fn missing_key(api: agent::ApiKind) -> Option<&'static str> {

@@ -151,6 +151,7 @@ pub fn chat(flags: ChatFlags) -> Result<()> {
              files are",
         ));
     }
+    hc_host::turn::check_credentials_before_making(&std::env::current_dir()?)?;
     let staged = Staged::here(Find::OrInit, crate::trust::Ask::Person(&crate::tty::Tty))?;
     let given = flags.settings.into_flags();
     let interactive = std::fs::File::open("/dev/tty").is_ok();

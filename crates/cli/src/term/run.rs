@@ -175,6 +175,8 @@ fn start(mut request: RunRequest, printed: Printed, started: Instant) -> Result<
     request.apply_settings()?;
     let prompt = read_prompt(request.prompt.clone())?;
     let (interactive, ask) = crate::tty::person();
+    // (no key at all: said before a project is made for nothing)
+    hc_host::turn::check_credentials_before_making(&std::env::current_dir()?)?;
     let mut staged = Staged::here(Find::OrInit, ask)?;
     request
         .sdk

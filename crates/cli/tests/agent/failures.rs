@@ -54,6 +54,18 @@ async fn no_key_says_which_variable_to_set() {
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("ANTHROPIC_API_KEY"), "{err}");
+    // where there is no project yet, none is made for a run that cannot start
+    let bare = Setup::bare(json!({"turns": [reply(json!([text("unused")]), "end_turn")]})).await;
+    let out = bare
+        .hc(&["run", "hi"])
+        .env_remove("ANTHROPIC_BASE_URL")
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("ANTHROPIC_API_KEY"), "{err}");
+    assert!(!bare.root.join(".hermitcrab").exists(), "{err}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -247,7 +247,10 @@ async fn a_permission_answered_on_the_page_lets_the_tool_run() {
         "{seen:#?}"
     );
     assert!(
-        said(&seen, "change").as_str().unwrap().contains("+ from the page"),
+        said(&seen, "change")
+            .as_str()
+            .unwrap()
+            .contains("+ from the page"),
         "the question shows what the write would write: {seen:#?}"
     );
     assert_eq!(
