@@ -357,15 +357,26 @@ fn output_to_a_full_disk_says_so_and_a_gone_reader_ends_quietly() {
 fn a_run_where_there_is_no_project_says_it_made_one_and_where() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_hc"))
-        .args(["run", "hello"])
-        .current_dir(&root)
-        .env("XDG_CONFIG_HOME", root.join(".user-config"))
-        .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("ANTHROPIC_AUTH_TOKEN")
-        .env_remove("ANTHROPIC_BASE_URL")
-        .output()
-        .unwrap();
+    let run = |key: Option<&str>| {
+        let mut hc = Command::new(env!("CARGO_BIN_EXE_hc"));
+        hc.args(["run", "hello"])
+            .current_dir(&root)
+            .env("XDG_CONFIG_HOME", root.join(".user-config"))
+            .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("ANTHROPIC_AUTH_TOKEN")
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
+            // (nothing listens there: the run fails after it starts)
+            .env("ANTHROPIC_BASE_URL", "http://127.0.0.1:9");
+        if key.is_none() {
+            hc.env_remove("ANTHROPIC_BASE_URL");
+        }
+        hc.output().unwrap()
+    };
+    // with no key at all nothing is made: the run could never start
+    let keyless = run(None);
+    assert!(!root.join(".hermitcrab").exists(), "{keyless:?}");
+    let out = run(Some("a base URL"));
     let stderr = String::from_utf8_lossy(&out.stderr);
     let made = format!("hc: made a project at {}", root.display());
     assert!(

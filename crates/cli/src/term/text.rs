@@ -41,6 +41,9 @@ pub struct TextSink {
     /// Whether answer text was printed, and a tool ran since.
     printed: bool,
     gap: bool,
+    /// Whether stdout's open line is ended before a line on stderr: on a
+    /// terminal, or when both go to one file.
+    breaks: bool,
     /// The last line a running tool printed.
     progress: Option<String>,
     /// The answer text printed from the deltas of the reply under way.
@@ -81,6 +84,7 @@ impl TextSink {
             open_line: false,
             printed: false,
             gap: false,
+            breaks: stdout_tty || one_file(),
             progress: None,
             streamed: String::new(),
             from_commits: false,
@@ -199,12 +203,12 @@ impl TextSink {
         eprintln!("  {text}");
     }
 
-    /// Ends stdout's open line — piped too, so that a tool's line on
-    /// stderr never runs on from the answer when both go to one file (the
-    /// paragraph break after it is one newline less: the text is the same).
+    /// Ends stdout's open line on a terminal — and when stdout and stderr
+    /// are one file (`> log 2>&1`), so that a tool's line never runs on
+    /// from the answer; piped alone, stdout is the answer as written.
     fn end_line(&mut self) {
         self.flush_markdown();
-        if self.open_line {
+        if self.open_line && self.breaks {
             println!();
             self.open_line = false;
         }
@@ -437,6 +441,12 @@ impl Sink for TextSink {
         summary_line(ended.body, ended.started, all_denied);
         Ok(())
     }
+}
+
+/// Whether stdout and stderr are one file (`> log 2>&1`, one pipe).
+fn one_file() -> bool {
+    let of = |fd: u8| std::fs::read_link(format!("/proc/self/fd/{fd}")).ok();
+    of(1).is_some_and(|out| Some(out) == of(2))
 }
 
 /// What a run's tools did, as the closing line ends (nothing when no tool

@@ -169,3 +169,27 @@ fn strip_escapes(text: &str) -> String {
     }
     out
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_stdout_and_stderr_in_one_file_the_answer_and_the_tool_lines_keep_their_own_lines() {
+    let s = Setup::new(json!({"turns": [
+        reply(json!([text("Looking now."), call("t1", "shell", json!({"command": "echo hi"}))]), "tool_use"),
+        reply(json!([text("Done.")]), "end_turn"),
+    ]}))
+    .await;
+    let mut both = tokio::process::Command::new("sh");
+    both.args([
+        "-c",
+        &format!("exec {HC} run --allow shell go > both.log 2>&1"),
+    ]);
+    let out = s.in_project(both).output().await.unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let log = std::fs::read_to_string(s.root.join("both.log")).unwrap();
+    let line = log.lines().find(|l| l.contains("Looking now.")).unwrap();
+    assert_eq!(line.trim(), "Looking now.", "{log}");
+    assert!(
+        log.lines()
+            .any(|l| l.trim_start().starts_with("✓ shell echo hi")),
+        "{log}"
+    );
+}
