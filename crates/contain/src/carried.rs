@@ -55,7 +55,7 @@ pub(crate) fn become_program(policy: &Policy, run: fn(&[String]) -> u8) -> u8 {
     #[allow(unsafe_code)]
     let closed = unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32) };
     if closed != 0 {
-        return crate::sandbox::fail("cannot close the trampoline's descriptors");
+        return crate::failed::fail("cannot close the trampoline's descriptors");
     }
     let old: Vec<_> = std::env::vars_os().map(|(k, _)| k).collect();
     // SAFETY: this process is a fresh fork of a single-threaded one (the
@@ -70,7 +70,7 @@ pub(crate) fn become_program(policy: &Policy, run: fn(&[String]) -> u8) -> u8 {
         }
     }
     if let Err(e) = std::env::set_current_dir(&policy.cwd) {
-        return crate::sandbox::fail(&format!("cannot enter {}: {e}", policy.cwd.display()));
+        return crate::failed::fail(&format!("cannot enter {}: {e}", policy.cwd.display()));
     }
     run(&policy.args)
 }

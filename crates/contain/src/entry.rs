@@ -26,8 +26,8 @@ pub fn trampoline(args: &[String], carried: Option<Carried>) -> u8 {
         }
         Some(policy) => match serde_json::from_str(policy) {
             Ok(policy) => sandbox::contain_policy(&policy, carrier().as_ref(), false),
-            Err(e) => sandbox::fail(&format!("bad policy: {e}")),
+            Err(e) => crate::failed::fail(&format!("bad policy: {e}")),
         },
-        None => sandbox::fail("no policy given (usage: hc __contain POLICY_JSON)"),
+        None => crate::failed::fail("no policy given (usage: hc __contain POLICY_JSON)"),
     }
 }

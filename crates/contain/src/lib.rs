@@ -38,6 +38,7 @@ pub mod build_id;
 mod carried;
 mod entry;
 pub mod error;
+mod failed;
 pub mod git;
 pub mod grant;
 mod holder;
@@ -48,9 +49,10 @@ mod zygote;
 
 pub use carried::Carried;
 pub use entry::{trampoline, trampoline_main};
+pub use failed::CONTAIN_FAILED;
 pub use holder::NetHolder;
 pub use os::{kill_group, make_temp_dir, remove_temp_dirs};
-pub use sandbox::{CONTAIN_FAILED, HOLD_NETNS, landlock_available, landlock_scopes_available};
+pub use sandbox::{HOLD_NETNS, landlock_available, landlock_scopes_available};
 pub use zygote::{Forked, ZYGOTE, Zygote};
 
 use std::path::PathBuf;

@@ -40,9 +40,6 @@ use std::io::{Read, Write};
 use std::os::fd::OwnedFd;
 use std::path::Path;
 
-/// Exit code of a trampoline that could not contain the program.
-pub const CONTAIN_FAILED: u8 = 125;
-
 /// The Landlock ABI the rules are written for (kernels with less get what
 /// they support; a kernel with none is refused before any spawn).
 const LANDLOCK_ABI: ABI = ABI::V5;
@@ -82,7 +79,7 @@ pub const HOLD_NETNS: &str = "--hold-netns";
 pub(crate) fn contain_policy(policy: &Policy, carrier: Option<&Carrier>, joined: bool) -> u8 {
     match contain(policy, carrier, joined) {
         Ok(code) => code,
-        Err(e) => fail(&e.to_string()),
+        Err(e) => crate::failed::fail(&e.to_string()),
     }
 }
 
@@ -93,21 +90,16 @@ pub(crate) fn hold_netns() -> u8 {
     let made =
         own_user_namespace().and_then(|()| nix::sched::unshare(CloneFlags::CLONE_NEWNET).ok());
     if made.is_none() {
-        return fail("cannot make a network namespace here");
+        return crate::failed::fail("cannot make a network namespace here");
     }
     let mut out = std::io::stdout();
     if writeln!(out, "ready").and_then(|()| out.flush()).is_err() {
-        return CONTAIN_FAILED;
+        return crate::failed::CONTAIN_FAILED;
     }
     let mut sink = [0u8; 64];
     let mut stdin = std::io::stdin();
     while matches!(stdin.read(&mut sink), Ok(n) if n > 0) {}
     0
-}
-
-pub(crate) fn fail(why: &str) -> u8 {
-    eprintln!("hermitcrab containment: {why}");
-    CONTAIN_FAILED
 }
 
 fn contain(policy: &Policy, carrier: Option<&Carrier>, joined: bool) -> Result<u8, ContainError> {

@@ -69,7 +69,7 @@ pub(crate) fn zygote_main(carrier: Option<&Carrier>) -> u8 {
         Ok(()) => 0,
         Err(why) => {
             eprintln!("hermitcrab containment zygote: {why}");
-            crate::sandbox::CONTAIN_FAILED
+            crate::failed::CONTAIN_FAILED
         }
     }
 }
@@ -211,16 +211,16 @@ fn be_stem(sock: BorrowedFd<'_>, carrier: Option<&Carrier>, dirs: &[PathBuf]) ->
     // The engine's socket to the zygote is not a stem's to hold.
     match std::fs::File::open("/dev/null") {
         Ok(null) if nix::unistd::dup2_stdin(&null).is_ok() => {}
-        _ => return crate::sandbox::CONTAIN_FAILED,
+        _ => return crate::failed::CONTAIN_FAILED,
     }
     if !crate::bounds::join(dirs) {
-        return crate::sandbox::CONTAIN_FAILED;
+        return crate::failed::CONTAIN_FAILED;
     }
     match serve(sock, carrier, dirs) {
         Ok(()) => 0,
         Err(why) => {
             eprintln!("hermitcrab containment stem: {why}");
-            crate::sandbox::CONTAIN_FAILED
+            crate::failed::CONTAIN_FAILED
         }
     }
 }
@@ -295,7 +295,7 @@ fn become_trampoline(
         || nix::unistd::dup2_stdout(&stdout).is_err()
         || nix::unistd::dup2_stderr(&stderr).is_err()
     {
-        return crate::sandbox::CONTAIN_FAILED;
+        return crate::failed::CONTAIN_FAILED;
     }
     drop((stdin, stdout, stderr));
     let _ = sigprocmask(SigmaskHow::SIG_UNBLOCK, Some(forks.blocked), None);
@@ -305,7 +305,7 @@ fn become_trampoline(
             let joined = !forks.joined.is_empty() && forks.joined == policy.bounds.cgroups;
             crate::sandbox::contain_policy(&policy, forks.carrier, joined)
         }
-        Err(e) => crate::sandbox::fail(&format!("bad policy: {e}")),
+        Err(e) => crate::failed::fail(&format!("bad policy: {e}")),
     }
 }
 

@@ -374,6 +374,36 @@ pub fn find(model: &str) -> Option<&'static Entry> {
         .find(|e| e.id == model || e.dated == Some(model))
 }
 
+// (the tables' defaults are the catalogue's: here, so that the tables
+// know nothing of it)
+impl Default for crate::PriceTable {
+    /// The prices of every model in the catalogue, by id and by dated id.
+    fn default() -> Self {
+        let mut prices = crate::PriceTable::empty();
+        for e in MODELS {
+            prices.set(e.id, e.price);
+            if let Some(dated) = e.dated {
+                prices.set(dated, e.price);
+            }
+        }
+        prices
+    }
+}
+
+impl Default for crate::LimitsTable {
+    /// The limits of every model in the catalogue, by id and by dated id.
+    fn default() -> Self {
+        let mut limits = crate::LimitsTable::empty();
+        for e in MODELS {
+            limits.set(e.id, limits_of(e));
+            if let Some(dated) = e.dated {
+                limits.set(dated, limits_of(e));
+            }
+        }
+        limits
+    }
+}
+
 /// What configuration says of one model (`[models."ID"]`): its prices
 /// in USD per million tokens (cache prices, when not given, Anthropic's
 /// usual shares of the input price), its context window, its largest

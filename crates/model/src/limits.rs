@@ -22,22 +22,14 @@ pub struct LimitsTable {
     limits: BTreeMap<String, Limits>,
 }
 
-impl Default for LimitsTable {
-    /// The limits of every model in the [catalogue](crate::catalog), by
-    /// id and by dated id.
-    fn default() -> Self {
-        let mut limits = BTreeMap::new();
-        for e in crate::catalog::MODELS {
-            limits.insert(e.id.to_owned(), crate::catalog::limits_of(e));
-            if let Some(dated) = e.dated {
-                limits.insert(dated.to_owned(), crate::catalog::limits_of(e));
-            }
-        }
-        LimitsTable { limits }
-    }
-}
-
 impl LimitsTable {
+    /// A table with no limits.
+    pub fn empty() -> LimitsTable {
+        LimitsTable {
+            limits: BTreeMap::new(),
+        }
+    }
+
     /// Sets the limits of models starting with `model`.
     pub fn set(&mut self, model: impl Into<String>, limits: Limits) {
         self.limits.insert(model.into(), limits);

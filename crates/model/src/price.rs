@@ -80,21 +80,6 @@ pub struct PriceTable {
     prices: BTreeMap<String, Price>,
 }
 
-impl Default for PriceTable {
-    /// The prices of every model in the [catalogue](crate::catalog), by
-    /// id and by dated id.
-    fn default() -> Self {
-        let mut prices = BTreeMap::new();
-        for e in crate::catalog::MODELS {
-            prices.insert(e.id.to_owned(), e.price);
-            if let Some(dated) = e.dated {
-                prices.insert(dated.to_owned(), e.price);
-            }
-        }
-        PriceTable { prices }
-    }
-}
-
 impl PriceTable {
     /// A table with no prices.
     pub fn empty() -> PriceTable {

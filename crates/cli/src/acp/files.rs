@@ -8,8 +8,8 @@
 //! each call is a recorded run like any MCP tool's, its program naming the
 //! editor. Only paths inside the project are served.
 
+use super::input::Input;
 use super::link::Link;
-use super::tools::Input;
 use hc_acp::schema::FsCapabilities;
 use serde::Deserialize;
 use serde_json::{Value, json};

@@ -13,6 +13,7 @@
 mod answerer;
 mod files;
 mod history;
+mod input;
 mod link;
 mod prompt;
 mod session;

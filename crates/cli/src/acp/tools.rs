@@ -2,9 +2,9 @@
 //! it touches (with lines), and — for an edit or a write — the change as
 //! ACP's diff content, from the call's input.
 
+pub use super::input::Input;
 use agent::contract::{TodoItem, TodoStatus};
 use hc_acp::schema::{ContentBlock, Location, ToolCall, ToolCallContent, ToolCallStatus, ToolKind};
-use serde::Deserialize;
 use serde_json::Value;
 use std::path::Path;
 
@@ -34,46 +34,6 @@ pub fn kind(program: &str) -> ToolKind {
         "web-fetch" => ToolKind::Fetch,
         "todo" | "agent" | "skill" | "call_llm" => ToolKind::Think,
         _ => ToolKind::Other,
-    }
-}
-
-/// A tool call's input, as far as an editor is shown it (every field
-/// optional: a tool of another vocabulary has none of them).
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct Input {
-    /// read, write, edit.
-    pub file_path: Option<String>,
-    /// read: the line it starts at.
-    pub offset: Option<u64>,
-    /// read: how many lines.
-    pub limit: Option<u64>,
-    /// write: the whole new text.
-    pub content: Option<String>,
-    /// edit: what is replaced.
-    pub old_string: Option<String>,
-    /// edit: what replaces it.
-    pub new_string: Option<String>,
-    /// edit: every occurrence.
-    pub replace_all: bool,
-    /// shell.
-    pub command: Option<String>,
-    /// web-fetch.
-    pub url: Option<String>,
-    /// glob, grep: where.
-    pub path: Option<String>,
-    /// todo: the list.
-    pub items: Vec<TodoItem>,
-}
-
-impl Input {
-    /// `input` read (one that does not read as this: none of it).
-    pub fn of(input: &Value) -> Input {
-        Input::deserialize(input).unwrap_or_default()
-    }
-
-    fn file(&self) -> Option<&str> {
-        self.file_path.as_deref().filter(|p| !p.is_empty())
     }
 }
 

@@ -8,7 +8,7 @@ use crate::exit::exit;
 use crate::print::{OutputFormat, Printed};
 use crate::sessions::Choice;
 use crate::style::shown;
-use crate::term::run::RunRequest;
+use crate::term::request::RunRequest;
 use anyhow::{Context as _, Result};
 use hc_host::open::{Find, Staged};
 use hc_host::trust::Ask;
@@ -17,18 +17,7 @@ use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// What `--bg` asks beside the run.
-#[derive(Clone, Debug)]
-pub struct Background {
-    /// `--base REF`: the commit its worktree starts from.
-    pub base: Option<String>,
-    /// Whether it works in a worktree of its own (not `--no-worktree`).
-    pub worktree: bool,
-    /// `--labels`: what a worker must carry to take it.
-    pub labels: Vec<String>,
-    /// `--retry`: `turn` or `off` (none: the configuration's).
-    pub retry: Option<String>,
-}
+pub use super::request::Background;
 
 /// Queues `request`'s run of `prompt` (configured as `config`) for a
 /// worker; prints its session's id (and, as JSON, where it works).

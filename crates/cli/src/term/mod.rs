@@ -11,6 +11,7 @@ pub mod calls;
 pub mod chat;
 pub mod complete;
 pub mod markdown;
+pub mod request;
 pub mod run;
 pub mod spinner;
 pub mod status;

@@ -25,9 +25,9 @@ impl Checkpointer {
     pub(crate) fn start(path: &Path) -> Result<Checkpointer> {
         let conn = Connection::open_with_flags(
             path,
-            rusqlite::OpenFlags::default() | super::sqlite::NOFOLLOW,
+            rusqlite::OpenFlags::default() | super::conn::NOFOLLOW,
         )?;
-        conn.busy_timeout(super::sqlite::BUSY_WAIT)?;
+        conn.busy_timeout(super::conn::BUSY_WAIT)?;
         let (wake, requests) = mpsc::sync_channel::<()>(1);
         let thread = std::thread::Builder::new()
             .name("substrate-checkpoint".into())

@@ -4,6 +4,7 @@
 
 mod cache;
 mod checkpoint;
+mod conn;
 mod copy;
 mod facts;
 #[cfg(feature = "postgres")]

@@ -143,7 +143,7 @@ pub(crate) fn migrate(conn: &mut Connection) -> Result<()> {
 pub(crate) fn configure(conn: &Connection, synchronous_full: bool) -> Result<()> {
     // First: switching a new file to WAL takes a lock another process
     // opening it at the same moment may hold.
-    conn.busy_timeout(super::sqlite::BUSY_WAIT)?;
+    conn.busy_timeout(super::conn::BUSY_WAIT)?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(
         None,
@@ -162,7 +162,7 @@ pub(crate) fn configure(conn: &Connection, synchronous_full: bool) -> Result<()>
 /// Settings every connection gets: a busy timeout, a statement cache, and
 /// the `rarray` table function reads use to pass id lists.
 pub(crate) fn configure_reader(conn: &Connection) -> Result<()> {
-    conn.busy_timeout(super::sqlite::BUSY_WAIT)?;
+    conn.busy_timeout(super::conn::BUSY_WAIT)?;
     // Pages come straight from the OS page cache instead of a copy per
     // read; a large store costs no more to read than a small one.
     conn.pragma_update(None, "mmap_size", 1_i64 << 30)?;

@@ -2,13 +2,14 @@
 //! readers, WAL checkpoints and full-text indexing on threads of their
 //! own (`checkpoint.rs`, `text.rs`), its statements in `sqlite_tx.rs`.
 
+use super::conn::{BUSY_WAIT, NOFOLLOW, lock};
 use super::snapshot::{At, Snapshot};
 use super::{Durability, Options, Shared, checkpoint, schema, text, tx, write};
 use crate::error::{Error, Result};
 use crate::types::{Commit, CommitId, Declaration};
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 
 /// A substrate's SQLite file and its connections.
 pub(crate) struct SqliteStore {
@@ -18,12 +19,6 @@ pub(crate) struct SqliteStore {
     readers: Mutex<Vec<Connection>>,
     checkpointer: checkpoint::Checkpointer,
     indexer: text::Indexer,
-}
-
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A panic while holding a connection leaves SQLite consistent (an open
-    // transaction rolls back when reused), so poisoning is not fatal.
-    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// A write-ahead log longer than this at open is checkpointed at once.
@@ -48,9 +43,6 @@ fn private_file(path: &Path) -> Result<()> {
     }
 }
 
-/// A connection never opens the file through a symbolic link.
-pub(crate) const NOFOLLOW: OpenFlags = OpenFlags::SQLITE_OPEN_NOFOLLOW;
-
 /// Refuses a store whose file, or a file SQLite keeps beside it (the
 /// write-ahead log, the shared memory, the journal), is a symbolic link:
 /// SQLite would write through it — a checkout shipping
@@ -74,9 +66,6 @@ fn refuse_links(path: &Path) -> Result<()> {
     }
     Ok(())
 }
-
-/// How long a connection waits for another process's lock on the file.
-pub(crate) const BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 impl SqliteStore {
     /// Opens (creating if needed) the substrate at `path`, migrating its schema.

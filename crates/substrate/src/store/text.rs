@@ -89,7 +89,7 @@ pub(crate) fn index_all(conn: &Connection) -> Result<()> {
 /// connection `writer` (taken for each batch, so commits go between).
 pub(crate) fn catch_up(writer: &Mutex<Connection>) -> Result<()> {
     loop {
-        let mut conn = super::sqlite::lock(writer);
+        let mut conn = super::conn::lock(writer);
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let n = index_batch(&tx)?;
         tx.commit()?;
