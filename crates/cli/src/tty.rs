@@ -223,6 +223,13 @@ impl Drop for RunKeys {
     }
 }
 
+/// Whether a run's keys are read now (a [`RunKeys`] is held).
+pub fn keys_held() -> bool {
+    KEYS.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .is_some()
+}
+
 /// Whether Esc alone was pressed since last looked (an arrow key's
 /// sequence is no Esc); what else was typed is kept for the next prompt.
 pub fn esc_pressed() -> bool {

@@ -36,6 +36,11 @@ impl Answerer for TerminalAnswerer {
     /// Esc, pressed while the run goes on (when its keys are read: a
     /// person at the terminal).
     fn interrupts(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>> {
+        // (no keys read — no person, or no run holding the terminal —
+        // nothing to hear: the follower's loop pays nothing for it)
+        if !self.interactive || !crate::tty::keys_held() {
+            return Box::pin(std::future::pending());
+        }
         Box::pin(async {
             // (looked at first: the follower makes this anew after each
             // event, and a stream's events come faster than the pause)
