@@ -23,15 +23,9 @@ use substrate::{ChunkDecl, Declaration, NewPlacement, ScopeOpts, Snapshot, Subst
 /// The type of an engine's lease chunk.
 pub const ENGINE_TYPE: &str = "engine/engine";
 
-/// How long a lease holds without renewal, by default.
-pub const LEASE_MS: u64 = 10_000;
+pub use crate::config::LEASE_MS;
 
-/// A claimed run's tree's fence: its root and the epoch it was claimed under.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Fence {
-    pub root: ProcessId,
-    pub epoch: u64,
-}
+pub(crate) use crate::slot::Fence;
 
 /// Refuses (`FENCED`) a commit for a run fenced by `fence` unless its root
 /// is still `engine`'s, under the same epoch, and has not ended — judged on

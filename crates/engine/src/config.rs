@@ -3,6 +3,9 @@
 
 use std::path::PathBuf;
 
+/// How long a lease holds without renewal, by default.
+pub const LEASE_MS: u64 = 10_000;
+
 /// A process id (`p_…`).
 pub type ProcessId = String;
 
@@ -168,7 +171,7 @@ impl EngineConfig {
             env_values: std::collections::BTreeMap::new(),
             log_dir: None,
             zygote: None,
-            lease_ms: crate::claim::LEASE_MS,
+            lease_ms: LEASE_MS,
             effects_dir: None,
             effects_limits: effects::Limits::default(),
             add_dirs: AddDirs::default(),

@@ -9,6 +9,14 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::watch;
 
+/// A claimed run's tree's fence: its root and the epoch it was claimed
+/// under (its slot carries it; `claim.rs` judges commits by it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Fence {
+    pub root: crate::config::ProcessId,
+    pub epoch: u64,
+}
+
 /// A live process: created before its process chunk is committed, removed
 /// after its terminal status is.
 pub(crate) struct Slot {
@@ -18,7 +26,7 @@ pub(crate) struct Slot {
     /// The service this process is, when it is one.
     pub service: Option<Arc<Service>>,
     /// The claim its tree runs under, when it is a claimed run's.
-    pub fence: Option<crate::claim::Fence>,
+    pub fence: Option<Fence>,
     /// Its trace context, when traces are on (its children's trace).
     pub trace: Option<protocol::trace::TraceParent>,
     end: watch::Sender<Option<String>>,
@@ -91,7 +99,7 @@ impl Slot {
     }
 
     /// The slot, fenced by `fence`.
-    pub fn fenced(mut self, fence: Option<crate::claim::Fence>) -> Slot {
+    pub fn fenced(mut self, fence: Option<Fence>) -> Slot {
         self.fence = fence;
         self
     }

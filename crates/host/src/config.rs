@@ -10,6 +10,9 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+/// How many background runs a project runs at once, unless it says.
+pub const MAX_BACKGROUND: usize = 4;
+
 /// Where a setting's value came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Source {
@@ -397,7 +400,7 @@ impl Files {
     /// once (a worker's `--max` unless it is given).
     pub fn max_background(&self) -> Result<usize> {
         match self.get("max_background") {
-            None => Ok(crate::worker::MAX_BACKGROUND),
+            None => Ok(MAX_BACKGROUND),
             Some((toml::Value::Integer(n), _)) if *n >= 1 => Ok(*n as usize),
             Some((other, source)) => {
                 bail!(

@@ -197,6 +197,38 @@ fn short(commit: &str) -> &str {
     &commit[..commit.len().min(12)]
 }
 
+/// On a shared store, after a background run ended here: notes on the
+/// session where its files are (its branch's tip on this host) and, when
+/// it was queued on another host (`asked_on`), pushes its branch to this
+/// checkout's `origin` so that host can fetch it (`hc agents diff|merge`,
+/// `--resume --checkout`). A push that fails is said, not fatal.
+pub fn share(db: &Substrate, root: &Path, session: &str, asked_on: Option<&str>) -> Result<()> {
+    let branch = crate::worktree::branch_of(session);
+    let tip = crate::worktree::ok(root, &["rev-parse", "--verify", "--quiet", &branch])?;
+    let place = Place {
+        host: engine::host_name(),
+        branch: Some(branch.clone()),
+        commit: tip,
+        dirty: false,
+    };
+    note(db, session, &place)?;
+    let Some(asked_on) = asked_on else {
+        return Ok(());
+    };
+    let remotes = crate::worktree::ok(root, &["remote"])?;
+    if !remotes.lines().any(|r| r == "origin") {
+        eprintln!(
+            "hc worker: {session} was asked for on {asked_on}; this checkout has no `origin` to \
+             push {branch} to: fetch it from here"
+        );
+        return Ok(());
+    }
+    if let Err(e) = crate::worktree::ok(root, &["push", "--quiet", "origin", &branch]) {
+        eprintln!("hc worker: {branch} was not pushed to origin for {asked_on}: {e:#}");
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

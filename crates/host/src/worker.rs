@@ -36,8 +36,7 @@ const SWEEP: Duration = Duration::from_secs(1);
 /// no one is there to stop it, and the next `hc run --bg` starts another.
 const AWAY_UNTIL_IDLE: Duration = Duration::from_secs(30);
 
-/// How many background runs a project runs at once, unless it says.
-pub const MAX_BACKGROUND: usize = 4;
+pub use crate::config::MAX_BACKGROUND;
 
 /// What a worker is asked.
 #[derive(Clone, Debug)]
@@ -716,7 +715,7 @@ impl Job {
         tokio::task::spawn_blocking(move || {
             let committed = worktree::settle(&root, &session, &title)?;
             if db.is_shared() {
-                worktree::share(&db, &root, &session, asked_on.as_deref())?;
+                crate::place::share(&db, &root, &session, asked_on.as_deref())?;
             }
             Ok::<_, anyhow::Error>(committed)
         })

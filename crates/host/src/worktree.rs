@@ -12,7 +12,6 @@ use anyhow::{Context as _, Result, bail};
 use protocol::process::WorktreeAsk;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use substrate::Substrate;
 
 /// Where worktrees live, under the project's `.hermitcrab/`.
 pub const DIR: &str = "worktrees";
@@ -48,7 +47,7 @@ fn said(out: &Output) -> String {
     crate::text::shown(&lines[lines.len().saturating_sub(3)..].join("; ")).into_owned()
 }
 
-fn ok(dir: &Path, args: &[&str]) -> Result<String> {
+pub(crate) fn ok(dir: &Path, args: &[&str]) -> Result<String> {
     let out = git(dir, args)?;
     if !out.status.success() {
         bail!("git {}: {}", args.join(" "), said(&out));
@@ -277,38 +276,6 @@ pub fn settle(root: &Path, session: &str, title: &str) -> Result<bool> {
     }
     let _held = hold(root, session)?;
     commit_changes(&path, title)
-}
-
-/// On a shared store, after a background run ended here: notes on the
-/// session where its files are (its branch's tip on this host) and, when
-/// it was queued on another host (`asked_on`), pushes its branch to this
-/// checkout's `origin` so that host can fetch it (`hc agents diff|merge`,
-/// `--resume --checkout`). A push that fails is said, not fatal.
-pub fn share(db: &Substrate, root: &Path, session: &str, asked_on: Option<&str>) -> Result<()> {
-    let branch = branch_of(session);
-    let tip = ok(root, &["rev-parse", "--verify", "--quiet", &branch])?;
-    let place = crate::place::Place {
-        host: engine::host_name(),
-        branch: Some(branch.clone()),
-        commit: tip,
-        dirty: false,
-    };
-    crate::place::note(db, session, &place)?;
-    let Some(asked_on) = asked_on else {
-        return Ok(());
-    };
-    let remotes = ok(root, &["remote"])?;
-    if !remotes.lines().any(|r| r == "origin") {
-        eprintln!(
-            "hc worker: {session} was asked for on {asked_on}; this checkout has no `origin` to \
-             push {branch} to: fetch it from here"
-        );
-        return Ok(());
-    }
-    if let Err(e) = ok(root, &["push", "--quiet", "origin", &branch]) {
-        eprintln!("hc worker: {branch} was not pushed to origin for {asked_on}: {e:#}");
-    }
-    Ok(())
 }
 
 /// Makes sure `session`'s branch is here: fetched from a remote that has
