@@ -133,7 +133,7 @@ impl ToolSearch {
     pub const AUTO_PERCENT: u8 = 10;
 
     /// The setting `text` says (`ENABLE_TOOL_SEARCH`'s values).
-    pub fn parse(text: &str) -> Result<ToolSearch, String> {
+    pub fn parse(text: &str) -> Result<ToolSearch, BadToolSearch> {
         match text.trim().to_ascii_lowercase().as_str() {
             "true" | "1" | "on" => Ok(ToolSearch::On),
             "false" | "0" | "off" => Ok(ToolSearch::Off),
@@ -143,9 +143,7 @@ impl ToolSearch {
                 .and_then(|n| n.parse::<u8>().ok())
                 .filter(|n| *n <= 100)
                 .map(ToolSearch::Auto)
-                .ok_or_else(|| {
-                    format!("`{text}` is not a tool search setting; say true, false, auto or auto:N (N a percentage)")
-                }),
+                .ok_or_else(|| BadToolSearch(text.to_owned())),
         }
     }
 }
@@ -156,8 +154,13 @@ impl Default for ToolSearch {
     }
 }
 
+/// A tool search setting that is none of `ENABLE_TOOL_SEARCH`'s values.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not a tool search setting; say true, false, auto or auto:N (N a percentage)")]
+pub struct BadToolSearch(pub String);
+
 impl TryFrom<String> for ToolSearch {
-    type Error = String;
+    type Error = BadToolSearch;
     fn try_from(text: String) -> Result<Self, Self::Error> {
         ToolSearch::parse(&text)
     }

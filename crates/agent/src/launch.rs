@@ -42,32 +42,37 @@ pub fn new_named_session(prompt: &str, name: Option<&str>) -> (String, Declarati
 /// ahead, as an editor's `session/new` is answered before its first
 /// prompt), titled by `prompt`.
 pub fn session_declaration(id: &str, prompt: &str, name: Option<&str>) -> Declaration {
-    let title = title(prompt);
-    let body = SessionBody {
-        title: title.clone(),
-        created: humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string(),
-        session_id: name.map(str::to_owned),
-        forked_from: None,
-        replay_of: None,
-    };
-    let chunk = ChunkDecl::with_id(id)
-        .name(title)
-        .body(serde_json::to_value(&body).unwrap_or_default())
-        .on(NewPlacement::instance(SessionBody::TYPE));
-    Declaration::of(vec![chunk])
+    declaration_of(id, prompt, name.map(str::to_owned), None)
 }
 
 /// A new session replaying `of` (`hc replay`), titled by `prompt`: its
 /// id and the declaration making it.
 pub fn replay_session(prompt: &str, of: &str) -> (String, Declaration) {
     let id = new_session_id();
-    let mut declaration = session_declaration(&id, prompt, None);
-    if let Some(chunk) = declaration.chunks.first_mut()
-        && let Some(body) = chunk.body.as_mut()
-    {
-        body["replay_of"] = serde_json::json!(of);
-    }
+    let declaration = declaration_of(&id, prompt, None, Some(of.to_owned()));
     (id, declaration)
+}
+
+/// Session `id`'s declaration: its body, as [`SessionBody`] reads it.
+fn declaration_of(
+    id: &str,
+    prompt: &str,
+    session_id: Option<String>,
+    replay_of: Option<String>,
+) -> Declaration {
+    let title = title(prompt);
+    let body = SessionBody {
+        title: title.clone(),
+        created: humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string(),
+        session_id,
+        forked_from: None,
+        replay_of,
+    };
+    let chunk = ChunkDecl::with_id(id)
+        .name(title)
+        .body(serde_json::to_value(&body).unwrap_or_default())
+        .on(NewPlacement::instance(SessionBody::TYPE));
+    Declaration::of(vec![chunk])
 }
 
 /// A new session's id, for [`session_declaration`].

@@ -66,8 +66,9 @@ mod within;
 
 pub use compact::recent_turns;
 pub use config::{
-    AgentConfig, ApiKind, CLAUDE_HOOK_EVENTS, HOOK_EVENTS, HookConfig, MalformedConfig, OnFailure,
-    PermissionMode, SettingSources, ToolSearch, claude_hook_event, hook_event,
+    AgentConfig, ApiKind, BadToolSearch, CLAUDE_HOOK_EVENTS, HOOK_EVENTS, HookConfig,
+    MalformedConfig, OnFailure, PermissionMode, SettingSources, ToolSearch, claude_hook_event,
+    hook_event,
 };
 pub use rebuild::{RebuildError, calls, is_call, rebuild_request, request_body};
 pub use request::{Conversation, Prefix, Request};

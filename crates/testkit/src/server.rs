@@ -10,6 +10,7 @@ use axum::response::Response;
 use axum::routing::post;
 use axum::serve::ListenerExt;
 use bytes::Bytes;
+use serde::Deserialize;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -435,9 +436,9 @@ fn check_request(
             "max_tokens: Input should be greater than or equal to 1",
         ));
     }
-    check_messages(api, &request).map_err(|m| bad(&m))?;
+    check_messages(api, &request)?;
     if api == Api::Anthropic {
-        check_deferred(headers, &request).map_err(|m| bad(&m))?;
+        check_deferred(headers, &request)?;
     }
     let model = request["model"].as_str().unwrap_or_default();
     let extra = lock(&shared.script).models.clone();
@@ -465,36 +466,81 @@ fn check_request(
     Ok(request)
 }
 
+/// What the fake reads of a request to judge it as the API does: each
+/// part as sent (its kind judged here, as the API judges it).
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Sent {
+    messages: Value,
+    tools: Value,
+}
+
+/// A message of a request.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct SentMessage {
+    role: Value,
+    content: Value,
+}
+
+/// A content block, or a tool, of a request: what the checks read of it.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct SentPart {
+    #[serde(rename = "type")]
+    kind: Value,
+    name: Value,
+    content: Value,
+    tool_name: Value,
+    defer_loading: bool,
+}
+
+/// The items of `list` as `T` (none when it is no list; an item that does
+/// not read as `T`: its default).
+fn items<T: for<'de> Deserialize<'de> + Default>(list: &Value) -> Vec<T> {
+    let list = list.as_array().map_or(&[][..], Vec::as_slice);
+    list.iter()
+        .map(|item| T::deserialize(item).unwrap_or_default())
+        .collect()
+}
+
+/// The API's 400 for a request it refuses, saying why.
+fn refused(message: String) -> Box<Response> {
+    Box::new(error_response(
+        400,
+        "invalid_request_error",
+        &message,
+        &BTreeMap::new(),
+    ))
+}
+
 /// What the real API refuses of a request's messages, surely: none at
 /// all, a role that is neither `user` nor `assistant`, content that is
 /// neither text nor a list of typed blocks.
-fn check_messages(api: Api, request: &Value) -> Result<(), String> {
-    let messages = request["messages"]
-        .as_array()
-        .map_or(&[][..], Vec::as_slice);
+fn check_messages(api: Api, request: &Value) -> Result<(), Box<Response>> {
+    let sent = Sent::deserialize(request).unwrap_or_default();
+    let messages: Vec<SentMessage> = items(&sent.messages);
     if messages.is_empty() {
-        return Err("messages: at least one message is required".into());
+        return Err(refused("messages: at least one message is required".into()));
     }
+    // (OpenAI's also has `system`, `tool` and `developer` turns)
+    let roles: &[&str] = match api {
+        Api::Anthropic => &["user", "assistant"],
+        Api::OpenAi => &["user", "assistant", "system", "tool", "developer"],
+    };
     for (i, message) in messages.iter().enumerate() {
-        let role = message["role"].as_str().unwrap_or_default();
-        // (OpenAI's also has `system`, `tool` and `developer` turns)
-        let roles: &[&str] = match api {
-            Api::Anthropic => &["user", "assistant"],
-            Api::OpenAi => &["user", "assistant", "system", "tool", "developer"],
-        };
-        if !roles.contains(&role) {
-            return Err(format!(
+        if !roles.contains(&message.role.as_str().unwrap_or_default()) {
+            return Err(refused(format!(
                 "messages.{i}.role: Input should be 'user' or 'assistant'"
-            ));
+            )));
         }
-        let content = &message["content"];
-        let typed = content
-            .as_array()
-            .is_some_and(|blocks| blocks.iter().all(|b| b["type"].is_string()));
+        let content = &message.content;
+        let blocks: Vec<SentPart> = items(content);
+        let typed = content.is_array() && blocks.iter().all(|b| b.kind.is_string());
         if !(content.is_string() || typed || content.is_null()) {
-            return Err(format!(
+            return Err(refused(format!(
                 "messages.{i}.content: Input should be a valid string or a list of content blocks"
-            ));
+            )));
         }
     }
     Ok(())
@@ -503,44 +549,50 @@ fn check_messages(api: Api, request: &Value) -> Result<(), String> {
 /// What the real API refuses of deferred tools (tool search): a deferred
 /// tool without the beta, no tool sent whole, a reference to a tool the
 /// request does not defer, a reference beside other content.
-fn check_deferred(headers: &HeaderMap, request: &Value) -> Result<(), String> {
+fn check_deferred(headers: &HeaderMap, request: &Value) -> Result<(), Box<Response>> {
     const BETA: &str = "advanced-tool-use-2025-11-20";
-    let tools = request["tools"].as_array().map_or(&[][..], Vec::as_slice);
-    let deferred = |t: &Value| t["defer_loading"] == true;
+    let sent = Sent::deserialize(request).unwrap_or_default();
+    let tools: Vec<SentPart> = items(&sent.tools);
     let betas = headers
         .get_all("anthropic-beta")
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(','))
         .any(|b| b.trim() == BETA);
-    if let Some(i) = tools.iter().position(deferred).filter(|_| !betas) {
-        return Err(format!(
+    if let Some(i) = tools
+        .iter()
+        .position(|t| t.defer_loading)
+        .filter(|_| !betas)
+    {
+        return Err(refused(format!(
             "tools.{i}.defer_loading: Extra inputs are not permitted"
+        )));
+    }
+    if !tools.is_empty() && tools.iter().all(|t| t.defer_loading) {
+        return Err(refused(
+            "tools: at least one tool must not be deferred (defer_loading)".into(),
         ));
     }
-    if !tools.is_empty() && tools.iter().all(deferred) {
-        return Err("tools: at least one tool must not be deferred (defer_loading)".into());
-    }
-    let messages = request["messages"]
-        .as_array()
-        .map_or(&[][..], Vec::as_slice);
+    let messages: Vec<SentMessage> = items(&sent.messages);
     for (i, message) in messages.iter().enumerate() {
-        let blocks = message["content"].as_array().map_or(&[][..], Vec::as_slice);
-        for (j, block) in blocks.iter().enumerate() {
-            let inner = block["content"].as_array().map_or(&[][..], Vec::as_slice);
-            let references = inner.iter().filter(|b| b["type"] == "tool_reference");
-            for reference in references.clone() {
-                let name = reference["tool_name"].as_str().unwrap_or_default();
-                if !tools.iter().any(|t| t["name"] == name && deferred(t)) {
-                    return Err(format!(
+        for (j, block) in items::<SentPart>(&message.content).iter().enumerate() {
+            let inner: Vec<SentPart> = items(&block.content);
+            let references: Vec<&SentPart> = inner
+                .iter()
+                .filter(|b| b.kind == "tool_reference")
+                .collect();
+            for reference in &references {
+                let name = reference.tool_name.as_str().unwrap_or_default();
+                if !tools.iter().any(|t| t.name == name && t.defer_loading) {
+                    return Err(refused(format!(
                         "messages.{i}.content.{j}: Tool reference '{name}' not found in available tools"
-                    ));
+                    )));
                 }
             }
-            if references.count() > 0 && inner.iter().any(|b| b["type"] != "tool_reference") {
-                return Err(format!(
+            if !references.is_empty() && references.len() < inner.len() {
+                return Err(refused(format!(
                     "messages.{i}.content.{j}.content: a tool result with tool_reference blocks may hold nothing else"
-                ));
+                )));
             }
         }
     }

@@ -274,14 +274,13 @@ pub fn mark_breakpoint(messages: &mut [Message], on: bool) {
 
 /// The tools a `ToolSearch` result loaded, as `tool_reference` blocks.
 fn references_of(result: &ToolResult) -> Vec<ContentBlock> {
-    let key = crate::toolbox::search::REFERENCES;
-    let Some(names) = result.data.as_ref().and_then(|d| d[key].as_array()) else {
+    let search = crate::toolbox::search::TOOL;
+    let (Some(data), false, true) = (&result.data, result.is_error, result.program == search)
+    else {
         return Vec::new();
     };
-    if result.is_error || result.program != crate::toolbox::search::TOOL {
-        return Vec::new();
-    }
-    (names.iter().filter_map(serde_json::Value::as_str))
+    let loaded = crate::toolbox::search::Loaded::of(data);
+    (loaded.tool_references.iter())
         .filter_map(|name| {
             let block = serde_json::json!({"type": "tool_reference", "tool_name": name});
             ContentBlock::from_json(&block.to_string()).ok()

@@ -20,8 +20,20 @@ pub const TOOL: &str = "ToolSearch";
 /// The beta deferred tools and tool references go with.
 pub const BETA: &str = "advanced-tool-use-2025-11-20";
 
-/// Where a result records the tools it loaded (`data.tool_references`).
-pub const REFERENCES: &str = "tool_references";
+/// What a search's result records (its `data`): the tools it loaded.
+#[derive(Debug, Default, PartialEq, serde::Serialize, Deserialize)]
+pub struct Loaded {
+    /// Their names, as the model calls them.
+    pub tool_references: Vec<String>,
+}
+
+impl Loaded {
+    /// What a result's `data` says was loaded (nothing, when it says no
+    /// such thing).
+    pub fn of(data: &Value) -> Loaded {
+        Loaded::deserialize(data).unwrap_or_default()
+    }
+}
 
 /// Tools a search loads when it does not say.
 const DEFAULT_RESULTS: usize = 5;
@@ -132,7 +144,10 @@ pub(crate) fn answer(input: &Value, deferred: &[(String, String)]) -> Outcome {
     }
     Outcome {
         text: format!("loaded: {}", found.join(", ")),
-        data: json!({ REFERENCES: found }),
+        data: serde_json::to_value(Loaded {
+            tool_references: found.iter().map(|n| (*n).to_owned()).collect(),
+        })
+        .unwrap_or_default(),
         ..Outcome::default()
     }
 }
@@ -182,15 +197,15 @@ mod tests {
     #[test]
     fn a_selection_loads_the_tools_it_names_and_no_other() {
         let out = answer(&json!({"query": "select:mcp__files__read, nope"}), &tools());
-        assert_eq!(out.data[REFERENCES], json!(["mcp__files__read"]));
+        assert_eq!(Loaded::of(&out.data).tool_references, ["mcp__files__read"]);
     }
 
     #[test]
     fn keywords_rank_names_over_descriptions() {
         let out = answer(&json!({"query": "channel message"}), &tools());
         assert_eq!(
-            out.data[REFERENCES],
-            json!(["mcp__chat__post_message", "mcp__chat__list_channels"])
+            Loaded::of(&out.data).tool_references,
+            ["mcp__chat__post_message", "mcp__chat__list_channels"]
         );
         let none = answer(&json!({"query": "weather"}), &tools());
         assert!(none.data.is_null() && none.text.contains("mcp__files__read"));

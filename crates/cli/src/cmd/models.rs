@@ -15,8 +15,9 @@ const KEPT: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
 /// What the API said, kept.
 #[derive(Serialize, Deserialize)]
 struct Listed {
-    /// The API it came from.
-    base_url: String,
+    /// The API it came from and which key asked (a fingerprint of it,
+    /// never the key: another key's list is not this one's).
+    asker: String,
     /// When (seconds since the epoch).
     at: u64,
     /// The ids it listed.
@@ -26,21 +27,22 @@ struct Listed {
 /// `hc models [--json] [--refresh]`.
 pub fn models(as_json: bool, refresh: bool) -> Result<()> {
     let api = std::env::var("HC_API").unwrap_or_default();
-    let (config, base_url) = match api.trim() {
+    let (config, asker) = match api.trim() {
         "openai" => {
             let c = model::OpenAiConfig::from_env();
-            let base = c.base_url.clone();
-            (model::ProviderConfig::OpenAi(c), base)
+            let asker = format!("{} {}", c.base_url, fingerprint(c.api_key.as_deref()));
+            (model::ProviderConfig::OpenAi(c), asker)
         }
         _ => {
             let c = model::AnthropicConfig::from_env();
-            let base = c.base_url.clone();
-            (model::ProviderConfig::Anthropic(c), base)
+            let key = c.auth.api_key.as_deref().or(c.auth.auth_token.as_deref());
+            let asker = format!("{} {}", c.base_url, fingerprint(key));
+            (model::ProviderConfig::Anthropic(c), asker)
         }
     };
-    let listed = match kept(&base_url).filter(|_| !refresh) {
+    let listed = match kept(&asker).filter(|_| !refresh) {
         Some(ids) => Ok(ids),
-        None => ask(config, &base_url),
+        None => ask(config, &asker),
     };
     let overrides = catalog::Overrides::from_env();
     match as_json {
@@ -50,12 +52,19 @@ pub fn models(as_json: bool, refresh: bool) -> Result<()> {
     Ok(())
 }
 
+/// A key's fingerprint, for telling one key's kept list from another's.
+fn fingerprint(key: Option<&str>) -> String {
+    use std::hash::{Hash as _, Hasher as _};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    key.hash(&mut hasher);
+    format!("{:016x}", hasher.finish())
+}
+
 /// The API's list, asked now (and kept).
-fn ask(config: model::ProviderConfig, base_url: &str) -> Result<Vec<String>, String> {
-    let provider = model::Provider::new(config).map_err(|e| e.to_string())?;
-    let rt = crate::runtime().map_err(|e| e.to_string())?;
-    let ids = rt.block_on(provider.models()).map_err(|e| e.to_string())?;
-    keep(base_url, &ids);
+fn ask(config: model::ProviderConfig, asker: &str) -> Result<Vec<String>> {
+    let provider = model::Provider::new(config)?;
+    let ids = crate::runtime()?.block_on(provider.models())?;
+    keep(asker, &ids);
     Ok(ids)
 }
 
@@ -64,26 +73,25 @@ fn kept_file() -> Option<std::path::PathBuf> {
     Some(hc_host::config::xdg_dir("XDG_DATA_HOME", ".local/share")?.join("models.json"))
 }
 
-/// The list kept for `base_url`, when it is less than a day old.
-fn kept(base_url: &str) -> Option<Vec<String>> {
+/// The list kept for `asker`, when it is less than a day old.
+fn kept(asker: &str) -> Option<Vec<String>> {
     let text = std::fs::read_to_string(kept_file()?).ok()?;
     let listed: Listed = serde_json::from_str(&text).ok()?;
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .ok()?
         .as_secs();
-    (listed.base_url == base_url && now.saturating_sub(listed.at) < KEPT.as_secs())
-        .then_some(listed.ids)
+    (listed.asker == asker && now.saturating_sub(listed.at) < KEPT.as_secs()).then_some(listed.ids)
 }
 
-/// Keeps `ids` as `base_url`'s list (best effort).
-fn keep(base_url: &str, ids: &[String]) {
+/// Keeps `ids` as `asker`'s list (best effort).
+fn keep(asker: &str, ids: &[String]) {
     let Some(file) = kept_file() else { return };
     let at = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     let listed = Listed {
-        base_url: base_url.to_owned(),
+        asker: asker.to_owned(),
         at,
         ids: ids.to_vec(),
     };
@@ -97,7 +105,7 @@ fn keep(base_url: &str, ids: &[String]) {
 
 /// Whether the API listed `entry` (by id or dated id): `None` when it
 /// was not asked.
-fn available(listed: &Result<Vec<String>, String>, entry: &catalog::Entry) -> Option<bool> {
+fn available(listed: &Result<Vec<String>>, entry: &catalog::Entry) -> Option<bool> {
     let ids = listed.as_ref().ok()?;
     Some(
         ids.iter()
@@ -114,7 +122,7 @@ fn aliases_of(id: &str, overrides: &catalog::Overrides) -> Vec<&'static str> {
         .collect()
 }
 
-fn print_table(listed: &Result<Vec<String>, String>, overrides: &catalog::Overrides) {
+fn print_table(listed: &Result<Vec<String>>, overrides: &catalog::Overrides) {
     println!(
         "{:<28} {:<10} {:>9} {:>9} {:>10}  THIS KEY",
         "MODEL", "ALIAS", "$ IN/MTOK", "$ OUT/MTOK", "WINDOW"
@@ -142,13 +150,13 @@ fn print_table(listed: &Result<Vec<String>, String>, overrides: &catalog::Overri
     match listed {
         Ok(_) => println!("\nthe default: {}", catalog::DEFAULT_MODEL),
         Err(why) => println!(
-            "\nthe default: {}; the API was not asked which this key may use: {why}",
+            "\nthe default: {}; the API was not asked which this key may use: {why:#}",
             catalog::DEFAULT_MODEL
         ),
     }
 }
 
-fn print_json(listed: &Result<Vec<String>, String>, overrides: &catalog::Overrides) {
+fn print_json(listed: &Result<Vec<String>>, overrides: &catalog::Overrides) {
     let models: Vec<serde_json::Value> = MODELS
         .iter()
         .map(|e| {
@@ -167,6 +175,6 @@ fn print_json(listed: &Result<Vec<String>, String>, overrides: &catalog::Overrid
     };
     let out = json!({"default": catalog::DEFAULT_MODEL, "fast": catalog::FAST_MODEL,
         "models": models, "listed_unknown": unknown,
-        "not_asked": listed.as_ref().err().map_or(serde_json::Value::Null, |why| json!(why))});
+        "not_asked": listed.as_ref().err().map_or(serde_json::Value::Null, |why| json!(format!("{why:#}")))});
     println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
 }

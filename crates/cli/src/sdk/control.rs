@@ -128,37 +128,69 @@ fn initialize(state: &mut State, link: &super::Link, request: &Request) -> Resul
         .iter()
         .map(|c| json!({"name": c.trim_start_matches('/'), "description": "", "argumentHint": ""}))
         .collect();
-    let mut answer = json!({
-        "commands": commands,
-        "output_style": "default",
-        "available_output_styles": ["default"],
-        "models": [{"value": state.config.model, "displayName": state.config.model, "description": ""}],
-        "account": {},
-        "pid": std::process::id(),
-        "claude_code_version": super::SPOKEN_VERSION,
-        // a hook set to block on failure blocks when it fails
-        "hook_on_failure_supported": true,
-    });
-    if !request.hooks.is_empty() {
-        answer["hooks_applied"] = json!(true);
-    }
-    // what this request carried that only a launch applies: applied when
-    // this is the request read at launch, else not
+    let answer = initialized(state, request, commands);
+    serde_json::to_value(answer).map_err(|e| e.to_string())
+}
+
+/// The answer to `request`: what this request carried that only a launch
+/// applies is applied when it is the request read at launch, else not.
+fn initialized(state: &mut State, request: &Request, commands: Vec<Value>) -> Initialized {
     let launched = state.launched.take();
     let applied = |field: &str| {
-        launched
+        let applied = launched
             .as_ref()
-            .is_some_and(|l| l.fields.iter().any(|f| f == field))
+            .is_some_and(|l| l.fields.iter().any(|f| f == field));
+        request.extra.contains_key(field).then_some(applied)
     };
-    for (field, key) in super::DELIVERED {
-        if request.extra.contains_key(*field) {
-            answer[*key] = json!(applied(field));
-        }
+    Initialized {
+        commands,
+        output_style: "default",
+        available_output_styles: ["default"],
+        models: vec![
+            json!({"value": state.config.model, "displayName": state.config.model, "description": ""}),
+        ],
+        account: json!({}),
+        pid: std::process::id(),
+        claude_code_version: super::SPOKEN_VERSION,
+        // a hook set to block on failure blocks when it fails
+        hook_on_failure_supported: true,
+        hooks_applied: (!request.hooks.is_empty()).then_some(true),
+        mcp_servers_applied: applied("mcpServers"),
+        settings_applied: applied("settings"),
+        disallowed_tools_applied: applied("disallowedTools"),
+        additional_directories_applied: applied("additionalDirectories"),
+        managed_settings_applied: applied("managedSettings"),
+        // (hc has no plugins yet: never applied)
+        plugins_applied: request.extra.contains_key("plugins").then_some(false),
     }
-    if request.extra.contains_key("plugins") {
-        answer["plugins_applied"] = json!(false);
-    }
-    Ok(answer)
+}
+
+/// The answer to `initialize`, as Claude Code gives it: each `*_applied`
+/// said only for a field the request carried.
+#[derive(serde::Serialize)]
+struct Initialized {
+    commands: Vec<Value>,
+    output_style: &'static str,
+    available_output_styles: [&'static str; 1],
+    models: Vec<Value>,
+    account: Value,
+    pid: u32,
+    claude_code_version: &'static str,
+    hook_on_failure_supported: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hooks_applied: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mcp_servers_applied: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    settings_applied: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    disallowed_tools_applied: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    additional_directories_applied: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    managed_settings_applied: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    plugins_applied: Option<bool>,
 }
 
 /// One hook matcher of `initialize`: each callback a hook of the agent's

@@ -28,14 +28,13 @@ use anyhow::Result;
 use control::State;
 use engine::Engine;
 use hc_host::open::{Find, Staged};
-pub use launch::{DELIVERED, Launched, SPOKEN_VERSION};
+pub use launch::{Launched, SPOKEN_VERSION};
 use serde_json::{Value, json};
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Instant;
-use tokio::io::AsyncBufReadExt;
 
 /// A turn under way.
 type Turn = Pin<Box<dyn Future<Output = Result<hc_host::turn::Finished>>>>;
@@ -53,8 +52,10 @@ async fn end_of(turn: &mut Option<Turn>) -> Result<hc_host::turn::Finished> {
 /// (as Claude Code, so the SDK raises it), else 0.
 pub fn serve(mut request: RunRequest, printed: crate::print::Printed) -> Result<u8> {
     request.check_flags(&printed)?;
-    // (the newest SDKs' first line carries what flags did: read first)
-    let first = launch::read_first(&mut request)?;
+    // one reader of stdin for the whole session; the newest SDKs' first
+    // line carries what flags did: read first
+    let mut lines = stdin_lines();
+    let first = launch::read_first(&mut request, &mut lines)?;
     request.apply_settings()?;
     let mut staged = Staged::here(Find::OrInit, Ask::Never)?;
     request
@@ -111,7 +112,7 @@ pub fn serve(mut request: RunRequest, printed: crate::print::Printed) -> Result<
             queue: VecDeque::new(),
             compact_next,
         };
-        let code = driver.run().await;
+        let code = driver.run(lines).await;
         host.close().await;
         if let Some(bridge) = bridge {
             bridge.abort();
@@ -128,12 +129,16 @@ enum Line {
     Bad(String),
 }
 
-/// Reads stdin a line at a time, in a task of its own.
+/// Reads stdin a line at a time, on a thread of its own (started before
+/// the runtime: the launch's first line comes from it too, so nothing
+/// read ahead is lost).
 fn stdin_lines() -> tokio::sync::mpsc::UnboundedReceiver<Line> {
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    tokio::spawn(async move {
-        let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
+    std::thread::spawn(move || {
+        for line in std::io::BufRead::lines(std::io::stdin().lock()) {
+            let Ok(line) = line else {
+                break;
+            };
             if line.trim().is_empty() {
                 continue;
             }
@@ -182,12 +187,12 @@ struct Queued {
 }
 
 impl Driver {
-    async fn run(mut self) -> u8 {
+    async fn run(mut self, lines: tokio::sync::mpsc::UnboundedReceiver<Line>) -> u8 {
         if let Some(first) = self.first.take() {
             self.on_line(first);
         }
         let mut input = Input {
-            lines: stdin_lines(),
+            lines,
             closed: false,
         };
         let mut turn: Option<Turn> = None;

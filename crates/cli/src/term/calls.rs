@@ -4,7 +4,8 @@
 //! why (a few lines, all with `--verbose`).
 
 use crate::style::{paint_err, shown};
-use agent::contract::ToolResult;
+use agent::contract::{TodoItem, TodoStatus, ToolResult};
+use serde::Deserialize as _;
 use serde_json::Value;
 
 /// At most this many lines of an edit's diff are shown.
@@ -96,19 +97,28 @@ impl Call {
 
 /// A `todo` call's lines: how far the plan is, then each item marked.
 fn plan_lines(input: &Value, mark: &str) -> Vec<String> {
-    let items = input["items"].as_array().map_or(&[][..], Vec::as_slice);
-    let done = items.iter().filter(|i| i["status"] == "completed").count();
-    let mut lines = vec![format!("{mark} plan · {done} of {} done", items.len())];
-    for item in items {
-        let box_ = match item["status"].as_str() {
-            Some("completed") => "☑",
-            Some("in_progress") => "◐",
-            _ => "☐",
-        };
-        let content = shown(item["content"].as_str().unwrap_or_default()).into_owned();
-        lines.push(format!("  {box_} {content}"));
+    #[derive(serde::Deserialize, Default)]
+    #[serde(default)]
+    struct Plan {
+        items: Vec<TodoItem>,
     }
+    let plan = Plan::deserialize(input).unwrap_or_default();
+    let done = (plan.items.iter())
+        .filter(|i| i.status == TodoStatus::Completed)
+        .count();
+    let mut lines = vec![format!("{mark} plan · {done} of {} done", plan.items.len())];
+    lines.extend(plan.items.iter().map(item_line));
     lines
+}
+
+/// One item of the agent's plan, marked by where it stands.
+pub fn item_line(item: &TodoItem) -> String {
+    let mark = match item.status {
+        TodoStatus::Pending => "☐",
+        TodoStatus::InProgress => "◐",
+        TodoStatus::Completed => "☑",
+    };
+    format!("  {mark} {}", shown(&item.content))
 }
 
 /// A shell's output without the notes of how it ended (said on the line).

@@ -92,14 +92,8 @@ impl Status {
         };
         parts.extend(agents);
         let mut lines = vec![parts.join(" · ")];
-        for item in self.todo.iter().flat_map(|t| &t.items) {
-            let mark = match item.status {
-                TodoStatus::Pending => "☐",
-                TodoStatus::InProgress => "◐",
-                TodoStatus::Completed => "☑",
-            };
-            lines.push(format!("  {mark} {}", crate::style::shown(&item.content)));
-        }
+        let plan = self.todo.iter().flat_map(|t| &t.items);
+        lines.extend(plan.map(crate::term::calls::item_line));
         lines
     }
 }

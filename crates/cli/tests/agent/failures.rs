@@ -44,27 +44,24 @@ async fn the_budget_gate_stops_the_run_with_exit_3() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn no_key_says_which_variable_to_set() {
-    let s = Setup::new(json!({"turns": [reply(json!([text("unused")]), "end_turn")]})).await;
-    let out = s
-        .hc(&["run", "hi"])
-        .env_remove("ANTHROPIC_BASE_URL")
-        .output()
-        .await
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("ANTHROPIC_API_KEY"), "{err}");
+    // `hc run` with no key at all: exit 1, naming the variable
+    async fn keyless(s: &Setup) -> String {
+        let out = s
+            .hc(&["run", "hi"])
+            .env_remove("ANTHROPIC_BASE_URL")
+            .output()
+            .await
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(err.contains("ANTHROPIC_API_KEY"), "{err}");
+        err
+    }
+    let script = json!({"turns": [reply(json!([text("unused")]), "end_turn")]});
+    keyless(&Setup::new(script.clone()).await).await;
     // where there is no project yet, none is made for a run that cannot start
-    let bare = Setup::bare(json!({"turns": [reply(json!([text("unused")]), "end_turn")]})).await;
-    let out = bare
-        .hc(&["run", "hi"])
-        .env_remove("ANTHROPIC_BASE_URL")
-        .output()
-        .await
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("ANTHROPIC_API_KEY"), "{err}");
+    let bare = Setup::bare(script).await;
+    let err = keyless(&bare).await;
     assert!(!bare.root.join(".hermitcrab").exists(), "{err}");
 }
 

@@ -91,15 +91,14 @@ async fn a_budget_on_a_model_with_no_price_is_kept_at_the_dearest_price() {
     )
     .await;
     s.file("a.txt", "a");
-    let ran = s
-        .run(&[
-            "--model",
-            "claude-nova-1",
-            "--max-budget-usd",
-            "0.005",
-            "go",
-        ])
-        .await;
+    let nova = [
+        "--model",
+        "claude-nova-1",
+        "--max-budget-usd",
+        "0.005",
+        "go",
+    ];
+    let ran = s.run(&nova).await;
     assert_eq!(ran.code, 3, "{ran:#?}");
     assert!(ran.stderr.contains("dearest Claude model"), "{ran:#?}");
     assert!(ran.stderr.contains("budget of $0.01"), "{ran:#?}");
@@ -116,15 +115,7 @@ async fn a_budget_on_a_model_with_no_price_is_kept_at_the_dearest_price() {
         ".no-user-config/hermitcrab/config.toml",
         "[models.\"claude-nova-1\"]\ninput = 1.0\noutput = 2.0\n",
     );
-    let ran = cheap
-        .run(&[
-            "--model",
-            "claude-nova-1",
-            "--max-budget-usd",
-            "0.005",
-            "go",
-        ])
-        .await;
+    let ran = cheap.run(&nova).await;
     assert_eq!(ran.code, 0, "{ran:#?}");
     assert!(ran.stderr.contains("$0.0011"), "{ran:#?}");
 }
