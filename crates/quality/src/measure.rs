@@ -88,9 +88,13 @@ impl Walker<'_> {
         self.bench -= usize::from(m.bench);
     }
 
-    /// A function: long, or returning `Result<_, String>`.
-    fn function(&mut self, sig: &syn::Signature, span: proc_macro2::Span) {
-        let lines = span.end().line.saturating_sub(span.start().line) + 1;
+    /// A function (its signature to the end of `body`; its doc comment
+    /// and attributes are not its lines): long, or returning
+    /// `Result<_, String>`.
+    fn function(&mut self, sig: &syn::Signature, body: &syn::Block) {
+        let start = syn::spanned::Spanned::span(sig).start().line;
+        let end = body.brace_token.span.close().end().line;
+        let lines = end.saturating_sub(start) + 1;
         let name = sig.ident.to_string();
         if lines > FUNCTION_LINES {
             self.count("long_functions", format!("{name}: {lines} lines"));
@@ -216,7 +220,7 @@ impl<'ast> Visit<'ast> for Walker<'_> {
     }
 
     fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
-        self.function(&f.sig, syn::spanned::Spanned::span(f));
+        self.function(&f.sig, &f.block);
         visit::visit_item_fn(self, f);
     }
 
@@ -231,14 +235,14 @@ impl<'ast> Visit<'ast> for Walker<'_> {
     }
 
     fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
-        self.function(&f.sig, syn::spanned::Spanned::span(f));
+        self.function(&f.sig, &f.block);
         visit::visit_impl_item_fn(self, f);
     }
 
     fn visit_trait_item_fn(&mut self, f: &'ast syn::TraitItemFn) {
         self.within(&f.attrs, |w| {
             if let Some(block) = &f.default {
-                w.function(&f.sig, syn::spanned::Spanned::span(block));
+                w.function(&f.sig, block);
             } else if let syn::ReturnType::Type(_, ty) = &f.sig.output
                 && returns_string_error(ty)
             {
